@@ -1,0 +1,107 @@
+package jobstore
+
+import (
+	"errors"
+	"io/fs"
+	"strings"
+)
+
+// kind is the type of the package's sentinel errors. A kind may stand for a
+// standard error as well (ErrNotJob is also fs.ErrNotExist), so that callers
+// who only know package os can still match it.
+type kind struct {
+	msg string
+	std error
+}
+
+func (k *kind) Error() string { return "jobstore: " + k.msg }
+
+// Is reports whether k also stands for target (ErrNotJob for fs.ErrNotExist,
+// ErrExists for fs.ErrExist).
+func (k *kind) Is(target error) bool { return k.std != nil && k.std == target }
+
+// Sentinel errors. Every error the package returns is an *Error whose Kind is
+// one of these (or nil for plain I/O failures, which then unwrap to the OS
+// error). Match them with errors.Is.
+var (
+	// ErrNotJob: the directory has no job.json (or does not exist).
+	// errors.Is(err, fs.ErrNotExist) is true as well.
+	ErrNotJob error = &kind{"not a job directory", fs.ErrNotExist}
+	// ErrExists: job.json already exists; a job record is written once.
+	// errors.Is(err, fs.ErrExist) is true as well.
+	ErrExists error = &kind{"record already exists", fs.ErrExist}
+	// ErrCorrupt: the file stayed unreadable as JSON through every retry.
+	ErrCorrupt error = &kind{"corrupt record", nil}
+	// ErrTooLarge: the file is larger than the read limit (WithMaxSize).
+	ErrTooLarge error = &kind{"record too large", nil}
+	// ErrInvalid: a value is not acceptable (a field on write, a field or
+	// schema_version on read, a job ID). Error.Subject names the field.
+	ErrInvalid error = &kind{"invalid value", nil}
+	// ErrNewerSchema: the record was written by a newer jobstore.
+	// Error.Found and Error.Supported hold the two versions.
+	ErrNewerSchema error = &kind{"record written by a newer jobstore", nil}
+	// ErrNoMigration: no migration step exists from the record's version.
+	ErrNoMigration error = &kind{"no migration for this schema version", nil}
+)
+
+// Error is the error type of every failure the package reports. Like
+// *fs.PathError it names the operation and the file and unwraps to the cause,
+// so errors.Is(err, syscall.ENOSPC) keeps working; it adds what a person
+// needs to act on it.
+type Error struct {
+	Op      string // what was being done: "write status", "read spec", "fsync", ...
+	Path    string // the file or directory concerned, if any
+	Subject string // what the error is about: a field ("progress"), "schema_version", a step
+	Msg     string // what went wrong, in words
+	Remedy  string // what to do about it
+	// Found is the offending value as found (a schema version, a field value);
+	// Supported is what the package accepts (the newest schema version, a range).
+	Found, Supported any
+	// Kind is one of the package's sentinels (ErrCorrupt, ...) or nil.
+	Kind error
+	// Err is the underlying cause, returned by Unwrap; it may be nil.
+	Err error
+}
+
+// Error reads as one sentence, then the remedy:
+//
+//	jobstore: read status /r/j1/status.json: schema_version: written by a newer jobstore (schema_version 3); this version understands up to 1. Remedy: upgrade jobstore ...
+func (e *Error) Error() string {
+	var b strings.Builder
+	b.WriteString("jobstore: ")
+	b.WriteString(e.Op)
+	if e.Path != "" {
+		b.WriteString(" ")
+		b.WriteString(e.Path)
+	}
+	b.WriteString(": ")
+	if e.Subject != "" {
+		b.WriteString(e.Subject)
+		b.WriteString(": ")
+	}
+	msg := e.Msg
+	if msg == "" && e.Kind != nil {
+		msg = e.Kind.(*kind).msg
+	}
+	b.WriteString(msg)
+	if e.Err != nil {
+		if msg != "" {
+			b.WriteString(": ")
+		}
+		b.WriteString(e.Err.Error())
+	}
+	if e.Remedy != "" {
+		b.WriteString(". Remedy: ")
+		b.WriteString(e.Remedy)
+	}
+	return b.String()
+}
+
+// Unwrap returns the cause.
+func (e *Error) Unwrap() error { return e.Err }
+
+// Is makes errors.Is(err, ErrCorrupt) (and the other sentinels, and the
+// standard errors they stand for) true for an *Error of that kind.
+func (e *Error) Is(target error) bool {
+	return e.Kind != nil && (e.Kind == target || errors.Is(e.Kind, target))
+}

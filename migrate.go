@@ -1,0 +1,107 @@
+package jobstore
+
+import (
+	"encoding/json"
+	"fmt"
+	"maps"
+	"math"
+	"strconv"
+)
+
+// Migration turns a record of schema version n into one of version n+1. It
+// receives a map it may change and return (it is a copy of the caller's).
+// Migrate stamps the new schema_version itself.
+type Migration func(map[string]any) (map[string]any, error)
+
+// maxSchemaVersion bounds what counts as a schema version at all: a value
+// beyond it is garbage, not a record from the future.
+const maxSchemaVersion = math.MaxInt32
+
+// Migrate brings payload, a record decoded into a map, to version current.
+//
+// The record's version is its "schema_version" (a JSON integer; missing
+// means 0). Equal: a copy is returned unchanged. Older: steps[n] is applied
+// for n = version, version+1, ..., current-1, each on a copy, each result
+// stamped with n+1; a missing step is ErrNoMigration naming the version.
+// Newer: ErrNewerSchema, naming both versions, with Found and Supported set.
+// A schema_version that is not a non-negative integer (a string, 1.5, a
+// number beyond 2^31-1) is ErrInvalid with Found set. The caller's map is
+// never changed. what names the record in errors ("job.json", "status.json").
+func Migrate(payload map[string]any, current int, steps map[int]Migration, what string) (map[string]any, error) {
+	op := "migrate " + what
+	v, err := schemaVersion(payload)
+	if err != nil {
+		return nil, &Error{Op: op, Subject: "schema_version", Msg: err.Error(),
+			Found: payload["schema_version"], Supported: current, Kind: ErrInvalid,
+			Remedy: fmt.Sprintf("set schema_version to an integer; this jobstore writes %d", current)}
+	}
+	if v > current {
+		return nil, &Error{Op: op, Subject: "schema_version",
+			Msg:   fmt.Sprintf("written by a newer jobstore (schema_version %d); this version understands up to %d", v, current),
+			Found: v, Supported: current, Kind: ErrNewerSchema,
+			Remedy: "upgrade jobstore (or the tool reading this record) to a version that understands it; the record is left as it is"}
+	}
+	out := maps.Clone(payload)
+	if out == nil {
+		out = map[string]any{}
+	}
+	for ; v < current; v++ {
+		step := steps[v]
+		if step == nil {
+			return nil, &Error{Op: op, Subject: "schema_version",
+				Msg:   fmt.Sprintf("no migration from schema_version %d to %d", v, v+1),
+				Found: v, Supported: current, Kind: ErrNoMigration,
+				Remedy: fmt.Sprintf("rewrite the record at schema_version %d, or use the jobstore release that wrote it", current)}
+		}
+		next, err := step(out)
+		if err != nil {
+			return nil, &Error{Op: op, Subject: "schema_version",
+				Msg:   fmt.Sprintf("migration from schema_version %d to %d failed", v, v+1),
+				Found: v, Supported: current, Kind: ErrNoMigration, Err: err,
+				Remedy: "the record does not fit the migration; correct it by hand or rewrite it"}
+		}
+		if next == nil {
+			next = map[string]any{}
+		}
+		out = maps.Clone(next)
+		out["schema_version"] = v + 1
+	}
+	out["schema_version"] = current
+	return out, nil
+}
+
+// schemaVersion reads "schema_version" from a map decoded with or without
+// json.Decoder.UseNumber.
+func schemaVersion(m map[string]any) (int, error) {
+	raw, ok := m["schema_version"]
+	if !ok || raw == nil {
+		return 0, nil
+	}
+	var n int64
+	switch x := raw.(type) {
+	case json.Number:
+		i, err := strconv.ParseInt(string(x), 10, 64)
+		if err != nil {
+			return 0, fmt.Errorf("%s is not an integer", x)
+		}
+		n = i
+	case float64:
+		if x != math.Trunc(x) || math.IsInf(x, 0) {
+			return 0, fmt.Errorf("%v is not an integer", x)
+		}
+		if math.Abs(x) > maxSchemaVersion {
+			return 0, fmt.Errorf("%v is out of range", x)
+		}
+		n = int64(x)
+	case int:
+		n = int64(x)
+	case int64:
+		n = x
+	default:
+		return 0, fmt.Errorf("%#v is not an integer", raw)
+	}
+	if n < 0 || n > maxSchemaVersion {
+		return 0, fmt.Errorf("%d is out of range 0..%d", n, maxSchemaVersion)
+	}
+	return int(n), nil
+}

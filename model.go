@@ -1,0 +1,310 @@
+package jobstore
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math"
+	"reflect"
+	"time"
+)
+
+// Schema versions this package writes and understands. A record with a
+// smaller schema_version is migrated in memory on read; a larger one is
+// refused with ErrNewerSchema.
+const (
+	JobSchemaVersion    = 1
+	StatusSchemaVersion = 1
+)
+
+// JobSpec is job.json: what was asked for. It is written once by WriteSpec
+// and then read-only. The JSON names are the file format, shared with
+// non-Go tools; see the README for the table.
+type JobSpec struct {
+	SchemaVersion int               `json:"schema_version"`
+	ID            string            `json:"job_id"`
+	Kind          string            `json:"kind"`
+	Params        json.RawMessage   `json:"params,omitempty"`
+	SubmittedAt   time.Time         `json:"submitted_at"`
+	SubmittedBy   string            `json:"submitted_by,omitempty"`
+	Labels        map[string]string `json:"labels,omitempty"`
+}
+
+// State is a job's lifecycle state as written in status.json.
+type State string
+
+// The states. Succeeded, Failed, Cancelled and Lost are terminal.
+const (
+	Queued    State = "queued"
+	Running   State = "running"
+	Succeeded State = "succeeded"
+	Failed    State = "failed"
+	Cancelled State = "cancelled"
+	// Lost: the runner went away without writing a final state.
+	Lost State = "lost"
+)
+
+// States lists every known state, in lifecycle order.
+func States() []State { return []State{Queued, Running, Succeeded, Failed, Cancelled, Lost} }
+
+// Known reports whether s is one of the states above.
+func (s State) Known() bool {
+	switch s {
+	case Queued, Running, Succeeded, Failed, Cancelled, Lost:
+		return true
+	}
+	return false
+}
+
+// Terminal reports whether s is a final state: succeeded, failed, cancelled
+// or lost.
+func (s State) Terminal() bool {
+	switch s {
+	case Succeeded, Failed, Cancelled, Lost:
+		return true
+	}
+	return false
+}
+
+// JobStatus is status.json: the runner's latest word on a job, rewritten
+// whole on every update.
+type JobStatus struct {
+	SchemaVersion int        `json:"schema_version"`
+	JobID         string     `json:"job_id"`
+	State         State      `json:"state"`
+	Seq           uint64     `json:"seq"`
+	Progress      *float64   `json:"progress,omitempty"` // nil: unknown; else within [0, 1]
+	Message       string     `json:"message,omitempty"`
+	UpdatedAt     time.Time  `json:"updated_at"`
+	StartedAt     *time.Time `json:"started_at,omitempty"`
+	FinishedAt    *time.Time `json:"finished_at,omitempty"`
+	PID           int        `json:"pid,omitempty"`
+	Host          string     `json:"host,omitempty"`
+	ExitCode      *int       `json:"exit_code,omitempty"`
+	Error         string     `json:"error,omitempty"`
+	Remedy        string     `json:"remedy,omitempty"`
+}
+
+// Timestamps.
+//
+// Written: UTC, microseconds, "+00:00", the way Python's datetime.isoformat()
+// writes an aware UTC datetime: 2026-11-30T09:35:40.123456+00:00. Python's
+// datetime.fromisoformat parses that on every version from 3.7 (3.9, still
+// shipped by GUI hosts, rejects "Z").
+//
+// Read: any RFC 3339 form, and isoformat forms, including a space for the
+// "T" and no offset at all (taken as UTC). What is read is normalised to UTC
+// and truncated to the microsecond, so a record re-reads to the value it
+// was written with. Years outside 1..9999 (Python's range) are refused.
+const isoLayout = "2006-01-02T15:04:05.000000"
+
+// Now returns the current time as the package stamps it: UTC, truncated to
+// the microsecond (the precision of the file format), without a monotonic
+// clock reading.
+func Now() time.Time { return normTime(time.Now()) }
+
+func normTime(t time.Time) time.Time { return t.UTC().Truncate(time.Microsecond).Round(0) }
+
+// isoTime is time.Time with the file format's encoding.
+type isoTime time.Time
+
+func (t isoTime) MarshalJSON() ([]byte, error) {
+	u := time.Time(t).UTC()
+	if y := u.Year(); y < 1 || y > 9999 {
+		return nil, fmt.Errorf("year %d is outside 1..9999", y)
+	}
+	b := make([]byte, 0, 34)
+	b = append(b, '"')
+	b = u.AppendFormat(b, isoLayout)
+	b = append(b, "+00:00\""...)
+	return b, nil
+}
+
+func (t *isoTime) UnmarshalJSON(b []byte) error {
+	if string(b) == "null" {
+		*t = isoTime{}
+		return nil
+	}
+	// Errors are *json.UnmarshalTypeError so that encoding/json names the field.
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return &json.UnmarshalTypeError{Value: "not a string (" + string(b) + ")", Type: timeType}
+	}
+	v, err := parseTime(s)
+	if err != nil {
+		return &json.UnmarshalTypeError{Value: err.Error(), Type: timeType}
+	}
+	*t = isoTime(v)
+	return nil
+}
+
+var timeType = reflect.TypeFor[time.Time]()
+
+// parseTime accepts RFC 3339 and Python isoformat timestamps.
+func parseTime(s string) (time.Time, error) {
+	v, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		// isoformat: "T" or " " between date and time, offset optional.
+		n := []byte(s)
+		if len(n) > 10 && n[10] == ' ' {
+			n[10] = 'T'
+		}
+		ns := string(n)
+		if v, err = time.Parse(time.RFC3339Nano, ns); err != nil {
+			if v, err = time.ParseInLocation("2006-01-02T15:04:05.999999999", ns, time.UTC); err != nil {
+				return time.Time{}, fmt.Errorf("%q", s)
+			}
+		}
+	}
+	v = normTime(v)
+	if y := v.Year(); y < 1 || y > 9999 {
+		return time.Time{}, fmt.Errorf("%q (year %d, outside 1..9999)", s, y)
+	}
+	return v, nil
+}
+
+func timePtr(t *time.Time) *isoTime { return (*isoTime)(t) }
+
+// encodeNoHTML marshals v without HTML escaping, so '<', '>' and '&' stay as
+// written (Python's json.dump does not escape them either).
+func encodeNoHTML(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+}
+
+type jobSpecJSON struct {
+	SchemaVersion int               `json:"schema_version"`
+	ID            string            `json:"job_id"`
+	Kind          string            `json:"kind"`
+	Params        json.RawMessage   `json:"params,omitempty"`
+	SubmittedAt   isoTime           `json:"submitted_at"`
+	SubmittedBy   string            `json:"submitted_by,omitempty"`
+	Labels        map[string]string `json:"labels,omitempty"`
+}
+
+// MarshalJSON writes the file format (timestamps as described above).
+func (s JobSpec) MarshalJSON() ([]byte, error) {
+	return encodeNoHTML(jobSpecJSON{s.SchemaVersion, s.ID, s.Kind, s.Params, isoTime(s.SubmittedAt), s.SubmittedBy, s.Labels})
+}
+
+// UnmarshalJSON reads the file format. Params is kept compacted, a JSON null
+// in params is read as no params, and empty labels as nil, so that a spec
+// re-reads to the value it was written with.
+func (s *JobSpec) UnmarshalJSON(b []byte) error {
+	var j jobSpecJSON
+	if err := json.Unmarshal(b, &j); err != nil {
+		return err
+	}
+	params := j.Params
+	if len(params) > 0 {
+		var c bytes.Buffer
+		if err := json.Compact(&c, params); err != nil {
+			return err
+		}
+		params = c.Bytes()
+		if string(params) == "null" {
+			params = nil
+		}
+	}
+	if len(j.Labels) == 0 {
+		j.Labels = nil
+	}
+	*s = JobSpec{j.SchemaVersion, j.ID, j.Kind, params, time.Time(j.SubmittedAt), j.SubmittedBy, j.Labels}
+	return nil
+}
+
+type jobStatusJSON struct {
+	SchemaVersion int      `json:"schema_version"`
+	JobID         string   `json:"job_id"`
+	State         State    `json:"state"`
+	Seq           uint64   `json:"seq"`
+	Progress      *float64 `json:"progress,omitempty"`
+	Message       string   `json:"message,omitempty"`
+	UpdatedAt     isoTime  `json:"updated_at"`
+	StartedAt     *isoTime `json:"started_at,omitempty"`
+	FinishedAt    *isoTime `json:"finished_at,omitempty"`
+	PID           int      `json:"pid,omitempty"`
+	Host          string   `json:"host,omitempty"`
+	ExitCode      *int     `json:"exit_code,omitempty"`
+	Error         string   `json:"error,omitempty"`
+	Remedy        string   `json:"remedy,omitempty"`
+}
+
+// MarshalJSON writes the file format (timestamps as described above).
+func (s JobStatus) MarshalJSON() ([]byte, error) {
+	return encodeNoHTML(jobStatusJSON{s.SchemaVersion, s.JobID, s.State, s.Seq, s.Progress, s.Message,
+		isoTime(s.UpdatedAt), timePtr(s.StartedAt), timePtr(s.FinishedAt), s.PID, s.Host, s.ExitCode, s.Error, s.Remedy})
+}
+
+// UnmarshalJSON reads the file format.
+func (s *JobStatus) UnmarshalJSON(b []byte) error {
+	var j jobStatusJSON
+	if err := json.Unmarshal(b, &j); err != nil {
+		return err
+	}
+	*s = JobStatus{j.SchemaVersion, j.JobID, j.State, j.Seq, j.Progress, j.Message, time.Time(j.UpdatedAt),
+		(*time.Time)(j.StartedAt), (*time.Time)(j.FinishedAt), j.PID, j.Host, j.ExitCode, j.Error, j.Remedy}
+	return nil
+}
+
+// invalid builds the ErrInvalid error for one field.
+func invalid(op, path, field, msg string, found, supported any) *Error {
+	return &Error{Op: op, Path: path, Subject: field, Msg: msg, Found: found, Supported: supported,
+		Remedy: "correct the " + field + " field", Kind: ErrInvalid}
+}
+
+func checkYear(op, path, field string, t time.Time) error {
+	if y := t.UTC().Year(); y < 1 || y > 9999 {
+		return invalid(op, path, field, fmt.Sprintf("year %d is outside 1..9999", y), t, "years 1..9999")
+	}
+	return nil
+}
+
+// validate checks a spec's fields; op and path go into the error.
+func (s *JobSpec) validate(op, path string) error {
+	if err := ValidateJobID(s.ID); err != nil {
+		e := err.(*Error)
+		e.Op, e.Path = op, path
+		return e
+	}
+	if s.Kind == "" {
+		return invalid(op, path, "kind", "is empty", s.Kind, "a non-empty string")
+	}
+	if len(s.Params) > 0 && !json.Valid(s.Params) {
+		return invalid(op, path, "params", "is not valid JSON", string(s.Params), "a JSON value")
+	}
+	return checkYear(op, path, "submitted_at", s.SubmittedAt)
+}
+
+// validate checks a status's fields; op and path go into the error.
+func (s *JobStatus) validate(op, path string) error {
+	if !s.State.Known() {
+		return invalid(op, path, "state", fmt.Sprintf("%q is not a known state", s.State), string(s.State), States())
+	}
+	if p := s.Progress; p != nil && (math.IsNaN(*p) || *p < 0 || *p > 1) {
+		return invalid(op, path, "progress", fmt.Sprintf("%v is not within [0, 1]", *p), *p, "nil or a number within [0, 1]")
+	}
+	if s.JobID != "" {
+		if err := ValidateJobID(s.JobID); err != nil {
+			e := err.(*Error)
+			e.Op, e.Path = op, path
+			return e
+		}
+	}
+	for _, f := range []struct {
+		name string
+		t    *time.Time
+	}{{"updated_at", &s.UpdatedAt}, {"started_at", s.StartedAt}, {"finished_at", s.FinishedAt}} {
+		if f.t != nil {
+			if err := checkYear(op, path, f.name, *f.t); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}

@@ -1,0 +1,68 @@
+package jobstore
+
+import (
+	"fmt"
+	"path/filepath"
+)
+
+// File names inside a job directory.
+const (
+	SpecFile   = "job.json"
+	StatusFile = "status.json"
+	LockFile   = "job.lock"
+)
+
+// MaxJobIDLen is the longest job ID ValidateJobID accepts.
+const MaxJobIDLen = 128
+
+// JobDir is the path of one job's directory, <root>/<job-id>. The directory
+// name is the job ID.
+type JobDir string
+
+// Spec returns the path of job.json, the submission record.
+func (d JobDir) Spec() string { return filepath.Join(string(d), SpecFile) }
+
+// Status returns the path of status.json, the runner's latest status.
+func (d JobDir) Status() string { return filepath.Join(string(d), StatusFile) }
+
+// Lock returns the path of job.lock, held by the runner.
+func (d JobDir) Lock() string { return filepath.Join(string(d), LockFile) }
+
+// ID returns the job ID, the directory's base name.
+func (d JobDir) ID() string { return filepath.Base(string(d)) }
+
+// ValidateJobID checks that id can name a job directory on every platform:
+// 1 to 128 characters of [A-Za-z0-9._-], not starting with '.' or '-' (so it
+// is never hidden, never taken for a flag, and never "." or ".."). The error
+// is an *Error of kind ErrInvalid with Subject "job_id".
+func ValidateJobID(id string) error {
+	bad := func(msg string) error {
+		return &Error{Op: "validate job ID", Subject: "job_id", Msg: msg, Found: id,
+			Supported: "1-128 characters of [A-Za-z0-9._-], not starting with '.' or '-'",
+			Remedy:    "choose an ID of letters, digits, '.', '_' and '-' that starts with a letter or digit",
+			Kind:      ErrInvalid}
+	}
+	switch {
+	case id == "":
+		return bad("is empty")
+	case len(id) > MaxJobIDLen:
+		return bad(fmt.Sprintf("is %d characters long, more than %d", len(id), MaxJobIDLen))
+	case id[0] == '.' || id[0] == '-':
+		return bad(fmt.Sprintf("%q starts with %q", id, id[0]))
+	}
+	for i := 0; i < len(id); i++ {
+		c := id[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '.' || c == '_' || c == '-') {
+			return bad(fmt.Sprintf("%q has the character %q at byte %d", id, c, i))
+		}
+	}
+	return nil
+}
+
+// DirFor validates id and returns root/id.
+func DirFor(root, id string) (JobDir, error) {
+	if err := ValidateJobID(id); err != nil {
+		return "", err
+	}
+	return JobDir(filepath.Join(root, id)), nil
+}

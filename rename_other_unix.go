@@ -1,0 +1,7 @@
+//go:build unix && !linux
+
+package jobstore
+
+// renameNoReplace: no portable no-replace rename outside Linux; the caller
+// uses link(2), which fails with EEXIST on a taken name just the same.
+func renameNoReplace(from, to string) (moved bool, err error) { return false, nil }

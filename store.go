@@ -1,0 +1,238 @@
+package jobstore
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+)
+
+// The migrations of the two records, by the version they migrate from. Both
+// are empty at version 1: schema version 2 of a record is a step added here,
+// not a redesign.
+var (
+	specMigrations   = map[int]Migration{}
+	statusMigrations = map[int]Migration{}
+)
+
+// WriteSpec publishes job.json, the submission record, in dir.
+//
+// It stamps SchemaVersion, stamps SubmittedAt with Now() if zero, and
+// validates: ID must be a valid job ID equal to dir's base name, Kind
+// non-empty, Params valid JSON if set. It creates dir if needed (fsyncing the
+// parent so the new entry survives a power cut), then publishes job.json
+// only if it does not exist, atomically even when several processes race:
+// the record is written and fsynced under a temp name, then given its name
+// by a no-replace rename or link(2) (MoveFileEx without REPLACE_EXISTING on
+// Windows). Exactly one racer wins; every other gets an *Error of kind
+// ErrExists (which also matches fs.ErrExist), and the winner's file is
+// untouched. The file is created read-only (0444, or WithPerm's read bits).
+//
+// Invalid input is ErrInvalid with Subject naming the field, before anything
+// is touched. If WriteSpec returns nil, job.json is complete and durable; if
+// it returns an error, job.json is either absent or someone else's complete
+// record, and no temp file is left.
+func WriteSpec(dir JobDir, spec JobSpec, opts ...WriteOption) error {
+	const op = "write spec"
+	path := dir.Spec()
+	spec.SchemaVersion = JobSchemaVersion
+	if spec.SubmittedAt.IsZero() {
+		spec.SubmittedAt = Now()
+	}
+	if err := spec.validate(op, path); err != nil {
+		return err
+	}
+	if spec.ID != dir.ID() {
+		return invalid(op, path, "job_id", fmt.Sprintf("%q differs from the directory name %q", spec.ID, dir.ID()), spec.ID, dir.ID())
+	}
+	data, err := marshalRecord(spec)
+	if err != nil {
+		return invalid(op, path, "spec", err.Error(), nil, nil)
+	}
+	o := newWriteOptions(opts)
+	o.perm &^= 0o222 // written once, then read-only
+	if err := mkdirDurable(string(dir)); err != nil {
+		return err
+	}
+	return createExclusive(path, data, o)
+}
+
+// ReadSpec reads job.json from dir: a tolerant read (see ReadJSONTolerant),
+// then migration in memory if the record is older than JobSchemaVersion (the
+// file is never rewritten), then validation. A missing job.json (or dir) is
+// an *Error of kind ErrNotJob, which also matches fs.ErrNotExist. A record
+// from a newer jobstore is ErrNewerSchema.
+func ReadSpec(dir JobDir, opts ...ReadOption) (JobSpec, error) {
+	const op = "read spec"
+	path := dir.Spec()
+	var spec JobSpec
+	found, err := readTolerant(op, path, newReadOptions(opts), func(b []byte) error {
+		_, err := decodeRecord(b, JobSchemaVersion, specMigrations, SpecFile, &spec)
+		return err
+	})
+	if err == nil && !found {
+		err = notJob(op, dir)
+	}
+	if err == nil {
+		err = spec.validate(op, path)
+	}
+	if err != nil {
+		return JobSpec{}, withPath(err, op, path)
+	}
+	return spec, nil
+}
+
+// WriteStatus replaces status.json in dir atomically and durably (see
+// WriteJSONAtomic for exactly what a concurrent reader and a crash may see,
+// and for NoSync).
+//
+// It stamps SchemaVersion, JobID with dir's base name if empty (and a valid
+// ID), UpdatedAt with Now() if zero, and
+// validates: State must be known, Progress nil or within [0, 1], JobID a
+// valid job ID if set, timestamps within years 1..9999. Invalid input is an
+// *Error of kind ErrInvalid with Subject naming the field and Found its
+// value, returned before anything is touched: the previous status.json stays
+// byte-identical. WriteStatus does not check that job.json exists (that
+// would cost every update a stat); a missing dir is ErrNotJob.
+//
+// Writers of different jobs never wait for each other; two writers of the
+// same job must be serialised by the caller (the runner's job.lock): the
+// last rename wins.
+func WriteStatus(dir JobDir, st JobStatus, opts ...WriteOption) error {
+	const op = "write status"
+	path := dir.Status()
+	st.SchemaVersion = StatusSchemaVersion
+	if st.JobID == "" && ValidateJobID(dir.ID()) == nil {
+		st.JobID = dir.ID() // pollers that see only the file still know whose it is
+	}
+	if st.UpdatedAt.IsZero() {
+		st.UpdatedAt = Now()
+	}
+	if err := st.validate(op, path); err != nil {
+		return err
+	}
+	data, err := marshalRecord(st)
+	if err != nil {
+		return invalid(op, path, "status", err.Error(), nil, nil)
+	}
+	err = replaceFile(path, data, newWriteOptions(opts))
+	if err != nil && errors.Is(err, fs.ErrNotExist) {
+		if _, serr := os.Stat(string(dir)); errors.Is(serr, fs.ErrNotExist) {
+			return notJob(op, dir)
+		}
+	}
+	return err
+}
+
+// ReadStatus reads status.json from dir: a tolerant read (see
+// ReadJSONTolerant), then migration in memory if the record is older than
+// StatusSchemaVersion (never written back), then validation.
+//
+// It returns nil, nil when the job exists but status.json does not yet
+// ("nothing has run yet"), and an *Error of kind ErrNotJob when dir has no
+// job.json or does not exist. It never writes, renames, chmods or removes
+// anything. When the record is current (the usual case) it costs one JSON
+// parse.
+func ReadStatus(dir JobDir, opts ...ReadOption) (*JobStatus, error) {
+	const op = "read status"
+	path := dir.Status()
+	st := new(JobStatus)
+	found, err := readTolerant(op, path, newReadOptions(opts), func(b []byte) error {
+		_, err := decodeRecord(b, StatusSchemaVersion, statusMigrations, StatusFile, st)
+		return err
+	})
+	if err == nil {
+		if _, serr := os.Lstat(dir.Spec()); errors.Is(serr, fs.ErrNotExist) {
+			err = notJob(op, dir)
+		}
+	}
+	if err == nil && found {
+		err = st.validate(op, path)
+	}
+	if err != nil {
+		return nil, withPath(err, op, path)
+	}
+	if !found {
+		return nil, nil
+	}
+	return st, nil
+}
+
+func notJob(op string, dir JobDir) error {
+	return &Error{Op: op, Path: string(dir), Kind: ErrNotJob, Msg: "no " + SpecFile + " here",
+		Remedy: "that directory is not a job: check the path, or submit the job first"}
+}
+
+// withPath gives a decode error the op and path it was found at.
+func withPath(err error, op, path string) error {
+	var e *Error
+	if errors.As(err, &e) {
+		if e.Path == "" {
+			e.Path = path
+		}
+		if e.Op == "" {
+			e.Op = op
+		}
+		return err
+	}
+	return &Error{Op: op, Path: path, Err: err, Msg: "cannot decode the record", Kind: ErrInvalid,
+		Remedy: "correct the record, or remove it and write it again"}
+}
+
+// decodeRecord decodes a record into out. The usual case, a current record,
+// is one json.Unmarshal. Anything else (an older or newer version, a wrong
+// type) goes the slow way: decode into a map, Migrate, decode the result, so
+// that errors name the field and the version rule applies before the fields
+// are judged. A *json.SyntaxError is returned as it is, for the caller to
+// retry. migrated reports that steps were applied in memory.
+func decodeRecord[T any, P interface {
+	*T
+	version() int
+}](data []byte, current int, steps map[int]Migration, what string, out P) (migrated bool, err error) {
+	err = json.Unmarshal(data, out)
+	if err == nil && out.version() == current {
+		return false, nil
+	}
+	var se *json.SyntaxError
+	if errors.As(err, &se) {
+		return false, err
+	}
+	var m map[string]any
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber() // keep big integers (seq) exact through the map
+	if derr := dec.Decode(&m); derr != nil || m == nil {
+		return false, &Error{Subject: what, Msg: "is not a JSON object", Kind: ErrInvalid,
+			Remedy: "a record is a JSON object; restore it or remove it"}
+	}
+	from, _ := schemaVersion(m)
+	m, err = Migrate(m, current, steps, what)
+	if err != nil {
+		return false, err
+	}
+	b, err := json.Marshal(m)
+	if err != nil {
+		return false, &Error{Subject: what, Msg: "cannot re-encode the migrated record", Err: err, Kind: ErrInvalid}
+	}
+	var zero T
+	*out = zero // forget what the first pass filled in
+	if err := json.Unmarshal(b, out); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) {
+			want := te.Type.String()
+			if te.Type == timeType {
+				want = "an RFC 3339 or isoformat timestamp"
+			}
+			return false, &Error{Subject: te.Field, Msg: "is " + te.Value + ", want " + want,
+				Found: te.Value, Supported: want, Kind: ErrInvalid,
+				Remedy: "correct the " + te.Field + " field"}
+		}
+		return false, &Error{Subject: what, Msg: "cannot decode the record", Err: err, Kind: ErrInvalid,
+			Remedy: "correct the record, or remove it and write it again"}
+	}
+	return from != current, nil
+}
+
+func (s *JobSpec) version() int   { return s.SchemaVersion }
+func (s *JobStatus) version() int { return s.SchemaVersion }

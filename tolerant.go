@@ -1,0 +1,184 @@
+package jobstore
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"time"
+)
+
+// ReadOption changes how a record is read.
+type ReadOption func(*readOptions)
+
+type readOptions struct {
+	attempts int
+	delay    time.Duration
+	maxSize  int64
+}
+
+// Defaults of the tolerant reader.
+const (
+	DefaultReadAttempts = 4
+	DefaultReadDelay    = 50 * time.Millisecond
+	DefaultMaxSize      = 16 << 20
+)
+
+func newReadOptions(opts []ReadOption) readOptions {
+	o := readOptions{attempts: DefaultReadAttempts, delay: DefaultReadDelay, maxSize: DefaultMaxSize}
+	for _, f := range opts {
+		f(&o)
+	}
+	return o
+}
+
+// WithRetries sets how many times a torn or transiently unreadable file is
+// read (attempts, at least 1) and the pause between two reads.
+func WithRetries(attempts int, delay time.Duration) ReadOption {
+	return func(o *readOptions) { o.attempts, o.delay = max(attempts, 1), max(delay, 0) }
+}
+
+// WithMaxSize sets the largest file the reader accepts (default 16 MiB);
+// a larger one is ErrTooLarge, without retry.
+func WithMaxSize(n int64) ReadOption { return func(o *readOptions) { o.maxSize = n } }
+
+// ReadJSONTolerant reads the JSON file at path into v, looking again when it
+// sees a torn moment.
+//
+// An absent file is found == false with a nil error: for status.json that is
+// the normal "nothing has run yet". Invalid or truncated JSON, and errors
+// that pass (ESTALE on NFS; on Windows a sharing violation or access denied
+// while a writer replaces the file), are retried: the file is reopened each
+// time (a descriptor held across a replace may see the old inode on NFS),
+// DefaultReadAttempts times DefaultReadDelay apart unless WithRetries says
+// otherwise. What is still invalid after the last attempt is an *Error of
+// kind ErrCorrupt naming the path, the cause and a remedy; its message says
+// whether the file looks like an interrupted write (empty, NUL-filled,
+// truncated) or is not JSON at all. Not retried: permission denied, a
+// directory, a file larger than WithMaxSize (ErrTooLarge). Trailing data
+// after the value ("{}{}") is corrupt. v is only written by a successful
+// decode.
+func ReadJSONTolerant(path string, v any, opts ...ReadOption) (found bool, err error) {
+	return readTolerant("read", path, newReadOptions(opts), func(data []byte) error {
+		return json.Unmarshal(data, v)
+	})
+}
+
+// readTolerant is the retry policy every reader goes through. decode gets the
+// file's bytes; a *json.SyntaxError from it means a torn or damaged file and
+// is retried; any other error is returned as it is.
+func readTolerant(op, path string, o readOptions, decode func([]byte) error) (bool, error) {
+	var data []byte
+	var lastErr error
+	for attempt := 0; attempt < o.attempts; attempt++ {
+		if attempt > 0 {
+			time.Sleep(o.delay)
+		}
+		var err error
+		data, err = readOnce(op, path, o.maxSize)
+		switch {
+		case err == nil:
+		case errors.Is(err, fs.ErrNotExist):
+			return false, nil
+		case isTransientReadError(err):
+			lastErr = err
+			continue
+		default:
+			return true, err
+		}
+		err = decode(data)
+		var se *json.SyntaxError
+		if err == nil || !errors.As(err, &se) {
+			return true, err
+		}
+		lastErr = err
+	}
+	var se *json.SyntaxError
+	if !errors.As(lastErr, &se) {
+		return true, &Error{Op: op, Path: path, Err: lastErr, Msg: fmt.Sprintf("still unreadable after %d attempts", o.attempts),
+			Remedy: "the file is busy or on a filesystem that lost track of it; read again later"}
+	}
+	return true, &Error{Op: op, Path: path, Kind: ErrCorrupt, Err: lastErr, Found: len(data),
+		Msg:    damage(data, se) + fmt.Sprintf(" (%d bytes, same after %d attempts)", len(data), o.attempts),
+		Remedy: corruptRemedy}
+}
+
+const corruptRemedy = "jobstore's own writes are never torn, so the file was damaged by a crash of a writer " +
+	"that did not use the atomic protocol, or by the disk; restore it from a backup or remove it " +
+	"(a removed status.json reads as \"nothing has run yet\"); list jobs with RebuildIndex to find others"
+
+// damage names what a bad file looks like.
+func damage(data []byte, se *json.SyntaxError) string {
+	trimmed := bytes.TrimRight(data, "\x00")
+	switch {
+	case len(data) == 0:
+		return "the file is empty: looks like an interrupted write"
+	case len(trimmed) == 0:
+		return "the file holds only NUL bytes: looks like an interrupted write (data blocks never written)"
+	case len(trimmed) < len(data):
+		return "the file ends in NUL bytes: looks like an interrupted write (data blocks never written)"
+	case se.Offset >= int64(len(bytes.TrimRight(data, " \t\r\n"))):
+		return "the JSON ends early: looks like an interrupted write (truncated file)"
+	default:
+		return fmt.Sprintf("not JSON at all (%v at byte %d)", se, se.Offset)
+	}
+}
+
+// readOnce opens, reads and closes path, refusing directories and files over
+// maxSize.
+func readOnce(op, path string, maxSize int64) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, readError(op, path, err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, readError(op, path, err)
+	}
+	if fi.IsDir() {
+		return nil, &Error{Op: op, Path: path, Msg: "is a directory, not a record file",
+			Remedy: "remove or rename the directory; a record is a regular file"}
+	}
+	if fi.Size() > maxSize {
+		return nil, tooLarge(op, path, fi.Size(), maxSize)
+	}
+	buf := make([]byte, 0, fi.Size()+1) // +1: see EOF without growing
+	for {
+		n, err := f.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if err == io.EOF {
+			return buf, nil
+		}
+		if err != nil {
+			return nil, readError(op, path, err)
+		}
+		if int64(len(buf)) > maxSize {
+			return nil, tooLarge(op, path, int64(len(buf)), maxSize)
+		}
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)] // the file grew while we read
+		}
+	}
+}
+
+func tooLarge(op, path string, size, maxSize int64) error {
+	return &Error{Op: op, Path: path, Kind: ErrTooLarge, Found: size, Supported: maxSize,
+		Msg:    fmt.Sprintf("%d bytes, more than the limit of %d", size, maxSize),
+		Remedy: "this is not a record jobstore wrote; remove it, or raise the limit with WithMaxSize"}
+}
+
+func readError(op, path string, err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		err = pe.Err
+	}
+	e := &Error{Op: op, Path: path, Err: err, Msg: "cannot read the file"}
+	if errors.Is(err, fs.ErrPermission) {
+		e.Remedy = "give the reading user read permission on the file and its directory"
+	}
+	return e
+}

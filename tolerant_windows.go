@@ -1,0 +1,7 @@
+package jobstore
+
+// isTransientReadError: while MoveFileEx replaces a file, opening it fails
+// with a sharing violation or access denied for a moment.
+func isTransientReadError(err error) bool {
+	return isSharingError(err)
+}
