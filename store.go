@@ -68,15 +68,12 @@ func ReadSpec(dir JobDir, opts ...ReadOption) (JobSpec, error) {
 	const op = "read spec"
 	path := dir.Spec()
 	var spec JobSpec
-	found, err := readTolerant(op, path, newReadOptions(opts), func(b []byte) error {
-		_, err := decodeRecord(b, JobSchemaVersion, specMigrations, SpecFile, &spec)
+	found, err := readTolerant(op, path, newReadOptions(opts), func(b []byte) (err error) {
+		spec, err = DecodeSpec(b)
 		return err
 	})
 	if err == nil && !found {
 		err = notJob(op, dir)
-	}
-	if err == nil {
-		err = spec.validate(op, path)
 	}
 	if err != nil {
 		return JobSpec{}, withPath(err, op, path)
@@ -138,9 +135,9 @@ func WriteStatus(dir JobDir, st JobStatus, opts ...WriteOption) error {
 func ReadStatus(dir JobDir, opts ...ReadOption) (*JobStatus, error) {
 	const op = "read status"
 	path := dir.Status()
-	st := new(JobStatus)
-	found, err := readTolerant(op, path, newReadOptions(opts), func(b []byte) error {
-		_, err := decodeRecord(b, StatusSchemaVersion, statusMigrations, StatusFile, st)
+	var st *JobStatus
+	found, err := readTolerant(op, path, newReadOptions(opts), func(b []byte) (err error) {
+		st, err = DecodeStatus(b)
 		return err
 	})
 	if err == nil {
@@ -148,14 +145,39 @@ func ReadStatus(dir JobDir, opts ...ReadOption) (*JobStatus, error) {
 			err = notJob(op, dir)
 		}
 	}
-	if err == nil && found {
-		err = st.validate(op, path)
-	}
 	if err != nil {
 		return nil, withPath(err, op, path)
 	}
 	if !found {
 		return nil, nil
+	}
+	return st, nil
+}
+
+// DecodeSpec decodes the bytes of a job.json exactly as ReadSpec does, with
+// no file and no retry: migration in memory, then validation. Bytes that are
+// not one JSON value are ErrCorrupt.
+func DecodeSpec(data []byte) (JobSpec, error) {
+	var spec JobSpec
+	if _, err := decodeRecord(data, JobSchemaVersion, specMigrations, SpecFile, &spec); err != nil {
+		return JobSpec{}, err
+	}
+	if err := spec.validate("", ""); err != nil {
+		return JobSpec{}, err
+	}
+	return spec, nil
+}
+
+// DecodeStatus decodes the bytes of a status.json exactly as ReadStatus
+// does, with no file and no retry: migration in memory, then validation.
+// Bytes that are not one JSON value are ErrCorrupt.
+func DecodeStatus(data []byte) (*JobStatus, error) {
+	st := new(JobStatus)
+	if _, err := decodeRecord(data, StatusSchemaVersion, statusMigrations, StatusFile, st); err != nil {
+		return nil, err
+	}
+	if err := st.validate("", ""); err != nil {
+		return nil, err
 	}
 	return st, nil
 }
@@ -185,8 +207,8 @@ func withPath(err error, op, path string) error {
 // is one json.Unmarshal. Anything else (an older or newer version, a wrong
 // type) goes the slow way: decode into a map, Migrate, decode the result, so
 // that errors name the field and the version rule applies before the fields
-// are judged. A *json.SyntaxError is returned as it is, for the caller to
-// retry. migrated reports that steps were applied in memory.
+// are judged. Bytes that are not one JSON value are ErrCorrupt (which the
+// tolerant reader retries). migrated reports that steps were applied in memory.
 func decodeRecord[T any, P interface {
 	*T
 	version() int
@@ -197,7 +219,7 @@ func decodeRecord[T any, P interface {
 	}
 	var se *json.SyntaxError
 	if errors.As(err, &se) {
-		return false, err
+		return false, corrupt(data, se)
 	}
 	var m map[string]any
 	dec := json.NewDecoder(bytes.NewReader(data))

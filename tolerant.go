@@ -58,57 +58,81 @@ func WithMaxSize(n int64) ReadOption { return func(o *readOptions) { o.maxSize =
 // kind ErrCorrupt naming the path, the cause and a remedy; its message says
 // whether the file looks like an interrupted write (empty, NUL-filled,
 // truncated) or is not JSON at all. Not retried: permission denied, a
-// directory, a file larger than WithMaxSize (ErrTooLarge). Trailing data
-// after the value ("{}{}") is corrupt. v is only written by a successful
-// decode.
+// directory, a file larger than WithMaxSize (ErrTooLarge), and JSON that is
+// valid but does not fit v (ErrInvalid). Trailing data after the value
+// ("{}{}") is corrupt. v is only written by a decode of valid JSON.
 func ReadJSONTolerant(path string, v any, opts ...ReadOption) (found bool, err error) {
-	return readTolerant("read", path, newReadOptions(opts), func(data []byte) error {
-		return json.Unmarshal(data, v)
+	found, err = readTolerant("read", path, newReadOptions(opts), func(data []byte) error {
+		return jsonDecode(data, v)
 	})
+	if err != nil {
+		err = withPath(err, "read", path)
+	}
+	return found, err
 }
 
-// readTolerant is the retry policy every reader goes through. decode gets the
-// file's bytes; a *json.SyntaxError from it means a torn or damaged file and
-// is retried; any other error is returned as it is.
+// jsonDecode is json.Unmarshal with the package's errors: ErrCorrupt for
+// bytes that are not one JSON value, ErrInvalid for a value that does not
+// fit v.
+func jsonDecode(data []byte, v any) error {
+	err := json.Unmarshal(data, v)
+	var se *json.SyntaxError
+	if errors.As(err, &se) {
+		return corrupt(data, se)
+	}
+	if err != nil {
+		var te *json.UnmarshalTypeError
+		e := &Error{Msg: "does not fit the value it is read into", Err: err, Kind: ErrInvalid,
+			Remedy: "correct the record, or read it into a matching type"}
+		if errors.As(err, &te) {
+			e.Subject = te.Field
+		}
+		return e
+	}
+	return nil
+}
+
+// readTolerant is the retry policy every reader goes through. decode gets
+// the file's bytes; an error of kind ErrCorrupt from it means a torn or
+// damaged file and is retried, any other error is returned as it is.
 func readTolerant(op, path string, o readOptions, decode func([]byte) error) (bool, error) {
-	var data []byte
 	var lastErr error
 	for attempt := 0; attempt < o.attempts; attempt++ {
 		if attempt > 0 {
 			time.Sleep(o.delay)
 		}
-		var err error
-		data, err = readOnce(op, path, o.maxSize)
+		data, err := readOnce(op, path, o.maxSize)
 		switch {
 		case err == nil:
+			err = decode(data)
+			if err == nil || !errors.Is(err, ErrCorrupt) {
+				return true, err
+			}
 		case errors.Is(err, fs.ErrNotExist):
 			return false, nil
-		case isTransientReadError(err):
-			lastErr = err
-			continue
-		default:
-			return true, err
-		}
-		err = decode(data)
-		var se *json.SyntaxError
-		if err == nil || !errors.As(err, &se) {
+		case !isTransientReadError(err):
 			return true, err
 		}
 		lastErr = err
 	}
-	var se *json.SyntaxError
-	if !errors.As(lastErr, &se) {
-		return true, &Error{Op: op, Path: path, Err: lastErr, Msg: fmt.Sprintf("still unreadable after %d attempts", o.attempts),
-			Remedy: "the file is busy or on a filesystem that lost track of it; read again later"}
+	var e *Error
+	if errors.As(lastErr, &e) && e.Kind == ErrCorrupt {
+		e.Msg += fmt.Sprintf(", the same through %d reads", o.attempts)
+		return true, lastErr
 	}
-	return true, &Error{Op: op, Path: path, Kind: ErrCorrupt, Err: lastErr, Found: len(data),
-		Msg:    damage(data, se) + fmt.Sprintf(" (%d bytes, same after %d attempts)", len(data), o.attempts),
-		Remedy: corruptRemedy}
+	return true, &Error{Op: op, Path: path, Err: lastErr, Msg: fmt.Sprintf("still unreadable after %d attempts", o.attempts),
+		Remedy: "the file is busy or on a filesystem that lost track of it; read again later"}
 }
 
 const corruptRemedy = "jobstore's own writes are never torn, so the file was damaged by a crash of a writer " +
 	"that did not use the atomic protocol, or by the disk; restore it from a backup or remove it " +
-	"(a removed status.json reads as \"nothing has run yet\"); list jobs with RebuildIndex to find others"
+	"(a removed status.json reads as \"nothing has run yet\"); RebuildIndex lists the other unreadable jobs"
+
+// corrupt is the ErrCorrupt error for bytes that are not one JSON value; its
+// message names what the damage looks like.
+func corrupt(data []byte, se *json.SyntaxError) error {
+	return &Error{Kind: ErrCorrupt, Err: se, Found: len(data), Msg: damage(data, se), Remedy: corruptRemedy}
+}
 
 // damage names what a bad file looks like.
 func damage(data []byte, se *json.SyntaxError) string {
@@ -117,13 +141,13 @@ func damage(data []byte, se *json.SyntaxError) string {
 	case len(data) == 0:
 		return "the file is empty: looks like an interrupted write"
 	case len(trimmed) == 0:
-		return "the file holds only NUL bytes: looks like an interrupted write (data blocks never written)"
+		return fmt.Sprintf("the file holds only NUL bytes (%d): looks like an interrupted write whose data never reached the disk", len(data))
 	case len(trimmed) < len(data):
-		return "the file ends in NUL bytes: looks like an interrupted write (data blocks never written)"
+		return fmt.Sprintf("the file ends in %d NUL bytes: looks like an interrupted write whose data never reached the disk", len(data)-len(trimmed))
 	case se.Offset >= int64(len(bytes.TrimRight(data, " \t\r\n"))):
-		return "the JSON ends early: looks like an interrupted write (truncated file)"
+		return fmt.Sprintf("the JSON ends early at byte %d: looks like an interrupted write (truncated file)", len(data))
 	default:
-		return fmt.Sprintf("not JSON at all (%v at byte %d)", se, se.Offset)
+		return fmt.Sprintf("not JSON at all (byte %d of %d)", se.Offset, len(data))
 	}
 }
 
