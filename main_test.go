@@ -1,0 +1,49 @@
+package jobstore_test
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"testing"
+)
+
+// childEnv selects a child role when the test binary re-executes itself as a
+// helper process (a writer to kill, a racing submitter, a reader). Roles are
+// registered in init functions of the test files that use them.
+const childEnv = "JOBSTORE_TEST_CHILD"
+
+// children maps a role to its body; the body's result is the exit code.
+var children = map[string]func() int{}
+
+func TestMain(m *testing.M) {
+	if role := os.Getenv(childEnv); role != "" {
+		body, ok := children[role]
+		if !ok {
+			fmt.Fprintf(os.Stderr, "jobstore test child: unknown role %q\n", role)
+			os.Exit(2)
+		}
+		os.Exit(body())
+	}
+	os.Exit(m.Run())
+}
+
+// childCommand returns a command that runs this test binary as the child
+// role, with extra environment entries ("K=V"). The caller starts it.
+func childCommand(t testing.TB, role string, env ...string) *exec.Cmd {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatalf("cannot find the test binary: %v", err)
+	}
+	cmd := exec.Command(exe, "-test.run=^$")
+	cmd.Env = append(append(os.Environ(), childEnv+"="+role), env...)
+	cmd.Stderr = os.Stderr
+	return cmd
+}
+
+// tempDir is t.TempDir, except under Wine, where os.RemoveAll fails and would
+// fail every test at cleanup (see tempdir_windows_test.go). Every test uses it.
+func tempDir(t testing.TB) string {
+	t.Helper()
+	return platformTempDir(t)
+}
