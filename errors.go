@@ -42,6 +42,9 @@ var (
 	ErrNewerSchema error = &kind{"record written by a newer jobstore", nil}
 	// ErrNoMigration: no migration step exists from the record's version.
 	ErrNoMigration error = &kind{"no migration for this schema version", nil}
+	// ErrLocked: another runner (or a reconciler) holds the job's job.lock.
+	// Error.Msg names the holder as recorded in status.json.
+	ErrLocked error = &kind{"job is locked by another process", nil}
 )
 
 // Error is the error type of every failure the package reports. Like

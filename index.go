@@ -1,0 +1,149 @@
+package jobstore
+
+import (
+	"encoding/json"
+	"fmt"
+	"io/fs"
+	"path/filepath"
+	"time"
+)
+
+// IndexFile is the name of the index under the jobs root.
+const IndexFile = "index.json"
+
+// IndexSchemaVersion is the schema version of index.json this package writes
+// and reads.
+const IndexSchemaVersion = 1
+
+// IndexRow summarises one readable job.
+type IndexRow struct {
+	ID          string     `json:"job_id"`
+	Kind        string     `json:"kind"`
+	State       State      `json:"state,omitempty"` // empty: no status yet
+	Progress    *float64   `json:"progress,omitempty"`
+	Seq         uint64     `json:"seq"`
+	SubmittedAt time.Time  `json:"submitted_at"`
+	UpdatedAt   *time.Time `json:"updated_at,omitempty"`
+}
+
+// IndexProblem names a job that could not be read, and why.
+type IndexProblem struct {
+	ID     string `json:"job_id"`
+	Reason string `json:"reason"`
+}
+
+// Index is index.json: a cache of List for pollers that want one file
+// instead of thousands. The job directories stay authoritative; BuiltAt says
+// how old the cache is.
+type Index struct {
+	SchemaVersion int            `json:"schema_version"`
+	BuiltAt       time.Time      `json:"built_at"`
+	Jobs          []IndexRow     `json:"jobs"`
+	Unreadable    []IndexProblem `json:"unreadable"`
+}
+
+// RebuildIndex lists root (see List) and writes <root>/index.json atomically
+// and durably (WriteJSONAtomic): a row per job whose job.json and status.json
+// (if any) are readable, in List's order, and a problem per other directory
+// with its error as the reason. It also removes index temp files older than
+// DefaultSweepAge that a crashed rebuild left in root. It returns the index
+// written.
+func RebuildIndex(root string) (*Index, error) {
+	entries, err := List(root)
+	if err != nil {
+		return nil, err
+	}
+	idx := &Index{SchemaVersion: IndexSchemaVersion, BuiltAt: Now(), Jobs: []IndexRow{}, Unreadable: []IndexProblem{}}
+	for _, e := range entries {
+		if e.Err != nil || e.Spec == nil {
+			reason := "unreadable"
+			if e.Err != nil {
+				reason = e.Err.Error()
+			}
+			idx.Unreadable = append(idx.Unreadable, IndexProblem{ID: e.Dir.ID(), Reason: reason})
+			continue
+		}
+		row := IndexRow{ID: e.Spec.ID, Kind: e.Spec.Kind, SubmittedAt: e.Spec.SubmittedAt}
+		if st := e.Status; st != nil {
+			updated := st.UpdatedAt
+			row.State, row.Progress, row.Seq, row.UpdatedAt = st.State, clonePtr(st.Progress), st.Seq, &updated
+		}
+		idx.Jobs = append(idx.Jobs, row)
+	}
+	if err := WriteJSONAtomic(filepath.Join(root, IndexFile), idx); err != nil {
+		return nil, err
+	}
+	_, _ = SweepTemps(JobDir(root), DefaultSweepAge) // housekeeping: a failure here is not the rebuild's
+	return idx, nil
+}
+
+// ReadIndex reads <root>/index.json tolerantly (see ReadJSONTolerant). A
+// missing index matches fs.ErrNotExist; an index from a newer jobstore is
+// ErrNewerSchema.
+func ReadIndex(root string) (*Index, error) {
+	const op = "read index"
+	path := filepath.Join(root, IndexFile)
+	var idx Index
+	found, err := ReadJSONTolerant(path, &idx)
+	if err != nil {
+		return nil, err
+	}
+	if !found {
+		return nil, &Error{Op: op, Path: path, Msg: "there is no index yet", Err: fs.ErrNotExist,
+			Remedy: "build it with RebuildIndex (jobstore list --rebuild), or read the job directories with List"}
+	}
+	if idx.SchemaVersion > IndexSchemaVersion {
+		return nil, &Error{Op: op, Path: path, Subject: "schema_version", Kind: ErrNewerSchema,
+			Msg:   fmt.Sprintf("written by a newer jobstore (schema_version %d); this version understands up to %d", idx.SchemaVersion, IndexSchemaVersion),
+			Found: idx.SchemaVersion, Supported: IndexSchemaVersion,
+			Remedy: "rebuild the index with this version (RebuildIndex), or upgrade jobstore"}
+	}
+	return &idx, nil
+}
+
+type indexRowJSON struct {
+	ID          string   `json:"job_id"`
+	Kind        string   `json:"kind"`
+	State       State    `json:"state,omitempty"`
+	Progress    *float64 `json:"progress,omitempty"`
+	Seq         uint64   `json:"seq"`
+	SubmittedAt isoTime  `json:"submitted_at"`
+	UpdatedAt   *isoTime `json:"updated_at,omitempty"`
+}
+
+// MarshalJSON writes the index format (timestamps as in the records).
+func (r IndexRow) MarshalJSON() ([]byte, error) {
+	return encodeNoHTML(indexRowJSON{r.ID, r.Kind, r.State, r.Progress, r.Seq, isoTime(r.SubmittedAt), timePtr(r.UpdatedAt)})
+}
+
+// UnmarshalJSON reads the index format.
+func (r *IndexRow) UnmarshalJSON(b []byte) error {
+	var j indexRowJSON
+	if err := json.Unmarshal(b, &j); err != nil {
+		return err
+	}
+	*r = IndexRow{j.ID, j.Kind, j.State, j.Progress, j.Seq, time.Time(j.SubmittedAt), (*time.Time)(j.UpdatedAt)}
+	return nil
+}
+
+type indexJSON struct {
+	SchemaVersion int            `json:"schema_version"`
+	BuiltAt       isoTime        `json:"built_at"`
+	Jobs          []IndexRow     `json:"jobs"`
+	Unreadable    []IndexProblem `json:"unreadable"`
+}
+
+// MarshalJSON writes the index format (timestamps as in the records).
+func (x Index) MarshalJSON() ([]byte, error) {
+	return encodeNoHTML(indexJSON{x.SchemaVersion, isoTime(x.BuiltAt), x.Jobs, x.Unreadable})
+}
+
+// UnmarshalJSON reads the index format.
+func (x *Index) UnmarshalJSON(b []byte) error {
+	var j indexJSON
+	if err := json.Unmarshal(b, &j); err != nil {
+		return err
+	}
+	*x = Index{j.SchemaVersion, time.Time(j.BuiltAt), j.Jobs, j.Unreadable}
+	return nil
+}

@@ -1,0 +1,135 @@
+package jobstore
+
+import (
+	"cmp"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+)
+
+// Entry is one job as List found it.
+type Entry struct {
+	Dir    JobDir
+	Spec   *JobSpec   // nil if unreadable
+	Status *JobStatus // nil if no status yet or unreadable
+	Err    error      // per-entry problem; one bad job never fails List
+}
+
+// List reads every job under root: job.json and status.json of each
+// directory, in parallel (at most runtime.GOMAXPROCS(0) at a time), with the
+// same tolerant readers and rules as ReadSpec and ReadStatus.
+//
+// It skips dot-names (temp files, hidden directories), index.json and
+// anything that is not a directory (a symlink included). Every other
+// directory is an Entry: a directory without job.json has Err of kind
+// ErrNotJob; an unreadable job.json leaves Spec nil and sets Err, and
+// status.json is still read for what it tells; an unreadable status.json
+// sets Err with Spec kept. A damaged record costs the tolerant reader's
+// retries (DefaultReadAttempts reads, DefaultReadDelay apart: about 150 ms),
+// which the workers spend in parallel with the other jobs.
+//
+// Order: jobs with a spec by submitted_at, then ID; then those without one,
+// by ID. The error is for root itself: missing or unreadable.
+func List(root string) ([]Entry, error) {
+	dirs, err := jobDirs("list", root)
+	if err != nil {
+		return nil, err
+	}
+	entries := make([]Entry, len(dirs))
+	parallel(len(dirs), func(i int) { entries[i] = readEntry(dirs[i]) })
+	slices.SortFunc(entries, compareEntries)
+	return entries, nil
+}
+
+func compareEntries(a, b Entry) int {
+	switch {
+	case a.Spec != nil && b.Spec != nil:
+		if c := a.Spec.SubmittedAt.Compare(b.Spec.SubmittedAt); c != 0 {
+			return c
+		}
+	case a.Spec != nil:
+		return -1
+	case b.Spec != nil:
+		return 1
+	}
+	return cmp.Compare(a.Dir.ID(), b.Dir.ID())
+}
+
+// readEntry reads one job for List.
+func readEntry(dir JobDir) Entry {
+	e := Entry{Dir: dir}
+	spec, err := ReadSpec(dir)
+	if err != nil {
+		e.Err = err
+		if errors.Is(err, ErrNotJob) {
+			return e
+		}
+	} else {
+		e.Spec = &spec
+	}
+	// ReadStatus without its job.json check: ReadSpec has just made it.
+	const op = "read status"
+	path := dir.Status()
+	var st *JobStatus
+	found, err := readTolerant(op, path, newReadOptions(nil), func(b []byte) (err error) {
+		st, err = DecodeStatus(b)
+		return err
+	})
+	switch {
+	case err != nil:
+		if e.Err == nil {
+			e.Err = withPath(err, op, path)
+		}
+	case found:
+		e.Status = st
+	}
+	return e
+}
+
+// jobDirs returns the candidate job directories under root: every directory
+// entry that is not a dot-name or index.json.
+func jobDirs(op, root string) ([]JobDir, error) {
+	des, err := os.ReadDir(root)
+	if err != nil {
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		e := &Error{Op: op, Path: root, Msg: "cannot read the jobs root", Err: err,
+			Remedy: "check the path: the root is the directory that holds the job directories (the first Submit creates it)"}
+		if errors.Is(err, fs.ErrPermission) {
+			e.Remedy = "give this user read and search permission on the jobs root"
+		}
+		return nil, e
+	}
+	dirs := make([]JobDir, 0, len(des))
+	for _, de := range des {
+		name := de.Name()
+		if strings.HasPrefix(name, ".") || name == IndexFile || !de.IsDir() {
+			continue
+		}
+		dirs = append(dirs, JobDir(filepath.Join(root, name)))
+	}
+	return dirs, nil
+}
+
+// parallel calls fn(0..n-1) on at most GOMAXPROCS goroutines and waits.
+func parallel(n int, fn func(i int)) {
+	workers := min(runtime.GOMAXPROCS(0), n)
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			for j := int(next.Add(1) - 1); j < n; j = int(next.Add(1) - 1) {
+				fn(j)
+			}
+		})
+	}
+	wg.Wait()
+}

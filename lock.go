@@ -1,0 +1,99 @@
+package jobstore
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"sync"
+	"time"
+)
+
+// Lock is a held job.lock: an exclusive advisory lock on the job's lock file
+// (flock(2) on Unix, LockFileEx on Windows). Only processes that take the
+// lock through LockJob respect it; it does not stop anyone from writing.
+type Lock struct {
+	mu  sync.Mutex
+	dir JobDir
+	f   *os.File // nil once unlocked
+}
+
+// LockJob takes job.lock in dir, exclusively, without waiting.
+//
+// dir must hold a job.json (else ErrNotJob); job.lock is created (0644) if
+// missing and never deleted, since deleting a lock file lets two processes
+// lock two different files of the same name. If another process, or another
+// LockJob call in this process, holds the lock, LockJob fails at once with an
+// *Error of kind ErrLocked whose message names the holder as status.json
+// records it (pid, host, since); that record is best effort: a holder that
+// has just locked may not have written it yet.
+//
+// The lock is released by Unlock, and by the operating system when the
+// holder's process exits or is killed: a free lock on a job whose status.json
+// says running proves that its runner is gone (see Reconcile).
+func LockJob(dir JobDir) (*Lock, error) {
+	const op = "lock"
+	if _, err := os.Lstat(dir.Spec()); errors.Is(err, fs.ErrNotExist) {
+		return nil, notJob(op, dir)
+	}
+	f, err := os.OpenFile(dir.Lock(), os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, stepError(op, dir.Lock(), err, "cannot open the lock file",
+			"give this user write permission on the job directory")
+	}
+	if err := lockFile(f); err != nil {
+		f.Close()
+		if isLockHeld(err) {
+			return nil, &Error{Op: op, Path: dir.Lock(), Kind: ErrLocked, Msg: holder(dir),
+				Remedy: "another process works on this job; wait for it to finish, or stop that process"}
+		}
+		return nil, stepError(op, dir.Lock(), err, "cannot lock the lock file",
+			"the filesystem may not support locks (some network filesystems do not); keep job roots on a local disk")
+	}
+	return &Lock{dir: dir, f: f}, nil
+}
+
+// holderReadAttempts keeps an ErrLocked error quick when status.json is
+// damaged: the holder is named on a best-effort basis.
+const holderReadAttempts = 2
+
+// holder describes the lock's holder from status.json, for ErrLocked.
+func holder(dir JobDir) string {
+	st, err := ReadStatus(dir, WithRetries(holderReadAttempts, DefaultReadDelay))
+	switch {
+	case err != nil:
+		return "held by another process (status.json is unreadable, so its holder is unknown: " + err.Error() + ")"
+	case st == nil:
+		return "held by another process (no status.json yet, so its holder is unknown)"
+	case st.State != Running || st.PID == 0:
+		return fmt.Sprintf("held by another process (status.json says %s, pid %d on host %q: the holder may be starting or reconciling the job)",
+			st.State, st.PID, st.Host)
+	}
+	since := st.UpdatedAt
+	if st.StartedAt != nil {
+		since = *st.StartedAt
+	}
+	return fmt.Sprintf("held by pid %d on host %q, running since %s (last update %s), as status.json records it",
+		st.PID, st.Host, since.Format(time.RFC3339), st.UpdatedAt.Format(time.RFC3339))
+}
+
+// Unlock releases the lock. The lock file stays. Unlocking twice is not an
+// error.
+func (l *Lock) Unlock() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.f == nil {
+		return nil
+	}
+	f := l.f
+	l.f = nil
+	err := unlockFile(f)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return stepError("unlock", l.dir.Lock(), err, "cannot release the lock",
+			"the lock is released anyway when this process exits")
+	}
+	return nil
+}

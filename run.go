@@ -1,0 +1,252 @@
+package jobstore
+
+import (
+	"fmt"
+	"math"
+	"os"
+	"sync"
+	"time"
+)
+
+// Submit creates a job under root: it gives spec an ID from NewJobID when
+// spec.ID is empty, creates root and the job directory if missing (durably),
+// writes job.json (write-once, see WriteSpec) and then an initial status.json
+// saying queued, seq 1. An ID that is taken is an *Error of kind ErrExists
+// and changes nothing. If the status write fails, job.json stays: the job
+// exists and reads as "nothing has run yet".
+func Submit(root string, spec JobSpec) (JobDir, error) {
+	if spec.ID == "" {
+		spec.ID = NewJobID()
+	}
+	dir, err := DirFor(root, spec.ID)
+	if err != nil {
+		e := err.(*Error)
+		e.Op = "submit"
+		return "", e
+	}
+	if err := WriteSpec(dir, spec); err != nil {
+		return "", err
+	}
+	if err := WriteStatus(dir, JobStatus{State: Queued, Seq: 1}); err != nil {
+		return "", err
+	}
+	return dir, nil
+}
+
+// Run is a runner's handle on a started job: it holds job.lock and is the
+// only writer of status.json until Close. Its methods may be called from
+// several goroutines.
+//
+// Every update writes status.json whole with seq one more than the last
+// and updated_at stamped with Now(). A write that fails leaves the handle's
+// status as it was (the next write reuses the seq); status.json is then the
+// previous record (see WriteStatus).
+type Run struct {
+	mu       sync.Mutex
+	dir      JobDir
+	spec     JobSpec
+	lock     *Lock // nil after Close
+	st       JobStatus
+	finished bool
+}
+
+// Start takes job.lock in dir (ErrLocked if held), reads job.json and the
+// last status, and writes running, durably, with started_at, this process's
+// pid and host, and seq continuing from the last status (a job with no
+// status.json starts at 1).
+//
+// A job in a terminal state (succeeded, failed, cancelled, lost) is not
+// started again: ErrInvalid, Subject "state". A job whose status says running
+// but whose lock was free had a runner that died; Start takes it over. On any
+// error the lock is released.
+func Start(dir JobDir) (*Run, error) {
+	const op = "start"
+	lk, err := LockJob(dir)
+	if err != nil {
+		return nil, err
+	}
+	r, err := start(op, dir, lk)
+	if err != nil {
+		_ = lk.Unlock() // the error that matters is err
+		return nil, err
+	}
+	return r, nil
+}
+
+func start(op string, dir JobDir, lk *Lock) (*Run, error) {
+	spec, err := ReadSpec(dir)
+	if err != nil {
+		return nil, err
+	}
+	last, err := ReadStatus(dir)
+	if err != nil {
+		return nil, err
+	}
+	r := &Run{dir: dir, spec: spec, lock: lk}
+	if last != nil {
+		if last.State.Terminal() {
+			return nil, &Error{Op: op, Path: dir.Status(), Subject: "state", Kind: ErrInvalid,
+				Msg:   fmt.Sprintf("the job is already %s; a finished job is not started again", last.State),
+				Found: string(last.State), Supported: []State{Queued, Running},
+				Remedy: "submit a new job"}
+		}
+		r.st.Seq = last.Seq
+	}
+	host, _ := os.Hostname() // unknown host: written as none
+	now := Now()
+	if err := r.write(JobStatus{State: Running, StartedAt: &now, PID: os.Getpid(), Host: host}, now); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// write publishes next as the new status (seq and updated_at filled in) and,
+// only if that worked, makes it the handle's status. Callers hold r.mu.
+func (r *Run) write(next JobStatus, now time.Time, opts ...WriteOption) error {
+	next.SchemaVersion = StatusSchemaVersion
+	next.JobID = r.dir.ID()
+	next.Seq = r.st.Seq + 1
+	next.UpdatedAt = now
+	if err := WriteStatus(r.dir, next, opts...); err != nil {
+		return err
+	}
+	r.st = next
+	return nil
+}
+
+// usable reports why the handle cannot write any more, if it cannot.
+func (r *Run) usable(op string) error {
+	switch {
+	case r.finished:
+		return &Error{Op: op, Path: r.dir.Status(), Kind: ErrInvalid, Subject: "state",
+			Msg: fmt.Sprintf("the job is finished (%s); its status is final", r.st.State), Found: string(r.st.State),
+			Remedy: "do not update a job after Finish; submit a new job to run again"}
+	case r.lock == nil:
+		return &Error{Op: op, Path: r.dir.Status(), Kind: ErrInvalid, Subject: "run",
+			Msg:    "the run is closed and no longer holds job.lock",
+			Remedy: "write updates before Close"}
+	}
+	return nil
+}
+
+// Dir returns the job directory.
+func (r *Run) Dir() JobDir { return r.dir }
+
+// Spec returns the job's spec, as read by Start.
+func (r *Run) Spec() JobSpec { return r.spec }
+
+// Status returns a copy of the last status written.
+func (r *Run) Status() JobStatus {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return copyStatus(r.st)
+}
+
+// Progress records how far the job is, fraction within [0, 1], and, if
+// message is not empty, replaces the message (an empty one keeps it). The
+// write is NoSync: atomic, but after a power cut status.json may show an
+// earlier update. A fraction outside [0, 1] (or NaN) is ErrInvalid and
+// writes nothing.
+func (r *Run) Progress(fraction float64, message string) error {
+	const op = "progress"
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if err := r.usable(op); err != nil {
+		return err
+	}
+	if math.IsNaN(fraction) || fraction < 0 || fraction > 1 {
+		return invalid(op, r.dir.Status(), "progress", fmt.Sprintf("%v is not within [0, 1]", fraction), fraction, "a number within [0, 1]")
+	}
+	next := copyStatus(r.st)
+	next.Progress = &fraction
+	if message != "" {
+		next.Message = message
+	}
+	return r.write(next, Now(), NoSync())
+}
+
+// SetMessage replaces the status message (empty clears it), durably.
+func (r *Run) SetMessage(message string) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if err := r.usable("set message"); err != nil {
+		return err
+	}
+	next := copyStatus(r.st)
+	next.Message = message
+	return r.write(next, Now())
+}
+
+// Outcome is how a job ended, for Finish.
+type Outcome struct {
+	State    State  // Succeeded, Failed or Cancelled
+	Message  string // replaces the status message (empty clears it)
+	ExitCode *int
+	Error    string // what went wrong, for Failed
+	Remedy   string // what to do about it
+}
+
+// Finish writes the job's terminal status, durably: o's state, message,
+// exit code, error and remedy, with finished_at; progress, started_at, pid
+// and host stay as they were. o.State must be Succeeded, Failed or Cancelled
+// (Lost is for Reconcile), else ErrInvalid and nothing is written. After a
+// Finish that returned nil, Progress, SetMessage and Finish fail with
+// ErrInvalid; a Finish that failed may be tried again. Finish does not
+// release the lock: Close does.
+func (r *Run) Finish(o Outcome) error {
+	const op = "finish"
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if err := r.usable(op); err != nil {
+		return err
+	}
+	if !o.State.Terminal() || o.State == Lost {
+		return invalid(op, r.dir.Status(), "state", fmt.Sprintf("%q is not a state a runner finishes in", o.State),
+			string(o.State), []State{Succeeded, Failed, Cancelled})
+	}
+	next := copyStatus(r.st)
+	now := Now()
+	next.State, next.Message, next.Error, next.Remedy = o.State, o.Message, o.Error, o.Remedy
+	next.FinishedAt = &now
+	next.ExitCode = nil
+	if o.ExitCode != nil {
+		code := *o.ExitCode
+		next.ExitCode = &code
+	}
+	if err := r.write(next, now); err != nil {
+		return err
+	}
+	r.finished = true
+	return nil
+}
+
+// Close releases job.lock. It does not change status.json: a job closed
+// without Finish still says running, and Reconcile will mark it lost. Closing
+// twice is not an error.
+func (r *Run) Close() error {
+	r.mu.Lock()
+	lk := r.lock
+	r.lock = nil
+	r.mu.Unlock()
+	if lk == nil {
+		return nil
+	}
+	return lk.Unlock()
+}
+
+// copyStatus copies st deeply, so that no pointer field is shared.
+func copyStatus(st JobStatus) JobStatus {
+	st.Progress = clonePtr(st.Progress)
+	st.StartedAt = clonePtr(st.StartedAt)
+	st.FinishedAt = clonePtr(st.FinishedAt)
+	st.ExitCode = clonePtr(st.ExitCode)
+	return st
+}
+
+func clonePtr[T any](p *T) *T {
+	if p == nil {
+		return nil
+	}
+	v := *p
+	return &v
+}
