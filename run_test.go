@@ -1,0 +1,375 @@
+package jobstore_test
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/axqua/jobstore"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func init() {
+	// racer: wait for a line on stdin, Start the job in JOBSTORE_TEST_DIR,
+	// say "won" or "locked <error>", then hold what it won until stdin closes.
+	children["racer"] = func() int {
+		var b [1]byte
+		_, _ = os.Stdin.Read(b[:])
+		r, err := jobstore.Start(jobstore.JobDir(os.Getenv(dirEnv)))
+		switch {
+		case errors.Is(err, jobstore.ErrLocked):
+			fmt.Println("locked", err)
+		case err != nil:
+			fmt.Println("error", err)
+			return 1
+		default:
+			fmt.Println("won")
+		}
+		_, _ = os.Stdin.Read(b[:]) // hold the lock until the parent has both answers
+		if r != nil {
+			return exitCode(r.Close())
+		}
+		return 0
+	}
+}
+
+func exitCode(err error) int {
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	return 0
+}
+
+// startJob submits a job under a fresh root and starts it.
+func startJob(t *testing.T) (jobstore.JobDir, *jobstore.Run) {
+	t.Helper()
+	dir, err := jobstore.Submit(filepath.Join(tempDir(t), "jobs"), jobstore.JobSpec{Kind: "test"})
+	require.NoError(t, err)
+	r, err := jobstore.Start(dir)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = r.Close() })
+	return dir, r
+}
+
+func TestSubmit_CreatesRootAndQueuedJobWithGeneratedID(t *testing.T) {
+	root := filepath.Join(tempDir(t), "new", "jobs")
+	dir, err := jobstore.Submit(root, jobstore.JobSpec{Kind: "render", Params: []byte(`{"n":1}`)})
+	require.NoError(t, err)
+	assert.Equal(t, root, filepath.Dir(string(dir)))
+	require.NoError(t, jobstore.ValidateJobID(dir.ID()))
+
+	spec, err := jobstore.ReadSpec(dir)
+	require.NoError(t, err)
+	assert.Equal(t, dir.ID(), spec.ID)
+	assert.Equal(t, "render", spec.Kind)
+	assert.False(t, spec.SubmittedAt.IsZero())
+
+	st := readStatus(t, dir)
+	assert.Equal(t, jobstore.Queued, st.State)
+	assert.Equal(t, uint64(1), st.Seq)
+	assert.Equal(t, dir.ID(), st.JobID)
+}
+
+func TestSubmit_TakenIDIsErrExistsAndChangesNothing(t *testing.T) {
+	root := tempDir(t)
+	dir, err := jobstore.Submit(root, jobstore.JobSpec{ID: "job-1", Kind: "first"})
+	require.NoError(t, err)
+	r, err := jobstore.Start(dir)
+	require.NoError(t, err)
+	require.NoError(t, r.Close())
+	before, err := os.ReadFile(dir.Status())
+	require.NoError(t, err)
+
+	_, err = jobstore.Submit(root, jobstore.JobSpec{ID: "job-1", Kind: "second"})
+	require.ErrorIs(t, err, jobstore.ErrExists)
+	spec, err := jobstore.ReadSpec(dir)
+	require.NoError(t, err)
+	assert.Equal(t, "first", spec.Kind)
+	after, err := os.ReadFile(dir.Status())
+	require.NoError(t, err)
+	assert.Equal(t, string(before), string(after), "the running job's status is not reset to queued")
+}
+
+func TestSubmit_InvalidSpecIsErrInvalid(t *testing.T) {
+	root := tempDir(t)
+	for name, spec := range map[string]jobstore.JobSpec{
+		"bad id":     {ID: "../escape", Kind: "x"},
+		"empty kind": {ID: "ok"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, err := jobstore.Submit(root, spec)
+			require.ErrorIs(t, err, jobstore.ErrInvalid)
+		})
+	}
+	des, err := os.ReadDir(root)
+	require.NoError(t, err)
+	assert.Empty(t, des, "nothing is created for an invalid spec")
+}
+
+func TestStart_WritesRunningWithOwnerAndNextSeq(t *testing.T) {
+	dir, r := startJob(t)
+	st := readStatus(t, dir)
+	host, _ := os.Hostname()
+	assert.Equal(t, jobstore.Running, st.State)
+	assert.Equal(t, uint64(2), st.Seq, "queued was seq 1")
+	assert.Equal(t, os.Getpid(), st.PID)
+	assert.Equal(t, host, st.Host)
+	require.NotNil(t, st.StartedAt)
+	assert.Equal(t, st.UpdatedAt, *st.StartedAt)
+	assert.Equal(t, st, r.Status(), "the handle's status is what was written")
+	assert.Equal(t, dir, r.Dir())
+	assert.Equal(t, "test", r.Spec().Kind)
+}
+
+func TestRun_EveryUpdateAdvancesSeqAndUpdatedAt(t *testing.T) {
+	dir, r := startJob(t)
+	prev := readStatus(t, dir)
+	updates := []struct {
+		name   string
+		update func() error
+		check  func(jobstore.JobStatus)
+	}{
+		{"progress", func() error { return r.Progress(0.25, "a quarter") }, func(st jobstore.JobStatus) {
+			require.NotNil(t, st.Progress)
+			assert.Equal(t, 0.25, *st.Progress)
+			assert.Equal(t, "a quarter", st.Message)
+		}},
+		{"progress keeps message", func() error { return r.Progress(0.5, "") }, func(st jobstore.JobStatus) {
+			assert.Equal(t, 0.5, *st.Progress)
+			assert.Equal(t, "a quarter", st.Message)
+		}},
+		{"message", func() error { return r.SetMessage("almost") }, func(st jobstore.JobStatus) {
+			assert.Equal(t, "almost", st.Message)
+			assert.Equal(t, 0.5, *st.Progress, "progress stays")
+		}},
+		{"finish", func() error {
+			code := 3
+			return r.Finish(jobstore.Outcome{State: jobstore.Failed, Message: "gave up", ExitCode: &code, Error: "disk full", Remedy: "free space"})
+		}, func(st jobstore.JobStatus) {
+			assert.Equal(t, jobstore.Failed, st.State)
+			assert.Equal(t, "gave up", st.Message)
+			require.NotNil(t, st.ExitCode)
+			assert.Equal(t, 3, *st.ExitCode)
+			assert.Equal(t, "disk full", st.Error)
+			assert.Equal(t, "free space", st.Remedy)
+			require.NotNil(t, st.FinishedAt)
+			assert.Equal(t, st.UpdatedAt, *st.FinishedAt)
+			assert.Equal(t, prev.StartedAt, st.StartedAt, "started_at stays")
+			assert.Equal(t, os.Getpid(), st.PID)
+		}},
+	}
+	for _, u := range updates {
+		t.Run(u.name, func(t *testing.T) {
+			require.NoError(t, u.update())
+			st := readStatus(t, dir)
+			assert.Equal(t, prev.Seq+1, st.Seq)
+			assert.False(t, st.UpdatedAt.Before(prev.UpdatedAt))
+			assert.Equal(t, st, r.Status())
+			u.check(st)
+			prev = st
+		})
+	}
+}
+
+func TestRun_StatusIsACopy(t *testing.T) {
+	dir, r := startJob(t)
+	require.NoError(t, r.Progress(0.5, "half"))
+	st := r.Status()
+	*st.Progress = 0.9
+	*st.StartedAt = time.Time{}
+	assert.Equal(t, readStatus(t, dir), r.Status(), "changing the copy changes nothing")
+}
+
+func TestRun_UpdateAfterFinishIsErrInvalid(t *testing.T) {
+	dir, r := startJob(t)
+	require.NoError(t, r.Finish(jobstore.Outcome{State: jobstore.Succeeded, Message: "done"}))
+	final, err := os.ReadFile(dir.Status())
+	require.NoError(t, err)
+	for name, update := range map[string]func() error{
+		"progress": func() error { return r.Progress(1, "more") },
+		"message":  func() error { return r.SetMessage("more") },
+		"finish":   func() error { return r.Finish(jobstore.Outcome{State: jobstore.Failed}) },
+	} {
+		t.Run(name, func(t *testing.T) {
+			err := update()
+			require.ErrorIs(t, err, jobstore.ErrInvalid)
+			assert.Contains(t, err.Error(), "the job is finished")
+			now, rerr := os.ReadFile(dir.Status())
+			require.NoError(t, rerr)
+			assert.Equal(t, string(final), string(now))
+		})
+	}
+}
+
+func TestRun_UpdateAfterCloseIsErrInvalid(t *testing.T) {
+	dir, r := startJob(t)
+	require.NoError(t, r.Close())
+	require.NoError(t, r.Close(), "Close twice is not an error")
+	require.ErrorIs(t, r.Progress(0.5, ""), jobstore.ErrInvalid)
+	require.ErrorIs(t, r.Finish(jobstore.Outcome{State: jobstore.Succeeded}), jobstore.ErrInvalid)
+	assert.Equal(t, jobstore.Running, readStatus(t, dir).State, "Close does not finish the job")
+	lk, err := jobstore.LockJob(dir)
+	require.NoError(t, err, "Close released the lock")
+	require.NoError(t, lk.Unlock())
+}
+
+func TestRun_InvalidInputWritesNothing(t *testing.T) {
+	dir, r := startJob(t)
+	before, err := os.ReadFile(dir.Status())
+	require.NoError(t, err)
+	tests := map[string]func() error{
+		"progress below 0": func() error { return r.Progress(-0.1, "") },
+		"progress above 1": func() error { return r.Progress(1.5, "") },
+		"progress NaN":     func() error { return r.Progress(math.NaN(), "") },
+		"finish running":   func() error { return r.Finish(jobstore.Outcome{State: jobstore.Running}) },
+		"finish lost":      func() error { return r.Finish(jobstore.Outcome{State: jobstore.Lost}) },
+		"finish no state":  func() error { return r.Finish(jobstore.Outcome{}) },
+	}
+	for name, update := range tests {
+		t.Run(name, func(t *testing.T) {
+			require.ErrorIs(t, update(), jobstore.ErrInvalid)
+			after, err := os.ReadFile(dir.Status())
+			require.NoError(t, err)
+			assert.Equal(t, string(before), string(after))
+		})
+	}
+	require.NoError(t, r.Finish(jobstore.Outcome{State: jobstore.Succeeded}), "the run is still usable")
+}
+
+func TestRun_FailedWriteDoesNotAdvanceSeq(t *testing.T) {
+	dir, r := startJob(t)
+	seq := r.Status().Seq
+	// A non-empty directory in status.json's place makes the replace fail.
+	require.NoError(t, os.Remove(dir.Status()))
+	require.NoError(t, os.MkdirAll(filepath.Join(dir.Status(), "x"), 0o755))
+	require.Error(t, r.Progress(0.5, "lost write"))
+	require.Error(t, r.Finish(jobstore.Outcome{State: jobstore.Succeeded}))
+	assert.Equal(t, seq, r.Status().Seq)
+	assert.Equal(t, jobstore.Running, r.Status().State, "a failed Finish does not finish the handle")
+
+	require.NoError(t, os.Remove(filepath.Join(dir.Status(), "x"))) // not RemoveAll: it fails under Wine
+	require.NoError(t, os.Remove(dir.Status()))
+	require.NoError(t, r.Finish(jobstore.Outcome{State: jobstore.Succeeded}), "Finish may be retried")
+	st := readStatus(t, dir)
+	assert.Equal(t, seq+1, st.Seq, "the failed writes' numbers are reused")
+	assert.Nil(t, st.Progress, "the failed progress is not in the handle's status")
+}
+
+func TestStart_ContinuesSeqFromThePreviousRun(t *testing.T) {
+	tests := []struct {
+		name    string
+		status  *jobstore.JobStatus
+		wantSeq uint64
+	}{
+		{"no status yet", nil, 1},
+		{"queued", statusIn(jobstore.Queued, 7), 8},
+		{"running, runner gone", statusIn(jobstore.Running, 41), 42},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := writeJob(t, tempDir(t), submitted("j1", 0), tc.status)
+			r, err := jobstore.Start(dir)
+			require.NoError(t, err)
+			require.NoError(t, r.Progress(0.1, ""))
+			require.NoError(t, r.Close())
+			assert.Equal(t, tc.wantSeq+1, readStatus(t, dir).Seq)
+
+			again, err := jobstore.Start(dir) // a second run of a job that still says running
+			require.NoError(t, err)
+			t.Cleanup(func() { _ = again.Close() })
+			assert.Equal(t, tc.wantSeq+2, readStatus(t, dir).Seq)
+		})
+	}
+}
+
+func TestStart_TerminalJobIsErrInvalidAndUnlocked(t *testing.T) {
+	for _, state := range []jobstore.State{jobstore.Succeeded, jobstore.Failed, jobstore.Cancelled, jobstore.Lost} {
+		t.Run(string(state), func(t *testing.T) {
+			dir := writeJob(t, tempDir(t), submitted("j1", 0), statusIn(state, 5))
+			_, err := jobstore.Start(dir)
+			require.ErrorIs(t, err, jobstore.ErrInvalid)
+			var e *jobstore.Error
+			require.ErrorAs(t, err, &e)
+			assert.Equal(t, "submit a new job", e.Remedy)
+			assert.Equal(t, uint64(5), readStatus(t, dir).Seq, "nothing written")
+			lk, err := jobstore.LockJob(dir)
+			require.NoError(t, err, "a failed Start releases the lock")
+			require.NoError(t, lk.Unlock())
+		})
+	}
+}
+
+func TestStart_UnreadableRecordsFailAndUnlock(t *testing.T) {
+	tests := map[string]func(jobstore.JobDir){
+		"corrupt status": func(d jobstore.JobDir) { require.NoError(t, os.WriteFile(d.Status(), []byte("{"), 0o644)) },
+		"corrupt spec": func(d jobstore.JobDir) {
+			require.NoError(t, os.Chmod(d.Spec(), 0o644))
+			require.NoError(t, os.WriteFile(d.Spec(), []byte("{\"job_id\""), 0o644))
+		},
+	}
+	for name, damage := range tests {
+		t.Run(name, func(t *testing.T) {
+			dir := writeJob(t, tempDir(t), submitted("j1", 0), statusIn(jobstore.Queued, 1))
+			damage(dir)
+			_, err := jobstore.Start(dir)
+			require.ErrorIs(t, err, jobstore.ErrCorrupt)
+			lk, err := jobstore.LockJob(dir)
+			require.NoError(t, err, "a failed Start releases the lock")
+			require.NoError(t, lk.Unlock())
+		})
+	}
+}
+
+// raceRounds: each round races two fresh processes on a fresh job.
+const raceRounds = 3
+
+func TestStart_TwoProcessesRaceExactlyOneWins(t *testing.T) {
+	for round := range raceRounds {
+		t.Run(strconv.Itoa(round), func(t *testing.T) {
+			dir, err := jobstore.Submit(tempDir(t), jobstore.JobSpec{Kind: "test"})
+			require.NoError(t, err)
+			racers := []*child{
+				startChild(t, "racer", dirEnv+"="+string(dir)),
+				startChild(t, "racer", dirEnv+"="+string(dir)),
+			}
+			for _, c := range racers {
+				_, err := c.stdin.Write([]byte("go\n"))
+				require.NoError(t, err)
+			}
+			var winners []int
+			var lockedErr string
+			for _, c := range racers {
+				switch said := c.line(t); {
+				case said == "won":
+					winners = append(winners, c.cmd.Process.Pid)
+				case strings.HasPrefix(said, "locked "):
+					lockedErr = said
+				default:
+					t.Fatalf("racer said %q", said)
+				}
+			}
+			require.Len(t, winners, 1, "exactly one Start wins")
+			require.NotEmpty(t, lockedErr, "the other gets ErrLocked")
+			// The loser may have looked before the winner wrote running; if
+			// status.json named a holder, it is the winner.
+			if strings.Contains(lockedErr, "held by pid") {
+				assert.Contains(t, lockedErr, "held by pid "+strconv.Itoa(winners[0]))
+			}
+			st := readStatus(t, dir)
+			assert.Equal(t, winners[0], st.PID)
+			assert.Equal(t, uint64(2), st.Seq, "one running write only")
+			for _, c := range racers {
+				require.NoError(t, c.stdin.Close())
+				require.NoError(t, c.cmd.Wait())
+			}
+		})
+	}
+}
