@@ -150,6 +150,12 @@ func damage(data []byte, se *json.SyntaxError) string {
 	}
 }
 
+// recordFile is what readOnce needs of an open file (openRecord).
+type recordFile interface {
+	io.ReadCloser
+	Stat() (fs.FileInfo, error)
+}
+
 // readOnce opens, reads and closes path, refusing directories and files over
 // maxSize.
 func readOnce(op, path string, maxSize int64) ([]byte, error) {
