@@ -34,8 +34,10 @@ func TestSweepTemps_RemovesOnlyOldTempFiles(t *testing.T) {
 	for name, age := range kept {
 		tempFile(t, string(dir), name, age)
 	}
-	require.NoError(t, os.Mkdir(filepath.Join(string(dir), ".status.json999"), 0o755)) // a directory, never removed
+	tempNamedDir := filepath.Join(string(dir), ".status.json999") // a directory, never removed
+	require.NoError(t, os.Mkdir(tempNamedDir, 0o755))
 	old2 := time.Now().Add(-old)
+	require.NoError(t, os.Chtimes(tempNamedDir, old2, old2))
 	require.NoError(t, os.Chtimes(dir.Status(), old2, old2))
 	require.NoError(t, os.Chtimes(dir.Spec(), old2, old2))
 
@@ -48,7 +50,7 @@ func TestSweepTemps_RemovesOnlyOldTempFiles(t *testing.T) {
 	for name := range kept {
 		assert.FileExists(t, filepath.Join(string(dir), name))
 	}
-	assert.DirExists(t, filepath.Join(string(dir), ".status.json999"))
+	assert.DirExists(t, tempNamedDir)
 	assert.FileExists(t, dir.Status())
 	assert.FileExists(t, dir.Spec())
 
