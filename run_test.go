@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -373,4 +374,22 @@ func TestStart_TwoProcessesRaceExactlyOneWins(t *testing.T) {
 			}
 		})
 	}
+}
+
+func TestRun_ConcurrentUpdatesEachGetTheirOwnSeq(t *testing.T) {
+	const goroutines, updates = 4, 25
+	dir, r := startJob(t)
+	start := r.Status().Seq
+	var wg sync.WaitGroup
+	for g := range goroutines {
+		wg.Go(func() {
+			for i := range updates {
+				assert.NoError(t, r.Progress(float64(i)/updates, "g"+strconv.Itoa(g)))
+			}
+		})
+	}
+	wg.Wait()
+	want := start + goroutines*updates
+	assert.Equal(t, want, r.Status().Seq, "no update lost or numbered twice")
+	assert.Equal(t, want, readStatus(t, dir).Seq)
 }
