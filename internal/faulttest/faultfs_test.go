@@ -66,19 +66,19 @@ func TestWriteStatus_FailedStepKeepsOldRecordAndLeavesNoTemp(t *testing.T) {
 
 			err := jobstore.WriteStatus(job, jobstore.JobStatus{State: jobstore.Succeeded, Seq: 2})
 
-			require.Error(t, err, "the fault layer failed a step; WriteStatus must say so")
+			assert.Len(t, fsys.Calls(ft.Fsync, ft.TempOf(jobstore.StatusFile)), tt.wantFsyncs,
+				"fsync of the temp file must be called exactly this often: a failed fsync is never retried")
+			assert.Error(t, err, "the fault layer failed a step; WriteStatus must say so")
 			assert.ErrorIs(t, err, tt.wantErrno)
 			var je *jobstore.Error
 			if assert.ErrorAs(t, err, &je) {
 				assert.Equal(t, tt.wantOp, je.Op, "Op should name the failed step: %v", err)
 			}
-			assert.Len(t, fsys.Calls(ft.Fsync, ft.TempOf(jobstore.StatusFile)), tt.wantFsyncs,
-				"fsyncs of the temp file (a failed fsync must never be retried)")
 			if tt.wantOp == "fsync" {
 				assert.Empty(t, fsys.Calls(ft.Rename, ft.Named(jobstore.StatusFile)),
 					"an unconfirmed temp file must not be renamed over the record")
 			}
-			assert.Equal(t, oldStatus, backingBytes(t, fsys, jobstore.StatusFile), "status.json changed")
+			assert.Equal(t, string(oldStatus), string(backingBytes(t, fsys, jobstore.StatusFile)), "status.json changed")
 			assert.Empty(t, backingTemps(t, fsys), "temp file left behind")
 
 			fsys.Clear()
@@ -173,15 +173,15 @@ func TestWriteSpec_FailedStepPublishesNothing(t *testing.T) {
 
 			err := jobstore.WriteSpec(job, jobstore.JobSpec{ID: newID, Kind: "render"})
 
-			require.Error(t, err, "the fault layer failed a step; WriteSpec must say so")
+			assert.Len(t, fsys.Calls(ft.Fsync, ft.TempOf(jobstore.SpecFile)), tt.wantFsyncs,
+				"fsync of the temp file must be called exactly this often: a failed fsync is never retried")
+			assert.Error(t, err, "the fault layer failed a step; WriteSpec must say so")
 			assert.ErrorIs(t, err, tt.wantErrno)
 			assert.NotErrorIs(t, err, jobstore.ErrExists)
 			var je *jobstore.Error
 			if assert.ErrorAs(t, err, &je) {
 				assert.Equal(t, tt.wantOp, je.Op, "Op should name the failed step: %v", err)
 			}
-			assert.Len(t, fsys.Calls(ft.Fsync, ft.TempOf(jobstore.SpecFile)), tt.wantFsyncs,
-				"fsyncs of the temp file (a failed fsync must never be retried)")
 			_, serr := os.Lstat(filepath.Join(fsys.Backing, newID, jobstore.SpecFile))
 			assert.ErrorIs(t, serr, fs.ErrNotExist, "job.json must not be published after a failed step")
 			assert.Empty(t, backingTemps(t, fsys), "temp file left behind")
