@@ -2,6 +2,8 @@ package jobstore_test
 
 import (
 	"bytes"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -38,6 +40,10 @@ const (
 	stepWriteStatus = "write-status" // over the status.json of tracedJobA
 	stepWriteSpec   = "write-spec"   // in tracedJobB, which does not exist yet
 	stepReadStatus  = "read-status"  // of tracedJobA
+	// stepWriteStatusInPlace is not the library: the naive writer the
+	// protocol exists to avoid (truncate, write, fsync), a control for the
+	// power-loss model.
+	stepWriteStatusInPlace = "write-status-in-place"
 )
 
 const (
@@ -84,6 +90,8 @@ func init() {
 				err = jobstore.WriteSpec(b, tracedSpec(tracedJobB))
 			case stepReadStatus:
 				_, err = jobstore.ReadStatus(a)
+			case stepWriteStatusInPlace:
+				err = writeStatusInPlace(a, tracedNewStatus())
 			default:
 				err = fmt.Errorf("unknown step %q", step)
 			}
@@ -95,6 +103,23 @@ func init() {
 		}
 		return 0
 	}
+}
+
+func writeStatusInPlace(dir jobstore.JobDir, st jobstore.JobStatus) error {
+	st.SchemaVersion, st.JobID = jobstore.StatusSchemaVersion, dir.ID()
+	data, err := json.MarshalIndent(st, "", "  ")
+	if err != nil {
+		return err
+	}
+	f, err := os.OpenFile(dir.Status(), os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(append(data, '\n'))
+	if err == nil {
+		err = f.Sync()
+	}
+	return errors.Join(err, f.Close())
 }
 
 // protocolTrace is what one traced run of the "protocol" child left.
