@@ -241,7 +241,7 @@ func TestPowerLoss_EveryCrashStateHoldsOldOrNewRecord(t *testing.T) {
 			evs := tc.run.step(t, tc.step)
 			if tc.drop != nil {
 				kept := slices.DeleteFunc(slices.Clone(evs), tc.drop)
-				require.Len(t, kept, len(evs)-1, "the call to delete must be in the trace exactly once:\n%s", formatEvents(evs))
+				require.Equal(t, 1, len(evs)-len(kept), "the call to delete must be in the trace exactly once:\n%s", formatEvents(evs))
 				evs = kept
 			}
 			m, err := buildCrashModel(tc.run.root, tc.base, evs)
@@ -255,8 +255,10 @@ func TestPowerLoss_EveryCrashStateHoldsOldOrNewRecord(t *testing.T) {
 				return
 			}
 			states, checked = states+r.enumerated, checked+r.checked
-			assert.Empty(t, r.violations, "states a power cut may leave that break the guarantee:\n\t%s",
-				strings.Join(r.violations[:min(len(r.violations), 5)], "\n\t"))
+			if len(r.violations) > 0 {
+				t.Errorf("%d states a power cut may leave break the guarantee; the first ones:\n\t%s",
+					len(r.violations), strings.Join(r.violations[:min(len(r.violations), 4)], "\n\t"))
+			}
 		})
 	}
 	t.Logf("real traces: %d power-loss states enumerated, %d distinct states checked", states, checked)
