@@ -220,15 +220,23 @@ func withTornReaders(t *testing.T, path string, write func(bothTorn func() bool)
 	return run
 }
 
-// tornStatus is a status whose JSON is about size bytes (1-64 KiB): the
-// message is random letters.
-func tornStatus(seq uint64, size int) jobstore.JobStatus {
+// tornText is random letters, from which tornStatus cuts its messages
+// (cheaply: the writer must spend its time writing, not making data).
+var tornText = func() string {
 	const letters = "abcdefghijklmnopqrstuvwxyz "
-	msg := make([]byte, max(size-200, 1))
-	for i := range msg {
-		msg[i] = letters[rand.N(len(letters))]
+	b := make([]byte, 2*tornMaxSize)
+	for i := range b {
+		b[i] = letters[rand.N(len(letters))]
 	}
-	return jobstore.JobStatus{State: jobstore.Running, Seq: seq, Message: string(msg)}
+	return string(b)
+}()
+
+// tornStatus is a status whose JSON is about size bytes (1-64 KiB): the
+// message is a random stretch of tornText.
+func tornStatus(seq uint64, size int) jobstore.JobStatus {
+	n := max(size-200, 1)
+	at := rand.N(len(tornText) - n)
+	return jobstore.JobStatus{State: jobstore.Running, Seq: seq, Message: tornText[at : at+n]}
 }
 
 func tornSize() int { return tornMinSize + rand.N(tornMaxSize-tornMinSize+1) }
