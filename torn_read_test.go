@@ -28,6 +28,7 @@ const (
 	tornReaderProcs      = 3      // reader processes
 	tornReaderGoroutines = 2      // reader goroutines in each process, and in the test itself
 	tornWrites           = 200    // atomic writes checked per run
+	tornWritesRace       = 50     // under -race, whose slow readers starve the writer
 	tornControlMaxWrites = 50_000 // in-place writes the control may take to show a tear
 	tornMinSize          = 1 << 10
 	tornMaxSize          = 64 << 10
@@ -253,8 +254,8 @@ func newTornJob(t *testing.T) jobstore.JobDir {
 }
 
 // TestWriteStatus_ReaderNeverSeesPartialFile: while WriteStatus rewrites
-// status.json tornWrites times with statuses of random sizes (1-64 KiB),
-// reader processes and goroutines that read it with plain os.ReadFile and
+// status.json tornWrites times (tornWritesRace under -race) with statuses of
+// random sizes (1-64 KiB), reader processes and goroutines that read it with plain os.ReadFile and
 // json.Valid, without retry, never see an invalid (empty or partial) file
 // and never find it missing. On Windows a read may be refused for a moment
 // (sharing violation, access denied) while MoveFileEx replaces the file;
@@ -267,13 +268,17 @@ func newTornJob(t *testing.T) jobstore.JobDir {
 // TestWriteStatus_TornReadDetectorWorks is its control: the same readers
 // must catch an in-place writer.
 func TestWriteStatus_ReaderNeverSeesPartialFile(t *testing.T) {
+	writes := tornWrites
+	if raceDetector {
+		writes = tornWritesRace
+	}
 	dir := newTornJob(t)
 	began := time.Now()
 	run := withTornReaders(t, dir.Status(), func(func() bool) int {
-		for i := 1; i <= tornWrites; i++ {
+		for i := 1; i <= writes; i++ {
 			require.NoError(t, jobstore.WriteStatus(dir, tornStatus(uint64(i), tornSize())))
 		}
-		return tornWrites
+		return writes
 	})
 	all := run.procs
 	all.add(run.goroutines)
@@ -284,7 +289,7 @@ func TestWriteStatus_ReaderNeverSeesPartialFile(t *testing.T) {
 	require.Zero(t, all.errs, "readers failed to read status.json: %v", all)
 	st, err := jobstore.ReadStatus(dir)
 	require.NoError(t, err)
-	require.Equal(t, uint64(tornWrites), st.Seq)
+	require.Equal(t, uint64(writes), st.Seq)
 }
 
 // TestWriteStatus_TornReadDetectorWorks proves the readers above can see a
