@@ -94,8 +94,8 @@ func moveFile(from, to string, flags uint32) error {
 	delay := time.Millisecond
 	for {
 		err = windows.MoveFileEx(fromp, top, flags)
-		if err == nil || !isSharingError(err) || time.Now().After(deadline) {
-			return err
+		if err == nil || !isSharingError(err) || isReadOnly(to) || time.Now().After(deadline) {
+			return err // a read-only target stays read-only: waiting changes nothing
 		}
 		time.Sleep(delay + rand.N(delay))
 		if delay < 100*time.Millisecond {
@@ -104,7 +104,22 @@ func moveFile(from, to string, flags uint32) error {
 	}
 }
 
+// isReadOnly reports whether path has FILE_ATTRIBUTE_READONLY, which makes
+// MoveFileEx refuse to replace it (ERROR_ACCESS_DENIED), like DeleteFile.
+func isReadOnly(path string) bool {
+	p, err := windows.UTF16PtrFromString(path)
+	if err != nil {
+		return false
+	}
+	attrs, err := windows.GetFileAttributes(p)
+	return err == nil && attrs&windows.FILE_ATTRIBUTE_READONLY != 0
+}
+
 func replaceFile(path string, data []byte, o writeOptions) error {
+	// A perm without the owner's write bit makes a read-only file on Windows,
+	// and Windows never replaces a read-only file: the next write would fail.
+	// A record that is rewritten stays writable here.
+	o.perm |= 0o200
 	tmp, err := writeTemp(path, data, o)
 	if err != nil {
 		return err
@@ -115,10 +130,16 @@ func replaceFile(path string, data []byte, o writeOptions) error {
 	}
 	if err := moveFile(tmp, path, flags); err != nil {
 		_ = removeTemp(tmp)
-		if isSharingError(err) {
+		switch {
+		case isReadOnly(path):
+			return stepError("rename", path, err,
+				"cannot replace the record: it is read-only (FILE_ATTRIBUTE_READONLY), and Windows does not replace a read-only file",
+				"the previous record is intact; clear the attribute (attrib -r), then write again")
+		case isSharingError(err):
 			return stepError("rename", path, err,
 				"cannot replace the record: another process kept it open without FILE_SHARE_DELETE for more than "+replaceBudget.String(),
-				"the previous record is intact; make the reader close the file between reads (or open it with FILE_SHARE_DELETE), then write again")
+				"the previous record is intact; make the reader close the file between reads (or open it with FILE_SHARE_DELETE), then write again; "+
+					"if no process holds it, check that this user may delete the file")
 		}
 		return stepError("rename", path, err, "cannot replace the record with the temp file", "")
 	}
