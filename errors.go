@@ -91,7 +91,10 @@ func (e *Error) Error() string {
 		b.WriteString(e.Err.Error())
 	}
 	if e.Remedy != "" {
-		b.WriteString(". Remedy: ")
+		if !strings.HasSuffix(b.String(), ".") { // Windows' messages end in one
+			b.WriteString(".")
+		}
+		b.WriteString(" Remedy: ")
 		b.WriteString(e.Remedy)
 	}
 	return b.String()
