@@ -29,8 +29,8 @@ const (
 	readRetryWindow = 40 // attempts, readRetryDelay apart: 2 s
 )
 
-// newJob makes a job directory with a job.json and a first status.json.
-func newJob(t *testing.T, id string) jobstore.JobDir {
+// newWindowsJob makes a job directory with a job.json and a first status.json.
+func newWindowsJob(t *testing.T, id string) jobstore.JobDir {
 	t.Helper()
 	dir := jobstore.JobDir(filepath.Join(tempDir(t), id))
 	require.NoError(t, jobstore.WriteSpec(dir, jobstore.JobSpec{ID: id, Kind: "test"}))
@@ -60,7 +60,7 @@ func holdOpen(t *testing.T, path string) *os.File {
 }
 
 func TestWriteStatus_ReplaceWaitsForReaderThatClosesInTime(t *testing.T) {
-	dir := newJob(t, "j1")
+	dir := newWindowsJob(t, "j1")
 	reader := holdOpen(t, dir.Status())
 
 	var released atomic.Bool
@@ -84,7 +84,7 @@ func TestWriteStatus_ReplaceWaitsForReaderThatClosesInTime(t *testing.T) {
 }
 
 func TestWriteStatus_ReaderHoldingPastBudgetFailsCleanly(t *testing.T) {
-	dir := newJob(t, "j1")
+	dir := newWindowsJob(t, "j1")
 	before, err := os.ReadFile(dir.Status())
 	require.NoError(t, err)
 	holdOpen(t, dir.Status()) // held until the test ends: longer than any budget
@@ -175,7 +175,7 @@ func TestWriteSpec_RacingWritersExactlyOneWins(t *testing.T) {
 }
 
 func TestReadStatus_RetriesSharingViolation(t *testing.T) {
-	dir := newJob(t, "j1")
+	dir := newWindowsJob(t, "j1")
 	require.NoError(t, jobstore.WriteStatus(dir, jobstore.JobStatus{State: jobstore.Running, Seq: 7}))
 
 	lock := func() windows.Handle {
@@ -255,7 +255,7 @@ func TestWriteStatus_MissingDirIsErrNotJob(t *testing.T) {
 }
 
 func TestWriteStatus_WithReadOnlyPermCanBeWrittenAgain(t *testing.T) {
-	dir := newJob(t, "j1")
+	dir := newWindowsJob(t, "j1")
 	for seq := uint64(2); seq <= 3; seq++ {
 		require.NoError(t, jobstore.WriteStatus(dir, jobstore.JobStatus{State: jobstore.Running, Seq: seq}, jobstore.WithPerm(0o444)),
 			"write %d: a rewritten record must stay replaceable", seq)
@@ -274,7 +274,7 @@ func TestWriteStatus_ReadOnlyTargetIsNamedAsSuch(t *testing.T) {
 		t.Skip("Wine 8's MoveFileEx(REPLACE_EXISTING) replaces a target that has FILE_ATTRIBUTE_READONLY; " +
 			"Windows refuses with ERROR_ACCESS_DENIED, which is what this test checks is reported")
 	}
-	dir := newJob(t, "j1")
+	dir := newWindowsJob(t, "j1")
 	require.NoError(t, os.Chmod(dir.Status(), 0o444)) // FILE_ATTRIBUTE_READONLY, as attrib +r sets it
 	before, err := os.ReadFile(dir.Status())
 	require.NoError(t, err)
