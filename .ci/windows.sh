@@ -34,6 +34,7 @@ cleanup() {
 	rm -rf "$work"
 }
 trap cleanup EXIT
+trap 'exit 130' INT TERM # so that the EXIT trap runs
 
 echo "== Windows under Wine: stand-in bcryptprimitives.dll (Wine 8 lacks ProcessPrng, which Go's runtime needs)"
 x86_64-w64-mingw32-gcc -O2 -Wall -shared -o "$work/bcryptprimitives.dll" \
