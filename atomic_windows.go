@@ -79,8 +79,16 @@ func isSharingError(err error) bool {
 		errors.Is(err, windows.ERROR_LOCK_VIOLATION)
 }
 
-// moveFile calls MoveFileEx, retrying sharing errors for replaceBudget
-// with a growing random delay starting at 1 ms (as robustio does).
+// replaceRetryDelay caps the pause between two replace attempts. A reader
+// holds the file open only while it reads it; the replace needs one instant
+// when nobody does. Short, jittered pauses find that instant even against a
+// poller that keeps the file open most of the time; robustio's ever-growing
+// pauses (made for virus scanners that hold a file for seconds) let such a
+// poller starve the writer for the whole budget in about 17 attempts.
+const replaceRetryDelay = 4 * time.Millisecond
+
+// moveFile calls MoveFileEx, retrying sharing errors for replaceBudget,
+// pausing 1 ms at first, growing to replaceRetryDelay, with random jitter.
 func moveFile(from, to string, flags uint32) error {
 	fromp, err := windows.UTF16PtrFromString(from)
 	if err != nil {
@@ -98,9 +106,7 @@ func moveFile(from, to string, flags uint32) error {
 			return err // a read-only target stays read-only: waiting changes nothing
 		}
 		time.Sleep(delay + rand.N(delay))
-		if delay < 100*time.Millisecond {
-			delay *= 2
-		}
+		delay = min(2*delay, replaceRetryDelay)
 	}
 }
 
@@ -143,7 +149,11 @@ func replaceFile(path string, data []byte, o writeOptions) error {
 		}
 		return stepError("rename", path, err, "cannot replace the record with the temp file", "")
 	}
-	return nil // no directory fsync: Windows cannot, and WRITE_THROUGH covers the rename
+	// No directory fsync: Windows cannot. With WRITE_THROUGH, MoveFileEx
+	// "does not return until the file has actually been moved on the disk",
+	// a guarantee Microsoft spells out only for moves done by copying; for
+	// this same-directory rename, durability rests on the NTFS journal.
+	return nil
 }
 
 func createExclusive(path string, data []byte, o writeOptions) error {
