@@ -1,10 +1,14 @@
 package jobstore_test
 
 import (
+	"bufio"
 	"errors"
+	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -110,6 +114,152 @@ func TestWriteStatus_ReaderHoldingPastBudgetFailsCleanly(t *testing.T) {
 	after, err := os.ReadFile(dir.Status())
 	require.NoError(t, err)
 	assert.Equal(t, string(before), string(after), "the old status must stay byte-identical")
+	requireNoTemps(t, dir)
+}
+
+// A poller is a child process (this test binary in the role
+// windowsPollerRole) that polls a job's status.json until its stdin closes,
+// as a GUI or a script in another process would. Another process, not a
+// goroutine: goroutines share the Go runtime's timers and threads, so a
+// writer goroutine tends to wake up in step with a reader goroutine, which
+// no real poller does.
+const (
+	windowsPollerRole = "windows-poller"
+	pollerDirEnv      = "JOBSTORE_TEST_POLLER_DIR"
+	pollerModeEnv     = "JOBSTORE_TEST_POLLER_MODE"
+
+	// pollHold: "hold" mode keeps status.json open (os.Open: no
+	// FILE_SHARE_DELETE) this long per poll, then lets go for pollGap: a
+	// poller that leaves the writer only short moments.
+	pollHold = 30 * time.Millisecond
+	pollGap  = 1 * time.Millisecond
+	// pollPause: "read" mode calls ReadStatus (default retries) on a
+	// 64 KiB status this often: 500 times a second, where GUIs poll once.
+	pollPause = 2 * time.Millisecond
+)
+
+func init() { children[windowsPollerRole] = windowsPoller }
+
+// windowsPoller polls until stdin closes, then prints
+// "polls N failed M first ERROR". In "hold" mode a failed open is a moment
+// when a replace was running (a sharing violation), not a failure.
+func windowsPoller() int {
+	dir := jobstore.JobDir(os.Getenv(pollerDirEnv))
+	mode := os.Getenv(pollerModeEnv)
+	var stop atomic.Bool
+	go func() {
+		_, _ = io.Copy(io.Discard, os.Stdin)
+		stop.Store(true)
+	}()
+	fmt.Println("ready")
+	var polls, failed int
+	first := "none"
+	for !stop.Load() {
+		polls++
+		switch mode {
+		case "hold":
+			if f, err := os.Open(dir.Status()); err == nil {
+				time.Sleep(pollHold)
+				_ = f.Close()
+			}
+			time.Sleep(pollGap)
+		case "read":
+			if _, err := jobstore.ReadStatus(dir); err != nil {
+				if failed++; failed == 1 {
+					first = strings.ReplaceAll(err.Error(), "\n", " ")
+				}
+			}
+			time.Sleep(pollPause)
+		default:
+			fmt.Fprintf(os.Stderr, "poller: unknown mode %q\n", mode)
+			return 2
+		}
+	}
+	fmt.Printf("polls %d failed %d first %s\n", polls, failed, first)
+	return 0
+}
+
+// startPoller starts a poller on dir and waits until it polls. stop ends it
+// and returns what it printed at the end.
+func startPoller(t *testing.T, dir jobstore.JobDir, mode string) (stop func() string) {
+	t.Helper()
+	cmd := childCommand(t, windowsPollerRole, pollerDirEnv+"="+string(dir), pollerModeEnv+"="+mode)
+	stdin, err := cmd.StdinPipe()
+	require.NoError(t, err)
+	stdout, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() {
+		if cmd.ProcessState == nil {
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
+		}
+	})
+	lines := bufio.NewScanner(stdout)
+	require.True(t, lines.Scan(), "the poller did not start: %v", lines.Err())
+	require.Equal(t, "ready", lines.Text())
+	return func() string {
+		require.NoError(t, stdin.Close())
+		require.True(t, lines.Scan(), "the poller said nothing at the end: %v", lines.Err())
+		last := lines.Text()
+		require.NoError(t, cmd.Wait())
+		return last
+	}
+}
+
+// writeStatuses writes seq first..last, stopping at the first error.
+func writeStatuses(dir jobstore.JobDir, first, last uint64, message string) error {
+	for seq := first; seq <= last; seq++ {
+		if err := jobstore.WriteStatus(dir, jobstore.JobStatus{State: jobstore.Running, Seq: seq, Message: message}); err != nil {
+			return fmt.Errorf("write %d of %d: %w", seq, last, err)
+		}
+	}
+	return nil
+}
+
+// TestWriteStatus_FindsTheGapsOfABusyPoller: a poller in another process
+// keeps status.json open almost all the time, letting go for a moment
+// between two polls. Every replace must find such a moment within its
+// budget (a few tries spread over 2 s would not).
+func TestWriteStatus_FindsTheGapsOfABusyPoller(t *testing.T) {
+	const writes = 20
+	dir := newWindowsJob(t, "j1")
+	stop := startPoller(t, dir, "hold")
+	err := writeStatuses(dir, 2, writes, "")
+	said := stop()
+	t.Logf("%d writes against a poller holding the file %v with %v gaps: %s", writes, pollHold, pollGap, said)
+	require.NoError(t, err, "the replace must find a gap between two polls within its budget")
+	st, err := jobstore.ReadStatus(dir)
+	require.NoError(t, err)
+	assert.Equal(t, uint64(writes), st.Seq)
+	requireNoTemps(t, dir)
+}
+
+// TestWriteStatus_FastPollerAndWriterBothGetThrough: a poller in another
+// process calls ReadStatus (default retries) 500 times a second on a 64 KiB
+// status.json while the writer rewrites it: every write and every read
+// succeeds. The reader's retries absorb the sharing violations a replace
+// causes; the writer's retries find the poller's pauses.
+//
+// Not promised: a reader that reads in a loop with no pause at all keeps
+// the file open nearly all the time, and on a loaded machine (descheduled
+// while holding it) for the whole replace budget; the write then fails. That
+// is Windows' rule (a file open without FILE_SHARE_DELETE cannot be
+// replaced), and the error says so.
+func TestWriteStatus_FastPollerAndWriterBothGetThrough(t *testing.T) {
+	const writes = 300
+	dir := newWindowsJob(t, "j1")
+	message := strings.Repeat("x", 64<<10)
+	require.NoError(t, writeStatuses(dir, 1, 1, message))
+	stop := startPoller(t, dir, "read")
+	err := writeStatuses(dir, 2, writes, message)
+	said := stop()
+	t.Logf("%d writes against a ReadStatus poller: %s", writes, said)
+	require.NoError(t, err)
+	assert.Contains(t, said, " failed 0 ", "every ReadStatus must get through its retries")
+	st, err := jobstore.ReadStatus(dir)
+	require.NoError(t, err)
+	assert.Equal(t, uint64(writes), st.Seq)
 	requireNoTemps(t, dir)
 }
 
