@@ -6,3 +6,8 @@ require (
 	github.com/google/renameio/v2 v2.0.2
 	golang.org/x/sys v0.47.0
 )
+
+require (
+	github.com/stretchr/testify v1.12.1
+	go.yaml.in/yaml/v3 v3.0.5 // indirect
+)
