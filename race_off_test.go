@@ -1,0 +1,5 @@
+//go:build !race
+
+package jobstore_test
+
+const raceEnabled = false
