@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/axqua/jobstore"
@@ -240,4 +242,46 @@ func TestMigrate_LargestVersionIsAccepted(t *testing.T) {
 	got, err := jobstore.Migrate(map[string]any{"schema_version": float64(math.MaxInt32)}, math.MaxInt32, nil, "x")
 	require.NoError(t, err)
 	assert.Equal(t, math.MaxInt32, got["schema_version"])
+}
+
+// TestReads_MigrateOlderRecordsInMemoryOnly: with a migration step from
+// version 0 in place, an old job.json and status.json read as current
+// records, and the files stay exactly as they were (no write-back, no
+// chmod, no litter). Without the step (the real maps are empty at version
+// 1), the same files are ErrNoMigration.
+func TestReads_MigrateOlderRecordsInMemoryOnly(t *testing.T) {
+	dir := newJobDir(t, "old-job")
+	require.NoError(t, os.MkdirAll(string(dir), 0o755))
+	writeFile(t, dir.Spec(), readFile(t, filepath.Join("testdata", "job.v0.json")))
+	writeFile(t, dir.Status(), readFile(t, filepath.Join("testdata", "status.v0.json")))
+	require.NoError(t, os.Chmod(dir.Spec(), 0o444))
+
+	_, err := jobstore.ReadSpec(dir)
+	assert.ErrorIs(t, err, jobstore.ErrNoMigration)
+	assert.ErrorContains(t, err, "no migration from schema_version 0 to 1")
+	_, err = jobstore.ReadStatus(dir)
+	assert.ErrorIs(t, err, jobstore.ErrNoMigration)
+
+	// Version 0 named the kind "type" and the state "status".
+	rename := func(from, to string) jobstore.Migration {
+		return func(m map[string]any) (map[string]any, error) {
+			m[to] = m[from]
+			delete(m, from)
+			return m, nil
+		}
+	}
+	jobstore.UseMigrationsForTest(t, map[int]jobstore.Migration{0: rename("type", "kind")},
+		map[int]jobstore.Migration{0: rename("status", "state")})
+	before := snapshot(t, string(dir))
+
+	spec, err := jobstore.ReadSpec(dir)
+	require.NoError(t, err)
+	assert.Equal(t, 1, spec.SchemaVersion)
+	assert.Equal(t, "render", spec.Kind)
+	st, err := jobstore.ReadStatus(dir)
+	require.NoError(t, err)
+	assert.Equal(t, 1, st.SchemaVersion)
+	assert.Equal(t, jobstore.Succeeded, st.State)
+
+	assert.Equal(t, before, snapshot(t, string(dir)), "the older files are not rewritten")
 }
