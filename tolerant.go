@@ -211,7 +211,8 @@ func readError(op, path string, err error) error {
 	if errors.As(err, &pe) {
 		err = pe.Err
 	}
-	e := &Error{Op: op, Path: path, Err: err, Msg: "cannot read the file"}
+	e := &Error{Op: op, Path: path, Err: err, Msg: "cannot read the file",
+		Remedy: "check that the path names a record file in a directory, and the disk, then read again"}
 	if errors.Is(err, fs.ErrPermission) {
 		e.Remedy = "give the reading user read permission on the file and its directory"
 	}
