@@ -171,3 +171,25 @@ func TestDecodeErrors_ReadAsOneSentence(t *testing.T) {
 		assert.NotContains(t, err.Error(), ": :", data)
 	}
 }
+
+// TestErrors_PlainIOFailuresHaveARemedyToo: failures of no particular kind
+// (here a job "directory" that is a regular file) still end with a remedy.
+func TestErrors_PlainIOFailuresHaveARemedyToo(t *testing.T) {
+	file := filepath.Join(tempDir(t), "file")
+	writeFile(t, file, []byte("x"))
+	dir := jobstore.JobDir(file)
+	_, errStatus := jobstore.ReadStatus(dir)
+	_, errSpec := jobstore.ReadSpec(dir)
+	var v any
+	_, errRead := jobstore.ReadJSONTolerant(filepath.Join(file, "x.json"), &v)
+	for _, err := range []error{
+		errStatus, errSpec, errRead,
+		jobstore.WriteStatus(dir, jobstore.JobStatus{State: jobstore.Queued}),
+		jobstore.WriteSpec(dir, jobstore.JobSpec{ID: "file", Kind: "k"}),
+		jobstore.WriteJSONAtomic(filepath.Join(file, "x.json"), 1),
+	} {
+		e := errOf(t, err)
+		assert.NotEmpty(t, e.Remedy, "%v", err)
+		assert.Regexp(t, oneSentence, err.Error())
+	}
+}
