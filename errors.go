@@ -92,7 +92,7 @@ func (e *Error) Error() string {
 		if msg != "" {
 			b.WriteString(": ")
 		}
-		b.WriteString(e.Err.Error())
+		b.WriteString(strings.TrimSuffix(e.Err.Error(), ".")) // Windows' messages end with one
 	}
 	if e.Remedy != "" {
 		b.WriteString(". Remedy: ")

@@ -120,6 +120,9 @@ func readTolerant(op, path string, o readOptions, decode func([]byte) error) (bo
 		e.Msg += fmt.Sprintf(", the same through %d reads", o.attempts)
 		return true, lastErr
 	}
+	if errors.As(lastErr, &e) && e.Err != nil {
+		lastErr = e.Err // the OS error: its *Error would repeat the path and add a second remedy
+	}
 	return true, &Error{Op: op, Path: path, Err: lastErr, Msg: fmt.Sprintf("still unreadable after %d attempts", o.attempts),
 		Remedy: "the file is busy or on a filesystem that lost track of it; read again later"}
 }
