@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -183,14 +184,17 @@ func TestErrors_PlainIOFailuresHaveARemedyToo(t *testing.T) {
 	dir := jobstore.JobDir(file)
 	_, errStatus := jobstore.ReadStatus(dir)
 	_, errSpec := jobstore.ReadSpec(dir)
-	var v any
-	_, errRead := jobstore.ReadJSONTolerant(filepath.Join(file, "x.json"), &v)
-	for _, err := range []error{
-		errStatus, errSpec, errRead,
+	errs := []error{errStatus, errSpec}
+	if runtime.GOOS != "windows" { // Windows calls a path through a file "not found": (false, nil)
+		var v any
+		_, errRead := jobstore.ReadJSONTolerant(filepath.Join(file, "x.json"), &v)
+		errs = append(errs, errRead)
+	}
+	for _, err := range append(errs,
 		jobstore.WriteStatus(dir, jobstore.JobStatus{State: jobstore.Queued}),
 		jobstore.WriteSpec(dir, jobstore.JobSpec{ID: "file", Kind: "k"}),
 		jobstore.WriteJSONAtomic(filepath.Join(file, "x.json"), 1),
-	} {
+	) {
 		e := errOf(t, err)
 		assert.NotEmpty(t, e.Remedy, "%v", err)
 		assert.Regexp(t, oneSentence, err.Error())
