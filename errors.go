@@ -92,10 +92,13 @@ func (e *Error) Error() string {
 		if msg != "" {
 			b.WriteString(": ")
 		}
-		b.WriteString(strings.TrimSuffix(e.Err.Error(), ".")) // Windows' messages end with one
+		b.WriteString(e.Err.Error())
 	}
 	if e.Remedy != "" {
-		b.WriteString(". Remedy: ")
+		if !strings.HasSuffix(b.String(), ".") { // Windows' messages end in one
+			b.WriteString(".")
+		}
+		b.WriteString(" Remedy: ")
 		b.WriteString(e.Remedy)
 	}
 	return b.String()

@@ -2,6 +2,6 @@
 
 package jobstore_test
 
-// raceEnabled: the race detector slows every memory access about tenfold;
-// the longest hammers run fewer rounds under it (and in full without it).
-const raceEnabled = true
+// raceDetector: the tests run under -race, which makes CPU-bound loops
+// (spinning readers) many times slower; long stress tests do less there.
+const raceDetector = true

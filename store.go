@@ -204,7 +204,7 @@ func withPath(err error, op, path string) error {
 }
 
 // decodeRecord decodes a record into out. The usual case, a current record,
-// is one json.Unmarshal. Anything else (an older or newer version, a wrong
+// is one parse. Anything else (an older or newer version, a wrong
 // type) goes the slow way: decode into a map, Migrate, decode the result, so
 // that errors name the field and the version rule applies before the fields
 // are judged. Bytes that are not one JSON value are ErrCorrupt (which the
@@ -212,8 +212,9 @@ func withPath(err error, op, path string) error {
 func decodeRecord[T any, P interface {
 	*T
 	version() int
+	decode([]byte) error
 }](data []byte, current int, steps map[int]Migration, what string, out P) (migrated bool, err error) {
-	err = json.Unmarshal(data, out)
+	err = out.decode(data)
 	if err == nil && out.version() == current {
 		return false, nil
 	}
@@ -239,7 +240,7 @@ func decodeRecord[T any, P interface {
 	}
 	var zero T
 	*out = zero // forget what the first pass filled in
-	if err := json.Unmarshal(b, out); err != nil {
+	if err := out.decode(b); err != nil {
 		var te *json.UnmarshalTypeError
 		if errors.As(err, &te) {
 			want := te.Type.String()
