@@ -28,6 +28,7 @@ import (
 const (
 	hammerWrites      = 1000
 	hammerWritesShort = 200
+	hammerWritesRace  = 100
 	hammerMessageSize = 64 << 10
 	hammerWritesEnv   = "JOBSTORE_HAMMER_WRITES"
 
@@ -53,7 +54,7 @@ func hammerStatus(seq uint64) jobstore.JobStatus {
 func TestReadStatus_DuringRewritesReturnsOnlyValuesWritten(t *testing.T) {
 	fast, durable := uint64(hammerWrites), uint64(hammerWritesShort)
 	if raceDetector {
-		fast = hammerWritesShort
+		fast, durable = hammerWritesRace, hammerWritesRace
 	}
 	// With no retry at all, any torn, empty or missing file is an error.
 	readOpts := []jobstore.ReadOption{jobstore.WithRetries(1, 0)}
