@@ -33,7 +33,10 @@ func NoSync() WriteOption { return func(o *writeOptions) { o.noSync = true } }
 
 // WithPerm sets the new file's permission bits (default 0644; the umask
 // applies). Pollers often run as another user: keep the file readable. For
-// job.json the write bits are dropped, since it is read-only.
+// job.json the write bits are dropped, since it is read-only. On Windows
+// only the owner's write bit means anything (without it the file is
+// read-only, and Windows never replaces a read-only file), so a record that
+// is rewritten (status.json) keeps it there.
 func WithPerm(perm fs.FileMode) WriteOption {
 	return func(o *writeOptions) { o.perm = perm & fs.ModePerm }
 }

@@ -79,8 +79,16 @@ func isSharingError(err error) bool {
 		errors.Is(err, windows.ERROR_LOCK_VIOLATION)
 }
 
-// moveFile calls MoveFileEx, retrying sharing errors for replaceBudget
-// with a growing random delay starting at 1 ms (as robustio does).
+// replaceRetryDelay caps the pause between two replace attempts. A reader
+// holds the file open only while it reads it; the replace needs one instant
+// when nobody does. Short, jittered pauses find that instant even against a
+// poller that keeps the file open most of the time; robustio's ever-growing
+// pauses (made for virus scanners that hold a file for seconds) let such a
+// poller starve the writer for the whole budget in about 17 attempts.
+const replaceRetryDelay = 4 * time.Millisecond
+
+// moveFile calls MoveFileEx, retrying sharing errors for replaceBudget,
+// pausing 1 ms at first, growing to replaceRetryDelay, with random jitter.
 func moveFile(from, to string, flags uint32) error {
 	fromp, err := windows.UTF16PtrFromString(from)
 	if err != nil {
@@ -94,17 +102,30 @@ func moveFile(from, to string, flags uint32) error {
 	delay := time.Millisecond
 	for {
 		err = windows.MoveFileEx(fromp, top, flags)
-		if err == nil || !isSharingError(err) || time.Now().After(deadline) {
-			return err
+		if err == nil || !isSharingError(err) || isReadOnly(to) || time.Now().After(deadline) {
+			return err // a read-only target stays read-only: waiting changes nothing
 		}
 		time.Sleep(delay + rand.N(delay))
-		if delay < 100*time.Millisecond {
-			delay *= 2
-		}
+		delay = min(2*delay, replaceRetryDelay)
 	}
 }
 
+// isReadOnly reports whether path has FILE_ATTRIBUTE_READONLY, which makes
+// MoveFileEx refuse to replace it (ERROR_ACCESS_DENIED), like DeleteFile.
+func isReadOnly(path string) bool {
+	p, err := windows.UTF16PtrFromString(path)
+	if err != nil {
+		return false
+	}
+	attrs, err := windows.GetFileAttributes(p)
+	return err == nil && attrs&windows.FILE_ATTRIBUTE_READONLY != 0
+}
+
 func replaceFile(path string, data []byte, o writeOptions) error {
+	// A perm without the owner's write bit makes a read-only file on Windows,
+	// and Windows never replaces a read-only file: the next write would fail.
+	// A record that is rewritten stays writable here.
+	o.perm |= 0o200
 	tmp, err := writeTemp(path, data, o)
 	if err != nil {
 		return err
@@ -115,14 +136,24 @@ func replaceFile(path string, data []byte, o writeOptions) error {
 	}
 	if err := moveFile(tmp, path, flags); err != nil {
 		_ = removeTemp(tmp)
-		if isSharingError(err) {
+		switch {
+		case isReadOnly(path):
+			return stepError("rename", path, err,
+				"cannot replace the record: it is read-only (FILE_ATTRIBUTE_READONLY), and Windows does not replace a read-only file",
+				"the previous record is intact; clear the attribute (attrib -r), then write again")
+		case isSharingError(err):
 			return stepError("rename", path, err,
 				"cannot replace the record: another process kept it open without FILE_SHARE_DELETE for more than "+replaceBudget.String(),
-				"the previous record is intact; make the reader close the file between reads (or open it with FILE_SHARE_DELETE), then write again")
+				"the previous record is intact; make the reader close the file between reads (or open it with FILE_SHARE_DELETE), then write again; "+
+					"if no process holds it, check that this user may delete the file")
 		}
 		return stepError("rename", path, err, "cannot replace the record with the temp file", "")
 	}
-	return nil // no directory fsync: Windows cannot, and WRITE_THROUGH covers the rename
+	// No directory fsync: Windows cannot. With WRITE_THROUGH, MoveFileEx
+	// "does not return until the file has actually been moved on the disk",
+	// a guarantee Microsoft spells out only for moves done by copying; for
+	// this same-directory rename, durability rests on the NTFS journal.
+	return nil
 }
 
 func createExclusive(path string, data []byte, o writeOptions) error {

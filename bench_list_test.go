@@ -32,7 +32,7 @@ func BenchmarkList(b *testing.B) {
 		p := float64(i%100) / 100
 		st := &jobstore.JobStatus{State: jobstore.Running, Seq: uint64(i + 2), Progress: &p, Message: "step " + fmt.Sprint(i),
 			UpdatedAt: jobstore.Now(), StartedAt: &start, PID: 4242, Host: "bench-host"}
-		spec := submitted(fmt.Sprintf("job-%05d", i), i)
+		spec := specAt(fmt.Sprintf("job-%05d", i), i)
 		spec.Params = json.RawMessage(`{"input": "/data/in.csv", "threads": 4}`)
 		writeJob(b, root, spec, st)
 	}

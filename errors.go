@@ -72,19 +72,23 @@ type Error struct {
 func (e *Error) Error() string {
 	var b strings.Builder
 	b.WriteString("jobstore: ")
-	b.WriteString(e.Op)
+	head := e.Op // the pure decoders have no op and no path
 	if e.Path != "" {
-		b.WriteString(" ")
-		b.WriteString(e.Path)
+		head = strings.TrimPrefix(head+" "+e.Path, " ")
 	}
-	b.WriteString(": ")
+	if head != "" {
+		b.WriteString(head)
+		b.WriteString(": ")
+	}
 	if e.Subject != "" {
 		b.WriteString(e.Subject)
 		b.WriteString(": ")
 	}
 	msg := e.Msg
-	if msg == "" && e.Kind != nil {
-		msg = e.Kind.(*kind).msg
+	if k, ok := e.Kind.(*kind); ok && msg == "" {
+		msg = k.msg
+	} else if msg == "" && e.Kind != nil {
+		msg = e.Kind.Error() // a Kind set by hand, not one of ours
 	}
 	b.WriteString(msg)
 	if e.Err != nil {
@@ -94,7 +98,10 @@ func (e *Error) Error() string {
 		b.WriteString(e.Err.Error())
 	}
 	if e.Remedy != "" {
-		b.WriteString(". Remedy: ")
+		if !strings.HasSuffix(b.String(), ".") { // Windows' messages end in one
+			b.WriteString(".")
+		}
+		b.WriteString(" Remedy: ")
 		b.WriteString(e.Remedy)
 	}
 	return b.String()

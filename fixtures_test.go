@@ -50,8 +50,8 @@ func writeRecord(tb testing.TB, path string, v any) {
 	require.NoError(tb, os.WriteFile(path, b, 0o644))
 }
 
-// submitted is a spec submitted at base + i seconds.
-func submitted(id string, i int) jobstore.JobSpec {
+// specAt is a spec submitted at base + i seconds.
+func specAt(id string, i int) jobstore.JobSpec {
 	base := time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
 	return jobstore.JobSpec{ID: id, Kind: "test", SubmittedAt: base.Add(time.Duration(i) * time.Second)}
 }
@@ -77,24 +77,18 @@ type child struct {
 	out   *bufio.Reader
 }
 
-// startChild starts role with env and kills it at cleanup if still running.
-func startChild(t *testing.T, role string, env ...string) *child {
+// startRole starts role with env, with pipes to its stdin and stdout; it is
+// killed at cleanup if still running (startChild).
+func startRole(t *testing.T, role string, env ...string) *child {
 	t.Helper()
 	cmd := childCommand(t, role, env...)
 	stdin, err := cmd.StdinPipe()
 	require.NoError(t, err)
 	stdout, err := cmd.StdoutPipe()
 	require.NoError(t, err)
-	require.NoError(t, cmd.Start())
-	c := &child{cmd: cmd, stdin: stdin, out: bufio.NewReader(stdout)}
-	t.Cleanup(func() {
-		_ = stdin.Close()
-		if cmd.ProcessState == nil {
-			_ = cmd.Process.Kill()
-			_ = cmd.Wait()
-		}
-	})
-	return c
+	startChild(t, cmd)
+	t.Cleanup(func() { _ = stdin.Close() })
+	return &child{cmd: cmd, stdin: stdin, out: bufio.NewReader(stdout)}
 }
 
 // line reads the child's next line of output, failing after childTimeout.

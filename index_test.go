@@ -17,9 +17,9 @@ func TestRebuildIndex_RoundTripsAndListsUnreadableJobs(t *testing.T) {
 	p := 0.5
 	running := statusIn(jobstore.Running, 4)
 	running.Progress = &p
-	writeJob(t, root, submitted("a-running", 1), running)
-	writeJob(t, root, submitted("b-queued-no-status", 2), nil)
-	broken := writeJob(t, root, submitted("c-broken", 3), nil)
+	writeJob(t, root, specAt("a-running", 1), running)
+	writeJob(t, root, specAt("b-queued-no-status", 2), nil)
+	broken := writeJob(t, root, specAt("c-broken", 3), nil)
 	require.NoError(t, os.WriteFile(broken.Status(), []byte("\x00\x00\x00"), 0o644))
 	require.NoError(t, os.Mkdir(filepath.Join(root, "d-empty"), 0o755))
 	oldTemp := tempFile(t, root, ".index.json55", 2*jobstore.DefaultSweepAge)
@@ -34,8 +34,8 @@ func TestRebuildIndex_RoundTripsAndListsUnreadableJobs(t *testing.T) {
 	updated := running.UpdatedAt
 	assert.Equal(t, []jobstore.IndexRow{
 		{ID: "a-running", Kind: "test", State: jobstore.Running, Progress: &p, Seq: 4,
-			SubmittedAt: submitted("", 1).SubmittedAt, UpdatedAt: &updated},
-		{ID: "b-queued-no-status", Kind: "test", SubmittedAt: submitted("", 2).SubmittedAt},
+			SubmittedAt: specAt("", 1).SubmittedAt, UpdatedAt: &updated},
+		{ID: "b-queued-no-status", Kind: "test", SubmittedAt: specAt("", 2).SubmittedAt},
 	}, built.Jobs)
 	require.Len(t, built.Unreadable, 2)
 	assert.Equal(t, "c-broken", built.Unreadable[0].ID)
@@ -50,7 +50,7 @@ func TestRebuildIndex_RoundTripsAndListsUnreadableJobs(t *testing.T) {
 
 func TestRebuildIndex_FileUsesTheRecordsTimestampFormat(t *testing.T) {
 	root := tempDir(t)
-	writeJob(t, root, submitted("a", 0), statusIn(jobstore.Queued, 1))
+	writeJob(t, root, specAt("a", 0), statusIn(jobstore.Queued, 1))
 	_, err := jobstore.RebuildIndex(root)
 	require.NoError(t, err)
 	data, err := os.ReadFile(filepath.Join(root, jobstore.IndexFile))

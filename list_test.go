@@ -22,17 +22,17 @@ func ids(entries []jobstore.Entry) []string {
 
 func TestList_OrderAndWhatIsSkipped(t *testing.T) {
 	root := tempDir(t)
-	writeJob(t, root, submitted("c-first", 1), statusIn(jobstore.Running, 2))
-	writeJob(t, root, submitted("b-second", 2), nil)
-	writeJob(t, root, submitted("a-second-too", 2), statusIn(jobstore.Queued, 1)) // same time: by ID
-	writeJob(t, root, submitted("z-earliest", 0), statusIn(jobstore.Succeeded, 9))
+	writeJob(t, root, specAt("c-first", 1), statusIn(jobstore.Running, 2))
+	writeJob(t, root, specAt("b-second", 2), nil)
+	writeJob(t, root, specAt("a-second-too", 2), statusIn(jobstore.Queued, 1)) // same time: by ID
+	writeJob(t, root, specAt("z-earliest", 0), statusIn(jobstore.Succeeded, 9))
 	require.NoError(t, os.Mkdir(filepath.Join(root, "m-not-a-job"), 0o755))
-	bad := writeJob(t, root, submitted("k-bad-spec", 0), statusIn(jobstore.Failed, 4))
+	bad := writeJob(t, root, specAt("k-bad-spec", 0), statusIn(jobstore.Failed, 4))
 	require.NoError(t, os.Chmod(bad.Spec(), 0o644))
 	require.NoError(t, os.WriteFile(bad.Spec(), []byte(`{"schema_version": 1, "job_id": 7}`), 0o644))
 	// Skipped: dot-names, index.json, plain files.
 	require.NoError(t, os.Mkdir(filepath.Join(root, ".hidden"), 0o755))
-	writeJob(t, filepath.Join(root, ".trash"), submitted("gone", 0), nil)
+	writeJob(t, filepath.Join(root, ".trash"), specAt("gone", 0), nil)
 	require.NoError(t, os.WriteFile(filepath.Join(root, jobstore.IndexFile), []byte("{}"), 0o644))
 	require.NoError(t, os.WriteFile(filepath.Join(root, "README"), nil, 0o644))
 	require.NoError(t, os.WriteFile(filepath.Join(root, ".index.json123"), nil, 0o644))
@@ -68,7 +68,7 @@ func TestList_CorruptStatusInOneOfAThousandIsThatEntrysErrorOnly(t *testing.T) {
 	root := tempDir(t)
 	var victim jobstore.JobDir
 	for i := range listJobs {
-		dir := writeJob(t, root, submitted(fmt.Sprintf("job-%04d", i), i), statusIn(jobstore.Running, uint64(i+1)))
+		dir := writeJob(t, root, specAt(fmt.Sprintf("job-%04d", i), i), statusIn(jobstore.Running, uint64(i+1)))
 		if i == listJobs/2 {
 			victim = dir
 		}

@@ -36,7 +36,7 @@ func init() {
 }
 
 func TestLockJob_SecondLockInSameProcessFails(t *testing.T) {
-	dir := writeJob(t, tempDir(t), submitted("j1", 0), statusIn(jobstore.Queued, 1))
+	dir := writeJob(t, tempDir(t), specAt("j1", 0), statusIn(jobstore.Queued, 1))
 	first, err := jobstore.LockJob(dir)
 	require.NoError(t, err)
 
@@ -54,7 +54,7 @@ func TestLockJob_SecondLockInSameProcessFails(t *testing.T) {
 }
 
 func TestLockJob_UnlockKeepsTheLockFileAndIsIdempotent(t *testing.T) {
-	dir := writeJob(t, tempDir(t), submitted("j1", 0), nil)
+	dir := writeJob(t, tempDir(t), specAt("j1", 0), nil)
 	lk, err := jobstore.LockJob(dir)
 	require.NoError(t, err)
 	require.NoError(t, lk.Unlock())
@@ -82,7 +82,7 @@ func TestLockJob_ErrLockedNamesTheHolderFromStatus(t *testing.T) {
 	root := tempDir(t)
 	dir, err := jobstore.Submit(root, jobstore.JobSpec{Kind: "test"})
 	require.NoError(t, err)
-	c := startChild(t, "holder", dirEnv+"="+string(dir))
+	c := startRole(t, "holder", dirEnv+"="+string(dir))
 	pid := c.cmd.Process.Pid
 	require.Equal(t, "started "+strconv.Itoa(pid), c.line(t))
 
@@ -117,7 +117,7 @@ func TestLockJob_ErrLockedSaysWhenTheHolderIsUnknown(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			dir := writeJob(t, tempDir(t), submitted("j1", 0), nil)
+			dir := writeJob(t, tempDir(t), specAt("j1", 0), nil)
 			if tc.status != "" {
 				require.NoError(t, os.WriteFile(dir.Status(), []byte(tc.status), 0o644))
 			}

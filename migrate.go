@@ -9,7 +9,7 @@ import (
 )
 
 // Migration turns a record of schema version n into one of version n+1. It
-// receives a map it may change and return (it is a copy of the caller's).
+// receives a map it may change and return (a deep copy of the caller's).
 // Migrate stamps the new schema_version itself.
 type Migration func(map[string]any) (map[string]any, error)
 
@@ -25,8 +25,9 @@ const maxSchemaVersion = math.MaxInt32
 // stamped with n+1; a missing step is ErrNoMigration naming the version.
 // Newer: ErrNewerSchema, naming both versions, with Found and Supported set.
 // A schema_version that is not a non-negative integer (a string, 1.5, a
-// number beyond 2^31-1) is ErrInvalid with Found set. The caller's map is
-// never changed. what names the record in errors ("job.json", "status.json").
+// number beyond 2^31-1) is ErrInvalid with Found set. The caller's map, and
+// every map and slice in it, is never changed. what names the record in
+// errors ("job.json", "status.json").
 func Migrate(payload map[string]any, current int, steps map[int]Migration, what string) (map[string]any, error) {
 	op := "migrate " + what
 	v, err := schemaVersion(payload)
@@ -41,10 +42,7 @@ func Migrate(payload map[string]any, current int, steps map[int]Migration, what 
 			Found: v, Supported: current, Kind: ErrNewerSchema,
 			Remedy: "upgrade jobstore (or the tool reading this record) to a version that understands it; the record is left as it is"}
 	}
-	out := maps.Clone(payload)
-	if out == nil {
-		out = map[string]any{}
-	}
+	out := cloneJSON(payload).(map[string]any) // deep: a step may edit nested values
 	for ; v < current; v++ {
 		step := steps[v]
 		if step == nil {
@@ -68,6 +66,25 @@ func Migrate(payload map[string]any, current int, steps map[int]Migration, what 
 	}
 	out["schema_version"] = current
 	return out, nil
+}
+
+// cloneJSON copies a decoded JSON value, maps and slices all the way down.
+func cloneJSON(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		m := make(map[string]any, len(x))
+		for k, e := range x {
+			m[k] = cloneJSON(e)
+		}
+		return m
+	case []any:
+		s := make([]any, len(x))
+		for i, e := range x {
+			s[i] = cloneJSON(e)
+		}
+		return s
+	}
+	return v
 }
 
 // schemaVersion reads "schema_version" from a map decoded with or without

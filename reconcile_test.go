@@ -53,7 +53,7 @@ func TestReconcile_LeavesAloneWhatIsNotAnOrphan(t *testing.T) {
 	}
 	inState := func(st jobstore.State) func(*testing.T) jobstore.JobDir {
 		return func(t *testing.T) jobstore.JobDir {
-			return writeJob(t, tempDir(t), submitted("j1", 0), statusIn(st, 3))
+			return writeJob(t, tempDir(t), specAt("j1", 0), statusIn(st, 3))
 		}
 	}
 	tests := map[string]func(*testing.T) jobstore.JobDir{
@@ -63,7 +63,7 @@ func TestReconcile_LeavesAloneWhatIsNotAnOrphan(t *testing.T) {
 		"failed":    inState(jobstore.Failed),
 		"cancelled": inState(jobstore.Cancelled),
 		"lost":      inState(jobstore.Lost),
-		"no status": func(t *testing.T) jobstore.JobDir { return writeJob(t, tempDir(t), submitted("j1", 0), nil) },
+		"no status": func(t *testing.T) jobstore.JobDir { return writeJob(t, tempDir(t), specAt("j1", 0), nil) },
 	}
 	for name, setup := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -79,7 +79,7 @@ func TestReconcile_LeavesAloneWhatIsNotAnOrphan(t *testing.T) {
 }
 
 func TestReconcile_UnreadableStatusIsAnError(t *testing.T) {
-	dir := writeJob(t, tempDir(t), submitted("j1", 0), nil)
+	dir := writeJob(t, tempDir(t), specAt("j1", 0), nil)
 	require.NoError(t, os.WriteFile(dir.Status(), []byte(`{"state":`), 0o644))
 	changed, err := jobstore.Reconcile(dir)
 	require.ErrorIs(t, err, jobstore.ErrCorrupt)
@@ -88,14 +88,14 @@ func TestReconcile_UnreadableStatusIsAnError(t *testing.T) {
 
 func TestReconcileAll_ReportsEveryJobAndSweeps(t *testing.T) {
 	root := tempDir(t)
-	orphan := writeJob(t, root, submitted("a-orphan", 0), statusIn(jobstore.Running, 9))
+	orphan := writeJob(t, root, specAt("a-orphan", 0), statusIn(jobstore.Running, 9))
 	heldHere, err := jobstore.Submit(root, jobstore.JobSpec{ID: "b-held", Kind: "test"})
 	require.NoError(t, err)
 	r, err := jobstore.Start(heldHere)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = r.Close() })
-	queued := writeJob(t, root, submitted("c-queued", 0), statusIn(jobstore.Queued, 1))
-	corrupt := writeJob(t, root, submitted("d-corrupt", 0), nil)
+	queued := writeJob(t, root, specAt("c-queued", 0), statusIn(jobstore.Queued, 1))
+	corrupt := writeJob(t, root, specAt("d-corrupt", 0), nil)
 	require.NoError(t, os.WriteFile(corrupt.Status(), []byte("{"), 0o644))
 	require.NoError(t, os.Mkdir(filepath.Join(root, "e-not-a-job"), 0o755))
 	require.NoError(t, os.Mkdir(filepath.Join(root, ".hidden"), 0o755))

@@ -40,7 +40,7 @@ func TestReconcile_RunnerKilledBySIGKILLIsLostALiveOneIsNot(t *testing.T) {
 		var err error
 		dirs[i], err = jobstore.Submit(root, jobstore.JobSpec{Kind: "test"})
 		require.NoError(t, err)
-		runners[i] = startChild(t, "runner", dirEnv+"="+string(dirs[i]))
+		runners[i] = startRole(t, "runner", dirEnv+"="+string(dirs[i]))
 		require.Equal(t, "started "+strconv.Itoa(runners[i].cmd.Process.Pid), runners[i].line(t))
 	}
 	killed, live := dirs[0], dirs[1]

@@ -277,7 +277,7 @@ func TestStart_ContinuesSeqFromThePreviousRun(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			dir := writeJob(t, tempDir(t), submitted("j1", 0), tc.status)
+			dir := writeJob(t, tempDir(t), specAt("j1", 0), tc.status)
 			r, err := jobstore.Start(dir)
 			require.NoError(t, err)
 			require.NoError(t, r.Progress(0.1, ""))
@@ -295,7 +295,7 @@ func TestStart_ContinuesSeqFromThePreviousRun(t *testing.T) {
 func TestStart_TerminalJobIsErrInvalidAndUnlocked(t *testing.T) {
 	for _, state := range []jobstore.State{jobstore.Succeeded, jobstore.Failed, jobstore.Cancelled, jobstore.Lost} {
 		t.Run(string(state), func(t *testing.T) {
-			dir := writeJob(t, tempDir(t), submitted("j1", 0), statusIn(state, 5))
+			dir := writeJob(t, tempDir(t), specAt("j1", 0), statusIn(state, 5))
 			_, err := jobstore.Start(dir)
 			require.ErrorIs(t, err, jobstore.ErrInvalid)
 			var e *jobstore.Error
@@ -319,7 +319,7 @@ func TestStart_UnreadableRecordsFailAndUnlock(t *testing.T) {
 	}
 	for name, damage := range tests {
 		t.Run(name, func(t *testing.T) {
-			dir := writeJob(t, tempDir(t), submitted("j1", 0), statusIn(jobstore.Queued, 1))
+			dir := writeJob(t, tempDir(t), specAt("j1", 0), statusIn(jobstore.Queued, 1))
 			damage(dir)
 			_, err := jobstore.Start(dir)
 			require.ErrorIs(t, err, jobstore.ErrCorrupt)
@@ -339,8 +339,8 @@ func TestStart_TwoProcessesRaceExactlyOneWins(t *testing.T) {
 			dir, err := jobstore.Submit(tempDir(t), jobstore.JobSpec{Kind: "test"})
 			require.NoError(t, err)
 			racers := []*child{
-				startChild(t, "racer", dirEnv+"="+string(dir)),
-				startChild(t, "racer", dirEnv+"="+string(dir)),
+				startRole(t, "racer", dirEnv+"="+string(dir)),
+				startRole(t, "racer", dirEnv+"="+string(dir)),
 			}
 			for _, c := range racers {
 				_, err := c.stdin.Write([]byte("g"))

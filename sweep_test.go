@@ -15,7 +15,7 @@ import (
 const sweepAge = time.Hour
 
 func TestSweepTemps_RemovesOnlyOldTempFiles(t *testing.T) {
-	dir := writeJob(t, tempDir(t), submitted("j1", 0), statusIn(jobstore.Running, 2))
+	dir := writeJob(t, tempDir(t), specAt("j1", 0), statusIn(jobstore.Running, 2))
 	old := 2 * sweepAge
 	removable := []string{".status.json123", ".job.json9", ".index.json42"}
 	for _, name := range removable {

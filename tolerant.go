@@ -56,10 +56,10 @@ func WithMaxSize(n int64) ReadOption { return func(o *readOptions) { o.maxSize =
 // otherwise. What is still invalid after the last attempt is an *Error of
 // kind ErrCorrupt naming the path, the cause and a remedy; its message says
 // whether the file looks like an interrupted write (empty, NUL-filled,
-// truncated) or is not JSON at all. Not retried: permission denied, a
-// directory, a file larger than WithMaxSize (ErrTooLarge), and JSON that is
-// valid but does not fit v (ErrInvalid). Trailing data after the value
-// ("{}{}") is corrupt. v is only written by a decode of valid JSON.
+// truncated), holds more than one JSON value, or is not JSON at all. Not
+// retried: permission denied, a directory, a file larger than WithMaxSize
+// (ErrTooLarge), and JSON that is valid but does not fit v (ErrInvalid).
+// Trailing data after the value ("{}{}") is corrupt. v is only written by a decode of valid JSON.
 func ReadJSONTolerant(path string, v any, opts ...ReadOption) (found bool, err error) {
 	found, err = readTolerant("read", path, newReadOptions(opts), func(data []byte) error {
 		return jsonDecode(data, v)
@@ -119,6 +119,9 @@ func readTolerant(op, path string, o readOptions, decode func([]byte) error) (bo
 		e.Msg += fmt.Sprintf(", the same through %d reads", o.attempts)
 		return true, lastErr
 	}
+	if errors.As(lastErr, &e) && e.Err != nil {
+		lastErr = e.Err // the OS error: its *Error would repeat the path and add a second remedy
+	}
 	return true, &Error{Op: op, Path: path, Err: lastErr, Msg: fmt.Sprintf("still unreadable after %d attempts", o.attempts),
 		Remedy: "the file is busy or on a filesystem that lost track of it; read again later"}
 }
@@ -136,18 +139,29 @@ func corrupt(data []byte, se *json.SyntaxError) error {
 // damage names what a bad file looks like.
 func damage(data []byte, se *json.SyntaxError) string {
 	trimmed := bytes.TrimRight(data, "\x00")
+	end, complete, cut := firstValue(trimmed)
 	switch {
 	case len(data) == 0:
 		return "the file is empty: looks like an interrupted write"
 	case len(trimmed) == 0:
 		return fmt.Sprintf("the file holds only NUL bytes (%d): looks like an interrupted write whose data never reached the disk", len(data))
-	case len(trimmed) < len(data):
+	case len(trimmed) < len(data) && (complete || cut):
 		return fmt.Sprintf("the file ends in %d NUL bytes: looks like an interrupted write whose data never reached the disk", len(data)-len(trimmed))
-	case se.Offset >= int64(len(bytes.TrimRight(data, " \t\r\n"))):
+	case cut:
 		return fmt.Sprintf("the JSON ends early at byte %d: looks like an interrupted write (truncated file)", len(data))
+	case complete:
+		return fmt.Sprintf("not one JSON value: more data follows the value that ends at byte %d", end)
 	default:
 		return fmt.Sprintf("not JSON at all (byte %d of %d)", se.Offset, len(data))
 	}
+}
+
+// firstValue decodes the first JSON value of data: complete (ending at byte
+// end), or cut short (data is the beginning of a value, or only blanks).
+func firstValue(data []byte) (end int64, complete, cut bool) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	err := dec.Decode(new(json.RawMessage))
+	return dec.InputOffset(), err == nil, errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF)
 }
 
 // recordFile is what readOnce needs of an open file (openRecord).
@@ -205,7 +219,8 @@ func readError(op, path string, err error) error {
 	if errors.As(err, &pe) {
 		err = pe.Err
 	}
-	e := &Error{Op: op, Path: path, Err: err, Msg: "cannot read the file"}
+	e := &Error{Op: op, Path: path, Err: err, Msg: "cannot read the file",
+		Remedy: "check that the path names a record file in a directory, and the disk, then read again"}
 	if errors.Is(err, fs.ErrPermission) {
 		e.Remedy = "give the reading user read permission on the file and its directory"
 	}

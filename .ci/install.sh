@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Installs what CI uses beyond Go, gcc, git and python3. Idempotent: a package
+# or tool already present is not fetched again.
+set -euo pipefail
+
+need=()
+command -v strace >/dev/null || need+=(strace)
+command -v fusermount3 >/dev/null || need+=(fuse3)
+command -v wine >/dev/null || need+=(wine wine64)
+command -v x86_64-w64-mingw32-gcc >/dev/null || need+=(gcc-mingw-w64-x86-64-win32)
+if ((${#need[@]})); then
+	echo "apt-get install ${need[*]}"
+	apt-get update -qq
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+fi
+
+gobin="$(go env GOPATH)/bin"
+# Pinned tool versions (both work with the go 1.25 line of go.mod and Go 1.26).
+[ -x "$gobin/staticcheck" ] && "$gobin/staticcheck" -version | grep -q '0.8.2' ||
+	GOFLAGS= go install honnef.co/go/tools/cmd/staticcheck@v0.8.2

@@ -1,0 +1,202 @@
+package jobstore_test
+
+import (
+	"errors"
+	"io"
+	"io/fs"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/axqua/jobstore"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+var sentinels = map[string]error{
+	"ErrNotJob":      jobstore.ErrNotJob,
+	"ErrExists":      jobstore.ErrExists,
+	"ErrCorrupt":     jobstore.ErrCorrupt,
+	"ErrTooLarge":    jobstore.ErrTooLarge,
+	"ErrInvalid":     jobstore.ErrInvalid,
+	"ErrNewerSchema": jobstore.ErrNewerSchema,
+	"ErrNoMigration": jobstore.ErrNoMigration,
+}
+
+// oneSentence is the shape of Error(): "jobstore: ", then one line that ends
+// in a sentence, then ". Remedy: " and the remedy.
+var oneSentence = regexp.MustCompile(`^jobstore: [^\n]*[^.\s]\. Remedy: [^\n]*[^.\s]$`)
+
+// failWith returns a real error of each kind, from the public API.
+func failWith(t *testing.T, name string) error {
+	t.Helper()
+	switch name {
+	case "ErrNotJob":
+		_, err := jobstore.ReadSpec(newJobDir(t, "missing"))
+		return err
+	case "ErrExists":
+		dir := newJob(t, "twice")
+		return jobstore.WriteSpec(dir, jobstore.JobSpec{ID: "twice", Kind: "k"})
+	case "ErrCorrupt":
+		dir := newJob(t, "corrupt")
+		writeFile(t, dir.Status(), []byte("{}{}"))
+		_, err := jobstore.ReadStatus(dir, jobstore.WithRetries(1, 0))
+		return err
+	case "ErrTooLarge":
+		dir := newJob(t, "large")
+		_, err := jobstore.ReadSpec(dir, jobstore.WithMaxSize(10))
+		return err
+	case "ErrInvalid":
+		return jobstore.WriteStatus(newJob(t, "invalid"), jobstore.JobStatus{State: "finished"})
+	case "ErrNewerSchema":
+		dir := newJob(t, "j1")
+		writeFile(t, dir.Status(), readFile(t, filepath.Join("testdata", "status.newer.json")))
+		_, err := jobstore.ReadStatus(dir)
+		return err
+	case "ErrNoMigration":
+		dir := newJob(t, "old-job")
+		writeFile(t, dir.Status(), readFile(t, filepath.Join("testdata", "status.v0.json")))
+		_, err := jobstore.ReadStatus(dir)
+		return err
+	}
+	t.Fatalf("no way to fail with %s", name)
+	return nil
+}
+
+func TestErrors_EachFailureMatchesItsSentinelAndNoOther(t *testing.T) {
+	for name, sentinel := range sentinels {
+		t.Run(name, func(t *testing.T) {
+			err := failWith(t, name)
+			require.Error(t, err)
+			for other, s := range sentinels {
+				assert.Equal(t, other == name, errors.Is(err, s), "errors.Is(%s error, %s)", name, other)
+			}
+			assert.Equal(t, name == "ErrNotJob", errors.Is(err, fs.ErrNotExist), "fs.ErrNotExist")
+			assert.Equal(t, name == "ErrExists", errors.Is(err, fs.ErrExist), "fs.ErrExist")
+			e := errOf(t, err)
+			assert.Equal(t, sentinel, e.Kind)
+			assert.NotEmpty(t, e.Op)
+			assert.NotEmpty(t, e.Path)
+			assert.Contains(t, err.Error(), e.Path)
+			assert.NotEmpty(t, e.Remedy)
+			assert.Regexp(t, oneSentence, err.Error())
+		})
+	}
+}
+
+func TestErrors_SentinelsStandForTheStandardErrors(t *testing.T) {
+	assert.ErrorIs(t, jobstore.ErrNotJob, fs.ErrNotExist)
+	assert.ErrorIs(t, jobstore.ErrExists, fs.ErrExist)
+	assert.NotErrorIs(t, jobstore.ErrNotJob, fs.ErrExist)
+	assert.NotErrorIs(t, jobstore.ErrExists, fs.ErrNotExist)
+	for name, s := range sentinels {
+		assert.True(t, strings.HasPrefix(s.Error(), "jobstore: "), name)
+		assert.NotErrorIs(t, s, fs.ErrPermission, name)
+		if name != "ErrNotJob" && name != "ErrExists" {
+			assert.NotErrorIs(t, s, fs.ErrNotExist, name)
+			assert.NotErrorIs(t, s, fs.ErrExist, name)
+		}
+	}
+}
+
+func TestErrors_NewerSchemaCarriesBothVersions(t *testing.T) {
+	err := failWith(t, "ErrNewerSchema")
+	var e *jobstore.Error
+	require.ErrorAs(t, err, &e)
+	assert.Equal(t, 3, e.Found)
+	assert.Equal(t, 1, e.Supported)
+	assert.Equal(t, "schema_version", e.Subject)
+	assert.Contains(t, err.Error(), "written by a newer jobstore (schema_version 3); this version understands up to 1")
+	assert.Contains(t, err.Error(), filepath.Join("j1", "status.json"))
+}
+
+func TestErrors_InvalidCarriesFieldAndValue(t *testing.T) {
+	err := failWith(t, "ErrInvalid")
+	var e *jobstore.Error
+	require.ErrorAs(t, err, &e)
+	assert.Equal(t, "state", e.Subject)
+	assert.Equal(t, "finished", e.Found)
+	assert.Equal(t, jobstore.States(), e.Supported)
+}
+
+func TestError_UnwrapReturnsTheCause(t *testing.T) {
+	cause := io.ErrUnexpectedEOF
+	e := &jobstore.Error{Op: "read", Err: cause}
+	assert.Equal(t, cause, errors.Unwrap(e))
+	assert.ErrorIs(t, e, io.ErrUnexpectedEOF)
+	assert.Nil(t, (&jobstore.Error{Op: "x"}).Unwrap())
+	assert.NotErrorIs(t, &jobstore.Error{Op: "x"}, jobstore.ErrInvalid, "no kind matches no sentinel")
+}
+
+func TestError_TextReadsAsOneSentenceThenTheRemedy(t *testing.T) {
+	tests := []struct {
+		name string
+		err  *jobstore.Error
+		want string
+	}{
+		{"everything", &jobstore.Error{Op: "read status", Path: "/r/j1/status.json", Subject: "schema_version",
+			Msg: "written by a newer jobstore (schema_version 3); this version understands up to 1", Remedy: "upgrade jobstore"},
+			"jobstore: read status /r/j1/status.json: schema_version: written by a newer jobstore (schema_version 3); this version understands up to 1. Remedy: upgrade jobstore"},
+		{"with a cause", &jobstore.Error{Op: "write", Path: "/r/j1/.status.json123", Msg: "cannot write the temp file", Err: io.ErrShortWrite, Remedy: "retry"},
+			"jobstore: write /r/j1/.status.json123: cannot write the temp file: short write. Remedy: retry"},
+		{"message from the kind", &jobstore.Error{Op: "read spec", Path: "/r/x", Kind: jobstore.ErrNotJob, Remedy: "check the path"},
+			"jobstore: read spec /r/x: not a job directory. Remedy: check the path"},
+		{"no remedy", &jobstore.Error{Op: "fsync", Path: "/r/x", Err: io.EOF},
+			"jobstore: fsync /r/x: EOF"},
+		{"a cause that ends with a period, as Windows' do", &jobstore.Error{Op: "publish", Path: `C:\r\j1\job.json`,
+			Msg: "already exists", Err: errors.New("File already exists."), Remedy: "read the existing record"},
+			`jobstore: publish C:\r\j1\job.json: already exists: File already exists. Remedy: read the existing record`},
+		{"no op", &jobstore.Error{Subject: "progress", Msg: "1.5 is not within [0, 1]", Remedy: "correct the progress field"},
+			"jobstore: progress: 1.5 is not within [0, 1]. Remedy: correct the progress field"},
+		{"a kind from elsewhere", &jobstore.Error{Op: "read", Kind: io.EOF},
+			"jobstore: read: EOF"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			assert.Equal(t, tt.want, tt.err.Error())
+		})
+	}
+}
+
+// TestDecodeErrors_ReadAsOneSentence: the pure decoders have no file and no
+// operation to name; their errors still read cleanly.
+func TestDecodeErrors_ReadAsOneSentence(t *testing.T) {
+	for _, data := range []string{"", "{}{}", "garbage", `{"schema_version": 3}`, `{"state": "queued"}`,
+		`{"schema_version": 1, "state": "x", "updated_at": "2026-01-01T00:00:00Z"}`, `{"schema_version": 1, "seq": -1}`} {
+		_, err := jobstore.DecodeStatus([]byte(data))
+		require.Error(t, err, data)
+		assert.Regexp(t, oneSentence, err.Error(), data)
+		assert.NotContains(t, err.Error(), ": :", data)
+		_, err = jobstore.DecodeSpec([]byte(data))
+		require.Error(t, err, data)
+		assert.Regexp(t, oneSentence, err.Error(), data)
+		assert.NotContains(t, err.Error(), ": :", data)
+	}
+}
+
+// TestErrors_PlainIOFailuresHaveARemedyToo: failures of no particular kind
+// (here a job "directory" that is a regular file) still end with a remedy.
+func TestErrors_PlainIOFailuresHaveARemedyToo(t *testing.T) {
+	file := filepath.Join(tempDir(t), "file")
+	writeFile(t, file, []byte("x"))
+	dir := jobstore.JobDir(file)
+	_, errStatus := jobstore.ReadStatus(dir)
+	_, errSpec := jobstore.ReadSpec(dir)
+	errs := []error{errStatus, errSpec}
+	if runtime.GOOS != "windows" { // Windows calls a path through a file "not found": (false, nil)
+		var v any
+		_, errRead := jobstore.ReadJSONTolerant(filepath.Join(file, "x.json"), &v)
+		errs = append(errs, errRead)
+	}
+	for _, err := range append(errs,
+		jobstore.WriteStatus(dir, jobstore.JobStatus{State: jobstore.Queued}),
+		jobstore.WriteSpec(dir, jobstore.JobSpec{ID: "file", Kind: "k"}),
+		jobstore.WriteJSONAtomic(filepath.Join(file, "x.json"), 1),
+	) {
+		e := errOf(t, err)
+		assert.NotEmpty(t, e.Remedy, "%v", err)
+		assert.Regexp(t, oneSentence, err.Error())
+	}
+}

@@ -1,0 +1,119 @@
+package jobstore_test
+
+import (
+	"errors"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/axqua/jobstore"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestValidateJobID_AcceptsOnlySafePortableNames(t *testing.T) {
+	tests := []struct {
+		name string
+		id   string
+		ok   bool
+	}{
+		{"letters", "abc", true},
+		{"one character", "a", true},
+		{"one digit", "7", true},
+		{"all allowed characters", "Az09._-", true},
+		{"dot inside", "render.v2", true},
+		{"dash inside", "job-1", true},
+		{"underscore first", "_job", true},
+		{"ends with dot", "job.", true},
+		{"128 characters", strings.Repeat("a", 128), true},
+		{"129 characters", strings.Repeat("a", 129), false},
+		{"empty", "", false},
+		{"leading dot", ".hidden", false},
+		{"leading dash", "-rf", false},
+		{"dot", ".", false},
+		{"dot dot", "..", false},
+		{"slash", "a/b", false},
+		{"backslash", `a\b`, false},
+		{"parent escape", "../etc", false},
+		{"space", "a b", false},
+		{"colon", "C:job", false},
+		{"star", "job*", false},
+		{"NUL", "a\x00b", false},
+		{"newline", "a\n", false},
+		{"unicode letter", "jöb", false},
+		{"unicode digit", "job٣", false},
+		{"emoji", "job🙂", false},
+		{"128 bytes of which one multibyte", strings.Repeat("a", 126) + "é", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := jobstore.ValidateJobID(tt.id)
+			if tt.ok {
+				assert.NoError(t, err)
+				return
+			}
+			require.Error(t, err)
+			assert.ErrorIs(t, err, jobstore.ErrInvalid)
+			var e *jobstore.Error
+			require.ErrorAs(t, err, &e)
+			assert.Equal(t, "job_id", e.Subject)
+			assert.Equal(t, tt.id, e.Found)
+			assert.NotEmpty(t, e.Supported)
+			assert.NotEmpty(t, e.Remedy)
+		})
+	}
+}
+
+func TestValidateJobID_MessageSaysWhatIsWrong(t *testing.T) {
+	tests := []struct{ id, want string }{
+		{"", "is empty"},
+		{strings.Repeat("x", 129), "129 characters long, more than 128"},
+		{".x", `starts with '.'`},
+		{"-x", `starts with '-'`},
+		{"a/b", `'/' at byte 1`},
+	}
+	for _, tt := range tests {
+		err := jobstore.ValidateJobID(tt.id)
+		require.Error(t, err, "id %q", tt.id)
+		assert.Contains(t, err.Error(), tt.want, "id %q", tt.id)
+	}
+}
+
+func TestDirFor_JoinsValidIDAndRefusesOthers(t *testing.T) {
+	root := filepath.Join("srv", "jobs")
+	dir, err := jobstore.DirFor(root, "job-1")
+	require.NoError(t, err)
+	assert.Equal(t, jobstore.JobDir(filepath.Join(root, "job-1")), dir)
+	assert.Equal(t, "job-1", dir.ID())
+
+	for _, id := range []string{"", "..", ".", "../x", "a/b", "-x", strings.Repeat("a", 129)} {
+		dir, err := jobstore.DirFor(root, id)
+		assert.ErrorIs(t, err, jobstore.ErrInvalid, "id %q", id)
+		assert.Empty(t, dir, "id %q: no path for an invalid ID", id)
+	}
+}
+
+func TestJobDir_NamesTheThreeFiles(t *testing.T) {
+	dir := jobstore.JobDir(filepath.Join("root", "j1"))
+	assert.Equal(t, filepath.Join("root", "j1", "job.json"), dir.Spec())
+	assert.Equal(t, filepath.Join("root", "j1", "status.json"), dir.Status())
+	assert.Equal(t, filepath.Join("root", "j1", "job.lock"), dir.Lock())
+	assert.Equal(t, jobstore.SpecFile, filepath.Base(dir.Spec()))
+	assert.Equal(t, jobstore.StatusFile, filepath.Base(dir.Status()))
+	assert.Equal(t, jobstore.LockFile, filepath.Base(dir.Lock()))
+}
+
+func TestIsTempName_RecognisesOnlyTempSiblings(t *testing.T) {
+	yes := []string{".status.json8674665223082153551", ".job.json1", ".index.json42",
+		filepath.Join("a", "b", ".status.json123")}
+	no := []string{"status.json", "job.json", ".status.json", ".status.jsonx1", ".status.json12a",
+		".status.json.tmp", "status.json123", ".other.json123", ".job.lock123", ""}
+	for _, n := range yes {
+		assert.True(t, jobstore.IsTempName(n), n)
+	}
+	for _, n := range no {
+		assert.False(t, jobstore.IsTempName(n), n)
+	}
+	// A job ID can never be taken for a temp file: IDs cannot start with '.'.
+	assert.True(t, errors.Is(jobstore.ValidateJobID(".status.json1"), jobstore.ErrInvalid))
+}

@@ -1,0 +1,376 @@
+package jobstore_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/axqua/jobstore"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// The write protocol, syscall by syscall: a child process runs WriteStatus,
+// WriteSpec and ReadStatus under strace, and the test reads the order of
+// the file system calls they made.
+
+// tracedSyscalls are the calls strace records: everything that creates,
+// writes, syncs, names or unnames a file, plus newfstatat for the step
+// markers (and pwrite64/ftruncate, so that an in-place writer would show).
+const tracedSyscalls = "openat,write,pwrite64,ftruncate,fsync,fdatasync,close,renameat,renameat2,linkat,unlinkat," +
+	"newfstatat,fchmod,fchmodat,mkdir,mkdirat"
+
+// maxWriteStatusSyscalls is the budget of file system calls that touch the
+// job directory in one WriteStatus (PLATFORM.md: renameio with WithTempDir
+// and a directory fsync makes 10; today's protocol makes 9).
+const maxWriteStatusSyscalls = 10
+
+// The steps the "protocol" child runs, in the order of $JOBSTORE_TRACE_STEPS.
+// Each is bracketed by marker stats of <prefix>begin-<step> and, once it
+// returned nil, <prefix>ack-<step>.
+const (
+	stepWriteStatus = "write-status" // over the status.json of tracedJobA
+	stepWriteSpec   = "write-spec"   // in tracedJobB, which does not exist yet
+	stepReadStatus  = "read-status"  // of tracedJobA
+	// stepWriteStatusInPlace is not the library: the naive writer the
+	// protocol exists to avoid (truncate, write, fsync), a control for the
+	// power-loss model.
+	stepWriteStatusInPlace = "write-status-in-place"
+)
+
+const (
+	tracedJobA = "job-a"
+	tracedJobB = "job-b"
+)
+
+// Env of the "protocol" child.
+const (
+	traceRootEnv  = "JOBSTORE_TRACE_ROOT"
+	traceMarkEnv  = "JOBSTORE_TRACE_MARK"
+	traceStepsEnv = "JOBSTORE_TRACE_STEPS"
+)
+
+var tracedT0 = time.Date(2026, 11, 30, 9, 35, 40, 123456000, time.UTC)
+
+// The records of the traced steps: fixed, so that parent and child agree.
+func tracedOldStatus() jobstore.JobStatus {
+	return jobstore.JobStatus{State: jobstore.Queued, Seq: 1, UpdatedAt: tracedT0}
+}
+
+func tracedNewStatus() jobstore.JobStatus {
+	p := 0.25
+	return jobstore.JobStatus{State: jobstore.Running, Seq: 2, Progress: &p, Message: "rendering frame 12 of 48",
+		UpdatedAt: tracedT0.Add(time.Second), StartedAt: &tracedT0, PID: 4242, Host: "render-7"}
+}
+
+func tracedSpec(id string) jobstore.JobSpec {
+	return jobstore.JobSpec{ID: id, Kind: "render", Params: []byte(`{"scene":"a.blend","frames":48}`),
+		SubmittedAt: tracedT0, SubmittedBy: "alice"}
+}
+
+func init() {
+	children["protocol"] = func() int {
+		root, mark := os.Getenv(traceRootEnv), os.Getenv(traceMarkEnv)
+		a, b := jobstore.JobDir(filepath.Join(root, tracedJobA)), jobstore.JobDir(filepath.Join(root, tracedJobB))
+		for _, step := range strings.Split(os.Getenv(traceStepsEnv), ",") {
+			_, _ = os.Lstat(mark + "begin-" + step)
+			var err error
+			switch step {
+			case stepWriteStatus:
+				err = jobstore.WriteStatus(a, tracedNewStatus())
+			case stepWriteSpec:
+				err = jobstore.WriteSpec(b, tracedSpec(tracedJobB))
+			case stepReadStatus:
+				_, err = jobstore.ReadStatus(a)
+			case stepWriteStatusInPlace:
+				err = writeStatusInPlace(a, tracedNewStatus())
+			default:
+				err = fmt.Errorf("unknown step %q", step)
+			}
+			if err != nil {
+				fmt.Fprintf(os.Stderr, "protocol child: %s: %v\n", step, err)
+				return 1
+			}
+			_, _ = os.Lstat(mark + "ack-" + step)
+		}
+		return 0
+	}
+}
+
+func writeStatusInPlace(dir jobstore.JobDir, st jobstore.JobStatus) error {
+	st.SchemaVersion, st.JobID = jobstore.StatusSchemaVersion, dir.ID()
+	data, err := json.MarshalIndent(st, "", "  ")
+	if err != nil {
+		return err
+	}
+	f, err := os.OpenFile(dir.Status(), os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(append(data, '\n'))
+	if err == nil {
+		err = f.Sync()
+	}
+	return errors.Join(err, f.Close())
+}
+
+// protocolTrace is what one traced run of the "protocol" child left.
+type protocolTrace struct {
+	dir    string // holds root and the (never created) markers
+	root   string // the job root: tracedJobA prepared by the parent, tracedJobB made by the child
+	mark   string // marker path prefix
+	events []fileEvent
+}
+
+// jobDir returns the path of a job dir of the run.
+func (p *protocolTrace) jobDir(id string) string { return filepath.Join(p.root, id) }
+
+// step returns the events of one step: after its begin marker, before its
+// ack marker. A step that was not acknowledged fails the test.
+func (p *protocolTrace) step(t testing.TB, step string) []fileEvent {
+	t.Helper()
+	begin, ack := -1, -1
+	for i, e := range p.events {
+		switch {
+		case e.Name == "newfstatat" && e.Path == p.mark+"begin-"+step:
+			begin = i
+		case e.Name == "newfstatat" && e.Path == p.mark+"ack-"+step && begin >= 0:
+			ack = i
+		}
+	}
+	require.True(t, begin >= 0 && ack > begin, "no begin and ack markers for %s in the trace", step)
+	return p.events[begin+1 : ack]
+}
+
+// prepareTracedRoot makes a job root holding tracedJobA with job.json and
+// the old status.json, written (and synced) by the library itself.
+func prepareTracedRoot(t testing.TB, root string) {
+	t.Helper()
+	a := jobstore.JobDir(filepath.Join(root, tracedJobA))
+	require.NoError(t, jobstore.WriteSpec(a, tracedSpec(tracedJobA)))
+	require.NoError(t, jobstore.WriteStatus(a, tracedOldStatus()))
+}
+
+// requireStrace skips the test where strace is missing or cannot trace.
+func requireStrace(t testing.TB) string {
+	t.Helper()
+	path, err := exec.LookPath("strace")
+	if err != nil {
+		t.Skip("strace is not installed (apt-get install strace): the syscall-level protocol tests need it")
+	}
+	return path
+}
+
+// traceProtocol runs the "protocol" child under strace for steps, over a
+// root that prepare fills first, and returns the calls it made under the
+// run's directory.
+func traceProtocol(t testing.TB, prepare func(root string), steps ...string) *protocolTrace {
+	t.Helper()
+	strace := requireStrace(t)
+	dir := tempDir(t)
+	p := &protocolTrace{dir: dir, root: filepath.Join(dir, "root"), mark: filepath.Join(dir, "mark-")}
+	require.NoError(t, os.Mkdir(p.root, 0o755))
+	if prepare != nil {
+		prepare(p.root)
+	}
+	logFile := filepath.Join(dir, "strace.log")
+	cmd := childCommand(t, "protocol", traceRootEnv+"="+p.root, traceMarkEnv+"="+p.mark,
+		traceStepsEnv+"="+strings.Join(steps, ","))
+	cmd.Args = append([]string{"strace", "-f", "-qq", "-s", "65536", "-e", "trace=" + tracedSyscalls, "-o", logFile, "--"}, cmd.Args...)
+	cmd.Path = strace
+	var stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stderr, &stderr
+	if err := cmd.Run(); err != nil {
+		if out := stderr.String(); strings.Contains(out, "ptrace") && strings.Contains(out, "Operation not permitted") {
+			t.Skipf("strace cannot trace here (ptrace not permitted, e.g. a container without CAP_SYS_PTRACE): %s", out)
+		}
+		t.Fatalf("traced child failed: %v\n%s", err, stderr.String())
+	}
+	log, err := os.ReadFile(logFile)
+	require.NoError(t, err)
+	calls, err := parseStrace(string(log))
+	require.NoError(t, err)
+	p.events, err = resolveFiles(calls, dir)
+	require.NoError(t, err)
+	return p
+}
+
+// traceStep is one expected call of a protocol, matched in order.
+type traceStep struct {
+	what  string
+	match func(e fileEvent) bool
+}
+
+// requireInOrder finds each step after the previous one's match and returns
+// the matched events.
+func requireInOrder(t testing.TB, evs []fileEvent, steps []traceStep) []fileEvent {
+	t.Helper()
+	var found []fileEvent
+	i := 0
+	for _, s := range steps {
+		j := slices.IndexFunc(evs[i:], s.match)
+		if j < 0 {
+			var done []string
+			for _, f := range found {
+				done = append(done, "\t"+f.Line)
+			}
+			t.Fatalf("protocol step %q not found after:\n%s\nwhole trace of the step:\n%s",
+				s.what, strings.Join(done, "\n"), formatEvents(evs))
+		}
+		found = append(found, evs[i+j])
+		i += j + 1
+	}
+	return found
+}
+
+func formatEvents(evs []fileEvent) string {
+	var b strings.Builder
+	for _, e := range evs {
+		fmt.Fprintf(&b, "\t%s\n", e.Line)
+	}
+	return b.String()
+}
+
+// publishSteps is the protocol for one record at target: O_EXCL create of a
+// temp file in target's own directory, write, fsync, close, publish (a
+// rename, or what publish accepts), open the directory, fsync it. tmp
+// receives the temp file's path once it is matched.
+func publishSteps(target string, tmp *string, publish traceStep) []traceStep {
+	dir := filepath.Dir(target)
+	on := func(name string, path *string) func(e fileEvent) bool {
+		return func(e fileEvent) bool { return e.Name == name && e.ok() && e.Path == *path }
+	}
+	return []traceStep{
+		{"create the temp file with O_CREAT|O_EXCL in " + dir, func(e fileEvent) bool {
+			base := filepath.Base(e.Path)
+			if e.Name != "openat" || !e.ok() || filepath.Dir(e.Path) != dir || !jobstore.IsTempName(base) ||
+				!strings.HasPrefix(base, "."+filepath.Base(target)) || !hasFlag(e.Flags, "O_CREAT") || !hasFlag(e.Flags, "O_EXCL") {
+				return false
+			}
+			*tmp = e.Path
+			return true
+		}},
+		{"write the temp file", on("write", tmp)},
+		{"fsync the temp file", on("fsync", tmp)},
+		{"close the temp file", on("close", tmp)},
+		publish,
+		{"open the directory " + dir + " read-only", func(e fileEvent) bool {
+			return e.Name == "openat" && e.ok() && e.Path == dir && !hasFlag(e.Flags, "O_CREAT") && hasFlag(e.Flags, "O_RDONLY")
+		}},
+		{"fsync the directory " + dir, func(e fileEvent) bool { return e.Name == "fsync" && e.ok() && e.Path == dir }},
+	}
+}
+
+// requireTempFileSettled checks what the order alone does not: every write
+// of the temp file comes before its one fsync (never retried), and nothing
+// writes the target in place.
+func requireTempFileSettled(t testing.TB, evs []fileEvent, tmp, target string) {
+	t.Helper()
+	fsyncs, lastWrite, firstSync := 0, -1, -1
+	for i, e := range evs {
+		switch {
+		case e.Path == tmp && (e.Name == "write" || e.Name == "pwrite64" || e.Name == "ftruncate"):
+			lastWrite = i
+		case e.Path == tmp && (e.Name == "fsync" || e.Name == "fdatasync") && e.ok(): // not one a signal interrupted
+			fsyncs++
+			if firstSync < 0 {
+				firstSync = i
+			}
+		case e.Path == target && e.NewPath == "" && e.Name == "openat" &&
+			(hasFlag(e.Flags, "O_WRONLY") || hasFlag(e.Flags, "O_RDWR") || hasFlag(e.Flags, "O_TRUNC")):
+			t.Errorf("the record is opened for writing in place: %s", e.Line)
+		}
+	}
+	assert.Equal(t, 1, fsyncs, "the temp file must be fsynced exactly once:\n%s", formatEvents(evs))
+	assert.Less(t, lastWrite, firstSync, "a write of the temp file after its fsync:\n%s", formatEvents(evs))
+}
+
+// touches reports whether e names a path in dir (or dir itself).
+func touches(e fileEvent, dir string) bool {
+	in := func(p string) bool { return p == dir || strings.HasPrefix(p, dir+string(filepath.Separator)) }
+	return in(e.Path) || in(e.NewPath)
+}
+
+// TestProtocol_SyscallBySyscall runs WriteStatus, WriteSpec and ReadStatus
+// in a child process under strace and checks the file system calls they
+// made, in order, ignoring the Go runtime's own (only calls that name a path
+// in the job root, or use an fd opened on one, count).
+func TestProtocol_SyscallBySyscall(t *testing.T) {
+	p := traceProtocol(t, func(root string) { prepareTracedRoot(t, root) }, stepWriteStatus, stepWriteSpec, stepReadStatus)
+
+	t.Run("WriteStatus replaces through an fsynced temp file and fsyncs the directory", func(t *testing.T) {
+		evs := p.step(t, stepWriteStatus)
+		dir := p.jobDir(tracedJobA)
+		target := filepath.Join(dir, jobstore.StatusFile)
+		var tmp string
+		requireInOrder(t, evs, publishSteps(target, &tmp, traceStep{"rename the temp file over status.json", func(e fileEvent) bool {
+			return (e.Name == "renameat" || e.Name == "renameat2") && e.ok() && e.Path == tmp && e.NewPath == target
+		}}))
+		requireTempFileSettled(t, evs, tmp, target)
+
+		var mine []fileEvent
+		for _, e := range evs {
+			if touches(e, dir) {
+				mine = append(mine, e)
+			}
+		}
+		assert.LessOrEqual(t, len(mine), maxWriteStatusSyscalls, "file syscalls in the job dir:\n%s", formatEvents(mine))
+		t.Logf("WriteStatus: %d file syscalls in the job dir:\n%s", len(mine), formatEvents(mine))
+	})
+
+	t.Run("WriteSpec makes the dir durably, then publishes job.json without replacing", func(t *testing.T) {
+		evs := p.step(t, stepWriteSpec)
+		root, dir := p.root, p.jobDir(tracedJobB)
+		target := filepath.Join(dir, jobstore.SpecFile)
+		var tmp string
+		steps := []traceStep{
+			{"create the job directory", func(e fileEvent) bool {
+				return (e.Name == "mkdirat" || e.Name == "mkdir") && e.ok() && e.Path == dir
+			}},
+			{"open the parent directory", func(e fileEvent) bool { return e.Name == "openat" && e.ok() && e.Path == root }},
+			{"fsync the parent directory", func(e fileEvent) bool { return e.Name == "fsync" && e.ok() && e.Path == root }},
+		}
+		steps = append(steps, publishSteps(target, &tmp, traceStep{"publish with renameat2(RENAME_NOREPLACE) or linkat", func(e fileEvent) bool {
+			noReplace := e.Name == "renameat2" && hasFlag(e.Flags, "RENAME_NOREPLACE") || e.Name == "linkat"
+			return noReplace && e.ok() && e.Path == tmp && e.NewPath == target
+		}})...)
+		requireInOrder(t, evs, steps)
+		requireTempFileSettled(t, evs, tmp, target)
+		for _, e := range evs {
+			if e.NewPath == target && e.Name == "renameat" {
+				t.Errorf("job.json published by a replacing rename: %s", e.Line)
+			}
+		}
+		t.Logf("WriteSpec (new job dir): %d file syscalls:\n%s", len(evs), formatEvents(evs))
+	})
+
+	t.Run("ReadStatus writes, renames, chmods and removes nothing", func(t *testing.T) {
+		evs := p.step(t, stepReadStatus)
+		status := filepath.Join(p.jobDir(tracedJobA), jobstore.StatusFile)
+		require.True(t, slices.ContainsFunc(evs, func(e fileEvent) bool {
+			return e.Name == "openat" && e.ok() && e.Path == status
+		}), "ReadStatus did not open status.json under trace:\n%s", formatEvents(evs))
+		for _, e := range evs {
+			switch e.Name {
+			case "write", "pwrite64", "ftruncate", "renameat", "renameat2", "linkat", "unlinkat", "fchmod", "fchmodat",
+				"mkdir", "mkdirat", "fsync", "fdatasync":
+				t.Errorf("ReadStatus changed something: %s", e.Line)
+			case "openat":
+				for _, f := range []string{"O_WRONLY", "O_RDWR", "O_CREAT", "O_TRUNC", "O_APPEND"} {
+					if hasFlag(e.Flags, f) {
+						t.Errorf("ReadStatus opened for writing (%s): %s", f, e.Line)
+					}
+				}
+			}
+		}
+		t.Logf("ReadStatus: %d file syscalls:\n%s", len(evs), formatEvents(evs))
+	})
+}

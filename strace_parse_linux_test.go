@@ -1,0 +1,454 @@
+package jobstore_test
+
+import (
+	"fmt"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// A reader of `strace -f -qq -o FILE` logs, just large enough for the
+// protocol and power-loss tests: one line per call, "PID name(args) = ret",
+// with "<unfinished ...>" / "<... name resumed>" pairs merged and signal,
+// exit and detach lines skipped.
+
+// sysCall is one completed system call.
+type sysCall struct {
+	PID   int
+	Name  string
+	Args  []string // as strace printed them, split at top-level commas
+	Ret   int64    // the return value; -1 on error or when strace printed "?"
+	Errno string   // "ENOENT", or "?" when the result is unknown; "" on success
+	Line  string   // the whole (merged) line, for messages
+}
+
+func (c sysCall) ok() bool { return c.Errno == "" }
+
+// parseStrace parses a whole log.
+func parseStrace(log string) ([]sysCall, error) {
+	var calls []sysCall
+	unfinished := map[int]string{} // pid -> the line's text before " <unfinished ...>"
+	for n, line := range strings.Split(log, "\n") {
+		if strings.TrimSpace(line) == "" {
+			continue
+		}
+		pid, rest, err := splitPID(line)
+		if err != nil {
+			return nil, fmt.Errorf("line %d: %w", n+1, err)
+		}
+		switch {
+		case strings.HasPrefix(rest, "---"), strings.HasPrefix(rest, "+++"):
+			continue // a signal or an exit
+		case strings.HasSuffix(rest, " <detached ...>"):
+			continue // a thread that ended inside a call strace could not name
+		case strings.HasSuffix(rest, " <unfinished ...>"):
+			unfinished[pid] = strings.TrimSuffix(rest, " <unfinished ...>")
+			continue
+		case strings.HasPrefix(rest, "<... "):
+			i := strings.Index(rest, " resumed>")
+			head, ok := unfinished[pid]
+			if i < 0 || !ok {
+				return nil, fmt.Errorf("line %d: resumed call without its start: %q", n+1, line)
+			}
+			delete(unfinished, pid)
+			rest = head + rest[i+len(" resumed>"):]
+		}
+		c, err := parseStraceCall(rest)
+		if err != nil {
+			return nil, fmt.Errorf("line %d: %w", n+1, err)
+		}
+		c.PID = pid
+		calls = append(calls, c)
+	}
+	return calls, nil
+}
+
+func splitPID(line string) (int, string, error) {
+	f, rest, _ := strings.Cut(line, " ")
+	pid, err := strconv.Atoi(f)
+	if err != nil {
+		return 0, "", fmt.Errorf("no pid at the start of %q (run strace with -f)", line)
+	}
+	return pid, strings.TrimLeft(rest, " "), nil
+}
+
+// parseStraceCall parses "name(args) = ret [ERRNO (text)]".
+func parseStraceCall(s string) (sysCall, error) {
+	c := sysCall{Line: s, Ret: -1}
+	open := strings.IndexByte(s, '(')
+	if open <= 0 {
+		return c, fmt.Errorf("not a call: %q", s)
+	}
+	c.Name = s[:open]
+	args, rest, err := splitArgs(s[open+1:])
+	if err != nil {
+		return c, fmt.Errorf("%w in %q", err, s)
+	}
+	c.Args = args
+	rest = strings.TrimSpace(rest)
+	if !strings.HasPrefix(rest, "= ") {
+		return c, fmt.Errorf("no result in %q", s)
+	}
+	fields := strings.Fields(rest[2:])
+	if len(fields) == 0 {
+		return c, fmt.Errorf("no result in %q", s)
+	}
+	if fields[0] == "?" {
+		c.Errno = "?"
+		return c, nil
+	}
+	if c.Ret, err = strconv.ParseInt(fields[0], 0, 64); err != nil {
+		return c, fmt.Errorf("result %q in %q", fields[0], s)
+	}
+	if c.Ret < 0 {
+		if len(fields) < 2 {
+			return c, fmt.Errorf("no errno in %q", s)
+		}
+		c.Errno = fields[1]
+	}
+	return c, nil
+}
+
+// splitArgs splits s, the text after a call's '(', at its top-level commas,
+// up to the matching ')'; rest is what follows that ')'. Commas inside
+// strings, {structs} and [arrays] do not split.
+func splitArgs(s string) (args []string, rest string, err error) {
+	depth, start, inString := 0, 0, false
+	for i := 0; i < len(s); i++ {
+		switch ch := s[i]; {
+		case inString && ch == '\\':
+			i++
+		case ch == '"':
+			inString = !inString
+		case inString:
+		case ch == '{' || ch == '[' || ch == '(':
+			depth++
+		case (ch == '}' || ch == ']') && depth > 0:
+			depth--
+		case ch == ')' && depth > 0:
+			depth--
+		case ch == ')':
+			if a := strings.TrimSpace(s[start:i]); a != "" || len(args) > 0 {
+				args = append(args, a)
+			}
+			return args, s[i+1:], nil
+		case ch == ',' && depth == 0:
+			args = append(args, strings.TrimSpace(s[start:i]))
+			start = i + 1
+		}
+	}
+	return nil, "", fmt.Errorf("unbalanced argument list")
+}
+
+// straceString decodes a string argument ("a\nb\0"...): C escapes, octal
+// and \x hex. truncated reports strace's "..." (the string was longer than -s).
+func straceString(arg string) (s string, truncated bool, err error) {
+	if len(arg) < 2 || arg[0] != '"' {
+		return "", false, fmt.Errorf("not a string argument: %q", arg)
+	}
+	var b strings.Builder
+	for i := 1; i < len(arg); i++ {
+		ch := arg[i]
+		switch {
+		case ch == '"':
+			tail := arg[i+1:]
+			if tail != "" && tail != "..." {
+				return "", false, fmt.Errorf("text after the string: %q", arg)
+			}
+			return b.String(), tail == "...", nil
+		case ch != '\\':
+			b.WriteByte(ch)
+			continue
+		}
+		i++
+		if i >= len(arg) {
+			break
+		}
+		switch e := arg[i]; e {
+		case 'n', 't', 'r', 'v', 'f', 'a', 'b':
+			b.WriteByte(map[byte]byte{'n': '\n', 't': '\t', 'r': '\r', 'v': '\v', 'f': '\f', 'a': '\a', 'b': '\b'}[e])
+		case 'x':
+			if i+2 >= len(arg) {
+				return "", false, fmt.Errorf("short \\x escape in %q", arg)
+			}
+			v, err := strconv.ParseUint(arg[i+1:i+3], 16, 8)
+			if err != nil {
+				return "", false, fmt.Errorf("bad \\x escape in %q", arg)
+			}
+			b.WriteByte(byte(v))
+			i += 2
+		case '0', '1', '2', '3', '4', '5', '6', '7':
+			j := i
+			for j < len(arg) && j < i+3 && arg[j] >= '0' && arg[j] <= '7' {
+				j++
+			}
+			v, _ := strconv.ParseUint(arg[i:j], 8, 8)
+			b.WriteByte(byte(v))
+			i = j - 1
+		default: // \" and \\
+			b.WriteByte(e)
+		}
+	}
+	return "", false, fmt.Errorf("unterminated string: %q", arg)
+}
+
+// fileEvent is a call resolved against the tree under study: the paths it
+// acts on, with file descriptors replaced by the path they were opened with.
+type fileEvent struct {
+	sysCall
+	Path    string // the path acted on: named, or the fd's (write, fsync, close, fchmod)
+	NewPath string // renameat, renameat2, linkat: the new name
+	FD      int    // the fd acted on or returned by openat; -1 if none
+	Flags   string // openat, renameat2, unlinkat, linkat flags
+	Data    []byte // write, pwrite64
+	Offset  int64  // pwrite64: the offset; ftruncate: the length
+}
+
+// resolveFiles keeps the calls that touch the tree under root (a path in it,
+// or an fd opened on such a path) and resolves their fds. Everything else
+// (the Go runtime reading /proc and /sys, its eventfd wake-ups) is noise.
+// The log must be of one process (threads share its fd table).
+func resolveFiles(calls []sysCall, root string) ([]fileEvent, error) {
+	root = filepath.Clean(root)
+	inRoot := func(p string) bool { return p == root || strings.HasPrefix(p, root+string(filepath.Separator)) }
+	fds := map[int]string{}
+	var events []fileEvent
+	path := func(c sysCall, dirArg, pathArg int) (string, error) {
+		p, _, err := straceString(c.Args[pathArg])
+		if err != nil || filepath.IsAbs(p) {
+			return filepath.Clean(p), err
+		}
+		if dirArg >= 0 && c.Args[dirArg] != "AT_FDCWD" {
+			fd, err := strconv.Atoi(c.Args[dirArg])
+			if err != nil {
+				return "", fmt.Errorf("dirfd %q in %q", c.Args[dirArg], c.Line)
+			}
+			return filepath.Join(fds[fd], p), nil
+		}
+		return "", fmt.Errorf("relative path in %q: use absolute paths in traced code", c.Line)
+	}
+	fdArg := func(c sysCall) (int, error) {
+		fd, err := strconv.Atoi(c.Args[0])
+		if err != nil {
+			return 0, fmt.Errorf("fd %q in %q", c.Args[0], c.Line)
+		}
+		return fd, nil
+	}
+	for _, c := range calls {
+		ev := fileEvent{sysCall: c, FD: -1}
+		var err error
+		need := map[string]int{"openat": 3, "mkdirat": 3, "mkdir": 2, "unlinkat": 3, "newfstatat": 4, "fchmodat": 3,
+			"renameat": 4, "renameat2": 5, "linkat": 5, "write": 3, "pwrite64": 4, "fsync": 1, "fdatasync": 1,
+			"close": 1, "fchmod": 2, "ftruncate": 2}[c.Name]
+		if len(c.Args) < need {
+			return nil, fmt.Errorf("%d arguments, want %d: %q", len(c.Args), need, c.Line)
+		}
+		switch c.Name {
+		case "openat":
+			ev.Path, err = path(c, 0, 1)
+			ev.Flags = c.Args[2]
+			if c.ok() {
+				ev.FD = int(c.Ret)
+				delete(fds, ev.FD)
+				if inRoot(ev.Path) {
+					fds[ev.FD] = ev.Path
+				}
+			}
+		case "mkdirat", "unlinkat", "newfstatat", "fchmodat":
+			ev.Path, err = path(c, 0, 1)
+			if c.Name == "unlinkat" {
+				ev.Flags = c.Args[2]
+			}
+		case "mkdir":
+			ev.Path, err = path(c, -1, 0)
+		case "renameat", "renameat2", "linkat":
+			if ev.Path, err = path(c, 0, 1); err == nil {
+				ev.NewPath, err = path(c, 2, 3)
+			}
+			if len(c.Args) > 4 {
+				ev.Flags = c.Args[4]
+			}
+		case "write", "pwrite64", "fsync", "fdatasync", "close", "fchmod", "ftruncate":
+			if ev.FD, err = fdArg(c); err != nil {
+				break
+			}
+			ev.Path = fds[ev.FD]
+			if c.Name == "close" {
+				delete(fds, ev.FD)
+			}
+			if ev.Path == "" {
+				continue // an fd outside root
+			}
+			switch c.Name {
+			case "write", "pwrite64":
+				var s string
+				var truncated bool
+				if s, truncated, err = straceString(c.Args[1]); err == nil && truncated {
+					err = fmt.Errorf("strace cut the data short (raise -s): %q", c.Line)
+				}
+				ev.Data = []byte(s)
+				if c.ok() && int(c.Ret) < len(ev.Data) {
+					ev.Data = ev.Data[:c.Ret] // a short write
+				}
+				if c.Name == "pwrite64" && err == nil {
+					ev.Offset, err = strconv.ParseInt(c.Args[3], 0, 64)
+				}
+			case "ftruncate":
+				ev.Offset, err = strconv.ParseInt(c.Args[1], 0, 64)
+			}
+		default:
+			return nil, fmt.Errorf("no rule for %s: %q", c.Name, c.Line)
+		}
+		if err != nil {
+			return nil, err
+		}
+		if inRoot(ev.Path) || (ev.NewPath != "" && inRoot(ev.NewPath)) {
+			events = append(events, ev)
+		}
+	}
+	return events, nil
+}
+
+// hasFlag reports whether a strace flag set ("O_RDWR|O_CREAT") holds flag.
+func hasFlag(flags, flag string) bool {
+	for _, f := range strings.Split(flags, "|") {
+		if f == flag {
+			return true
+		}
+	}
+	return false
+}
+
+func TestParseStrace_ReadsTheLinesTheTestsNeed(t *testing.T) {
+	for _, tc := range []struct {
+		name, log string
+		want      []sysCall
+	}{
+		{
+			name: "openat with flags and mode",
+			log:  `7 openat(AT_FDCWD, "/r/j/.status.json123", O_RDWR|O_CREAT|O_EXCL|O_CLOEXEC, 0644) = 5`,
+			want: []sysCall{{PID: 7, Name: "openat", Ret: 5,
+				Args: []string{"AT_FDCWD", `"/r/j/.status.json123"`, "O_RDWR|O_CREAT|O_EXCL|O_CLOEXEC", "0644"}}},
+		},
+		{
+			name: "failed call",
+			log:  `7 newfstatat(AT_FDCWD, "/m/x", 0xc000, AT_SYMLINK_NOFOLLOW) = -1 ENOENT (No such file or directory)`,
+			want: []sysCall{{PID: 7, Name: "newfstatat", Ret: -1, Errno: "ENOENT",
+				Args: []string{"AT_FDCWD", `"/m/x"`, "0xc000", "AT_SYMLINK_NOFOLLOW"}}},
+		},
+		{
+			name: "struct and string holding commas, quotes and parentheses",
+			log:  `7 newfstatat(AT_FDCWD, "/a, \"b\" (c)", {st_mode=S_IFREG|0644, st_size=82, ...}, 0) = 0`,
+			want: []sysCall{{PID: 7, Name: "newfstatat", Ret: 0,
+				Args: []string{"AT_FDCWD", `"/a, \"b\" (c)"`, "{st_mode=S_IFREG|0644, st_size=82, ...}", "0"}}},
+		},
+		{
+			name: "unfinished and resumed across threads, signal and exit lines skipped",
+			log: "7 fsync(5 <unfinished ...>\n" +
+				"8 --- SIGURG {si_signo=SIGURG, si_code=SI_TKILL, si_pid=7, si_uid=0} ---\n" +
+				"8 close(3) = 0\n" +
+				"7 <... fsync resumed>) = 0\n" +
+				"7 write(1, \"x\", 1 <unfinished ...>\n" +
+				"7 <... write resumed>) = ?\n" +
+				"7 +++ exited with 0 +++\n" +
+				"9 ???( <detached ...>\n",
+			want: []sysCall{
+				{PID: 8, Name: "close", Ret: 0, Args: []string{"3"}},
+				{PID: 7, Name: "fsync", Ret: 0, Args: []string{"5"}},
+				{PID: 7, Name: "write", Ret: -1, Errno: "?", Args: []string{"1", `"x"`, "1"}},
+			},
+		},
+		{
+			name: "no arguments",
+			log:  `7 sync() = 0`,
+			want: []sysCall{{PID: 7, Name: "sync", Ret: 0}},
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := parseStrace(tc.log)
+			require.NoError(t, err)
+			for i := range got {
+				got[i].Line = ""
+			}
+			assert.Equal(t, tc.want, got)
+		})
+	}
+
+	t.Run("malformed lines are errors, not skipped", func(t *testing.T) {
+		for _, log := range []string{
+			`openat(AT_FDCWD, "/x", O_RDONLY) = 3`, // no pid
+			`7 openat(AT_FDCWD, "/x", O_RDONLY`,    // cut short
+			`7 <... fsync resumed>) = 0`,           // no start
+			`7 close(3) = what`,
+		} {
+			_, err := parseStrace(log)
+			assert.Error(t, err, log)
+		}
+	})
+}
+
+func TestStraceString_DecodesEscapes(t *testing.T) {
+	for _, tc := range []struct {
+		arg, want string
+		truncated bool
+	}{
+		{`"plain"`, "plain", false},
+		{`"{\n  \"a\": \"b\\\\c\"\t}\r\v\f"`, "{\n  \"a\": \"b\\\\c\"\t}\r\v\f", false},
+		{`"\0\0\1\177x"`, "\x00\x00\x01\x7fx", false},
+		{`"\x00\xff\x41"`, "\x00\xffA", false},
+		{`"\08"`, "\x008", false}, // octal stops at a non-octal digit
+		{`"abc"...`, "abc", true},
+	} {
+		got, truncated, err := straceString(tc.arg)
+		require.NoError(t, err, tc.arg)
+		assert.Equal(t, tc.want, got, tc.arg)
+		assert.Equal(t, tc.truncated, truncated, tc.arg)
+	}
+	for _, bad := range []string{`AT_FDCWD`, `"open`, `"a"b`, `"\x4"`} {
+		_, _, err := straceString(bad)
+		assert.Error(t, err, bad)
+	}
+}
+
+func TestResolveFiles_FollowsDescriptorsAndDropsNoise(t *testing.T) {
+	log := `1 openat(AT_FDCWD, "/proc/self/cgroup", O_RDONLY|O_CLOEXEC) = 3
+1 write(3, "noise", 5) = 5
+1 close(3) = 0
+1 openat(AT_FDCWD, "/r/j/.status.json9", O_RDWR|O_CREAT|O_EXCL|O_CLOEXEC, 0644) = 3
+1 write(3, "{}\n", 3) = 3
+1 write(4, "\1\0\0\0\0\0\0\0", 8) = 8
+1 fsync(3) = 0
+1 close(3) = 0
+1 renameat(AT_FDCWD, "/r/j/.status.json9", AT_FDCWD, "/r/j/status.json") = 0
+1 openat(AT_FDCWD, "/r/j", O_RDONLY|O_CLOEXEC) = 3
+1 openat(3, "status.json", O_RDONLY) = 5
+1 fsync(3) = 0
+1 close(3) = 0
+1 fsync(3) = 0
+`
+	calls, err := parseStrace(log)
+	require.NoError(t, err)
+	evs, err := resolveFiles(calls, "/r")
+	require.NoError(t, err)
+	var got []string
+	for _, e := range evs {
+		got = append(got, fmt.Sprintf("%s %s%s fd=%d %q", e.Name, e.Path, map[bool]string{true: " -> " + e.NewPath}[e.NewPath != ""], e.FD, e.Data))
+	}
+	assert.Equal(t, []string{
+		`openat /r/j/.status.json9 fd=3 ""`,
+		`write /r/j/.status.json9 fd=3 "{}\n"`,
+		`fsync /r/j/.status.json9 fd=3 ""`,
+		`close /r/j/.status.json9 fd=3 ""`,
+		`renameat /r/j/.status.json9 -> /r/j/status.json fd=-1 ""`,
+		`openat /r/j fd=3 ""`,
+		`openat /r/j/status.json fd=5 ""`,
+		`fsync /r/j fd=3 ""`,
+		`close /r/j fd=3 ""`,
+	}, got, "the last fsync(3) is on a closed fd and must not be attributed to /r/j")
+	assert.True(t, hasFlag(evs[0].Flags, "O_EXCL"))
+	assert.False(t, hasFlag(evs[5].Flags, "O_CREAT"))
+}
