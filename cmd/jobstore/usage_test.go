@@ -1,10 +1,14 @@
 package main
 
 import (
+	"errors"
+	"fmt"
+	"io/fs"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/axqua/jobstore"
 	"github.com/stretchr/testify/require"
 )
 
@@ -125,4 +129,19 @@ func TestParseArgs_CountsPositionals(t *testing.T) {
 	_, err = parseArgs(newTestFlagSet(), []string{"a", "b"}, 1, 1, "ROOT")
 	require.ErrorContains(t, err, `unexpected argument "b"`)
 	require.Equal(t, exitUsage, exitCode(err))
+}
+
+// Every error line has a remedy, even for an error that came without one.
+func TestErrorLine_AlwaysEndsWithARemedy(t *testing.T) {
+	for _, tc := range []struct {
+		err  error
+		want string
+	}{
+		{fmt.Errorf("open x: %w", fs.ErrNotExist), "jobstore: open x: file does not exist. Remedy: check the path"},
+		{fmt.Errorf("open x: %w", fs.ErrPermission), "jobstore: open x: permission denied. Remedy: give this user access to the file and its directory"},
+		{errors.New("jobstore: boom"), "jobstore: boom. Remedy: check the path, the permissions and the disk, then try again"},
+		{&jobstore.Error{Op: "read status", Path: "p", Msg: "bad", Remedy: "fix it"}, "jobstore: read status p: bad. Remedy: fix it"},
+	} {
+		require.Equal(t, tc.want, errorLine(tc.err))
+	}
 }

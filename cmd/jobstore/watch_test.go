@@ -79,8 +79,16 @@ func (w *watchProc) waitLine(t *testing.T, want string) string {
 // wait waits for the watch to end and returns its exit code and last line.
 func (w *watchProc) wait(t *testing.T) (code int, last string) {
 	t.Helper()
-	for line := range w.lines {
-		w.seen = append(w.seen, line)
+	deadline := time.After(lineTimeout)
+	for ended := false; !ended; {
+		select {
+		case line, ok := <-w.lines:
+			if ended = !ok; ok {
+				w.seen = append(w.seen, line)
+			}
+		case <-deadline:
+			t.Fatalf("watch did not end within %v; it printed:\n%s", lineTimeout, strings.Join(w.seen, "\n"))
+		}
 	}
 	err := w.cmd.Wait()
 	var ee *exec.ExitError
