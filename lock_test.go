@@ -3,6 +3,7 @@ package jobstore_test
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"strconv"
 	"testing"
@@ -22,7 +23,7 @@ func init() {
 			return 1
 		}
 		fmt.Println("started", os.Getpid())
-		_, _ = os.Stdin.Read(make([]byte, 1)) // until the parent closes stdin (or kills us)
+		_, _ = io.Copy(io.Discard, os.Stdin) // until the parent closes stdin (or kills us)
 		if err := r.Finish(jobstore.Outcome{State: jobstore.Succeeded}); err != nil {
 			fmt.Println("error", err)
 			return 1

@@ -4,6 +4,7 @@ package jobstore_test
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"strconv"
@@ -26,7 +27,7 @@ func init() {
 			return exitCode(err)
 		}
 		fmt.Println("started", os.Getpid())
-		_, _ = os.Stdin.Read(make([]byte, 1)) // until killed (or the parent gives up)
+		_, _ = io.Copy(io.Discard, os.Stdin) // until killed (or the parent gives up)
 		return 1
 	}
 }

@@ -3,6 +3,7 @@ package jobstore_test
 import (
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -21,7 +22,7 @@ func init() {
 	// say "won" or "locked <error>", then hold what it won until stdin closes.
 	children["racer"] = func() int {
 		var b [1]byte
-		_, _ = os.Stdin.Read(b[:])
+		_, _ = os.Stdin.Read(b[:]) // the parent's one-byte "go"
 		r, err := jobstore.Start(jobstore.JobDir(os.Getenv(dirEnv)))
 		switch {
 		case errors.Is(err, jobstore.ErrLocked):
@@ -32,7 +33,7 @@ func init() {
 		default:
 			fmt.Println("won")
 		}
-		_, _ = os.Stdin.Read(b[:]) // hold the lock until the parent has both answers
+		_, _ = io.Copy(io.Discard, os.Stdin) // hold the lock until the parent has both answers and closes stdin
 		if r != nil {
 			return exitCode(r.Close())
 		}
@@ -341,7 +342,7 @@ func TestStart_TwoProcessesRaceExactlyOneWins(t *testing.T) {
 				startChild(t, "racer", dirEnv+"="+string(dir)),
 			}
 			for _, c := range racers {
-				_, err := c.stdin.Write([]byte("go\n"))
+				_, err := c.stdin.Write([]byte("g"))
 				require.NoError(t, err)
 			}
 			var winners []int

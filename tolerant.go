@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
 	"time"
 )
 
@@ -154,7 +153,7 @@ func damage(data []byte, se *json.SyntaxError) string {
 // readOnce opens, reads and closes path, refusing directories and files over
 // maxSize.
 func readOnce(op, path string, maxSize int64) ([]byte, error) {
-	f, err := os.Open(path)
+	f, err := openRecord(path)
 	if err != nil {
 		return nil, readError(op, path, err)
 	}
