@@ -59,17 +59,15 @@ func TestMain(m *testing.M) {
 }
 
 func buildCLI(dir string) error {
-	goTool, err := exec.LookPath("go")
+	goTool, err := exec.LookPath("go") // go test puts GOROOT/bin first in PATH
 	if err != nil {
-		if goTool, err = exec.LookPath(filepath.Join(runtime.GOROOT(), "bin", "go")); err != nil {
-			self, err := os.Executable()
-			if err != nil {
-				return err
-			}
-			fmt.Fprintln(os.Stderr, "cmd/jobstore tests: no go command; the test binary stands in for jobstore")
-			cli, cliEnv = self, []string{selfEnv + "=1"}
-			return nil
+		self, err := os.Executable()
+		if err != nil {
+			return err
 		}
+		fmt.Fprintln(os.Stderr, "cmd/jobstore tests: no go command; the test binary stands in for jobstore")
+		cli, cliEnv = self, []string{selfEnv + "=1"}
+		return nil
 	}
 	cli = filepath.Join(dir, "jobstore")
 	if runtime.GOOS == "windows" {
