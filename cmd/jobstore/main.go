@@ -38,7 +38,9 @@ type env struct {
 }
 
 // command is one subcommand. run defines its flags on fs, parses args with
-// parseArgs and does the work; its error decides the exit code (see exitCode).
+// parseArgs before doing anything else (its help text is made by running it
+// with --help), then does the work; its error decides the exit code (see
+// exitCode).
 type command struct {
 	name    string
 	args    string // synopsis after the name: "ROOT [--json] [--rebuild]"
