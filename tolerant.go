@@ -125,7 +125,7 @@ func readTolerant(op, path string, o readOptions, decode func([]byte) error) (bo
 
 const corruptRemedy = "jobstore's own writes are never torn, so the file was damaged by a crash of a writer " +
 	"that did not use the atomic protocol, or by the disk; restore it from a backup or remove it " +
-	"(a removed status.json reads as \"nothing has run yet\"); RebuildIndex lists the other unreadable jobs"
+	"(a removed status.json reads as \"nothing has run yet\"); RebuildIndex (jobstore list --rebuild) lists the other unreadable jobs"
 
 // corrupt is the ErrCorrupt error for bytes that are not one JSON value; its
 // message names what the damage looks like.
@@ -148,6 +148,12 @@ func damage(data []byte, se *json.SyntaxError) string {
 	default:
 		return fmt.Sprintf("not JSON at all (byte %d of %d)", se.Offset, len(data))
 	}
+}
+
+// recordFile is what readOnce needs of an open file (openRecord).
+type recordFile interface {
+	io.ReadCloser
+	Stat() (fs.FileInfo, error)
 }
 
 // readOnce opens, reads and closes path, refusing directories and files over

@@ -8,4 +8,10 @@ func isTransientReadError(err error) bool {
 	return isSharingError(err)
 }
 
-func openRecord(path string) (*os.File, error) { return os.Open(path) }
+func openRecord(path string) (recordFile, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err // not a nil *os.File in a non-nil interface
+	}
+	return f, nil
+}
