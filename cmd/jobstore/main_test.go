@@ -151,6 +151,11 @@ func normalize(s string, pairs ...string) string {
 	for i := 0; i+1 < len(pairs); i += 2 {
 		s = strings.ReplaceAll(s, pairs[i], pairs[i+1])
 	}
+	if runtime.GOOS == "windows" {
+		s = windowsPathRE.ReplaceAllStringFunc(s, func(p string) string {
+			return strings.ReplaceAll(strings.ReplaceAll(p, `\\`, `/`), `\`, `/`)
+		})
+	}
 	s = timestampRE.ReplaceAllString(s, "TIME")
 	s = durationRE.ReplaceAllString(s, "DUR")
 	s = pidRE.ReplaceAllString(s, "pid PID on HOST")
@@ -160,11 +165,19 @@ func normalize(s string, pairs ...string) string {
 }
 
 // rootPairs replaces root (as printed, and as escaped in JSON) with ROOT,
-// and then Windows separators with '/'.
+// and on Windows then the separators under it with '/'.
 func rootPairs(root string) []string {
-	esc := strings.ReplaceAll(root, `\`, `\\`)
-	return []string{esc, "ROOT", root, "ROOT", `\\`, "/", `\`, "/"}
+	if runtime.GOOS != "windows" {
+		return []string{root, "ROOT"}
+	}
+	native := filepath.FromSlash(root)
+	esc := strings.ReplaceAll(native, `\`, `\\`)
+	return []string{esc, "ROOT", native, "ROOT", root, "ROOT"}
 }
+
+// windowsPathRE matches a path under ROOT with Windows separators (escaped
+// in JSON or not).
+var windowsPathRE = regexp.MustCompile(`ROOT(?:(?:\\\\|\\)[\w.-]+)+`)
 
 // golden compares got with testdata/golden/name, or rewrites the file
 // under -update.
