@@ -1,0 +1,72 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+)
+
+// exitCodesText is the exit code table, shown by "jobstore help" and in the
+// README.
+const exitCodesText = `Exit codes:
+  0  success
+  1  watch: the job ended failed, cancelled or lost;
+     check, reconcile: problems were found (listed on stdout)
+  2  usage error: unknown command, missing or extra argument, bad flag
+  3  runtime error: not a job, a record unreadable or unwritable, ...
+Errors are printed to stderr as one line that ends with "Remedy: ...".
+`
+
+func usageText() string {
+	var b strings.Builder
+	b.WriteString(`jobstore keeps job records on disk safely: job.json is written once,
+status.json is rewritten atomically by the runner (which holds job.lock) and
+polled by anyone else. A job is a directory ROOT/ID.
+
+Usage:
+  jobstore COMMAND [ARGUMENTS] [FLAGS]   (flags may come before or after arguments)
+  jobstore help COMMAND                   (or: jobstore COMMAND --help)
+
+Commands:
+`)
+	tw := tabwriter.NewWriter(&b, 0, 8, 2, ' ', 0)
+	for _, c := range commands() {
+		fmt.Fprintf(tw, "  %s\t%s\n", c.name, c.summary)
+	}
+	tw.Flush()
+	b.WriteString("\nRun 'jobstore help COMMAND' for its arguments, flags, output and exit codes.\n\n")
+	b.WriteString(exitCodesText)
+	return b.String()
+}
+
+// usage is "jobstore help CMD": synopsis, description, flags.
+func (c *command) usage() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Usage: jobstore %s %s\n\n%s\n", c.name, c.args, strings.TrimSpace(c.doc))
+	fs := flag.NewFlagSet(c.name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	// Define the flags by letting the command parse --help: the flags shown
+	// are the ones it really accepts.
+	_ = c.run(&env{stdout: io.Discard, stderr: io.Discard}, fs, []string{"--help"})
+	n := 0
+	fs.VisitAll(func(*flag.Flag) { n++ })
+	if n > 0 {
+		b.WriteString("\nFlags:\n")
+		tw := tabwriter.NewWriter(&b, 0, 8, 2, ' ', 0)
+		fs.VisitAll(func(f *flag.Flag) {
+			name, text := flag.UnquoteUsage(f)
+			arg := "--" + f.Name
+			if name != "" {
+				arg += " " + name
+			}
+			if f.DefValue != "" && f.DefValue != "false" && f.DefValue != "[]" {
+				text += " (default " + f.DefValue + ")"
+			}
+			fmt.Fprintf(tw, "  %s\t%s\n", arg, text)
+		})
+		tw.Flush()
+	}
+	return b.String()
+}

@@ -1,0 +1,125 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"os"
+	"strconv"
+
+	"github.com/axqua/jobstore"
+)
+
+// recordInfo describes one record file of a job as found on disk: whether it
+// is there, the schema_version written in it, and whether reading it meant
+// migrating it in memory (the file itself is never rewritten by a reader).
+type recordInfo struct {
+	File    string `json:"file"`    // job.json or status.json
+	Present bool   `json:"present"` // false: no such file
+	// Written is the file's schema_version as written (a missing one is 0);
+	// nil when the file holds no readable version.
+	Written *int `json:"schema_version_written"`
+	// Current is the version this jobstore writes and reads.
+	Current int `json:"schema_version_current"`
+	// Migrated: the record was read by migrating it from Written to Current.
+	Migrated bool       `json:"migrated_in_memory"`
+	Err      error      `json:"-"`
+	ErrJSON  *errorJSON `json:"error"` // Err, filled in for JSON output
+}
+
+// jobRecords is one job directory as read by show and check.
+type jobRecords struct {
+	Dir        jobstore.JobDir
+	Spec       *jobstore.JobSpec
+	Status     *jobstore.JobStatus
+	SpecInfo   recordInfo
+	StatusInfo recordInfo
+}
+
+// readJob reads both records of dir the way ReadSpec and ReadStatus do
+// (the tolerant reader's retries, then DecodeSpec or DecodeStatus, which
+// migrate and validate), from one read of each file, so that the version
+// reported is the version of the bytes that were decoded.
+func readJob(dir jobstore.JobDir) jobRecords {
+	j := jobRecords{Dir: dir}
+	var specRaw, statusRaw json.RawMessage
+	j.SpecInfo = readRecord(dir.Spec(), jobstore.SpecFile, "read spec", jobstore.JobSchemaVersion, &specRaw)
+	if j.SpecInfo.Err == nil && !j.SpecInfo.Present {
+		j.SpecInfo.Err = &jobstore.Error{Op: "read spec", Path: string(dir), Kind: jobstore.ErrNotJob,
+			Msg:    "no " + jobstore.SpecFile + " here",
+			Remedy: "that directory is not a job: check the path, or submit the job first"}
+	}
+	if j.SpecInfo.Err == nil {
+		spec, err := jobstore.DecodeSpec(specRaw)
+		if err == nil {
+			j.Spec = &spec
+		}
+		j.SpecInfo.Err = at(err, "read spec", dir.Spec())
+	}
+	j.StatusInfo = readRecord(dir.Status(), jobstore.StatusFile, "read status", jobstore.StatusSchemaVersion, &statusRaw)
+	if j.StatusInfo.Err == nil && j.StatusInfo.Present {
+		st, err := jobstore.DecodeStatus(statusRaw)
+		j.Status = st
+		j.StatusInfo.Err = at(err, "read status", dir.Status())
+	}
+	for _, r := range []*recordInfo{&j.SpecInfo, &j.StatusInfo} {
+		r.Migrated = r.Err == nil && r.Present && r.Written != nil && *r.Written != r.Current
+	}
+	return j
+}
+
+// readRecord reads path's bytes with the tolerant reader into raw and notes
+// the schema_version they carry.
+func readRecord(path, file, op string, current int, raw *json.RawMessage) recordInfo {
+	info := recordInfo{File: file, Current: current}
+	found, err := jobstore.ReadJSONTolerant(path, raw)
+	info.Present = found
+	if err != nil {
+		info.Err = at(err, op, path)
+		return info
+	}
+	if found {
+		info.Written = writtenVersion(*raw)
+	}
+	return info
+}
+
+// writtenVersion is the schema_version in a record's bytes (0 when absent,
+// as Migrate reads it), or nil when there is none to read.
+func writtenVersion(raw []byte) *int {
+	var v struct {
+		SchemaVersion json.RawMessage `json:"schema_version"`
+	}
+	if json.Unmarshal(raw, &v) != nil {
+		return nil
+	}
+	n := 0
+	if len(v.SchemaVersion) > 0 && string(v.SchemaVersion) != "null" {
+		i, err := strconv.Atoi(string(v.SchemaVersion))
+		if err != nil {
+			return nil
+		}
+		n = i
+	}
+	return &n
+}
+
+// at names the operation and file of a decode error (DecodeSpec and
+// DecodeStatus know neither).
+func at(err error, op, path string) error {
+	var e *jobstore.Error
+	if errors.As(err, &e) {
+		if e.Path == "" {
+			e.Path = path
+		}
+		if e.Op == "" || e.Op == "read" {
+			e.Op = op
+		}
+	}
+	return err
+}
+
+// exists reports whether path names something (a broken symlink counts).
+func exists(path string) bool {
+	_, err := os.Lstat(path)
+	return err == nil
+}

@@ -1,0 +1,142 @@
+package main
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/user"
+	"sort"
+	"strings"
+
+	"github.com/axqua/jobstore"
+)
+
+func submitCmd() *command {
+	return &command{
+		name:    "submit",
+		args:    "ROOT --kind KIND [--params JSON|@FILE] [--label KEY=VALUE]... [--id ID] [--by NAME]",
+		summary: "submit a job: write ROOT/ID/job.json and a queued status; print the ID",
+		doc: `Submits a job under ROOT (created if missing): writes ROOT/ID/job.json once,
+and status.json with state "queued" and seq 1. Prints the new job's ID, alone
+on one line, so that scripts can capture it: ID=$(jobstore submit ...).
+
+The ID is generated (sortable by submission time, unique across processes and
+hosts) unless --id gives one. --params is a JSON value, or @FILE to read it
+from a file (@- reads stdin). --label may be repeated.
+
+Exit codes: 0 submitted; 2 bad arguments (missing --kind, invalid JSON, a
+label without '='); 3 the job could not be written (it exists already, the
+root is not writable, ...).`,
+		run: runSubmit,
+	}
+}
+
+// labelFlag collects repeated --label KEY=VALUE flags.
+type labelFlag map[string]string
+
+func (l labelFlag) String() string {
+	keys := sortedKeys(l)
+	for i, k := range keys {
+		keys[i] = k + "=" + l[k]
+	}
+	return strings.Join(keys, ",")
+}
+
+func (l labelFlag) Set(s string) error {
+	k, v, ok := strings.Cut(s, "=")
+	switch {
+	case !ok || k == "":
+		return fmt.Errorf("%q is not KEY=VALUE", s)
+	case hasKey(l, k):
+		return fmt.Errorf("label %q given twice", k)
+	}
+	l[k] = v
+	return nil
+}
+
+func hasKey(m map[string]string, k string) bool { _, ok := m[k]; return ok }
+
+func runSubmit(e *env, fs *flag.FlagSet, args []string) error {
+	kind := fs.String("kind", "", "what the job is, for the runner that picks it up (required)")
+	params := fs.String("params", "", "the job's parameters: a JSON value, or @FILE, or @- for stdin")
+	id := fs.String("id", "", "the job ID (default: generated, sortable by time)")
+	by := fs.String("by", "", "who submits the job, for submitted_by (default: the current user)")
+	labels := labelFlag{}
+	fs.Var(labels, "label", "a KEY=VALUE label (repeatable)")
+	pos, err := parseArgs(fs, args, 1, 1, "ROOT")
+	if err != nil {
+		return err
+	}
+	if *kind == "" {
+		return usagef("--kind is required")
+	}
+	if *id != "" {
+		if err := jobstore.ValidateJobID(*id); err != nil {
+			_, what, remedy := problem(err, "job_id")
+			return &usageError{msg: "--id: " + what, remedy: remedy}
+		}
+	}
+	if *by == "" {
+		*by = defaultSubmitter()
+	}
+	spec := jobstore.JobSpec{ID: *id, Kind: *kind, SubmittedBy: *by}
+	if len(labels) > 0 {
+		spec.Labels = labels
+	}
+	if *params != "" {
+		raw, err := readParams(*params)
+		if err != nil {
+			return err
+		}
+		spec.Params = raw
+	}
+	dir, err := jobstore.Submit(pos[0], spec)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(e.stdout, dir.ID())
+	return nil
+}
+
+// readParams reads --params: inline JSON, @FILE or @-.
+func readParams(arg string) (json.RawMessage, error) {
+	data, from := []byte(arg), "the value"
+	if name, ok := strings.CutPrefix(arg, "@"); ok {
+		var err error
+		if name == "-" {
+			data, err = io.ReadAll(os.Stdin)
+			from = "stdin"
+		} else {
+			data, err = os.ReadFile(name)
+			from = "file " + name
+		}
+		if err != nil {
+			return nil, &usageError{msg: fmt.Sprintf("--params: %v", err), remedy: "give a readable file after '@'"}
+		}
+	}
+	if !json.Valid(data) {
+		return nil, &usageError{msg: fmt.Sprintf("--params: %s is not valid JSON", from),
+			remedy: `give one JSON value, e.g. --params '{"frames": 30}'`}
+	}
+	return json.RawMessage(data), nil
+}
+
+// defaultSubmitter is the user name, or "" when the system cannot say.
+func defaultSubmitter() string {
+	if u, err := user.Current(); err == nil {
+		return u.Username
+	}
+	return ""
+}
+
+// sortedKeys returns m's keys in order.
+func sortedKeys(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

@@ -1,0 +1,49 @@
+package main
+
+import (
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"testing"
+
+	"golang.org/x/sys/windows"
+)
+
+// underWine reports whether the Windows test binary runs under Wine: Wine's
+// ntdll exports wine_get_version, Windows' does not.
+func underWine() bool {
+	return windows.NewLazySystemDLL("ntdll.dll").NewProc("wine_get_version").Find() == nil
+}
+
+// tempRoot is t.TempDir, except under Wine 8, whose os.RemoveAll fails
+// ("Invalid function") and so fails t.TempDir's cleanup: there the
+// directory is removed bottom-up with os.Remove (as in the root package's
+// tests).
+func tempRoot(t *testing.T) string {
+	t.Helper()
+	if !underWine() {
+		return t.TempDir()
+	}
+	dir, err := os.MkdirTemp("", "jobstore-cli-test-")
+	if err != nil {
+		t.Fatalf("temp dir: %v", err)
+	}
+	t.Cleanup(func() {
+		var paths []string
+		_ = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+			if err == nil {
+				paths = append(paths, p)
+			}
+			return nil
+		})
+		sort.Sort(sort.Reverse(sort.StringSlice(paths))) // children before parents
+		for _, p := range paths {
+			_ = os.Chmod(p, 0o700) // read-only files (job.json) cannot be deleted
+			if err := os.Remove(p); err != nil {
+				t.Logf("cleanup under Wine: %v", err)
+			}
+		}
+	})
+	return dir
+}
