@@ -73,22 +73,11 @@ func readEntry(dir JobDir) Entry {
 	} else {
 		e.Spec = &spec
 	}
-	// ReadStatus without its job.json check: ReadSpec has just made it.
-	const op = "read status"
-	path := dir.Status()
-	var st *JobStatus
-	found, err := readTolerant(op, path, newReadOptions(nil), func(b []byte) (err error) {
-		st, err = DecodeStatus(b)
-		return err
-	})
-	switch {
-	case err != nil:
-		if e.Err == nil {
-			e.Err = withPath(err, op, path)
-		}
-	case found:
-		e.Status = st
+	st, err := readStatusFile(dir, newReadOptions(nil)) // ReadSpec has just seen job.json
+	if err != nil && e.Err == nil {
+		e.Err = err
 	}
+	e.Status = st
 	return e
 }
 

@@ -133,18 +133,25 @@ func WriteStatus(dir JobDir, st JobStatus, opts ...WriteOption) error {
 // anything. When the record is current (the usual case) it costs one JSON
 // parse.
 func ReadStatus(dir JobDir, opts ...ReadOption) (*JobStatus, error) {
+	st, err := readStatusFile(dir, newReadOptions(opts))
+	if err == nil {
+		if _, serr := os.Lstat(dir.Spec()); errors.Is(serr, fs.ErrNotExist) {
+			return nil, notJob("read status", dir)
+		}
+	}
+	return st, err
+}
+
+// readStatusFile is ReadStatus without the check that job.json exists (List
+// has just read it): nil, nil when status.json is absent.
+func readStatusFile(dir JobDir, o readOptions) (*JobStatus, error) {
 	const op = "read status"
 	path := dir.Status()
 	var st *JobStatus
-	found, err := readTolerant(op, path, newReadOptions(opts), func(b []byte) (err error) {
+	found, err := readTolerant(op, path, o, func(b []byte) (err error) {
 		st, err = DecodeStatus(b)
 		return err
 	})
-	if err == nil {
-		if _, serr := os.Lstat(dir.Spec()); errors.Is(serr, fs.ErrNotExist) {
-			err = notJob(op, dir)
-		}
-	}
 	if err != nil {
 		return nil, withPath(err, op, path)
 	}
