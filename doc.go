@@ -29,6 +29,12 @@
 // read as it is; a newer one is refused with ErrNewerSchema, naming both
 // versions.
 //
+// Around the records: Submit creates a job (job.json, then status queued);
+// Start gives a runner a Run handle that holds job.lock and writes every
+// update (Progress, SetMessage, Finish); Reconcile marks a job whose runner
+// died (status running, lock free) as lost; List reads every job in
+// parallel, and RebuildIndex caches the result in <root>/index.json.
+//
 // Errors are *Error values: what went wrong, about what (Subject), what to do
 // (Remedy), the cause (Unwrap) and the values found and supported. Match
 // them with errors.Is against the sentinels (ErrNotJob, ErrExists,
