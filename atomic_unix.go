@@ -12,25 +12,35 @@ import (
 	"github.com/google/renameio/v2"
 )
 
-// replaceFile is the write protocol: temp file in path's directory, write,
-// fsync, close, rename, fsync the directory. The temp file comes from
-// renameio with WithTempDir: its default (os.TempDir) would probe the temp
-// directory with extra files on every call and rename across directories.
-func replaceFile(path string, data []byte, o writeOptions) error {
-	dir := filepath.Dir(path)
-	pf, err := renameio.NewPendingFile(path, renameio.WithTempDir(dir), renameio.WithPermissions(o.perm))
+// writeTemp creates the temp file in path's own directory and writes data
+// to it; on failure nothing is left. The file comes from renameio with
+// WithTempDir: its default (os.TempDir) would probe the temp directory with
+// extra files on every call and rename across directories.
+func writeTemp(path string, data []byte, perm fs.FileMode) (*renameio.PendingFile, error) {
+	pf, err := renameio.NewPendingFile(path, renameio.WithTempDir(filepath.Dir(path)), renameio.WithPermissions(perm))
 	if err != nil {
-		return stepError("create temp file", path, err, "cannot create the temp file in the record's directory", "")
+		return nil, stepError("create temp file", path, err, "cannot create the temp file in the record's directory", "")
+	}
+	if _, err := pf.Write(data); err != nil {
+		_ = pf.Cleanup() // closes and removes the temp file; its error adds nothing
+		return nil, stepError("write", pf.Name(), err, "cannot write the temp file", "")
+	}
+	return pf, nil
+}
+
+// replaceFile is the write protocol: temp file in path's directory, write,
+// fsync, close, rename, fsync the directory.
+func replaceFile(path string, data []byte, o writeOptions) error {
+	pf, err := writeTemp(path, data, o.perm)
+	if err != nil {
+		return err
 	}
 	published := false
 	defer func() {
 		if !published {
-			_ = pf.Cleanup() // closes and removes the temp file; its error adds nothing
+			_ = pf.Cleanup()
 		}
 	}()
-	if _, err := pf.Write(data); err != nil {
-		return stepError("write", pf.Name(), err, "cannot write the temp file", "")
-	}
 	if o.noSync {
 		if err := pf.File.Close(); err != nil {
 			return stepError("close", pf.Name(), err, "cannot close the temp file", "")
@@ -55,7 +65,7 @@ func replaceFile(path string, data []byte, o writeOptions) error {
 		}
 	}
 	published = true
-	return syncDir(dir, path)
+	return syncDir(filepath.Dir(path), path)
 }
 
 // createExclusive publishes data at path only if path does not exist, even
@@ -63,10 +73,9 @@ func replaceFile(path string, data []byte, o writeOptions) error {
 // given the name with a no-replace rename (Linux) or link(2), both of which
 // fail with EEXIST if the name is taken. Never check-then-rename.
 func createExclusive(path string, data []byte, o writeOptions) error {
-	dir := filepath.Dir(path)
-	pf, err := renameio.NewPendingFile(path, renameio.WithTempDir(dir), renameio.WithPermissions(o.perm))
+	pf, err := writeTemp(path, data, o.perm)
 	if err != nil {
-		return stepError("create temp file", path, err, "cannot create the temp file in the record's directory", "")
+		return err
 	}
 	published := false
 	defer func() {
@@ -74,9 +83,6 @@ func createExclusive(path string, data []byte, o writeOptions) error {
 			_ = pf.Cleanup()
 		}
 	}()
-	if _, err := pf.Write(data); err != nil {
-		return stepError("write", pf.Name(), err, "cannot write the temp file", "")
-	}
 	if !o.noSync {
 		if err := pf.Sync(); err != nil {
 			return stepError("fsync", pf.Name(), err, "the disk did not confirm the temp file (not retried: a second fsync can claim success after losing the data)", "")
@@ -105,7 +111,7 @@ func createExclusive(path string, data []byte, o writeOptions) error {
 	if o.noSync {
 		return nil
 	}
-	return syncDir(dir, path)
+	return syncDir(filepath.Dir(path), path)
 }
 
 func unwrapLink(err error) error {

@@ -5,6 +5,8 @@ import (
 	"os"
 	"os/exec"
 	"testing"
+
+	"github.com/axqua/jobstore/internal/testdir"
 )
 
 // childEnv selects a child role when the test binary re-executes itself as a
@@ -42,8 +44,8 @@ func childCommand(t testing.TB, role string, env ...string) *exec.Cmd {
 }
 
 // tempDir is t.TempDir, except under Wine, where os.RemoveAll fails and would
-// fail every test at cleanup (see tempdir_windows_test.go). Every test uses it.
+// fail every test at cleanup (see internal/testdir). Every test uses it.
 func tempDir(t testing.TB) string {
 	t.Helper()
-	return platformTempDir(t)
+	return testdir.New(t)
 }

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/axqua/jobstore"
+	"github.com/axqua/jobstore/internal/testdir"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/windows"
@@ -420,7 +421,7 @@ func TestWriteStatus_WithReadOnlyPermCanBeWrittenAgain(t *testing.T) {
 }
 
 func TestWriteStatus_ReadOnlyTargetIsNamedAsSuch(t *testing.T) {
-	if underWine() {
+	if testdir.UnderWine() {
 		t.Skip("Wine 8's MoveFileEx(REPLACE_EXISTING) replaces a target that has FILE_ATTRIBUTE_READONLY; " +
 			"Windows refuses with ERROR_ACCESS_DENIED, which is what this test checks is reported")
 	}

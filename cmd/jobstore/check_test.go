@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/axqua/jobstore"
+	"github.com/axqua/jobstore/internal/testdir"
 	"github.com/stretchr/testify/require"
 )
 
@@ -95,7 +96,7 @@ func TestCheck_AgreesWithTheLibraryOnEachRecordFileOfRootTestdata(t *testing.T) 
 		for _, target := range []string{jobstore.StatusFile, jobstore.SpecFile} {
 			t.Run(filepath.Base(file)+"_as_"+target, func(t *testing.T) {
 				t.Parallel()
-				dir := filepath.Join(tempRoot(t), "j")
+				dir := filepath.Join(testdir.New(t), "j")
 				require.NoError(t, os.Mkdir(dir, 0o755))
 				var libErr error
 				if target == jobstore.StatusFile {
@@ -125,7 +126,7 @@ func TestCheck_AgreesWithTheLibraryOnEachRecordFileOfRootTestdata(t *testing.T) 
 }
 
 func TestCheck_FreshlySubmittedJobsHaveNoProblems(t *testing.T) {
-	root := tempRoot(t)
+	root := testdir.New(t)
 	for _, id := range []string{"a", "b"} {
 		requireCode(t, runCLI(t, "submit", root, "--kind", "k", "--id", id), exitOK)
 	}
@@ -136,7 +137,7 @@ func TestCheck_FreshlySubmittedJobsHaveNoProblems(t *testing.T) {
 }
 
 func TestCheck_CorruptIndexIsAProblemWithARebuildRemedy(t *testing.T) {
-	root := tempRoot(t)
+	root := testdir.New(t)
 	requireCode(t, runCLI(t, "submit", root, "--kind", "k", "--id", "a"), exitOK)
 	require.NoError(t, os.WriteFile(filepath.Join(root, jobstore.IndexFile), []byte(`{"jobs": [`), 0o644))
 	r := runCLI(t, "check", root)

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/axqua/jobstore"
+	"github.com/axqua/jobstore/internal/testdir"
 	"github.com/stretchr/testify/require"
 )
 
@@ -15,7 +16,7 @@ import (
 // under 10 s by construction. The tests check what it does, not how fast.
 func TestDemo_RunsAJobToTheEndAndExitsZero(t *testing.T) {
 	t.Parallel()
-	root := tempRoot(t)
+	root := testdir.New(t)
 	r := runCLI(t, "demo", root)
 	requireCode(t, r, exitOK)
 	require.Empty(t, r.stderr)
@@ -47,7 +48,7 @@ func TestDemo_RunsAJobToTheEndAndExitsZero(t *testing.T) {
 
 func TestDemo_FailShowsTheErrorAndRemedyAndStillExitsZero(t *testing.T) {
 	t.Parallel()
-	root := tempRoot(t)
+	root := testdir.New(t)
 	r := runCLI(t, "demo", root, "--fail")
 	requireCode(t, r, exitOK)
 	require.Regexp(t, regexp.MustCompile(`(?m)^job \S+ failed after \S+ \(exit code 2\): frame 16: no space left on device \(simulated\)\. Remedy: free some disk space`), r.stdout)
@@ -59,7 +60,7 @@ func TestDemo_FailShowsTheErrorAndRemedyAndStillExitsZero(t *testing.T) {
 // leaves it for the user to look at.
 func TestDemo_WithoutRootUsesAFreshTempDirAndSaysWhere(t *testing.T) {
 	t.Parallel()
-	tmp := tempRoot(t)
+	tmp := testdir.New(t)
 	r := runCLIEnv(t, []string{"TMPDIR=" + tmp, "TMP=" + tmp, "TEMP=" + tmp}, "demo")
 	requireCode(t, r, exitOK)
 	m := regexp.MustCompile(`in a fresh temporary directory: (\S+)\n`).FindStringSubmatch(r.stdout)

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/axqua/jobstore"
+	"github.com/axqua/jobstore/internal/testdir"
 	"github.com/stretchr/testify/require"
 )
 
@@ -15,7 +16,7 @@ import (
 // handle), failed, a corrupt status.json, and a status from a newer jobstore.
 func fixtureRoot(t *testing.T) string {
 	t.Helper()
-	root := tempRoot(t)
+	root := testdir.New(t)
 	r := runCLI(t, "submit", root, "--kind", "render", "--id", "a-queued", "--by", "tester",
 		"--params", `{"frames": 30, "scene": "<intro>"}`, "--label", "team=vfx", "--label", "prio=high")
 	requireCode(t, r, exitOK)
@@ -107,7 +108,7 @@ func TestList_RebuildWritesIndexWithUnreadableJobs(t *testing.T) {
 }
 
 func TestList_EmptyRoot(t *testing.T) {
-	root := tempRoot(t)
+	root := testdir.New(t)
 	r := runCLI(t, "list", root)
 	requireCode(t, r, exitOK)
 	require.Equal(t, "no jobs under "+root+"\n", r.stdout)
@@ -122,8 +123,8 @@ func TestList_EmptyRoot(t *testing.T) {
 // What submit writes, list --json reads back: the spec round-trips through
 // the binary and the files.
 func TestSubmit_ThenListJSONRoundTrips(t *testing.T) {
-	root := tempRoot(t)
-	paramsFile := filepath.Join(tempRoot(t), "params.json")
+	root := testdir.New(t)
+	paramsFile := filepath.Join(testdir.New(t), "params.json")
 	params := `{"frames": 30, "scene": "<intro> & \"outro\"", "scale": [1, 2.5]}`
 	require.NoError(t, os.WriteFile(paramsFile, []byte(params), 0o644))
 
@@ -158,7 +159,7 @@ func TestSubmit_ThenListJSONRoundTrips(t *testing.T) {
 }
 
 func TestSubmit_TakenIDIsARuntimeError(t *testing.T) {
-	root := tempRoot(t)
+	root := testdir.New(t)
 	requireCode(t, runCLI(t, "submit", root, "--kind", "k", "--id", "same"), exitOK)
 	r := runCLI(t, "submit", root, "--kind", "k", "--id", "same")
 	requireCode(t, r, exitRuntime)

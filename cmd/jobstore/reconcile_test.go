@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/axqua/jobstore"
+	"github.com/axqua/jobstore/internal/testdir"
 	"github.com/stretchr/testify/require"
 )
 
@@ -15,7 +16,7 @@ import (
 const staleAge = jobstore.DefaultSweepAge + time.Hour
 
 func TestReconcile_MarksDeadRunnersLostSweepsStaleTempsLeavesTheRestAlone(t *testing.T) {
-	root := tempRoot(t)
+	root := testdir.New(t)
 
 	// A runner that died: its status says running, nobody holds job.lock.
 	dead := submit(t, root, "dead-runner")
@@ -64,7 +65,7 @@ func TestReconcile_MarksDeadRunnersLostSweepsStaleTempsLeavesTheRestAlone(t *tes
 }
 
 func TestReconcile_AJobThatCannotBeReconciledExitsOne(t *testing.T) {
-	root := tempRoot(t)
+	root := testdir.New(t)
 	submit(t, root, "fine")
 	broken := submit(t, root, "broken")
 	require.NoError(t, os.WriteFile(broken.Status(), []byte{0, 0, 0, 0}, 0o644))

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/axqua/jobstore"
+	"github.com/axqua/jobstore/internal/testdir"
 	"github.com/stretchr/testify/require"
 )
 
@@ -70,7 +71,7 @@ func TestShow_UnreadableStatusShowsWhatItCanAndFails(t *testing.T) {
 }
 
 func TestShow_NoStatusYet(t *testing.T) {
-	root := tempRoot(t)
+	root := testdir.New(t)
 	dir := submit(t, root, "j")
 	require.NoError(t, removeFile(dir.Status()))
 	r := runCLI(t, "show", string(dir))

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/axqua/jobstore"
+	"github.com/axqua/jobstore/internal/testdir"
 	"github.com/stretchr/testify/require"
 )
 
@@ -37,7 +38,7 @@ func TestHelp_EachCommandHasUsage(t *testing.T) {
 }
 
 func TestUsageErrors_ExitTwoWithOneLine(t *testing.T) {
-	root := tempRoot(t)
+	root := testdir.New(t)
 	for _, tc := range []struct {
 		name string
 		args []string
@@ -75,7 +76,7 @@ func TestNoArguments_PrintsUsageToStderrAndExitsTwo(t *testing.T) {
 }
 
 func TestRuntimeErrors_ExitThreeWithOneLine(t *testing.T) {
-	root := tempRoot(t)
+	root := testdir.New(t)
 	missing := filepath.Join(root, "no-such-job")
 	for _, tc := range []struct {
 		name string

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/axqua/jobstore"
+	"github.com/axqua/jobstore/internal/testdir"
 	"github.com/stretchr/testify/require"
 )
 
@@ -130,7 +131,7 @@ func TestWatch_EndsWhenAConcurrentRunnerFinishes(t *testing.T) {
 		}, exitUnsuccessful, []string{"lost", "Remedy: "}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			dir := submit(t, tempRoot(t), "j")
+			dir := submit(t, testdir.New(t), "j")
 			w := startWatch(t, dir)
 			w.waitLine(t, "queued")
 
@@ -159,7 +160,7 @@ func TestWatch_EndsWhenAConcurrentRunnerFinishes(t *testing.T) {
 // protocol) or missing for a while does not end the watch: it says so and
 // goes on, and still ends with the job.
 func TestWatch_KeepsWatchingThroughAnUnreadableOrMissingStatus(t *testing.T) {
-	dir := submit(t, tempRoot(t), "j")
+	dir := submit(t, testdir.New(t), "j")
 	w := startWatch(t, dir)
 	w.waitLine(t, "queued")
 
@@ -192,7 +193,7 @@ func removeWhileWatched(t *testing.T, path string) {
 }
 
 func TestWatch_NewerSchemaEndsTheWatchWithExitThree(t *testing.T) {
-	dir := submit(t, tempRoot(t), "j")
+	dir := submit(t, testdir.New(t), "j")
 	require.NoError(t, os.WriteFile(dir.Status(), []byte(`{"schema_version": 99, "state": "queued"}`), 0o644))
 	r := runCLI(t, "watch", string(dir), "--interval", watchPoll.String())
 	requireCode(t, r, exitRuntime)
@@ -201,7 +202,7 @@ func TestWatch_NewerSchemaEndsTheWatchWithExitThree(t *testing.T) {
 }
 
 func TestWatch_FinishedJobEndsAtOnce(t *testing.T) {
-	root := tempRoot(t)
+	root := testdir.New(t)
 	runJob(t, root, "done", jobstore.Outcome{State: jobstore.Succeeded})
 	runJob(t, root, "broke", jobstore.Outcome{State: jobstore.Failed, Error: "boom"})
 	requireCode(t, runCLI(t, "watch", filepath.Join(root, "done")), exitOK)

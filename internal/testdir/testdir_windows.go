@@ -1,4 +1,4 @@
-package jobstore_test
+package testdir
 
 import (
 	"io/fs"
@@ -10,20 +10,14 @@ import (
 	"golang.org/x/sys/windows"
 )
 
-// underWine reports whether the Windows test binary runs under Wine: Wine's
+// UnderWine reports whether this Windows binary runs under Wine: Wine's
 // ntdll exports wine_get_version, Windows' does not.
-func underWine() bool {
+func UnderWine() bool {
 	return windows.NewLazySystemDLL("ntdll.dll").NewProc("wine_get_version").Find() == nil
 }
 
-// platformTempDir works around Wine 8, whose os.RemoveAll fails ("Invalid
-// function") and so fails t.TempDir's cleanup: make the directory by hand and
-// remove it bottom-up with os.Remove.
-func platformTempDir(t testing.TB) string {
+func wineTempDir(t testing.TB) string {
 	t.Helper()
-	if !underWine() {
-		return t.TempDir()
-	}
 	dir, err := os.MkdirTemp("", "jobstore-test-")
 	if err != nil {
 		t.Fatalf("temp dir: %v", err)

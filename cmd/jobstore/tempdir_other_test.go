@@ -1,7 +1,0 @@
-//go:build !windows
-
-package main
-
-import "testing"
-
-func tempRoot(t *testing.T) string { t.Helper(); return t.TempDir() }
