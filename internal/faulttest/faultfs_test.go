@@ -267,3 +267,31 @@ func tempDir(t *testing.T) string {
 	t.Helper()
 	return t.TempDir()
 }
+
+// TestWriteSpec_FallsBackToLinkWithoutNoReplaceRename: a filesystem without
+// renameat2(RENAME_NOREPLACE) answers EINVAL; WriteSpec must then publish
+// job.json with link(2), which is just as exclusive, and leave no temp file.
+// This is also the path every non-Linux Unix takes.
+func TestWriteSpec_FallsBackToLinkWithoutNoReplaceRename(t *testing.T) {
+	const id = "job-link"
+	fsys := mountFaulty(t)
+	job := jobstore.JobDir(filepath.Join(fsys.Mountpoint, id))
+	fsys.Inject(ft.Fault{Op: ft.Rename, Match: ft.Named(jobstore.SpecFile), Errno: syscall.EINVAL})
+
+	require.NoError(t, jobstore.WriteSpec(job, jobstore.JobSpec{ID: id, Kind: "first"}))
+	renames := fsys.Calls(ft.Rename, ft.Named(jobstore.SpecFile))
+	require.Len(t, renames, 1, "WriteSpec should try the no-replace rename once")
+	assert.Equal(t, syscall.EINVAL, renames[0].Errno)
+	spec, err := jobstore.DecodeSpec(backingBytesIn(t, fsys, id, jobstore.SpecFile))
+	require.NoError(t, err)
+	assert.Equal(t, "first", spec.Kind)
+	assert.Empty(t, backingTemps(t, fsys), "the temp name must be removed after the link")
+
+	err = jobstore.WriteSpec(job, jobstore.JobSpec{ID: id, Kind: "second"})
+	assert.ErrorIs(t, err, jobstore.ErrExists, "link(2) must refuse a taken name")
+	assert.ErrorIs(t, err, fs.ErrExist)
+	spec, err = jobstore.DecodeSpec(backingBytesIn(t, fsys, id, jobstore.SpecFile))
+	require.NoError(t, err)
+	assert.Equal(t, "first", spec.Kind, "the loser must not change job.json")
+	assert.Empty(t, backingTemps(t, fsys), "the loser's temp file must be removed")
+}
