@@ -177,3 +177,19 @@ func TestJSONNames_AreTheFileFormat(t *testing.T) {
 		keys(jobstore.JobStatus{Progress: ptr(0.0), Message: "m", StartedAt: &started, FinishedAt: &started,
 			PID: 1, Host: "h", ExitCode: ptr(0), Error: "e", Remedy: "r"}))
 }
+
+// TestDecode_IgnoresFieldsItDoesNotKnow: a Python tool may add its own
+// fields to a record of the current version; readers take what they know
+// and ignore the rest (README: unknown fields are not preserved).
+func TestDecode_IgnoresFieldsItDoesNotKnow(t *testing.T) {
+	st, err := jobstore.DecodeStatus([]byte(`{"schema_version": 1, "job_id": "j", "state": "running", "seq": 3,
+		"updated_at": "2026-11-30T09:35:40.123456+00:00", "qgis_layer": {"id": 7}, "eta_s": 12.5}`))
+	require.NoError(t, err)
+	assert.Equal(t, jobstore.Running, st.State)
+	assert.Equal(t, uint64(3), st.Seq)
+
+	spec, err := jobstore.DecodeSpec([]byte(`{"schema_version": 1, "job_id": "j", "kind": "k",
+		"submitted_at": "2026-11-30T09:35:40+00:00", "priority": "high"}`))
+	require.NoError(t, err)
+	assert.Equal(t, "k", spec.Kind)
+}
