@@ -87,6 +87,34 @@ func cloneJSON(v any) any {
 	return v
 }
 
+// SchemaVersionOf returns the schema_version written in a record's bytes,
+// by the rule Migrate applies (missing or null means 0), without decoding
+// the rest: for tools that report which version a file holds. Bytes that are
+// not one JSON value are ErrCorrupt; a JSON value that is not an object, or
+// a schema_version that is not a non-negative integer, is ErrInvalid.
+func SchemaVersionOf(record []byte) (int, error) {
+	var head struct {
+		SchemaVersion json.RawMessage `json:"schema_version"`
+	}
+	if err := jsonDecode(record, &head); err != nil {
+		return 0, err
+	}
+	m := map[string]any{}
+	if len(head.SchemaVersion) > 0 {
+		m["schema_version"] = json.Number(head.SchemaVersion)
+		if string(head.SchemaVersion) == "null" {
+			m["schema_version"] = nil
+		}
+	}
+	v, err := schemaVersion(m)
+	if err != nil {
+		return 0, &Error{Op: "read schema_version", Subject: "schema_version", Msg: err.Error(),
+			Found: string(head.SchemaVersion), Kind: ErrInvalid,
+			Remedy: "set schema_version to a non-negative integer"}
+	}
+	return v, nil
+}
+
 // schemaVersion reads "schema_version" from a map decoded with or without
 // json.Decoder.UseNumber.
 func schemaVersion(m map[string]any) (int, error) {

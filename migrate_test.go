@@ -285,3 +285,33 @@ func TestReads_MigrateOlderRecordsInMemoryOnly(t *testing.T) {
 
 	assert.Equal(t, before, snapshot(t, string(dir)), "the older files are not rewritten")
 }
+
+func TestSchemaVersionOf_AppliesMigratesRule(t *testing.T) {
+	for _, tc := range []struct {
+		raw      string
+		want     int
+		wantKind error
+	}{
+		{`{"schema_version": 1, "state": "running"}`, 1, nil},
+		{`{"schema_version": 7}`, 7, nil},
+		{`{}`, 0, nil},
+		{`{"schema_version": null}`, 0, nil},
+		{`{"schema_version": "1"}`, 0, jobstore.ErrInvalid},
+		{`{"schema_version": 1.5}`, 0, jobstore.ErrInvalid},
+		{`{"schema_version": -1}`, 0, jobstore.ErrInvalid},
+		{`{"schema_version": 99999999999}`, 0, jobstore.ErrInvalid},
+		{`[]`, 0, jobstore.ErrInvalid},
+		{`{"schema_version": 1`, 0, jobstore.ErrCorrupt},
+		{`{}{}`, 0, jobstore.ErrCorrupt},
+	} {
+		t.Run(tc.raw, func(t *testing.T) {
+			got, err := jobstore.SchemaVersionOf([]byte(tc.raw))
+			if tc.wantKind != nil {
+				assert.ErrorIs(t, err, tc.wantKind)
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, tc.want, got)
+		})
+	}
+}

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"os"
-	"strconv"
 
 	"github.com/axqua/jobstore"
 )
@@ -44,11 +43,9 @@ func readJob(dir jobstore.JobDir) jobRecords {
 	var specRaw, statusRaw json.RawMessage
 	j.SpecInfo = readRecord(dir.Spec(), jobstore.SpecFile, "read spec", jobstore.JobSchemaVersion, &specRaw)
 	if j.SpecInfo.Err == nil && !j.SpecInfo.Present {
-		j.SpecInfo.Err = &jobstore.Error{Op: "read spec", Path: string(dir), Kind: jobstore.ErrNotJob,
-			Msg:    "no " + jobstore.SpecFile + " here",
-			Remedy: "that directory is not a job: check the path, or submit the job first"}
+		_, j.SpecInfo.Err = jobstore.ReadSpec(dir) // no job.json: the library's own ErrNotJob
 	}
-	if j.SpecInfo.Err == nil {
+	if j.SpecInfo.Err == nil && j.SpecInfo.Present {
 		spec, err := jobstore.DecodeSpec(specRaw)
 		if err == nil {
 			j.Spec = &spec
@@ -86,21 +83,11 @@ func readRecord(path, file, op string, current int, raw *json.RawMessage) record
 // writtenVersion is the schema_version in a record's bytes (0 when absent,
 // as Migrate reads it), or nil when there is none to read.
 func writtenVersion(raw []byte) *int {
-	var v struct {
-		SchemaVersion json.RawMessage `json:"schema_version"`
-	}
-	if json.Unmarshal(raw, &v) != nil {
+	v, err := jobstore.SchemaVersionOf(raw)
+	if err != nil {
 		return nil
 	}
-	n := 0
-	if len(v.SchemaVersion) > 0 && string(v.SchemaVersion) != "null" {
-		i, err := strconv.Atoi(string(v.SchemaVersion))
-		if err != nil {
-			return nil
-		}
-		n = i
-	}
-	return &n
+	return &v
 }
 
 // at names the operation and file of a decode error (DecodeSpec and
