@@ -2,7 +2,6 @@ package jobstore
 
 import (
 	"encoding/json"
-	"fmt"
 	"io/fs"
 	"path/filepath"
 	"time"
@@ -93,10 +92,9 @@ func ReadIndex(root string) (*Index, error) {
 			Remedy: "build it with RebuildIndex (jobstore list --rebuild), or read the job directories with List"}
 	}
 	if idx.SchemaVersion > IndexSchemaVersion {
-		return nil, &Error{Op: op, Path: path, Subject: "schema_version", Kind: ErrNewerSchema,
-			Msg:   fmt.Sprintf("written by a newer jobstore (schema_version %d); this version understands up to %d", idx.SchemaVersion, IndexSchemaVersion),
-			Found: idx.SchemaVersion, Supported: IndexSchemaVersion,
-			Remedy: "rebuild the index with this version (RebuildIndex), or upgrade jobstore"}
+		e := newerSchema(op, idx.SchemaVersion, IndexSchemaVersion)
+		e.Path, e.Remedy = path, "rebuild the index with this version (RebuildIndex), or upgrade jobstore"
+		return nil, e
 	}
 	return &idx, nil
 }

@@ -81,8 +81,13 @@ func readEntry(dir JobDir) Entry {
 	return e
 }
 
-// jobDirs returns the candidate job directories under root: every directory
-// entry that is not a dot-name or index.json.
+// JobDirs returns the job directories under root without reading them, as
+// List and ReconcileAll find them: every directory whose name is not a
+// dot-name (temp files, hidden directories), in name order. A symlink is not
+// followed. The error is for root itself: missing or unreadable.
+func JobDirs(root string) ([]JobDir, error) { return jobDirs("list jobs", root) }
+
+// jobDirs is JobDirs with op named in the error.
 func jobDirs(op, root string) ([]JobDir, error) {
 	des, err := os.ReadDir(root)
 	if err != nil {

@@ -2,6 +2,7 @@ package jobstore_test
 
 import (
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"testing"
@@ -107,4 +108,24 @@ func TestList_EmptyRootIsEmpty(t *testing.T) {
 	entries, err := jobstore.List(tempDir(t))
 	require.NoError(t, err)
 	assert.Empty(t, entries)
+}
+
+func TestJobDirs_ListsDirectoriesWithoutReadingThem(t *testing.T) {
+	root := tempDir(t)
+	for _, d := range []string{"b-job", "a-job", ".hidden", "no-records-yet"} {
+		require.NoError(t, os.Mkdir(filepath.Join(root, d), 0o755))
+	}
+	require.NoError(t, os.WriteFile(filepath.Join(root, "index.json"), []byte(`{}`), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(root, ".index.json123"), nil, 0o644))
+
+	dirs, err := jobstore.JobDirs(root)
+	require.NoError(t, err)
+	var names []string
+	for _, d := range dirs {
+		names = append(names, d.ID())
+	}
+	assert.Equal(t, []string{"a-job", "b-job", "no-records-yet"}, names)
+
+	_, err = jobstore.JobDirs(filepath.Join(root, "missing"))
+	assert.ErrorIs(t, err, fs.ErrNotExist)
 }

@@ -37,10 +37,7 @@ func Migrate(payload map[string]any, current int, steps map[int]Migration, what 
 			Remedy: fmt.Sprintf("set schema_version to an integer; this jobstore writes %d", current)}
 	}
 	if v > current {
-		return nil, &Error{Op: op, Subject: "schema_version",
-			Msg:   fmt.Sprintf("written by a newer jobstore (schema_version %d); this version understands up to %d", v, current),
-			Found: v, Supported: current, Kind: ErrNewerSchema,
-			Remedy: "upgrade jobstore (or the tool reading this record) to a version that understands it; the record is left as it is"}
+		return nil, newerSchema(op, v, current)
 	}
 	out := cloneJSON(payload).(map[string]any) // deep: a step may edit nested values
 	for ; v < current; v++ {
@@ -85,6 +82,15 @@ func cloneJSON(v any) any {
 		return s
 	}
 	return v
+}
+
+// newerSchema is the ErrNewerSchema error for a record of version found,
+// where this jobstore understands up to supported.
+func newerSchema(op string, found, supported int) *Error {
+	return &Error{Op: op, Subject: "schema_version",
+		Msg:   fmt.Sprintf("written by a newer jobstore (schema_version %d); this version understands up to %d", found, supported),
+		Found: found, Supported: supported, Kind: ErrNewerSchema,
+		Remedy: "upgrade jobstore (or the tool reading this record) to a version that understands it; the record is left as it is"}
 }
 
 // SchemaVersionOf returns the schema_version written in a record's bytes,

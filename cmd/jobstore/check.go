@@ -4,10 +4,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"io/fs"
-	"os"
 	"path/filepath"
-	"strings"
 	"text/tabwriter"
 
 	"github.com/axqua/jobstore"
@@ -55,8 +52,8 @@ func runCheck(e *env, fs *flag.FlagSet, args []string) error {
 	var dirs []jobstore.JobDir
 	isRoot := !isJobDir(target)
 	if isRoot {
-		if dirs, err = jobDirs(target); err != nil {
-			return err
+		if dirs, err = jobstore.JobDirs(target); err != nil {
+			return withRemedy(err, "give a job directory (ROOT/ID) or a root of job directories")
 		}
 	} else {
 		dirs = []jobstore.JobDir{jobstore.JobDir(target)}
@@ -101,27 +98,6 @@ func runCheck(e *env, fs *flag.FlagSet, args []string) error {
 func isJobDir(dir string) bool {
 	d := jobstore.JobDir(dir)
 	return exists(d.Spec()) || exists(d.Status())
-}
-
-// jobDirs lists the job directories of root as List does: directories,
-// dot-names skipped, in name order.
-func jobDirs(root string) ([]jobstore.JobDir, error) {
-	ents, err := os.ReadDir(root)
-	if err != nil {
-		var pe *fs.PathError
-		if errors.As(err, &pe) {
-			err = pe.Err
-		}
-		return nil, &jobstore.Error{Op: "check", Path: root, Err: err, Msg: "cannot read the directory",
-			Remedy: "give a job directory (ROOT/ID) or a root of job directories"}
-	}
-	var dirs []jobstore.JobDir
-	for _, en := range ents {
-		if en.IsDir() && !strings.HasPrefix(en.Name(), ".") {
-			dirs = append(dirs, jobstore.JobDir(filepath.Join(root, en.Name())))
-		}
-	}
-	return dirs, nil
 }
 
 // checkJob validates one job directory. ok describes a job without
