@@ -72,7 +72,7 @@ func WriteJSONAtomic(path string, v any, opts ...WriteOption) error {
 	data, err := marshalRecord(v)
 	if err != nil {
 		return &Error{Op: "marshal", Path: path, Msg: "cannot encode the value as JSON", Err: err,
-			Kind: ErrInvalid, Remedy: "pass a value that encoding/json can marshal (no NaN, channels or functions)"}
+			Sentinel: ErrInvalid, Remedy: "pass a value that encoding/json can marshal (no NaN, channels or functions)"}
 	}
 	return replaceFile(path, data, newWriteOptions(opts))
 }

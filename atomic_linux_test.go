@@ -40,7 +40,7 @@ func TestWrites_FailedWriteLeavesOldRecordAndNoTemp(t *testing.T) {
 	require.NoError(t, jobstore.WriteStatus(dir, jobstore.JobStatus{State: jobstore.Running, Message: "old"}))
 	fresh := newJobDir(t, "efbig")
 	require.NoError(t, jobstore.WriteSpec(fresh, jobstore.JobSpec{ID: "efbig", Kind: "k"}))
-	require.NoError(t, syscall.Unlink(fresh.Spec())) // a job directory without its job.json yet
+	require.NoError(t, syscall.Unlink(fresh.SpecPath())) // a job directory without its job.json yet
 	before, beforeFresh := fileSnapshot(t, string(dir)), fileSnapshot(t, string(fresh))
 
 	limitFileSize(t, limit)
@@ -51,7 +51,7 @@ func TestWrites_FailedWriteLeavesOldRecordAndNoTemp(t *testing.T) {
 		"WriteStatus NoSync": func() error {
 			return jobstore.WriteStatus(dir, jobstore.JobStatus{State: jobstore.Running, Message: big}, jobstore.NoSync())
 		},
-		"WriteJSONAtomic": func() error { return jobstore.WriteJSONAtomic(dir.Status(), big) },
+		"WriteJSONAtomic": func() error { return jobstore.WriteJSONAtomic(dir.StatusPath(), big) },
 		"WriteSpec":       func() error { return jobstore.WriteSpec(fresh, jobstore.JobSpec{ID: "efbig", Kind: big}) },
 	}
 	for name, write := range writes {

@@ -98,7 +98,7 @@ func createExclusive(path string, data []byte, o writeOptions) error {
 	if err = unwrapLink(err); err != nil {
 		if errors.Is(err, fs.ErrExist) {
 			return &Error{Op: "publish", Path: path, Msg: "already exists; a job record is written once", Err: err,
-				Kind: ErrExists, Remedy: "read the existing record, or submit under a new job ID"}
+				Sentinel: ErrExists, Remedy: "read the existing record, or submit under a new job ID"}
 		}
 		return stepError("publish", path, err, "cannot give the temp file the record's name", "")
 	}

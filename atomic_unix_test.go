@@ -85,7 +85,7 @@ func TestWriteSpec_JobJSONIsReadOnly(t *testing.T) {
 				opts = append(opts, jobstore.WithPerm(tt.perm))
 			}
 			require.NoError(t, jobstore.WriteSpec(dir, jobstore.JobSpec{ID: "ro", Kind: "k"}, opts...))
-			assert.Equal(t, tt.want, mode(t, dir.Spec()))
+			assert.Equal(t, tt.want, mode(t, dir.SpecPath()))
 		})
 	}
 }

@@ -169,7 +169,7 @@ func createExclusive(path string, data []byte, o writeOptions) error {
 		_ = removeTemp(tmp)
 		if errors.Is(err, windows.ERROR_ALREADY_EXISTS) || errors.Is(err, windows.ERROR_FILE_EXISTS) {
 			return &Error{Op: "publish", Path: path, Msg: "already exists; a job record is written once",
-				Err: &os.PathError{Op: "MoveFileEx", Path: path, Err: err}, Kind: ErrExists,
+				Err: &os.PathError{Op: "MoveFileEx", Path: path, Err: err}, Sentinel: ErrExists,
 				Remedy: "read the existing record, or submit under a new job ID"}
 		}
 		return stepError("publish", path, err, "cannot give the temp file the record's name", "")

@@ -48,8 +48,8 @@ func BenchmarkList(b *testing.B) {
 				var spec jobstore.JobSpec
 				var st jobstore.JobStatus
 				dir := jobstore.JobDir(filepath.Join(root, de.Name()))
-				readJSON(b, dir.Spec(), &spec)
-				readJSON(b, dir.Status(), &st)
+				readJSON(b, dir.SpecPath(), &spec)
+				readJSON(b, dir.StatusPath(), &st)
 				specs, statuses = append(specs, spec), append(statuses, st)
 			}
 			if len(specs) != benchListJobs || len(statuses) != benchListJobs {

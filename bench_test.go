@@ -95,7 +95,7 @@ func BenchmarkWriteStatus(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			if err := writeByHand(dir.Status(), append(data, '\n')); err != nil {
+			if err := writeByHand(dir.StatusPath(), append(data, '\n')); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -125,7 +125,7 @@ func BenchmarkReadStatus(b *testing.B) {
 	}
 	b.Run("impl=baseline", func(b *testing.B) {
 		for b.Loop() {
-			data, err := os.ReadFile(dir.Status())
+			data, err := os.ReadFile(dir.StatusPath())
 			if err != nil {
 				b.Fatal(err)
 			}

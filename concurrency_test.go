@@ -232,7 +232,7 @@ func raceWriteSpec(t *testing.T, opts ...jobstore.WriteOption) {
 	// The winner's bytes, as WriteSpec writes them for that spec elsewhere.
 	ref := newJobDir(t, "contested")
 	require.NoError(t, jobstore.WriteSpec(ref, spec(winner)))
-	assert.Equal(t, string(readFile(t, ref.Spec())), string(readFile(t, dir.Spec())))
+	assert.Equal(t, string(readFile(t, ref.SpecPath())), string(readFile(t, dir.SpecPath())))
 	assert.Equal(t, []string{"job.json"}, names(t, string(dir)), "no temp file left")
 	assertNoTempFiles(t, filepath.Dir(string(dir)))
 	got, err := jobstore.ReadSpec(dir)

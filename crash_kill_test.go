@@ -139,7 +139,7 @@ func TestWriteStatus_SurvivesWriterKilledAtAnyInstant(t *testing.T) {
 	rounds := killRounds(t)
 	dir := jobstore.JobDir(filepath.Join(tempDir(t), "job-kill"))
 	require.NoError(t, jobstore.WriteSpec(dir, jobstore.JobSpec{ID: dir.ID(), Kind: "kill-test"}))
-	spec, err := os.ReadFile(dir.Spec())
+	spec, err := os.ReadFile(dir.SpecPath())
 	require.NoError(t, err)
 	require.NoError(t, jobstore.WriteStatus(dir, jobstore.JobStatus{State: jobstore.Queued, Seq: 0}))
 
@@ -161,7 +161,7 @@ func TestWriteStatus_SurvivesWriterKilledAtAnyInstant(t *testing.T) {
 			totalAcks += r.acks
 		}
 
-		raw, err := os.ReadFile(dir.Status())
+		raw, err := os.ReadFile(dir.StatusPath())
 		require.NoError(t, err, "round %d: status.json after the kill", round)
 		require.True(t, json.Valid(raw), "round %d: status.json is not valid JSON after the kill (%d bytes): %.80q", round, len(raw), raw)
 		st, err := jobstore.ReadStatus(dir, jobstore.WithRetries(1, 0))
@@ -174,7 +174,7 @@ func TestWriteStatus_SurvivesWriterKilledAtAnyInstant(t *testing.T) {
 		}
 		durable = st.Seq
 
-		now, err := os.ReadFile(dir.Spec())
+		now, err := os.ReadFile(dir.SpecPath())
 		require.NoError(t, err, "round %d: job.json", round)
 		require.Equal(t, spec, now, "round %d: job.json changed", round)
 

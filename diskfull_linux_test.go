@@ -63,8 +63,8 @@ func TestDiskFull_WritesFailWithENOSPCAndLeaveRecordsIntact(t *testing.T) {
 			other := filepath.Join(mnt, "index.json")
 			require.NoError(t, jobstore.WriteSpec(job, jobstore.JobSpec{ID: "job-1", Kind: "render"}))
 			require.NoError(t, jobstore.WriteStatus(job, jobstore.JobStatus{State: jobstore.Running, Seq: 1}))
-			oldSpec := fileBytes(t, job.Spec())
-			oldStatus := fileBytes(t, job.Status())
+			oldSpec := fileBytes(t, job.SpecPath())
+			oldStatus := fileBytes(t, job.StatusPath())
 
 			free := tt.fill(t, mnt)
 
@@ -93,9 +93,9 @@ func TestDiskFull_WritesFailWithENOSPCAndLeaveRecordsIntact(t *testing.T) {
 				}
 				assert.NotErrorIs(t, err, jobstore.ErrExists, "%s: the disk filled before job.json was published", name)
 
-				assert.Equal(t, oldSpec, fileBytes(t, job.Spec()), "%s changed job.json", name)
-				assert.Equal(t, oldStatus, fileBytes(t, job.Status()), "%s changed status.json", name)
-				assert.NoFileExists(t, newJob.Spec(), "%s", name)
+				assert.Equal(t, oldSpec, fileBytes(t, job.SpecPath()), "%s changed job.json", name)
+				assert.Equal(t, oldStatus, fileBytes(t, job.StatusPath()), "%s changed status.json", name)
+				assert.NoFileExists(t, newJob.SpecPath(), "%s", name)
 				assert.NoFileExists(t, other, "%s", name)
 				assert.Empty(t, tempLitterUnder(t, mnt), "%s left a temp file", name)
 			}
@@ -114,7 +114,7 @@ func TestDiskFull_WritesFailWithENOSPCAndLeaveRecordsIntact(t *testing.T) {
 			spec, err := jobstore.ReadSpec(newJob)
 			require.NoError(t, err)
 			assert.Equal(t, "job-2", spec.ID)
-			assert.Equal(t, oldSpec, fileBytes(t, job.Spec()))
+			assert.Equal(t, oldSpec, fileBytes(t, job.SpecPath()))
 			assert.Empty(t, tempLitterUnder(t, mnt))
 		})
 	}

@@ -6,45 +6,45 @@ import (
 	"strings"
 )
 
-// kind is the type of the package's sentinel errors. A kind may stand for a
+// sentinel is the type of the package's sentinel errors. A sentinel may stand for a
 // standard error as well (ErrNotJob is also fs.ErrNotExist), so that callers
 // who only know package os can still match it.
-type kind struct {
+type sentinel struct {
 	msg string
 	std error
 }
 
-func (k *kind) Error() string { return "jobstore: " + k.msg }
+func (k *sentinel) Error() string { return "jobstore: " + k.msg }
 
 // Is reports whether k also stands for target (ErrNotJob for fs.ErrNotExist,
 // ErrExists for fs.ErrExist).
-func (k *kind) Is(target error) bool { return k.std != nil && k.std == target }
+func (k *sentinel) Is(target error) bool { return k.std != nil && k.std == target }
 
-// Sentinel errors. Every error the package returns is an *Error whose Kind is
+// Sentinel errors. Every error the package returns is an *Error whose Sentinel is
 // one of these (or nil for plain I/O failures, which then unwrap to the OS
 // error). Match them with errors.Is.
 var (
 	// ErrNotJob: the directory has no job.json (or does not exist).
 	// errors.Is(err, fs.ErrNotExist) is true as well.
-	ErrNotJob error = &kind{"not a job directory", fs.ErrNotExist}
+	ErrNotJob error = &sentinel{"not a job directory", fs.ErrNotExist}
 	// ErrExists: job.json already exists; a job record is written once.
 	// errors.Is(err, fs.ErrExist) is true as well.
-	ErrExists error = &kind{"record already exists", fs.ErrExist}
+	ErrExists error = &sentinel{"record already exists", fs.ErrExist}
 	// ErrCorrupt: the file stayed unreadable as JSON through every retry.
-	ErrCorrupt error = &kind{"corrupt record", nil}
+	ErrCorrupt error = &sentinel{"corrupt record", nil}
 	// ErrTooLarge: the file is larger than the read limit (WithMaxSize).
-	ErrTooLarge error = &kind{"record too large", nil}
+	ErrTooLarge error = &sentinel{"record too large", nil}
 	// ErrInvalid: a value is not acceptable (a field on write, a field or
 	// schema_version on read, a job ID). Error.Subject names the field.
-	ErrInvalid error = &kind{"invalid value", nil}
+	ErrInvalid error = &sentinel{"invalid value", nil}
 	// ErrNewerSchema: the record was written by a newer jobstore.
 	// Error.Found and Error.Supported hold the two versions.
-	ErrNewerSchema error = &kind{"record written by a newer jobstore", nil}
+	ErrNewerSchema error = &sentinel{"record written by a newer jobstore", nil}
 	// ErrNoMigration: no migration step exists from the record's version.
-	ErrNoMigration error = &kind{"no migration for this schema version", nil}
+	ErrNoMigration error = &sentinel{"no migration for this schema version", nil}
 	// ErrLocked: another runner (or a reconciler) holds the job's job.lock.
 	// Error.Msg names the holder as recorded in status.json.
-	ErrLocked error = &kind{"job is locked by another process", nil}
+	ErrLocked error = &sentinel{"job is locked by another process", nil}
 )
 
 // Error is the error type of every failure the package reports. Like
@@ -60,8 +60,8 @@ type Error struct {
 	// Found is the offending value as found (a schema version, a field value);
 	// Supported is what the package accepts (the newest schema version, a range).
 	Found, Supported any
-	// Kind is one of the package's sentinels (ErrCorrupt, ...) or nil.
-	Kind error
+	// Sentinel is one of the package's sentinels (ErrCorrupt, ...) or nil.
+	Sentinel error
 	// Err is the underlying cause, returned by Unwrap; it may be nil.
 	Err error
 }
@@ -85,10 +85,10 @@ func (e *Error) Error() string {
 		b.WriteString(": ")
 	}
 	msg := e.Msg
-	if k, ok := e.Kind.(*kind); ok && msg == "" {
+	if k, ok := e.Sentinel.(*sentinel); ok && msg == "" {
 		msg = k.msg
-	} else if msg == "" && e.Kind != nil {
-		msg = e.Kind.Error() // a Kind set by hand, not one of ours
+	} else if msg == "" && e.Sentinel != nil {
+		msg = e.Sentinel.Error() // a Kind set by hand, not one of ours
 	}
 	b.WriteString(msg)
 	if e.Err != nil {
@@ -113,5 +113,5 @@ func (e *Error) Unwrap() error { return e.Err }
 // Is makes errors.Is(err, ErrCorrupt) (and the other sentinels, and the
 // standard errors they stand for) true for an *Error of that kind.
 func (e *Error) Is(target error) bool {
-	return e.Kind != nil && (e.Kind == target || errors.Is(e.Kind, target))
+	return e.Sentinel != nil && (e.Sentinel == target || errors.Is(e.Sentinel, target))
 }

@@ -41,7 +41,7 @@ func failWith(t *testing.T, name string) error {
 		return jobstore.WriteSpec(dir, jobstore.JobSpec{ID: "twice", Kind: "k"})
 	case "ErrCorrupt":
 		dir := newJob(t, "corrupt")
-		writeFile(t, dir.Status(), []byte("{}{}"))
+		writeFile(t, dir.StatusPath(), []byte("{}{}"))
 		_, err := jobstore.ReadStatus(dir, jobstore.WithRetries(1, 0))
 		return err
 	case "ErrTooLarge":
@@ -52,12 +52,12 @@ func failWith(t *testing.T, name string) error {
 		return jobstore.WriteStatus(newJob(t, "invalid"), jobstore.JobStatus{State: "finished"})
 	case "ErrNewerSchema":
 		dir := newJob(t, "j1")
-		writeFile(t, dir.Status(), readFile(t, filepath.Join("testdata", "status.newer.json")))
+		writeFile(t, dir.StatusPath(), readFile(t, filepath.Join("testdata", "status.newer.json")))
 		_, err := jobstore.ReadStatus(dir)
 		return err
 	case "ErrNoMigration":
 		dir := newJob(t, "old-job")
-		writeFile(t, dir.Status(), readFile(t, filepath.Join("testdata", "status.v0.json")))
+		writeFile(t, dir.StatusPath(), readFile(t, filepath.Join("testdata", "status.v0.json")))
 		_, err := jobstore.ReadStatus(dir)
 		return err
 	}
@@ -76,7 +76,7 @@ func TestErrors_EachFailureMatchesItsSentinelAndNoOther(t *testing.T) {
 			assert.Equal(t, name == "ErrNotJob", errors.Is(err, fs.ErrNotExist), "fs.ErrNotExist")
 			assert.Equal(t, name == "ErrExists", errors.Is(err, fs.ErrExist), "fs.ErrExist")
 			e := errOf(t, err)
-			assert.Equal(t, sentinel, e.Kind)
+			assert.Equal(t, sentinel, e.Sentinel)
 			assert.NotEmpty(t, e.Op)
 			assert.NotEmpty(t, e.Path)
 			assert.Contains(t, err.Error(), e.Path)
@@ -141,7 +141,7 @@ func TestError_TextReadsAsOneSentenceThenTheRemedy(t *testing.T) {
 			"jobstore: read status /r/j1/status.json: schema_version: written by a newer jobstore (schema_version 3); this version understands up to 1. Remedy: upgrade jobstore"},
 		{"with a cause", &jobstore.Error{Op: "write", Path: "/r/j1/.status.json123", Msg: "cannot write the temp file", Err: io.ErrShortWrite, Remedy: "retry"},
 			"jobstore: write /r/j1/.status.json123: cannot write the temp file: short write. Remedy: retry"},
-		{"message from the kind", &jobstore.Error{Op: "read spec", Path: "/r/x", Kind: jobstore.ErrNotJob, Remedy: "check the path"},
+		{"message from the kind", &jobstore.Error{Op: "read spec", Path: "/r/x", Sentinel: jobstore.ErrNotJob, Remedy: "check the path"},
 			"jobstore: read spec /r/x: not a job directory. Remedy: check the path"},
 		{"no remedy", &jobstore.Error{Op: "fsync", Path: "/r/x", Err: io.EOF},
 			"jobstore: fsync /r/x: EOF"},
@@ -150,7 +150,7 @@ func TestError_TextReadsAsOneSentenceThenTheRemedy(t *testing.T) {
 			`jobstore: publish C:\r\j1\job.json: already exists: File already exists. Remedy: read the existing record`},
 		{"no op", &jobstore.Error{Subject: "progress", Msg: "1.5 is not within [0, 1]", Remedy: "correct the progress field"},
 			"jobstore: progress: 1.5 is not within [0, 1]. Remedy: correct the progress field"},
-		{"a kind from elsewhere", &jobstore.Error{Op: "read", Kind: io.EOF},
+		{"a kind from elsewhere", &jobstore.Error{Op: "read", Sentinel: io.EOF},
 			"jobstore: read: EOF"},
 	}
 	for _, tt := range tests {

@@ -87,7 +87,7 @@ func ExampleWriteStatus() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	b, _ := os.ReadFile(dir.Status())
+	b, _ := os.ReadFile(dir.StatusPath())
 	fmt.Print(string(b))
 	// Output:
 	// {

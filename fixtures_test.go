@@ -34,11 +34,11 @@ func writeJob(tb testing.TB, root string, spec jobstore.JobSpec, st *jobstore.Jo
 	require.NoError(tb, err)
 	require.NoError(tb, os.MkdirAll(string(dir), 0o755))
 	spec.SchemaVersion = jobstore.JobSchemaVersion
-	writeRecord(tb, dir.Spec(), spec)
+	writeRecord(tb, dir.SpecPath(), spec)
 	if st != nil {
 		st.SchemaVersion = jobstore.StatusSchemaVersion
 		st.JobID = spec.ID
-		writeRecord(tb, dir.Status(), *st)
+		writeRecord(tb, dir.StatusPath(), *st)
 	}
 	return dir
 }

@@ -21,7 +21,7 @@ import (
 // Migrate): no file is touched, so each run is fast. Their properties:
 //
 //   - no input panics;
-//   - every error is an *Error whose Kind is one of the package's sentinels;
+//   - every error is an *Error whose Sentinel is one of the package's sentinels;
 //   - whatever is accepted re-encodes (as WriteStatus/WriteSpec write it,
 //     and with json.Marshal) and decodes again to a deeply equal value, and
 //     encoding that value again gives the same bytes.
@@ -53,12 +53,12 @@ func requireTyped(t testing.TB, err error, kinds ...error) {
 		}
 	}
 	for _, k := range kinds {
-		if e.Kind == k {
+		if e.Sentinel == k {
 			require.NotPanics(t, func() { _ = err.Error() })
 			return
 		}
 	}
-	t.Fatalf("error of unexpected kind %v: %v", e.Kind, err)
+	t.Fatalf("error of unexpected kind %v: %v", e.Sentinel, err)
 }
 
 func FuzzDecodeStatus(f *testing.F) {

@@ -59,14 +59,14 @@ func checkGolden(t *testing.T, name string, got []byte) {
 func TestGolden_RecordsAreWrittenByteForByte(t *testing.T) {
 	dir := newJobDir(t, "j1")
 	require.NoError(t, jobstore.WriteSpec(dir, goldenSpec()))
-	checkGolden(t, "job.golden.json", readFile(t, dir.Spec()))
+	checkGolden(t, "job.golden.json", readFile(t, dir.SpecPath()))
 
 	require.NoError(t, jobstore.WriteStatus(dir, goldenStatus()))
-	status := readFile(t, dir.Status())
+	status := readFile(t, dir.StatusPath())
 	checkGolden(t, "status.golden.json", status)
 
 	require.NoError(t, jobstore.WriteStatus(dir, minimalStatus()))
-	checkGolden(t, "status.minimal.golden.json", readFile(t, dir.Status()))
+	checkGolden(t, "status.minimal.golden.json", readFile(t, dir.StatusPath()))
 
 	// The crash-damaged versions of the golden status.
 	checkGolden(t, "status.truncated.json", status[:len(status)/2])
@@ -106,7 +106,7 @@ func TestTestdata_ReadStatusGivesTheDocumentedResult(t *testing.T) {
 				head.JobID = "j1"
 			}
 			dir := newJob(t, head.JobID)
-			writeFile(t, dir.Status(), data)
+			writeFile(t, dir.StatusPath(), data)
 			st, err := jobstore.ReadStatus(dir, jobstore.WithRetries(2, 0))
 			if tt.is == nil {
 				require.NoError(t, err)
@@ -143,8 +143,8 @@ func pythonSpec() jobstore.JobSpec {
 func TestPythonFixtures_ReadBackExactly(t *testing.T) {
 	dir := newJobDir(t, "py-job-1")
 	require.NoError(t, os.MkdirAll(string(dir), 0o755))
-	writeFile(t, dir.Spec(), readFile(t, filepath.Join("testdata", "job.python.json")))
-	writeFile(t, dir.Status(), readFile(t, filepath.Join("testdata", "status.python.json")))
+	writeFile(t, dir.SpecPath(), readFile(t, filepath.Join("testdata", "job.python.json")))
+	writeFile(t, dir.StatusPath(), readFile(t, filepath.Join("testdata", "status.python.json")))
 
 	spec, err := jobstore.ReadSpec(dir)
 	require.NoError(t, err)
@@ -210,7 +210,7 @@ func TestPython_LoadsWhatWeWrite(t *testing.T) {
 	st := goldenStatus()
 	require.NoError(t, jobstore.WriteStatus(dir, st))
 
-	out, err := exec.Command(py, "-c", pythonCheck, dir.Spec(), dir.Status()).Output()
+	out, err := exec.Command(py, "-c", pythonCheck, dir.SpecPath(), dir.StatusPath()).Output()
 	require.NoError(t, err)
 	var got []map[string]any
 	dec := json.NewDecoder(bytes.NewReader(out))

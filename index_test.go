@@ -20,7 +20,7 @@ func TestRebuildIndex_RoundTripsAndListsUnreadableJobs(t *testing.T) {
 	writeJob(t, root, specAt("a-running", 1), running)
 	writeJob(t, root, specAt("b-queued-no-status", 2), nil)
 	broken := writeJob(t, root, specAt("c-broken", 3), nil)
-	require.NoError(t, os.WriteFile(broken.Status(), []byte("\x00\x00\x00"), 0o644))
+	require.NoError(t, os.WriteFile(broken.StatusPath(), []byte("\x00\x00\x00"), 0o644))
 	require.NoError(t, os.Mkdir(filepath.Join(root, "d-empty"), 0o755))
 	oldTemp := tempFile(t, root, ".index.json55", 2*jobstore.DefaultSweepAge)
 

@@ -29,8 +29,8 @@ func TestList_OrderAndWhatIsSkipped(t *testing.T) {
 	writeJob(t, root, specAt("z-earliest", 0), statusIn(jobstore.Succeeded, 9))
 	require.NoError(t, os.Mkdir(filepath.Join(root, "m-not-a-job"), 0o755))
 	bad := writeJob(t, root, specAt("k-bad-spec", 0), statusIn(jobstore.Failed, 4))
-	require.NoError(t, os.Chmod(bad.Spec(), 0o644))
-	require.NoError(t, os.WriteFile(bad.Spec(), []byte(`{"schema_version": 1, "job_id": 7}`), 0o644))
+	require.NoError(t, os.Chmod(bad.SpecPath(), 0o644))
+	require.NoError(t, os.WriteFile(bad.SpecPath(), []byte(`{"schema_version": 1, "job_id": 7}`), 0o644))
 	// Skipped: dot-names, index.json, plain files.
 	require.NoError(t, os.Mkdir(filepath.Join(root, ".hidden"), 0o755))
 	writeJob(t, filepath.Join(root, ".trash"), specAt("gone", 0), nil)
@@ -74,7 +74,7 @@ func TestList_CorruptStatusInOneOfAThousandIsThatEntrysErrorOnly(t *testing.T) {
 			victim = dir
 		}
 	}
-	require.NoError(t, os.WriteFile(victim.Status(), []byte(`{"schema_version":1,"state":"runn`), 0o644))
+	require.NoError(t, os.WriteFile(victim.StatusPath(), []byte(`{"schema_version":1,"state":"runn`), 0o644))
 
 	entries, err := jobstore.List(root)
 	require.NoError(t, err)
@@ -84,7 +84,7 @@ func TestList_CorruptStatusInOneOfAThousandIsThatEntrysErrorOnly(t *testing.T) {
 		require.NotNil(t, e.Spec, e.Dir)
 		if e.Dir == victim {
 			assert.ErrorIs(t, e.Err, jobstore.ErrCorrupt)
-			assert.Contains(t, e.Err.Error(), victim.Status())
+			assert.Contains(t, e.Err.Error(), victim.StatusPath())
 			assert.Nil(t, e.Status)
 			continue
 		}

@@ -33,21 +33,21 @@ type Lock struct {
 // says running proves that its runner is gone (see Reconcile).
 func LockJob(dir JobDir) (*Lock, error) {
 	const op = "lock"
-	if _, err := os.Lstat(dir.Spec()); errors.Is(err, fs.ErrNotExist) {
+	if _, err := os.Lstat(dir.SpecPath()); errors.Is(err, fs.ErrNotExist) {
 		return nil, notJob(op, dir)
 	}
-	f, err := os.OpenFile(dir.Lock(), os.O_RDWR|os.O_CREATE, 0o644)
+	f, err := os.OpenFile(dir.LockPath(), os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
-		return nil, stepError(op, dir.Lock(), err, "cannot open the lock file",
+		return nil, stepError(op, dir.LockPath(), err, "cannot open the lock file",
 			"give this user write permission on the job directory")
 	}
 	if err := lockFile(f); err != nil {
 		f.Close()
 		if isLockHeld(err) {
-			return nil, &Error{Op: op, Path: dir.Lock(), Kind: ErrLocked, Msg: holder(dir),
+			return nil, &Error{Op: op, Path: dir.LockPath(), Sentinel: ErrLocked, Msg: holder(dir),
 				Remedy: "another process works on this job; wait for it to finish, or stop that process"}
 		}
-		return nil, stepError(op, dir.Lock(), err, "cannot lock the lock file",
+		return nil, stepError(op, dir.LockPath(), err, "cannot lock the lock file",
 			"the filesystem may not support locks (some network filesystems do not); keep job roots on a local disk")
 	}
 	return &Lock{dir: dir, f: f}, nil
@@ -92,7 +92,7 @@ func (l *Lock) Unlock() error {
 		err = cerr
 	}
 	if err != nil {
-		return stepError("unlock", l.dir.Lock(), err, "cannot release the lock",
+		return stepError("unlock", l.dir.LockPath(), err, "cannot release the lock",
 			"the lock is released anyway when this process exits")
 	}
 	return nil

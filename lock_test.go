@@ -44,7 +44,7 @@ func TestLockJob_SecondLockInSameProcessFails(t *testing.T) {
 	require.ErrorIs(t, err, jobstore.ErrLocked)
 	var e *jobstore.Error
 	require.ErrorAs(t, err, &e)
-	assert.Equal(t, dir.Lock(), e.Path)
+	assert.Equal(t, dir.LockPath(), e.Path)
 	assert.NotEmpty(t, e.Remedy)
 
 	require.NoError(t, first.Unlock())
@@ -59,7 +59,7 @@ func TestLockJob_UnlockKeepsTheLockFileAndIsIdempotent(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, lk.Unlock())
 	require.NoError(t, lk.Unlock(), "a second Unlock is not an error")
-	_, err = os.Stat(dir.Lock())
+	_, err = os.Stat(dir.LockPath())
 	require.NoError(t, err, "job.lock is never deleted")
 }
 
@@ -72,7 +72,7 @@ func TestLockJob_NotAJobIsErrNotJob(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			_, err := jobstore.LockJob(dir)
 			require.ErrorIs(t, err, jobstore.ErrNotJob)
-			_, serr := os.Stat(dir.Lock())
+			_, serr := os.Stat(dir.LockPath())
 			assert.True(t, errors.Is(serr, os.ErrNotExist), "no job.lock is created outside a job")
 		})
 	}
@@ -119,7 +119,7 @@ func TestLockJob_ErrLockedSaysWhenTheHolderIsUnknown(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := writeJob(t, tempDir(t), specAt("j1", 0), nil)
 			if tc.status != "" {
-				require.NoError(t, os.WriteFile(dir.Status(), []byte(tc.status), 0o644))
+				require.NoError(t, os.WriteFile(dir.StatusPath(), []byte(tc.status), 0o644))
 			}
 			lk, err := jobstore.LockJob(dir)
 			require.NoError(t, err)

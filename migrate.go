@@ -33,7 +33,7 @@ func Migrate(payload map[string]any, current int, steps map[int]Migration, what 
 	v, err := schemaVersion(payload)
 	if err != nil {
 		return nil, &Error{Op: op, Subject: "schema_version", Msg: err.Error(),
-			Found: payload["schema_version"], Supported: current, Kind: ErrInvalid,
+			Found: payload["schema_version"], Supported: current, Sentinel: ErrInvalid,
 			Remedy: fmt.Sprintf("set schema_version to an integer; this jobstore writes %d", current)}
 	}
 	if v > current {
@@ -45,14 +45,14 @@ func Migrate(payload map[string]any, current int, steps map[int]Migration, what 
 		if step == nil {
 			return nil, &Error{Op: op, Subject: "schema_version",
 				Msg:   fmt.Sprintf("no migration from schema_version %d to %d", v, v+1),
-				Found: v, Supported: current, Kind: ErrNoMigration,
+				Found: v, Supported: current, Sentinel: ErrNoMigration,
 				Remedy: fmt.Sprintf("rewrite the record at schema_version %d, or use the jobstore release that wrote it", current)}
 		}
 		next, err := step(out)
 		if err != nil {
 			return nil, &Error{Op: op, Subject: "schema_version",
 				Msg:   fmt.Sprintf("migration from schema_version %d to %d failed", v, v+1),
-				Found: v, Supported: current, Kind: ErrNoMigration, Err: err,
+				Found: v, Supported: current, Sentinel: ErrNoMigration, Err: err,
 				Remedy: "the record does not fit the migration; correct it by hand or rewrite it"}
 		}
 		if next == nil {
@@ -89,7 +89,7 @@ func cloneJSON(v any) any {
 func newerSchema(op string, found, supported int) *Error {
 	return &Error{Op: op, Subject: "schema_version",
 		Msg:   fmt.Sprintf("written by a newer jobstore (schema_version %d); this version understands up to %d", found, supported),
-		Found: found, Supported: supported, Kind: ErrNewerSchema,
+		Found: found, Supported: supported, Sentinel: ErrNewerSchema,
 		Remedy: "upgrade jobstore (or the tool reading this record) to a version that understands it; the record is left as it is"}
 }
 
@@ -115,7 +115,7 @@ func SchemaVersionOf(record []byte) (int, error) {
 	v, err := schemaVersion(m)
 	if err != nil {
 		return 0, &Error{Op: "read schema_version", Subject: "schema_version", Msg: err.Error(),
-			Found: string(head.SchemaVersion), Kind: ErrInvalid,
+			Found: string(head.SchemaVersion), Sentinel: ErrInvalid,
 			Remedy: "set schema_version to a non-negative integer"}
 	}
 	return v, nil

@@ -252,9 +252,9 @@ func TestMigrate_LargestVersionIsAccepted(t *testing.T) {
 func TestReads_MigrateOlderRecordsInMemoryOnly(t *testing.T) {
 	dir := newJobDir(t, "old-job")
 	require.NoError(t, os.MkdirAll(string(dir), 0o755))
-	writeFile(t, dir.Spec(), readFile(t, filepath.Join("testdata", "job.v0.json")))
-	writeFile(t, dir.Status(), readFile(t, filepath.Join("testdata", "status.v0.json")))
-	require.NoError(t, os.Chmod(dir.Spec(), 0o444))
+	writeFile(t, dir.SpecPath(), readFile(t, filepath.Join("testdata", "job.v0.json")))
+	writeFile(t, dir.StatusPath(), readFile(t, filepath.Join("testdata", "status.v0.json")))
+	require.NoError(t, os.Chmod(dir.SpecPath(), 0o444))
 
 	_, err := jobstore.ReadSpec(dir)
 	assert.ErrorIs(t, err, jobstore.ErrNoMigration)

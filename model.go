@@ -265,7 +265,7 @@ func (s *JobStatus) decode(b []byte) error {
 // invalid builds the ErrInvalid error for one field.
 func invalid(op, path, field, msg string, found, supported any) *Error {
 	return &Error{Op: op, Path: path, Subject: field, Msg: msg, Found: found, Supported: supported,
-		Remedy: "correct the " + field + " field", Kind: ErrInvalid}
+		Remedy: "correct the " + field + " field", Sentinel: ErrInvalid}
 }
 
 func checkYear(op, path, field string, t time.Time) error {

@@ -59,7 +59,7 @@ func TestTimestamps_WrittenInUTCWithMicrosecondsAndOffset(t *testing.T) {
 		require.NoError(t, jobstore.WriteStatus(dir, jobstore.JobStatus{State: jobstore.Succeeded,
 			UpdatedAt: tt.in, StartedAt: &tt.in, FinishedAt: &tt.in}))
 		var raw map[string]any
-		require.NoError(t, json.Unmarshal(readFile(t, dir.Status()), &raw))
+		require.NoError(t, json.Unmarshal(readFile(t, dir.StatusPath()), &raw))
 		for _, field := range []string{"updated_at", "started_at", "finished_at"} {
 			s, _ := raw[field].(string)
 			assert.Regexp(t, isoformatUTC, s, field)
@@ -72,7 +72,7 @@ func TestTimestamps_WrittenInUTCWithMicrosecondsAndOffset(t *testing.T) {
 		assert.True(t, st.UpdatedAt.Equal(tt.in.Truncate(time.Microsecond)), "%v reads back as %v", tt.in, st.UpdatedAt)
 	}
 	var spec map[string]any
-	require.NoError(t, json.Unmarshal(readFile(t, newJob(t, "spec-time").Spec()), &spec))
+	require.NoError(t, json.Unmarshal(readFile(t, newJob(t, "spec-time").SpecPath()), &spec))
 	assert.Equal(t, "2026-11-30T09:35:40.123456+00:00", spec["submitted_at"])
 }
 

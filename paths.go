@@ -19,14 +19,14 @@ const MaxJobIDLen = 128
 // name is the job ID.
 type JobDir string
 
-// Spec returns the path of job.json, the submission record.
-func (d JobDir) Spec() string { return filepath.Join(string(d), SpecFile) }
+// SpecPath returns the path of job.json, the submission record.
+func (d JobDir) SpecPath() string { return filepath.Join(string(d), SpecFile) }
 
-// Status returns the path of status.json, the runner's latest status.
-func (d JobDir) Status() string { return filepath.Join(string(d), StatusFile) }
+// StatusPath returns the path of status.json, the runner's latest status.
+func (d JobDir) StatusPath() string { return filepath.Join(string(d), StatusFile) }
 
-// Lock returns the path of job.lock, held by the runner.
-func (d JobDir) Lock() string { return filepath.Join(string(d), LockFile) }
+// LockPath returns the path of job.lock, held by the runner.
+func (d JobDir) LockPath() string { return filepath.Join(string(d), LockFile) }
 
 // ID returns the job ID, the directory's base name.
 func (d JobDir) ID() string { return filepath.Base(string(d)) }
@@ -40,7 +40,7 @@ func ValidateJobID(id string) error {
 		return &Error{Op: "validate job ID", Subject: "job_id", Msg: msg, Found: id,
 			Supported: "1-128 characters of [A-Za-z0-9._-], not starting with '.' or '-'",
 			Remedy:    "choose an ID of letters, digits, '.', '_' and '-' that starts with a letter or digit",
-			Kind:      ErrInvalid}
+			Sentinel:  ErrInvalid}
 	}
 	switch {
 	case id == "":

@@ -95,12 +95,12 @@ func TestDirFor_JoinsValidIDAndRefusesOthers(t *testing.T) {
 
 func TestJobDir_NamesTheThreeFiles(t *testing.T) {
 	dir := jobstore.JobDir(filepath.Join("root", "j1"))
-	assert.Equal(t, filepath.Join("root", "j1", "job.json"), dir.Spec())
-	assert.Equal(t, filepath.Join("root", "j1", "status.json"), dir.Status())
-	assert.Equal(t, filepath.Join("root", "j1", "job.lock"), dir.Lock())
-	assert.Equal(t, jobstore.SpecFile, filepath.Base(dir.Spec()))
-	assert.Equal(t, jobstore.StatusFile, filepath.Base(dir.Status()))
-	assert.Equal(t, jobstore.LockFile, filepath.Base(dir.Lock()))
+	assert.Equal(t, filepath.Join("root", "j1", "job.json"), dir.SpecPath())
+	assert.Equal(t, filepath.Join("root", "j1", "status.json"), dir.StatusPath())
+	assert.Equal(t, filepath.Join("root", "j1", "job.lock"), dir.LockPath())
+	assert.Equal(t, jobstore.SpecFile, filepath.Base(dir.SpecPath()))
+	assert.Equal(t, jobstore.StatusFile, filepath.Base(dir.StatusPath()))
+	assert.Equal(t, jobstore.LockFile, filepath.Base(dir.LockPath()))
 }
 
 func TestIsTempName_RecognisesOnlyTempSiblings(t *testing.T) {

@@ -94,7 +94,7 @@ func checkStatusState(oldB, newB, specB []byte) func(root string, acked bool) []
 		}
 		dir := jobstore.JobDir(filepath.Join(root, tracedJobA))
 		var bad []string
-		b, err := os.ReadFile(dir.Status())
+		b, err := os.ReadFile(dir.StatusPath())
 		switch {
 		case err != nil:
 			bad = append(bad, fmt.Sprintf("status.json: %v", err))
@@ -113,7 +113,7 @@ func checkStatusState(oldB, newB, specB []byte) func(root string, acked bool) []
 		case !assert.ObjectsAreEqual(*st, *newSt) && !assert.ObjectsAreEqual(*st, *oldSt):
 			bad = append(bad, fmt.Sprintf("ReadStatus returned neither record: %+v", *st))
 		}
-		if b, err := os.ReadFile(dir.Spec()); err != nil || !bytes.Equal(b, specB) {
+		if b, err := os.ReadFile(dir.SpecPath()); err != nil || !bytes.Equal(b, specB) {
 			bad = append(bad, fmt.Sprintf("job.json changed: %s %v", short(b), err))
 		}
 		return append(bad, otherThanTemps(string(dir), jobstore.SpecFile, jobstore.StatusFile)...)
@@ -129,7 +129,7 @@ func checkSpecState(specB []byte) func(root string, acked bool) []string {
 		}
 		dir := jobstore.JobDir(filepath.Join(root, tracedJobB))
 		var bad []string
-		b, err := os.ReadFile(dir.Spec())
+		b, err := os.ReadFile(dir.SpecPath())
 		got, rerr := jobstore.ReadSpec(dir, strictRead)
 		switch {
 		case errors.Is(err, fs.ErrNotExist):
@@ -207,12 +207,12 @@ func TestPowerLoss_EveryCrashStateHoldsOldOrNewRecord(t *testing.T) {
 	// The records as the child wrote them: the bytes are the reference.
 	jobA := jobstore.JobDir(statusRun.jobDir(tracedJobA))
 	aSpec, aOld := statusBase[mustLookup(t, statusBase, tracedJobA+"/"+jobstore.SpecFile)].data, statusBase[mustLookup(t, statusBase, tracedJobA+"/"+jobstore.StatusFile)].data
-	aNew, err := os.ReadFile(jobA.Status())
+	aNew, err := os.ReadFile(jobA.StatusPath())
 	require.NoError(t, err)
 	require.NotEqual(t, aOld, aNew)
-	bSpec, err := os.ReadFile(jobstore.JobDir(specRun.jobDir(tracedJobB)).Spec())
+	bSpec, err := os.ReadFile(jobstore.JobDir(specRun.jobDir(tracedJobB)).SpecPath())
 	require.NoError(t, err)
-	aNewInPlace, err := os.ReadFile(jobstore.JobDir(inPlaceRun.jobDir(tracedJobA)).Status())
+	aNewInPlace, err := os.ReadFile(jobstore.JobDir(inPlaceRun.jobDir(tracedJobA)).StatusPath())
 	require.NoError(t, err)
 
 	fileFsync := func(e fileEvent) bool { return e.Name == "fsync" && jobstore.IsTempName(e.Path) }

@@ -68,11 +68,11 @@ func TestReconcile_LeavesAloneWhatIsNotAnOrphan(t *testing.T) {
 	for name, setup := range tests {
 		t.Run(name, func(t *testing.T) {
 			dir := setup(t)
-			before, _ := os.ReadFile(dir.Status())
+			before, _ := os.ReadFile(dir.StatusPath())
 			changed, err := jobstore.Reconcile(dir)
 			require.NoError(t, err)
 			assert.False(t, changed)
-			after, _ := os.ReadFile(dir.Status())
+			after, _ := os.ReadFile(dir.StatusPath())
 			assert.Equal(t, string(before), string(after), "status.json untouched")
 		})
 	}
@@ -80,7 +80,7 @@ func TestReconcile_LeavesAloneWhatIsNotAnOrphan(t *testing.T) {
 
 func TestReconcile_UnreadableStatusIsAnError(t *testing.T) {
 	dir := writeJob(t, tempDir(t), specAt("j1", 0), nil)
-	require.NoError(t, os.WriteFile(dir.Status(), []byte(`{"state":`), 0o644))
+	require.NoError(t, os.WriteFile(dir.StatusPath(), []byte(`{"state":`), 0o644))
 	changed, err := jobstore.Reconcile(dir)
 	require.ErrorIs(t, err, jobstore.ErrCorrupt)
 	assert.False(t, changed)
@@ -96,7 +96,7 @@ func TestReconcileAll_ReportsEveryJobAndSweeps(t *testing.T) {
 	t.Cleanup(func() { _ = r.Close() })
 	queued := writeJob(t, root, specAt("c-queued", 0), statusIn(jobstore.Queued, 1))
 	corrupt := writeJob(t, root, specAt("d-corrupt", 0), nil)
-	require.NoError(t, os.WriteFile(corrupt.Status(), []byte("{"), 0o644))
+	require.NoError(t, os.WriteFile(corrupt.StatusPath(), []byte("{"), 0o644))
 	require.NoError(t, os.Mkdir(filepath.Join(root, "e-not-a-job"), 0o755))
 	require.NoError(t, os.Mkdir(filepath.Join(root, ".hidden"), 0o755))
 	oldTemp := tempFile(t, string(queued), ".status.json123", 2*jobstore.DefaultSweepAge)

@@ -85,7 +85,7 @@ func start(op string, dir JobDir, lk *Lock) (*Run, error) {
 	r := &Run{dir: dir, spec: spec, lock: lk}
 	if last != nil {
 		if last.State.Terminal() {
-			return nil, &Error{Op: op, Path: dir.Status(), Subject: "state", Kind: ErrInvalid,
+			return nil, &Error{Op: op, Path: dir.StatusPath(), Subject: "state", Sentinel: ErrInvalid,
 				Msg:   fmt.Sprintf("the job is already %s; a finished job is not started again", last.State),
 				Found: string(last.State), Supported: []State{Queued, Running},
 				Remedy: "submit a new job"}
@@ -118,11 +118,11 @@ func (r *Run) write(next JobStatus, now time.Time, opts ...WriteOption) error {
 func (r *Run) usable(op string) error {
 	switch {
 	case r.finished:
-		return &Error{Op: op, Path: r.dir.Status(), Kind: ErrInvalid, Subject: "state",
+		return &Error{Op: op, Path: r.dir.StatusPath(), Sentinel: ErrInvalid, Subject: "state",
 			Msg: fmt.Sprintf("the job is finished (%s); its status is final", r.st.State), Found: string(r.st.State),
 			Remedy: "do not update a job after Finish; submit a new job to run again"}
 	case r.lock == nil:
-		return &Error{Op: op, Path: r.dir.Status(), Kind: ErrInvalid, Subject: "run",
+		return &Error{Op: op, Path: r.dir.StatusPath(), Sentinel: ErrInvalid, Subject: "run",
 			Msg:    "the run is closed and no longer holds job.lock",
 			Remedy: "write updates before Close"}
 	}
@@ -155,7 +155,7 @@ func (r *Run) Progress(fraction float64, message string) error {
 		return err
 	}
 	if math.IsNaN(fraction) || fraction < 0 || fraction > 1 {
-		return invalid(op, r.dir.Status(), "progress", fmt.Sprintf("%v is not within [0, 1]", fraction), fraction, "a number within [0, 1]")
+		return invalid(op, r.dir.StatusPath(), "progress", fmt.Sprintf("%v is not within [0, 1]", fraction), fraction, "a number within [0, 1]")
 	}
 	next := copyStatus(r.st)
 	next.Progress = &fraction
@@ -201,7 +201,7 @@ func (r *Run) Finish(o Outcome) error {
 		return err
 	}
 	if !o.State.Terminal() || o.State == Lost {
-		return invalid(op, r.dir.Status(), "state", fmt.Sprintf("%q is not a state a runner finishes in", o.State),
+		return invalid(op, r.dir.StatusPath(), "state", fmt.Sprintf("%q is not a state a runner finishes in", o.State),
 			string(o.State), []State{Succeeded, Failed, Cancelled})
 	}
 	next := copyStatus(r.st)

@@ -87,7 +87,7 @@ func TestSubmit_TakenIDIsErrExistsAndChangesNothing(t *testing.T) {
 	r, err := jobstore.Start(dir)
 	require.NoError(t, err)
 	require.NoError(t, r.Close())
-	before, err := os.ReadFile(dir.Status())
+	before, err := os.ReadFile(dir.StatusPath())
 	require.NoError(t, err)
 
 	_, err = jobstore.Submit(root, jobstore.JobSpec{ID: "job-1", Kind: "second"})
@@ -95,7 +95,7 @@ func TestSubmit_TakenIDIsErrExistsAndChangesNothing(t *testing.T) {
 	spec, err := jobstore.ReadSpec(dir)
 	require.NoError(t, err)
 	assert.Equal(t, "first", spec.Kind)
-	after, err := os.ReadFile(dir.Status())
+	after, err := os.ReadFile(dir.StatusPath())
 	require.NoError(t, err)
 	assert.Equal(t, string(before), string(after), "the running job's status is not reset to queued")
 }
@@ -193,7 +193,7 @@ func TestRun_StatusIsACopy(t *testing.T) {
 func TestRun_UpdateAfterFinishIsErrInvalid(t *testing.T) {
 	dir, r := startJob(t)
 	require.NoError(t, r.Finish(jobstore.Outcome{State: jobstore.Succeeded, Message: "done"}))
-	final, err := os.ReadFile(dir.Status())
+	final, err := os.ReadFile(dir.StatusPath())
 	require.NoError(t, err)
 	for name, update := range map[string]func() error{
 		"progress": func() error { return r.Progress(1, "more") },
@@ -204,7 +204,7 @@ func TestRun_UpdateAfterFinishIsErrInvalid(t *testing.T) {
 			err := update()
 			require.ErrorIs(t, err, jobstore.ErrInvalid)
 			assert.Contains(t, err.Error(), "the job is finished")
-			now, rerr := os.ReadFile(dir.Status())
+			now, rerr := os.ReadFile(dir.StatusPath())
 			require.NoError(t, rerr)
 			assert.Equal(t, string(final), string(now))
 		})
@@ -225,7 +225,7 @@ func TestRun_UpdateAfterCloseIsErrInvalid(t *testing.T) {
 
 func TestRun_InvalidInputWritesNothing(t *testing.T) {
 	dir, r := startJob(t)
-	before, err := os.ReadFile(dir.Status())
+	before, err := os.ReadFile(dir.StatusPath())
 	require.NoError(t, err)
 	tests := map[string]func() error{
 		"progress below 0": func() error { return r.Progress(-0.1, "") },
@@ -238,7 +238,7 @@ func TestRun_InvalidInputWritesNothing(t *testing.T) {
 	for name, update := range tests {
 		t.Run(name, func(t *testing.T) {
 			require.ErrorIs(t, update(), jobstore.ErrInvalid)
-			after, err := os.ReadFile(dir.Status())
+			after, err := os.ReadFile(dir.StatusPath())
 			require.NoError(t, err)
 			assert.Equal(t, string(before), string(after))
 		})
@@ -250,15 +250,15 @@ func TestRun_FailedWriteDoesNotAdvanceSeq(t *testing.T) {
 	dir, r := startJob(t)
 	seq := r.Status().Seq
 	// A non-empty directory in status.json's place makes the replace fail.
-	require.NoError(t, os.Remove(dir.Status()))
-	require.NoError(t, os.MkdirAll(filepath.Join(dir.Status(), "x"), 0o755))
+	require.NoError(t, os.Remove(dir.StatusPath()))
+	require.NoError(t, os.MkdirAll(filepath.Join(dir.StatusPath(), "x"), 0o755))
 	require.Error(t, r.Progress(0.5, "lost write"))
 	require.Error(t, r.Finish(jobstore.Outcome{State: jobstore.Succeeded}))
 	assert.Equal(t, seq, r.Status().Seq)
 	assert.Equal(t, jobstore.Running, r.Status().State, "a failed Finish does not finish the handle")
 
-	require.NoError(t, os.Remove(filepath.Join(dir.Status(), "x"))) // not RemoveAll: it fails under Wine
-	require.NoError(t, os.Remove(dir.Status()))
+	require.NoError(t, os.Remove(filepath.Join(dir.StatusPath(), "x"))) // not RemoveAll: it fails under Wine
+	require.NoError(t, os.Remove(dir.StatusPath()))
 	require.NoError(t, r.Finish(jobstore.Outcome{State: jobstore.Succeeded}), "Finish may be retried")
 	st := readStatus(t, dir)
 	assert.Equal(t, seq+1, st.Seq, "the failed writes' numbers are reused")
@@ -311,10 +311,10 @@ func TestStart_TerminalJobIsErrInvalidAndUnlocked(t *testing.T) {
 
 func TestStart_UnreadableRecordsFailAndUnlock(t *testing.T) {
 	tests := map[string]func(jobstore.JobDir){
-		"corrupt status": func(d jobstore.JobDir) { require.NoError(t, os.WriteFile(d.Status(), []byte("{"), 0o644)) },
+		"corrupt status": func(d jobstore.JobDir) { require.NoError(t, os.WriteFile(d.StatusPath(), []byte("{"), 0o644)) },
 		"corrupt spec": func(d jobstore.JobDir) {
-			require.NoError(t, os.Chmod(d.Spec(), 0o644))
-			require.NoError(t, os.WriteFile(d.Spec(), []byte("{\"job_id\""), 0o644))
+			require.NoError(t, os.Chmod(d.SpecPath(), 0o644))
+			require.NoError(t, os.WriteFile(d.SpecPath(), []byte("{\"job_id\""), 0o644))
 		},
 	}
 	for name, damage := range tests {

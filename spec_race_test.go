@@ -171,7 +171,7 @@ func TestWriteSpec_ExactlyOneWinnerUnderProcessRace(t *testing.T) {
 		require.Equal(t, raceProcs-1, o.losers, "%s: every other racer must get ErrExists", id)
 
 		dir := jobstore.JobDir(filepath.Join(root, id))
-		raw, err := os.ReadFile(dir.Spec())
+		raw, err := os.ReadFile(dir.SpecPath())
 		require.NoError(t, err, "%s", id)
 		var compact bytes.Buffer
 		require.NoError(t, json.Compact(&compact, raw), "%s: job.json", id)

@@ -36,7 +36,7 @@ var (
 // record, and no temp file is left.
 func WriteSpec(dir JobDir, spec JobSpec, opts ...WriteOption) error {
 	const op = "write spec"
-	path := dir.Spec()
+	path := dir.SpecPath()
 	spec.SchemaVersion = JobSchemaVersion
 	if spec.SubmittedAt.IsZero() {
 		spec.SubmittedAt = Now()
@@ -66,7 +66,7 @@ func WriteSpec(dir JobDir, spec JobSpec, opts ...WriteOption) error {
 // from a newer jobstore is ErrNewerSchema.
 func ReadSpec(dir JobDir, opts ...ReadOption) (JobSpec, error) {
 	const op = "read spec"
-	path := dir.Spec()
+	path := dir.SpecPath()
 	var spec JobSpec
 	found, err := readTolerant(op, path, newReadOptions(opts), func(b []byte) (err error) {
 		spec, err = DecodeSpec(b)
@@ -99,7 +99,7 @@ func ReadSpec(dir JobDir, opts ...ReadOption) (JobSpec, error) {
 // last rename wins.
 func WriteStatus(dir JobDir, st JobStatus, opts ...WriteOption) error {
 	const op = "write status"
-	path := dir.Status()
+	path := dir.StatusPath()
 	st.SchemaVersion = StatusSchemaVersion
 	if st.JobID == "" && ValidateJobID(dir.ID()) == nil {
 		st.JobID = dir.ID() // pollers that see only the file still know whose it is
@@ -135,7 +135,7 @@ func WriteStatus(dir JobDir, st JobStatus, opts ...WriteOption) error {
 func ReadStatus(dir JobDir, opts ...ReadOption) (*JobStatus, error) {
 	st, err := readStatusFile(dir, newReadOptions(opts))
 	if err == nil {
-		if _, serr := os.Lstat(dir.Spec()); errors.Is(serr, fs.ErrNotExist) {
+		if _, serr := os.Lstat(dir.SpecPath()); errors.Is(serr, fs.ErrNotExist) {
 			return nil, notJob("read status", dir)
 		}
 	}
@@ -146,7 +146,7 @@ func ReadStatus(dir JobDir, opts ...ReadOption) (*JobStatus, error) {
 // has just read it): nil, nil when status.json is absent.
 func readStatusFile(dir JobDir, o readOptions) (*JobStatus, error) {
 	const op = "read status"
-	path := dir.Status()
+	path := dir.StatusPath()
 	var st *JobStatus
 	found, err := readTolerant(op, path, o, func(b []byte) (err error) {
 		st, err = DecodeStatus(b)
@@ -190,7 +190,7 @@ func DecodeStatus(data []byte) (*JobStatus, error) {
 }
 
 func notJob(op string, dir JobDir) error {
-	return &Error{Op: op, Path: string(dir), Kind: ErrNotJob, Msg: "no " + SpecFile + " here",
+	return &Error{Op: op, Path: string(dir), Sentinel: ErrNotJob, Msg: "no " + SpecFile + " here",
 		Remedy: "that directory is not a job: check the path, or submit the job first"}
 }
 
@@ -206,7 +206,7 @@ func withPath(err error, op, path string) error {
 		}
 		return err
 	}
-	return &Error{Op: op, Path: path, Err: err, Msg: "cannot decode the record", Kind: ErrInvalid,
+	return &Error{Op: op, Path: path, Err: err, Msg: "cannot decode the record", Sentinel: ErrInvalid,
 		Remedy: "correct the record, or remove it and write it again"}
 }
 
@@ -233,7 +233,7 @@ func decodeRecord[T any, P interface {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber() // keep big integers (seq) exact through the map
 	if derr := dec.Decode(&m); derr != nil || m == nil {
-		return false, &Error{Subject: what, Msg: "is not a JSON object", Kind: ErrInvalid,
+		return false, &Error{Subject: what, Msg: "is not a JSON object", Sentinel: ErrInvalid,
 			Remedy: "a record is a JSON object; restore it or remove it"}
 	}
 	from, _ := schemaVersion(m)
@@ -243,7 +243,7 @@ func decodeRecord[T any, P interface {
 	}
 	b, err := json.Marshal(m)
 	if err != nil {
-		return false, &Error{Subject: what, Msg: "cannot re-encode the migrated record", Err: err, Kind: ErrInvalid}
+		return false, &Error{Subject: what, Msg: "cannot re-encode the migrated record", Err: err, Sentinel: ErrInvalid}
 	}
 	var zero T
 	*out = zero // forget what the first pass filled in
@@ -255,10 +255,10 @@ func decodeRecord[T any, P interface {
 				want = "an RFC 3339 or isoformat timestamp"
 			}
 			return false, &Error{Subject: te.Field, Msg: "is " + te.Value + ", want " + want,
-				Found: te.Value, Supported: want, Kind: ErrInvalid,
+				Found: te.Value, Supported: want, Sentinel: ErrInvalid,
 				Remedy: "correct the " + te.Field + " field"}
 		}
-		return false, &Error{Subject: what, Msg: "cannot decode the record", Err: err, Kind: ErrInvalid,
+		return false, &Error{Subject: what, Msg: "cannot decode the record", Err: err, Sentinel: ErrInvalid,
 			Remedy: "correct the record, or remove it and write it again"}
 	}
 	return from != current, nil

@@ -196,7 +196,7 @@ func TestWriteSpec_RefusesInvalidSpecBeforeTouchingAnything(t *testing.T) {
 			} else {
 				assert.NotNil(t, e.Found)
 			}
-			assert.Equal(t, dir.Spec(), e.Path)
+			assert.Equal(t, dir.SpecPath(), e.Path)
 			assert.NoDirExists(t, string(dir), "nothing is created for an invalid spec")
 		})
 	}
@@ -210,7 +210,7 @@ func TestWriteSpec_SecondWriteGetsErrExistsAndChangesNothing(t *testing.T) {
 	assert.ErrorIs(t, err, jobstore.ErrExists)
 	assert.ErrorIs(t, err, fs.ErrExist)
 	e := errOf(t, err)
-	assert.Equal(t, dir.Spec(), e.Path)
+	assert.Equal(t, dir.SpecPath(), e.Path)
 	assert.NotEmpty(t, e.Remedy)
 	assert.Equal(t, before, fileSnapshot(t, string(dir)), "the loser changes nothing")
 }
@@ -307,7 +307,7 @@ func TestWriteStatus_RefusesInvalidStatusAndKeepsOldOneByteIdentical(t *testing.
 			assert.ErrorIs(t, err, jobstore.ErrInvalid)
 			e := errOf(t, err)
 			assert.Equal(t, tt.subject, e.Subject)
-			assert.Equal(t, dir.Status(), e.Path)
+			assert.Equal(t, dir.StatusPath(), e.Path)
 			switch f := tt.found.(type) {
 			case nil:
 				assert.NotNil(t, e.Found)
@@ -373,7 +373,7 @@ func TestReads_NeverWriteAnything(t *testing.T) {
 	reads := map[string]func(){
 		"ReadSpec":         func() { _, _ = jobstore.ReadSpec(dir) },
 		"ReadStatus":       func() { _, _ = jobstore.ReadStatus(dir) },
-		"ReadJSONTolerant": func() { var v any; _, _ = jobstore.ReadJSONTolerant(dir.Status(), &v) },
+		"ReadJSONTolerant": func() { var v any; _, _ = jobstore.ReadJSONTolerant(dir.StatusPath(), &v) },
 	}
 	states := []struct {
 		name   string
@@ -386,15 +386,15 @@ func TestReads_NeverWriteAnything(t *testing.T) {
 		{"torn status", []byte(`{"schema_version": 1, "job_id": "job`)},
 	}
 	for _, s := range states {
-		_ = os.Remove(dir.Status())
+		_ = os.Remove(dir.StatusPath())
 		if s.status != nil {
-			writeFile(t, dir.Status(), s.status)
+			writeFile(t, dir.StatusPath(), s.status)
 		}
 		// Let mtimes move on, so that a rewrite of the same bytes would show.
 		old := submitted.Add(-24 * time.Hour)
-		require.NoError(t, os.Chtimes(dir.Spec(), old, old))
+		require.NoError(t, os.Chtimes(dir.SpecPath(), old, old))
 		if s.status != nil {
-			require.NoError(t, os.Chtimes(dir.Status(), old, old))
+			require.NoError(t, os.Chtimes(dir.StatusPath(), old, old))
 		}
 		before := snapshot(t, string(dir))
 		for name, read := range reads {

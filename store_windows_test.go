@@ -66,7 +66,7 @@ func holdOpen(t *testing.T, path string) *os.File {
 
 func TestWriteStatus_ReplaceWaitsForReaderThatClosesInTime(t *testing.T) {
 	dir := newWindowsJob(t, "j1")
-	reader := holdOpen(t, dir.Status())
+	reader := holdOpen(t, dir.StatusPath())
 
 	var released atomic.Bool
 	go func() {
@@ -90,9 +90,9 @@ func TestWriteStatus_ReplaceWaitsForReaderThatClosesInTime(t *testing.T) {
 
 func TestWriteStatus_ReaderHoldingPastBudgetFailsCleanly(t *testing.T) {
 	dir := newWindowsJob(t, "j1")
-	before, err := os.ReadFile(dir.Status())
+	before, err := os.ReadFile(dir.StatusPath())
 	require.NoError(t, err)
-	holdOpen(t, dir.Status()) // held until the test ends: longer than any budget
+	holdOpen(t, dir.StatusPath()) // held until the test ends: longer than any budget
 
 	start := time.Now()
 	err = jobstore.WriteStatus(dir, jobstore.JobStatus{State: jobstore.Running, Seq: 2})
@@ -103,7 +103,7 @@ func TestWriteStatus_ReaderHoldingPastBudgetFailsCleanly(t *testing.T) {
 	var e *jobstore.Error
 	require.ErrorAs(t, err, &e)
 	assert.Equal(t, "rename", e.Op)
-	assert.Equal(t, dir.Status(), e.Path)
+	assert.Equal(t, dir.StatusPath(), e.Path)
 	assert.Contains(t, err.Error(), "another process kept it open")
 	assert.Contains(t, err.Error(), "FILE_SHARE_DELETE")
 	assert.Contains(t, e.Remedy, "previous record is intact")
@@ -112,7 +112,7 @@ func TestWriteStatus_ReaderHoldingPastBudgetFailsCleanly(t *testing.T) {
 		"the error unwraps to the OS error, got %#v", e.Err)
 	assert.GreaterOrEqual(t, waited, jobstore.ReplaceBudget, "the write gave up before its retry budget")
 
-	after, err := os.ReadFile(dir.Status())
+	after, err := os.ReadFile(dir.StatusPath())
 	require.NoError(t, err)
 	assert.Equal(t, string(before), string(after), "the old status must stay byte-identical")
 	requireNoTemps(t, dir)
@@ -159,7 +159,7 @@ func windowsPoller() int {
 		polls++
 		switch mode {
 		case "hold":
-			if f, err := os.Open(dir.Status()); err == nil {
+			if f, err := os.Open(dir.StatusPath()); err == nil {
 				time.Sleep(pollHold)
 				_ = f.Close()
 			}
@@ -267,7 +267,7 @@ func TestWriteStatus_FastPollerAndWriterBothGetThrough(t *testing.T) {
 func TestWriteSpec_SecondWriteIsErrExists(t *testing.T) {
 	dir := jobstore.JobDir(filepath.Join(tempDir(t), "j1"))
 	require.NoError(t, jobstore.WriteSpec(dir, jobstore.JobSpec{ID: "j1", Kind: "first"}))
-	before, err := os.ReadFile(dir.Spec())
+	before, err := os.ReadFile(dir.SpecPath())
 	require.NoError(t, err)
 
 	err = jobstore.WriteSpec(dir, jobstore.JobSpec{ID: "j1", Kind: "second"})
@@ -275,7 +275,7 @@ func TestWriteSpec_SecondWriteIsErrExists(t *testing.T) {
 	assert.ErrorIs(t, err, jobstore.ErrExists)
 	assert.ErrorIs(t, err, fs.ErrExist)
 
-	after, err := os.ReadFile(dir.Spec())
+	after, err := os.ReadFile(dir.SpecPath())
 	require.NoError(t, err)
 	assert.Equal(t, string(before), string(after), "the first job.json must stay byte-identical")
 	spec, err := jobstore.ReadSpec(dir)
@@ -331,12 +331,12 @@ func TestReadStatus_RetriesSharingViolation(t *testing.T) {
 
 	lock := func() windows.Handle {
 		t.Helper()
-		name, err := windows.UTF16PtrFromString(dir.Status())
+		name, err := windows.UTF16PtrFromString(dir.StatusPath())
 		require.NoError(t, err)
 		h, err := windows.CreateFile(name, windows.GENERIC_READ, 0 /* share nothing */, nil,
 			windows.OPEN_EXISTING, windows.FILE_ATTRIBUTE_NORMAL, 0)
 		require.NoError(t, err)
-		_, err = os.Open(dir.Status())
+		_, err = os.Open(dir.StatusPath())
 		require.ErrorIs(t, err, windows.ERROR_SHARING_VIOLATION, "precondition: a share-mode-0 handle must block other opens")
 		return h
 	}
@@ -391,7 +391,7 @@ func TestWindows_RoundTripLeavesNoTemps(t *testing.T) {
 	assert.JSONEq(t, string(sub.Params), string(spec.Params))
 	assert.Equal(t, sub.Labels, spec.Labels)
 
-	fi, err := os.Stat(dir.Spec())
+	fi, err := os.Stat(dir.SpecPath())
 	require.NoError(t, err)
 	assert.Zero(t, fi.Mode().Perm()&0o222, "job.json must be read-only, mode %v", fi.Mode())
 	requireNoTemps(t, dir)
@@ -414,7 +414,7 @@ func TestWriteStatus_WithReadOnlyPermCanBeWrittenAgain(t *testing.T) {
 	st, err := jobstore.ReadStatus(dir)
 	require.NoError(t, err)
 	assert.Equal(t, uint64(3), st.Seq)
-	fi, err := os.Stat(dir.Status())
+	fi, err := os.Stat(dir.StatusPath())
 	require.NoError(t, err)
 	assert.NotZero(t, fi.Mode().Perm()&0o200, "status.json must not get FILE_ATTRIBUTE_READONLY: Windows would refuse the next replace")
 	requireNoTemps(t, dir)
@@ -426,8 +426,8 @@ func TestWriteStatus_ReadOnlyTargetIsNamedAsSuch(t *testing.T) {
 			"Windows refuses with ERROR_ACCESS_DENIED, which is what this test checks is reported")
 	}
 	dir := newWindowsJob(t, "j1")
-	require.NoError(t, os.Chmod(dir.Status(), 0o444)) // FILE_ATTRIBUTE_READONLY, as attrib +r sets it
-	before, err := os.ReadFile(dir.Status())
+	require.NoError(t, os.Chmod(dir.StatusPath(), 0o444)) // FILE_ATTRIBUTE_READONLY, as attrib +r sets it
+	before, err := os.ReadFile(dir.StatusPath())
 	require.NoError(t, err)
 
 	err = jobstore.WriteStatus(dir, jobstore.JobStatus{State: jobstore.Running, Seq: 2})
@@ -437,7 +437,7 @@ func TestWriteStatus_ReadOnlyTargetIsNamedAsSuch(t *testing.T) {
 	assert.NotContains(t, err.Error(), "another process", "nobody holds the file open: do not blame a reader")
 	assert.ErrorIs(t, err, fs.ErrPermission)
 
-	after, err := os.ReadFile(dir.Status())
+	after, err := os.ReadFile(dir.StatusPath())
 	require.NoError(t, err)
 	assert.Equal(t, string(before), string(after))
 	requireNoTemps(t, dir)

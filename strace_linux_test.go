@@ -111,7 +111,7 @@ func writeStatusInPlace(dir jobstore.JobDir, st jobstore.JobStatus) error {
 	if err != nil {
 		return err
 	}
-	f, err := os.OpenFile(dir.Status(), os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	f, err := os.OpenFile(dir.StatusPath(), os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
 	if err != nil {
 		return err
 	}

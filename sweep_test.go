@@ -38,8 +38,8 @@ func TestSweepTemps_RemovesOnlyOldTempFiles(t *testing.T) {
 	require.NoError(t, os.Mkdir(tempNamedDir, 0o755))
 	old2 := time.Now().Add(-old)
 	require.NoError(t, os.Chtimes(tempNamedDir, old2, old2))
-	require.NoError(t, os.Chtimes(dir.Status(), old2, old2))
-	require.NoError(t, os.Chtimes(dir.Spec(), old2, old2))
+	require.NoError(t, os.Chtimes(dir.StatusPath(), old2, old2))
+	require.NoError(t, os.Chtimes(dir.SpecPath(), old2, old2))
 
 	removed, err := jobstore.SweepTemps(dir, sweepAge)
 	require.NoError(t, err)
@@ -51,8 +51,8 @@ func TestSweepTemps_RemovesOnlyOldTempFiles(t *testing.T) {
 		assert.FileExists(t, filepath.Join(string(dir), name))
 	}
 	assert.DirExists(t, tempNamedDir)
-	assert.FileExists(t, dir.Status())
-	assert.FileExists(t, dir.Spec())
+	assert.FileExists(t, dir.StatusPath())
+	assert.FileExists(t, dir.SpecPath())
 
 	again, err := jobstore.SweepTemps(dir, sweepAge)
 	require.NoError(t, err)

@@ -81,7 +81,7 @@ func jsonDecode(data []byte, v any) error {
 	}
 	if err != nil {
 		var te *json.UnmarshalTypeError
-		e := &Error{Msg: "does not fit the value it is read into", Err: err, Kind: ErrInvalid,
+		e := &Error{Msg: "does not fit the value it is read into", Err: err, Sentinel: ErrInvalid,
 			Remedy: "correct the record, or read it into a matching type"}
 		if errors.As(err, &te) {
 			e.Subject = te.Field
@@ -115,7 +115,7 @@ func readTolerant(op, path string, o readOptions, decode func([]byte) error) (bo
 		lastErr = err
 	}
 	var e *Error
-	if errors.As(lastErr, &e) && e.Kind == ErrCorrupt {
+	if errors.As(lastErr, &e) && e.Sentinel == ErrCorrupt {
 		e.Msg += fmt.Sprintf(", the same through %d reads", o.attempts)
 		return true, lastErr
 	}
@@ -133,7 +133,7 @@ const corruptRemedy = "jobstore's own writes are never torn, so the file was dam
 // corrupt is the ErrCorrupt error for bytes that are not one JSON value; its
 // message names what the damage looks like.
 func corrupt(data []byte, se *json.SyntaxError) error {
-	return &Error{Kind: ErrCorrupt, Err: se, Found: len(data), Msg: damage(data, se), Remedy: corruptRemedy}
+	return &Error{Sentinel: ErrCorrupt, Err: se, Found: len(data), Msg: damage(data, se), Remedy: corruptRemedy}
 }
 
 // damage names what a bad file looks like.
@@ -209,7 +209,7 @@ func readOnce(op, path string, maxSize int64) ([]byte, error) {
 }
 
 func tooLarge(op, path string, size, maxSize int64) error {
-	return &Error{Op: op, Path: path, Kind: ErrTooLarge, Found: size, Supported: maxSize,
+	return &Error{Op: op, Path: path, Sentinel: ErrTooLarge, Found: size, Supported: maxSize,
 		Msg:    fmt.Sprintf("%d bytes, more than the limit of %d", size, maxSize),
 		Remedy: "this is not a record jobstore wrote; remove it, or raise the limit with WithMaxSize"}
 }

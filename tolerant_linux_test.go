@@ -111,7 +111,7 @@ func TestReadJSONTolerant_RetriesExactlyNTimesReopeningEachTime(t *testing.T) {
 
 	t.Run("defaults", func(t *testing.T) {
 		dir := newJob(t, "defaults")
-		writeFile(t, dir.Status(), []byte(`{"state": "runn`))
+		writeFile(t, dir.StatusPath(), []byte(`{"state": "runn`))
 		w := watchDir(t, string(dir), false)
 		_, err := jobstore.ReadStatus(dir)
 		assert.ErrorIs(t, err, jobstore.ErrCorrupt)

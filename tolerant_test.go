@@ -89,12 +89,12 @@ func TestReadStatus_DamageIsErrCorruptNamedAsSuch(t *testing.T) {
 	for _, tt := range damaged {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := newJob(t, "damaged")
-			writeFile(t, dir.Status(), tt.data)
+			writeFile(t, dir.StatusPath(), tt.data)
 			st, err := jobstore.ReadStatus(dir, jobstore.WithRetries(2, 0))
 			assert.Nil(t, st)
 			assert.ErrorIs(t, err, jobstore.ErrCorrupt)
 			assert.Contains(t, err.Error(), tt.phrase)
-			assert.Contains(t, err.Error(), dir.Status())
+			assert.Contains(t, err.Error(), dir.StatusPath())
 		})
 	}
 }

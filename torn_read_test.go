@@ -274,7 +274,7 @@ func TestWriteStatus_ReaderNeverSeesPartialFile(t *testing.T) {
 	}
 	dir := newTornJob(t)
 	began := time.Now()
-	run := withTornReaders(t, dir.Status(), func(func() bool) int {
+	run := withTornReaders(t, dir.StatusPath(), func(func() bool) int {
 		for i := 1; i <= writes; i++ {
 			require.NoError(t, jobstore.WriteStatus(dir, tornStatus(uint64(i), tornSize())))
 		}
@@ -299,13 +299,13 @@ func TestWriteStatus_ReaderNeverSeesPartialFile(t *testing.T) {
 func TestWriteStatus_TornReadDetectorWorks(t *testing.T) {
 	dir := newTornJob(t)
 	began := time.Now()
-	run := withTornReaders(t, dir.Status(), func(bothTorn func() bool) int {
+	run := withTornReaders(t, dir.StatusPath(), func(bothTorn func() bool) int {
 		n := 0
 		for n < tornControlMaxWrites && !bothTorn() {
 			n++
 			data, err := json.MarshalIndent(tornStatus(uint64(n), tornSize()), "", "  ")
 			require.NoError(t, err)
-			require.NoError(t, os.WriteFile(dir.Status(), append(data, '\n'), 0o644))
+			require.NoError(t, os.WriteFile(dir.StatusPath(), append(data, '\n'), 0o644))
 		}
 		return n
 	})

@@ -97,7 +97,7 @@ func runCheck(e *env, fs *flag.FlagSet, args []string) error {
 // broken job, not a root).
 func isJobDir(dir string) bool {
 	d := jobstore.JobDir(dir)
-	return exists(d.Spec()) || exists(d.Status())
+	return exists(d.SpecPath()) || exists(d.StatusPath())
 }
 
 // checkJob validates one job directory. ok describes a job without
@@ -107,12 +107,12 @@ func checkJob(d jobstore.JobDir) (ok string, findings []finding) {
 	if err := j.SpecInfo.Err; err != nil {
 		findings = append(findings, finding{jobstore.SpecFile, err})
 	} else if j.Spec.ID != d.ID() {
-		findings = append(findings, finding{jobstore.SpecFile, idMismatch(d.Spec(), j.Spec.ID, d.ID())})
+		findings = append(findings, finding{jobstore.SpecFile, idMismatch(d.SpecPath(), j.Spec.ID, d.ID())})
 	}
 	if err := j.StatusInfo.Err; err != nil {
 		findings = append(findings, finding{jobstore.StatusFile, err})
 	} else if j.Status != nil && j.Status.JobID != "" && j.Status.JobID != d.ID() {
-		findings = append(findings, finding{jobstore.StatusFile, idMismatch(d.Status(), j.Status.JobID, d.ID())})
+		findings = append(findings, finding{jobstore.StatusFile, idMismatch(d.StatusPath(), j.Status.JobID, d.ID())})
 	}
 	ok = recordSummary(j.SpecInfo) + ", " + recordSummary(j.StatusInfo)
 	if j.Status != nil {
@@ -133,7 +133,7 @@ func recordSummary(r recordInfo) string {
 }
 
 func idMismatch(path, found, want string) error {
-	return &jobstore.Error{Op: "check", Path: path, Subject: "job_id", Kind: jobstore.ErrInvalid,
+	return &jobstore.Error{Op: "check", Path: path, Subject: "job_id", Sentinel: jobstore.ErrInvalid,
 		Msg: fmt.Sprintf("%q differs from the directory name %q", found, want), Found: found, Supported: want,
 		Remedy: "the directory name is the job ID: rename the directory, or correct job_id"}
 }

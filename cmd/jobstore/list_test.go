@@ -27,9 +27,9 @@ func fixtureRoot(t *testing.T) string {
 		Error: "frame 15: disk full", Remedy: "free some space and submit again"})
 
 	dir := submit(t, root, "d-corrupt")
-	require.NoError(t, os.WriteFile(dir.Status(), []byte(`{"state": "runn`), 0o644))
+	require.NoError(t, os.WriteFile(dir.StatusPath(), []byte(`{"state": "runn`), 0o644))
 	dir = submit(t, root, "e-newer")
-	require.NoError(t, os.WriteFile(dir.Status(), []byte(`{"schema_version": 9, "state": "teleported"}`), 0o644))
+	require.NoError(t, os.WriteFile(dir.StatusPath(), []byte(`{"schema_version": 9, "state": "teleported"}`), 0o644))
 	return root
 }
 

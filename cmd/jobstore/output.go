@@ -167,8 +167,8 @@ func problem(err error, file string) (subject, what, remedy string) {
 		subject = e.Subject
 	}
 	what = e.Msg
-	if what == "" && e.Kind != nil {
-		what = strings.TrimPrefix(e.Kind.Error(), "jobstore: ")
+	if what == "" && e.Sentinel != nil {
+		what = strings.TrimPrefix(e.Sentinel.Error(), "jobstore: ")
 	}
 	if e.Err != nil {
 		if what != "" {

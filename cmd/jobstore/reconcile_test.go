@@ -68,7 +68,7 @@ func TestReconcile_AJobThatCannotBeReconciledExitsOne(t *testing.T) {
 	root := testdir.New(t)
 	submit(t, root, "fine")
 	broken := submit(t, root, "broken")
-	require.NoError(t, os.WriteFile(broken.Status(), []byte{0, 0, 0, 0}, 0o644))
+	require.NoError(t, os.WriteFile(broken.StatusPath(), []byte{0, 0, 0, 0}, 0o644))
 	r := runCLI(t, "reconcile", root)
 	requireCode(t, r, exitUnsuccessful)
 	require.Regexp(t, regexp.MustCompile(`(?m)^error\s+broken\s+jobstore: .*NUL bytes.*Remedy: `), r.stdout)

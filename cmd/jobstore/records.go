@@ -41,7 +41,7 @@ type jobRecords struct {
 func readJob(dir jobstore.JobDir) jobRecords {
 	j := jobRecords{Dir: dir}
 	var specRaw, statusRaw json.RawMessage
-	j.SpecInfo = readRecord(dir.Spec(), jobstore.SpecFile, "read spec", jobstore.JobSchemaVersion, &specRaw)
+	j.SpecInfo = readRecord(dir.SpecPath(), jobstore.SpecFile, "read spec", jobstore.JobSchemaVersion, &specRaw)
 	if j.SpecInfo.Err == nil && !j.SpecInfo.Present {
 		_, j.SpecInfo.Err = jobstore.ReadSpec(dir) // no job.json: the library's own ErrNotJob
 	}
@@ -50,13 +50,13 @@ func readJob(dir jobstore.JobDir) jobRecords {
 		if err == nil {
 			j.Spec = &spec
 		}
-		j.SpecInfo.Err = at(err, "read spec", dir.Spec())
+		j.SpecInfo.Err = at(err, "read spec", dir.SpecPath())
 	}
-	j.StatusInfo = readRecord(dir.Status(), jobstore.StatusFile, "read status", jobstore.StatusSchemaVersion, &statusRaw)
+	j.StatusInfo = readRecord(dir.StatusPath(), jobstore.StatusFile, "read status", jobstore.StatusSchemaVersion, &statusRaw)
 	if j.StatusInfo.Err == nil && j.StatusInfo.Present {
 		st, err := jobstore.DecodeStatus(statusRaw)
 		j.Status = st
-		j.StatusInfo.Err = at(err, "read status", dir.Status())
+		j.StatusInfo.Err = at(err, "read status", dir.StatusPath())
 	}
 	for _, r := range []*recordInfo{&j.SpecInfo, &j.StatusInfo} {
 		r.Migrated = r.Err == nil && r.Present && r.Written != nil && *r.Written != r.Current

@@ -73,7 +73,7 @@ func TestShow_UnreadableStatusShowsWhatItCanAndFails(t *testing.T) {
 func TestShow_NoStatusYet(t *testing.T) {
 	root := testdir.New(t)
 	dir := submit(t, root, "j")
-	require.NoError(t, removeFile(dir.Status()))
+	require.NoError(t, removeFile(dir.StatusPath()))
 	r := runCLI(t, "show", string(dir))
 	requireCode(t, r, exitOK)
 	require.Contains(t, r.stdout, "status.json  absent: nothing has run yet")

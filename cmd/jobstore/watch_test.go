@@ -164,11 +164,11 @@ func TestWatch_KeepsWatchingThroughAnUnreadableOrMissingStatus(t *testing.T) {
 	w := startWatch(t, dir)
 	w.waitLine(t, "queued")
 
-	require.NoError(t, os.WriteFile(dir.Status(), []byte(`{"schema_version": 1, "state": "runn`), 0o644))
+	require.NoError(t, os.WriteFile(dir.StatusPath(), []byte(`{"schema_version": 1, "state": "runn`), 0o644))
 	note := w.waitLine(t, "unreadable for now")
 	require.Contains(t, note, "still watching")
 
-	removeWhileWatched(t, dir.Status())
+	removeWhileWatched(t, dir.StatusPath())
 	w.waitLine(t, "no status.json yet")
 
 	require.NoError(t, jobstore.WriteStatus(dir, jobstore.JobStatus{State: jobstore.Succeeded, Seq: 9}))
@@ -194,7 +194,7 @@ func removeWhileWatched(t *testing.T, path string) {
 
 func TestWatch_NewerSchemaEndsTheWatchWithExitThree(t *testing.T) {
 	dir := submit(t, testdir.New(t), "j")
-	require.NoError(t, os.WriteFile(dir.Status(), []byte(`{"schema_version": 99, "state": "queued"}`), 0o644))
+	require.NoError(t, os.WriteFile(dir.StatusPath(), []byte(`{"schema_version": 99, "state": "queued"}`), 0o644))
 	r := runCLI(t, "watch", string(dir), "--interval", watchPoll.String())
 	requireCode(t, r, exitRuntime)
 	requireErrorLine(t, r)
