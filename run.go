@@ -222,8 +222,12 @@ func (r *Run) Finish(o Outcome) error {
 
 // Close releases job.lock. It does not change status.json: a job closed
 // without Finish still says running, and Reconcile will mark it lost. Closing
-// twice is not an error.
+// twice is not an error, and neither is closing a nil *Run (what Start
+// returns with an error), which holds nothing and returns nil.
 func (r *Run) Close() error {
+	if r == nil {
+		return nil
+	}
 	r.mu.Lock()
 	lk := r.lock
 	r.lock = nil
