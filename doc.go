@@ -47,4 +47,16 @@
 // NFS: rename is atomic for one client; with several, a reader may see a
 // stale file for a few seconds (attribute caching), never a torn one from
 // this package's writers.
+//
+// Files: the write protocol (temp file, write, fsync, close, publish,
+// directory fsync) is written once in atomic.go, over the platform steps of
+// atomic_unix.go and atomic_windows.go (the Windows replace, MoveFileEx and
+// its retries, is in atomic_windows.go). The schema-version rule and the
+// migration steps are in migrate.go; the error type, its sentinels and its
+// constructors in errors.go; the tolerant reader in tolerant.go; job.lock in
+// lock.go and lock_unix.go, lock_windows.go; the records in model.go and
+// index.go; Submit and the Run handle in run.go; Reconcile in reconcile.go;
+// List in list.go. The repository's README and docs/ describe the file
+// format for other languages (docs/format.md, with JSON Schemas), the
+// platforms, how each guarantee is tested, and the benchmarks.
 package jobstore

@@ -14,7 +14,21 @@ const IndexFile = "index.json"
 // and reads.
 const IndexSchemaVersion = 1
 
-// IndexRow summarises one readable job.
+// IndexRow summarises one readable job in index.json, from its job.json and
+// status.json. The fields, with their JSON names:
+//
+//   - ID (job_id): the job ID.
+//   - Kind (kind): job.json's kind.
+//   - State (state, optional): status.json's state; empty, and left out of
+//     the file, when the job has no status yet.
+//   - Progress (progress, optional): status.json's progress; nil when
+//     unknown or when there is no status yet.
+//   - Seq (seq): status.json's seq; 0 when there is no status yet.
+//   - SubmittedAt (submitted_at): job.json's submitted_at.
+//   - UpdatedAt (updated_at, optional): status.json's updated_at; nil when
+//     there is no status yet.
+//
+// Timestamps are written as in the records (see Now).
 type IndexRow struct {
 	ID          string     `json:"job_id"`
 	Kind        string     `json:"kind"`
@@ -25,7 +39,9 @@ type IndexRow struct {
 	UpdatedAt   *time.Time `json:"updated_at,omitempty"`
 }
 
-// IndexProblem names a job that could not be read, and why.
+// IndexProblem names a directory under the root that could not be read as
+// a job, and why: ID (job_id) is the directory's name, which need not be a
+// valid job ID, and Reason (reason) is the error's text, remedy included.
 type IndexProblem struct {
 	ID     string `json:"job_id"`
 	Reason string `json:"reason"`
@@ -33,7 +49,16 @@ type IndexProblem struct {
 
 // Index is index.json: a cache of List for pollers that want one file
 // instead of thousands. The job directories stay authoritative; BuiltAt says
-// how old the cache is.
+// how old the cache is. Its JSON Schema is docs/schema/index.schema.json in
+// the repository. The fields, with their JSON names:
+//
+//   - SchemaVersion (schema_version): IndexSchemaVersion; ReadIndex refuses
+//     a newer one with ErrNewerSchema.
+//   - BuiltAt (built_at): when RebuildIndex built it.
+//   - Jobs (jobs): a row per readable job, in List's order (by submitted_at,
+//     then ID); never null in the file.
+//   - Unreadable (unreadable): a problem per directory that could not be
+//     read; never null in the file.
 type Index struct {
 	SchemaVersion int            `json:"schema_version"`
 	BuiltAt       time.Time      `json:"built_at"`

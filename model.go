@@ -19,7 +19,27 @@ const (
 
 // JobSpec is job.json: what was asked for. It is written once by WriteSpec
 // and then read-only. The JSON names are the file format, shared with
-// non-Go tools; see the README for the table.
+// non-Go tools: docs/format.md in the repository describes it, and
+// docs/schema/job.schema.json is its JSON Schema. The fields, with their
+// JSON names:
+//
+//   - SchemaVersion (schema_version): the record's format version.
+//     WriteSpec stamps JobSchemaVersion; a reader migrates an older record
+//     in memory and refuses a newer one with ErrNewerSchema.
+//   - ID (job_id): the job ID, equal to the job directory's name (see
+//     ValidateJobID). Submit generates one with NewJobID when it is empty.
+//   - Kind (kind): what kind of job this is; must not be empty. jobstore
+//     gives it no meaning; runners do.
+//   - Params (params): the job's parameters, any JSON value, or nil for
+//     none. jobstore checks only that they are valid JSON. A read returns
+//     them compacted, and a JSON null as nil.
+//   - SubmittedAt (submitted_at): when the job was submitted. WriteSpec
+//     stamps Now() when it is zero. Written in UTC to the microsecond (see
+//     Now); its year must be within 1..9999.
+//   - SubmittedBy (submitted_by): who submitted the job, free-form; empty
+//     is left out of the file.
+//   - Labels (labels): free-form string labels; empty is left out of the
+//     file and read back as nil.
 type JobSpec struct {
 	SchemaVersion int               `json:"schema_version"`
 	ID            string            `json:"job_id"`
@@ -67,7 +87,41 @@ func (s State) Terminal() bool {
 }
 
 // JobStatus is status.json: the runner's latest word on a job, rewritten
-// whole on every update.
+// whole on every update by the one process that holds job.lock. Its JSON
+// Schema is docs/schema/status.schema.json in the repository. The fields,
+// with their JSON names (optional ones are left out of the file when nil,
+// zero or empty):
+//
+//   - SchemaVersion (schema_version): the record's format version.
+//     WriteStatus stamps StatusSchemaVersion; a reader migrates an older
+//     record in memory and refuses a newer one with ErrNewerSchema.
+//   - JobID (job_id): the job ID, which should be the job directory's
+//     name: WriteStatus fills that in when it is empty and refuses an
+//     invalid ID, but does not compare the two (jobstore check does).
+//   - State (state): where the job is in its life, one of States().
+//     Succeeded, Failed, Cancelled and Lost are final.
+//   - Seq (seq): the update counter. WriteStatus writes it as given;
+//     Submit writes 1, and the Run handle and Reconcile write one more than
+//     the record they replace, so a poller can tell a new record from one
+//     it has seen.
+//   - Progress (progress, optional): how far along the job is, within
+//     [0, 1]; nil means unknown. WriteStatus refuses a value outside
+//     [0, 1], and NaN.
+//   - Message (message, optional): the runner's latest human-readable word.
+//   - UpdatedAt (updated_at): when this record was written. WriteStatus
+//     stamps Now() when it is zero. Written in UTC to the microsecond; its
+//     year must be within 1..9999, as for every timestamp here.
+//   - StartedAt (started_at, optional): when a runner started the job
+//     (Start).
+//   - FinishedAt (finished_at, optional): when the job ended (Finish, or
+//     Reconcile marking it lost).
+//   - PID (pid, optional): the runner's process ID on Host, written by
+//     Start.
+//   - Host (host, optional): the runner's host name (os.Hostname).
+//   - ExitCode (exit_code, optional): the job's exit code, when the runner
+//     gave one; 0 is written, nil is left out.
+//   - Error (error, optional): what went wrong, for a failed or lost job.
+//   - Remedy (remedy, optional): what to do about it.
 type JobStatus struct {
 	SchemaVersion int        `json:"schema_version"`
 	JobID         string     `json:"job_id"`

@@ -1,0 +1,145 @@
+package jobstore_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/axqua/jobstore"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// maxReadmeSize keeps the README a page a newcomer reads in one sitting; the
+// rest belongs in docs/.
+const maxReadmeSize = 12 * 1024
+
+// readmeBlock returns the one fenced code block of README.md in lang.
+func readmeBlock(t *testing.T, lang string) string {
+	t.Helper()
+	readme := string(readFile(t, "README.md"))
+	re := regexp.MustCompile("(?ms)^```" + lang + "\n(.*?)^```\n")
+	blocks := re.FindAllStringSubmatch(readme, -1)
+	require.Len(t, blocks, 1, "README.md should hold exactly one ```%s block", lang)
+	return blocks[0][1]
+}
+
+func TestReadme_IsShort(t *testing.T) {
+	assert.LessOrEqual(t, len(readFile(t, "README.md")), maxReadmeSize, "move detail from README.md into docs/")
+}
+
+// TestReadme_GoBlockIsTheCompiledExample: the README's Go code is
+// example_readme_test.go byte for byte, so what readers copy compiles and
+// prints what its Output comment says.
+func TestReadme_GoBlockIsTheCompiledExample(t *testing.T) {
+	assert.Equal(t, string(readFile(t, "example_readme_test.go")), readmeBlock(t, "go"),
+		"copy example_readme_test.go into README.md's ```go block")
+}
+
+// TestReadme_TheTestCommandIsTheOneCIRuns: .ci/run runs the README's test
+// command; the README must go on naming it.
+func TestReadme_TheTestCommandIsTheOneCIRuns(t *testing.T) {
+	assert.Contains(t, string(readFile(t, "README.md")), "go test ./...")
+	assert.Contains(t, string(readFile(t, filepath.Join(".ci", "run"))), "go test ./...")
+}
+
+// TestDocs_RelativeLinksResolve: every relative link in README.md, CHANGELOG.md
+// and docs/*.md names a file or directory of the repository.
+func TestDocs_RelativeLinksResolve(t *testing.T) {
+	pages, err := filepath.Glob(filepath.Join("docs", "*.md"))
+	require.NoError(t, err)
+	require.NotEmpty(t, pages, "docs/*.md")
+	pages = append(pages, "README.md", "CHANGELOG.md")
+	link := regexp.MustCompile(`\]\(([^)#\s]+)(#[^)]*)?\)`)
+	for _, page := range pages {
+		for _, m := range link.FindAllStringSubmatch(string(readFile(t, page)), -1) {
+			target := m[1]
+			if strings.Contains(target, "://") || strings.HasPrefix(target, "mailto:") {
+				continue
+			}
+			_, err := os.Stat(filepath.Join(filepath.Dir(page), filepath.FromSlash(target)))
+			assert.NoError(t, err, "%s links to %s", page, target)
+		}
+	}
+}
+
+// TestReadme_PythonPollerReadsARealJob runs the README's Python snippet with
+// python3 on job directories written by jobstore.
+func TestReadme_PythonPollerReadsARealJob(t *testing.T) {
+	py := python(t)
+	poller := filepath.Join(tempDir(t), "poller.py")
+	writeFile(t, poller, []byte(readmeBlock(t, "python")))
+	root := filepath.Join(tempDir(t), "jobs")
+
+	// start runs the poller on dir; lines yields what it prints.
+	start := func(t *testing.T, dir string) (cmd *exec.Cmd, lines *bufio.Scanner, stderr *bytes.Buffer) {
+		t.Helper()
+		// The timeout only guards against a hang; the poller sleeps 1 s a round.
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		t.Cleanup(cancel)
+		cmd = exec.CommandContext(ctx, py, poller, dir)
+		stderr = new(bytes.Buffer)
+		cmd.Stderr = stderr
+		out, err := cmd.StdoutPipe()
+		require.NoError(t, err)
+		require.NoError(t, cmd.Start())
+		t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+		return cmd, bufio.NewScanner(out), stderr
+	}
+	next := func(t *testing.T, lines *bufio.Scanner, stderr *bytes.Buffer) string {
+		t.Helper()
+		require.True(t, lines.Scan(), "the poller printed nothing more; stderr: %s", stderr)
+		return lines.Text()
+	}
+
+	t.Run("a running job, followed until it ends", func(t *testing.T) {
+		dir, err := jobstore.Submit(root, jobstore.JobSpec{ID: "running", Kind: "render"})
+		require.NoError(t, err)
+		run, err := jobstore.Start(dir)
+		require.NoError(t, err)
+		defer run.Close()
+		require.NoError(t, run.Progress(0.5, "frame 2/4"))
+
+		cmd, lines, stderr := start(t, string(dir))
+		assert.Equal(t, "running 0.5 frame 2/4", next(t, lines, stderr))
+		require.NoError(t, run.Finish(jobstore.Outcome{State: jobstore.Succeeded, Message: "4 frames"}))
+		last := ""
+		for lines.Scan() {
+			last = lines.Text()
+		}
+		require.NoError(t, cmd.Wait(), "stderr: %s", stderr)
+		assert.Equal(t, "succeeded 0.5 4 frames", last)
+	})
+
+	t.Run("a job with no status yet", func(t *testing.T) {
+		dir := jobstore.JobDir(filepath.Join(root, "submitted"))
+		require.NoError(t, jobstore.WriteSpec(dir, jobstore.JobSpec{ID: dir.ID(), Kind: "render"}))
+		_, lines, stderr := start(t, string(dir))
+		assert.Equal(t, "nothing has run yet", next(t, lines, stderr))
+	})
+
+	t.Run("not a job", func(t *testing.T) {
+		cmd, lines, stderr := start(t, tempDir(t))
+		for lines.Scan() {
+		}
+		require.Error(t, cmd.Wait())
+		assert.Contains(t, stderr.String(), "is not a job directory (no job.json)")
+	})
+
+	t.Run("a status from a newer jobstore", func(t *testing.T) {
+		dir := newJob(t, "j1")
+		writeFile(t, dir.StatusPath(), readFile(t, filepath.Join("testdata", "status.newer.json")))
+		cmd, lines, stderr := start(t, string(dir))
+		for lines.Scan() {
+		}
+		require.Error(t, cmd.Wait())
+		assert.Contains(t, stderr.String(), "was written by a newer jobstore")
+	})
+}
