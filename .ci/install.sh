@@ -8,6 +8,7 @@ command -v strace >/dev/null || need+=(strace)
 command -v fusermount3 >/dev/null || need+=(fuse3)
 command -v wine >/dev/null || need+=(wine wine64)
 command -v x86_64-w64-mingw32-gcc >/dev/null || need+=(gcc-mingw-w64-x86-64-win32)
+python3 -c 'import jsonschema' 2>/dev/null || need+=(python3-jsonschema)
 if ((${#need[@]})); then
 	echo "apt-get install ${need[*]}"
 	apt-get update -qq
