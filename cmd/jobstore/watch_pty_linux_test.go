@@ -4,10 +4,10 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"io"
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -55,14 +55,38 @@ func TestWatch_OnAPseudoTerminalNeverWraps(t *testing.T) {
 			require.NoError(t, cmd.Start())
 			tty.Close() // the child holds its own copy; EOF on the controller when it exits
 
+			chunks := make(chan []byte, 100)
+			go func() { // until EIO: the terminal end is closed when the child exits
+				for {
+					b := make([]byte, 4096)
+					n, err := controller.Read(b)
+					if n > 0 {
+						chunks <- b[:n]
+					}
+					if err != nil {
+						close(chunks)
+						return
+					}
+				}
+			}()
 			var screen bytes.Buffer
-			done := make(chan error, 1)
-			go func() { _, err := io.Copy(&screen, controller); done <- err }()
+			// The long message must have been drawn before the job moves on.
+			deadline := time.After(lineTimeout)
+			for !strings.Contains(screen.String(), "running") {
+				select {
+				case b := <-chunks:
+					screen.Write(b)
+				case <-deadline:
+					t.Fatalf("watch drew nothing within %v: %q", lineTimeout, screen.String())
+				}
+			}
 
 			require.NoError(t, run.Progress(0.5, "halfway"))
 			require.NoError(t, run.Finish(jobstore.Outcome{State: jobstore.Succeeded}))
 			require.NoError(t, cmd.Wait())
-			<-done // EIO once the terminal end is closed: the end of the output
+			for b := range chunks {
+				screen.Write(b)
+			}
 
 			out := screen.String()
 			require.Contains(t, out, "job j succeeded")
