@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"flag"
 	"fmt"
 	"path/filepath"
@@ -13,7 +12,7 @@ import (
 func checkCmd() *command {
 	return &command{
 		name:    "check",
-		args:    "DIR|ROOT",
+		args:    "DIR|ROOT [--json]",
 		summary: "validate the records of one job, or of every job under a root",
 		doc: `Validates job records as the library reads them: each file is read with the
 tolerant reader, its schema_version is checked (newer than this jobstore, or
@@ -24,15 +23,27 @@ is fine ("nothing has run yet"); a missing job.json is not.
 
 DIR is a job directory if it holds job.json or status.json; otherwise it is
 taken as a ROOT and every directory in it (dot-names skipped) is checked as a
-job, and ROOT/index.json too if present.
+job, and ROOT/index.json too if present. A ROOT that holds entries but no
+job directory (no directory with job.json) is not a root: exit 3.
 
 Prints one line per job, then a summary:
 
   ok    ID  job.json v1, status.json v1 (succeeded)
   FAIL  ID  status.json: schema_version: written by a newer jobstore ... Remedy: ...
 
+--json prints one JSON object instead:
+
+  {"target": "DIR|ROOT", "is_root": true,
+   "jobs": [{"job_id": "...", "dir": "ROOT/ID", "ok": false,
+             "summary": "job.json v1, status.json v1 (succeeded)",
+             "problems": [{"file": "status.json", "error": {...}}]}],
+   "index_problem": null or {"file": "index.json", "error": {...}},
+   "problems": N}
+
+"error" is as in 'jobstore help list'.
+
 Exit codes: 0 no problems; 1 problems found (one FAIL line each, with the
-subject and the remedy); 3 DIR|ROOT cannot be read.`,
+subject and the remedy); 3 DIR|ROOT cannot be read, or ROOT holds no job.`,
 		run: runCheck,
 	}
 }
@@ -43,7 +54,30 @@ type finding struct {
 	err  error
 }
 
+// checkJSON is the output of "check --json".
+type checkJSON struct {
+	Target       string         `json:"target"`
+	IsRoot       bool           `json:"is_root"`
+	Jobs         []checkJobJSON `json:"jobs"`
+	IndexProblem *findingJSON   `json:"index_problem"`
+	Problems     int            `json:"problems"`
+}
+
+type checkJobJSON struct {
+	ID       string        `json:"job_id"`
+	Dir      string        `json:"dir"`
+	OK       bool          `json:"ok"`
+	Summary  string        `json:"summary"` // the versions and state, as the "ok" line shows them
+	Problems []findingJSON `json:"problems"`
+}
+
+type findingJSON struct {
+	File  string     `json:"file"`
+	Error *errorJSON `json:"error"`
+}
+
 func runCheck(e *env, fs *flag.FlagSet, args []string) error {
+	asJSON := fs.Bool("json", false, "print JSON instead of lines (shape in the help text)")
 	pos, err := parseArgs(fs, args, 1, 1, "DIR|ROOT")
 	if err != nil {
 		return err
@@ -52,45 +86,76 @@ func runCheck(e *env, fs *flag.FlagSet, args []string) error {
 	var dirs []jobstore.JobDir
 	isRoot := !isJobDir(target)
 	if isRoot {
-		if dirs, err = jobstore.JobDirs(target); err != nil {
-			return withRemedy(err, "give a job directory (ROOT/ID) or a root of job directories")
+		if dirs, err = rootJobDirs("check", target); err != nil {
+			return err
 		}
 	} else {
 		dirs = []jobstore.JobDir{jobstore.JobDir(target)}
 	}
 
-	tw := tabwriter.NewWriter(e.stdout, 0, 8, 2, ' ', 0)
-	var bad, problems int
+	out := checkJSON{Target: target, IsRoot: isRoot, Jobs: []checkJobJSON{}}
+	var bad int
+	var all [][]finding // per job, for the text output
 	for _, d := range dirs {
-		ok, findings := checkJob(d)
-		if len(findings) == 0 {
-			fmt.Fprintf(tw, "ok\t%s\t%s\n", d.ID(), ok)
-			continue
-		}
-		bad++
-		problems += len(findings)
+		summary, findings := checkJob(d)
+		all = append(all, findings)
+		j := checkJobJSON{ID: d.ID(), Dir: string(d), OK: len(findings) == 0, Summary: summary, Problems: []findingJSON{}}
 		for _, f := range findings {
-			fmt.Fprintf(tw, "FAIL\t%s\t%s\n", d.ID(), findingText(f))
+			j.Problems = append(j.Problems, findingJSON{File: f.file, Error: newErrorJSON(f.err)})
 		}
+		if len(findings) > 0 {
+			bad++
+			out.Problems += len(findings)
+		}
+		out.Jobs = append(out.Jobs, j)
 	}
+	var indexFinding *finding
 	if isRoot && exists(filepath.Join(target, jobstore.IndexFile)) {
 		if _, err := jobstore.ReadIndex(target); err != nil {
-			problems++
-			fmt.Fprintf(tw, "FAIL\t%s\t%s\n", jobstore.IndexFile, findingText(finding{jobstore.IndexFile, withRemedy(err,
-				"index.json is a cache: rebuild it with 'jobstore list ROOT --rebuild'")}))
+			out.Problems++
+			indexFinding = &finding{jobstore.IndexFile, withCLIRemedy(err,
+				"index.json is a cache: rebuild it with 'jobstore list ROOT --rebuild'")}
+			out.IndexProblem = &findingJSON{File: jobstore.IndexFile, Error: newErrorJSON(indexFinding.err)}
 		}
 	}
+	if *asJSON {
+		if err := writeJSON(e.stdout, out); err != nil {
+			return err
+		}
+	} else {
+		printCheck(e, out, all, indexFinding, bad)
+	}
+	if out.Problems > 0 {
+		return &exitError{code: exitUnsuccessful}
+	}
+	return nil
+}
+
+// printCheck prints the result of a check as lines and a summary.
+func printCheck(e *env, out checkJSON, findings [][]finding, index *finding, bad int) {
+	tw := tabwriter.NewWriter(e.stdout, 0, 8, 2, ' ', 0)
+	for i, j := range out.Jobs {
+		if j.OK {
+			fmt.Fprintf(tw, "ok\t%s\t%s\n", j.ID, j.Summary)
+			continue
+		}
+		for _, f := range findings[i] {
+			fmt.Fprintf(tw, "FAIL\t%s\t%s\n", j.ID, findingText(f))
+		}
+	}
+	if index != nil {
+		fmt.Fprintf(tw, "FAIL\t%s\t%s\n", jobstore.IndexFile, findingText(*index))
+	}
 	tw.Flush()
-	what := "job " + target
-	if isRoot {
-		what = plural(len(dirs), "job") + " under " + target
+	what := "job " + out.Target
+	if out.IsRoot {
+		what = plural(len(out.Jobs), "job") + " under " + out.Target
 	}
-	if problems == 0 {
+	if out.Problems == 0 {
 		fmt.Fprintf(e.stdout, "checked %s: no problems\n", what)
-		return nil
+		return
 	}
-	fmt.Fprintf(e.stdout, "checked %s: %s in %s\n", what, plural(problems, "problem"), plural(bad, "job"))
-	return &exitError{code: exitUnsuccessful}
+	fmt.Fprintf(e.stdout, "checked %s: %s in %s\n", what, plural(out.Problems, "problem"), plural(bad, "job"))
 }
 
 // isJobDir: dir holds either record (a status.json without job.json is a
@@ -133,22 +198,9 @@ func recordSummary(r recordInfo) string {
 }
 
 func idMismatch(path, found, want string) error {
-	return &jobstore.Error{Op: "check", Path: path, Subject: "job_id", Sentinel: jobstore.ErrInvalid,
-		Msg: fmt.Sprintf("%q differs from the directory name %q", found, want), Found: found, Supported: want,
-		Remedy: "the directory name is the job ID: rename the directory, or correct job_id"}
-}
-
-// withRemedy gives err a remedy if it has none.
-func withRemedy(err error, remedy string) error {
-	var e *jobstore.Error
-	if errors.As(err, &e) && e.Remedy == "" {
-		e.Remedy = remedy
-		return err
-	}
-	if e == nil {
-		return &jobstore.Error{Op: "check", Err: err, Remedy: remedy}
-	}
-	return err
+	return withCLIRemedy(&jobstore.Error{Op: "check", Path: path, Subject: "job_id", Sentinel: jobstore.ErrInvalid,
+		Msg: fmt.Sprintf("%q differs from the directory name %q", found, want), Found: found, Supported: want},
+		"the directory name is the job ID: rename the directory, or correct job_id")
 }
 
 // findingText is "file: subject: what. Remedy: remedy", one line.

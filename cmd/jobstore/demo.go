@@ -81,7 +81,7 @@ func runDemo(e *env, fs *flag.FlagSet, args []string) error {
 		}
 		ran <- err
 	}()
-	_, watchErr := newWatcher(e.stdout, e.tty).watch(ctx, dir, demoPollEvery)
+	_, watchErr := newWatcher(e.stdout, e.width).watch(ctx, dir, demoPollEvery)
 	if err := <-ran; err != nil {
 		return err
 	}

@@ -15,7 +15,8 @@ const exitCodesText = `Exit codes:
   1  watch: the job ended failed, cancelled or lost;
      check, reconcile: problems were found (listed on stdout)
   2  usage error: unknown command, missing or extra argument, bad flag
-  3  runtime error: not a job, a record unreadable or unwritable, ...
+  3  runtime error: not a job, a root that holds no job, a record
+     unreadable or unwritable, ...
 Errors are printed to stderr as one line that ends with "Remedy: ...".
 `
 
@@ -28,6 +29,7 @@ polled by anyone else. A job is a directory ROOT/ID.
 Usage:
   jobstore COMMAND [ARGUMENTS] [FLAGS]   (flags may come before or after arguments)
   jobstore help COMMAND                   (or: jobstore COMMAND --help)
+  jobstore --version                      (module version and VCS revision)
 
 Commands:
 `)
@@ -36,7 +38,8 @@ Commands:
 		fmt.Fprintf(tw, "  %s\t%s\n", c.name, c.summary)
 	}
 	tw.Flush()
-	b.WriteString("\nRun 'jobstore help COMMAND' for its arguments, flags, output and exit codes.\n\n")
+	b.WriteString("\nRun 'jobstore help COMMAND' for its arguments, flags, output and exit codes.\n")
+	b.WriteString("check, list, reconcile, show and watch print JSON with --json.\n\n")
 	b.WriteString(exitCodesText)
 	return b.String()
 }

@@ -24,6 +24,11 @@ UPDATED is the status's updated_at (UTC); AGE is the time since submission.
 A job whose records cannot be read is listed with STATE "unreadable", and
 its reason is printed under the table: one bad job never hides the others.
 
+A job directory is a directory that holds job.json. A ROOT that holds
+nothing (dot-names and index.json aside) is an empty root: "no jobs under
+ROOT", exit 0. A ROOT that holds entries but no job directory is not a
+root (a mistyped path, a home directory): it is an error, exit 3.
+
 --rebuild also rewrites ROOT/index.json (the one-file summary for pollers)
 from the job directories, which stay authoritative, and says so.
 
@@ -37,11 +42,16 @@ from the job directories, which stay authoritative, and says so.
                                "message": "...", "remedy": "..."}}],
    "index": {"path": ..., "built_at": ..., "jobs": N, "unreadable": N}}
 
-"index" is present only with --rebuild. "kind" is one of not_job, exists,
-corrupt, too_large, invalid, newer_schema, no_migration, locked, io.
+"index" is present only with --rebuild. The keys of "error" are always all
+present: "kind" is one of not_job, exists, corrupt, too_large, invalid,
+newer_schema, no_migration, locked, io; "subject" is the field concerned,
+or "" when none; "message" is the error as on stderr without its remedy;
+"remedy" is what to do. Every --json output reports errors this way. An
+error that stops the command (exit 2 or 3) is one line on stderr, with
+nothing on stdout.
 
 Exit codes: 0 listed (even if some jobs are unreadable); 3 ROOT cannot be
-read, or index.json cannot be written.`,
+read, holds entries but no job, or index.json cannot be written.`,
 		run: runList,
 	}
 }
@@ -75,11 +85,14 @@ func runList(e *env, fs *flag.FlagSet, args []string) error {
 		return err
 	}
 	root := pos[0]
+	if _, err := rootJobDirs("list", root); err != nil {
+		return err
+	}
 	var note *indexNoteJSON
 	if *rebuild {
 		ix, err := jobstore.RebuildIndex(root)
 		if err != nil {
-			return err
+			return withCLIRemedy(err, "give this user write access to ROOT, or list without --rebuild")
 		}
 		note = &indexNoteJSON{Path: filepath.Join(root, jobstore.IndexFile), BuiltAt: ix.BuiltAt,
 			Jobs: len(ix.Jobs), Unreadable: len(ix.Unreadable)}

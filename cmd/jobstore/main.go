@@ -11,8 +11,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
+	"regexp"
+	"runtime/debug"
 	"strings"
 	"time"
 )
@@ -32,9 +33,10 @@ func main() {
 // env is what a command writes to, and what it knows about it.
 type env struct {
 	stdout, stderr io.Writer
-	// tty: stdout is a terminal, so watch redraws one line with '\r'
-	// instead of printing a line per update.
-	tty bool
+	// width reports stdout's width in columns when stdout is a terminal
+	// (watch then redraws one line with '\r'); nil otherwise (a line is
+	// printed per update).
+	width func() int
 }
 
 // command is one subcommand. run defines its flags on fs, parses args with
@@ -66,18 +68,27 @@ func findCommand(name string) *command {
 // run runs the command line args (without the program name) and returns the
 // exit code. Errors are printed to stderr as one line.
 func run(args []string, stdout, stderr io.Writer) int {
-	e := &env{stdout: stdout, stderr: stderr, tty: isTerminal(stdout)}
+	e := &env{stdout: stdout, stderr: stderr}
+	if isTerminal(stdout) {
+		e.width = terminalWidth(stdout)
+	}
 	if len(args) == 0 {
 		fmt.Fprint(stderr, usageText())
 		return exitUsage
 	}
 	name, rest := args[0], args[1:]
 	switch name {
+	case "-version", "--version":
+		if len(rest) > 0 {
+			return e.fail(usagef("unexpected argument %q after %s", rest[0], name))
+		}
+		fmt.Fprint(stdout, buildVersion(debug.ReadBuildInfo()))
+		return exitOK
 	case "-h", "-help", "--help", "help":
 		if name == "help" && len(rest) > 0 {
 			c := findCommand(rest[0])
 			if c == nil || len(rest) > 1 {
-				return e.fail(&usageError{msg: fmt.Sprintf("help: no command %q", strings.Join(rest, " ")), remedy: "run 'jobstore help' for the list of commands"})
+				return e.fail(unknownCommand("help: no command", strings.Join(rest, " ")))
 			}
 			fmt.Fprint(stdout, c.usage())
 			return exitOK
@@ -87,7 +98,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	c := findCommand(name)
 	if c == nil {
-		return e.fail(&usageError{msg: fmt.Sprintf("unknown command %q", name), remedy: "run 'jobstore help' for the list of commands"})
+		return e.fail(unknownCommand("unknown command", name))
 	}
 	fs := flag.NewFlagSet("jobstore "+c.name, flag.ContinueOnError)
 	fs.SetOutput(io.Discard) // parse errors are reported by fail, in one line
@@ -128,32 +139,6 @@ func exitCode(err error) int {
 	}
 }
 
-// errorLine is the text of an error as printed: a *jobstore.Error already
-// reads "jobstore: op path: what. Remedy: ..."; others get the prefix, and
-// a remedy from what kind of error they are.
-func errorLine(err error) string {
-	s := err.Error()
-	if !strings.HasPrefix(s, "jobstore") {
-		s = "jobstore: " + s
-	}
-	if !strings.Contains(s, ". Remedy: ") {
-		s += ". Remedy: " + fallbackRemedy(err)
-	}
-	return s
-}
-
-// fallbackRemedy is the remedy of an error that came without one.
-func fallbackRemedy(err error) string {
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return "check the path"
-	case errors.Is(err, fs.ErrPermission):
-		return "give this user access to the file and its directory"
-	default:
-		return "check the path, the permissions and the disk, then try again"
-	}
-}
-
 // usageError is a mistake on the command line: exit code 2.
 type usageError struct {
 	cmd    string // the subcommand, if known
@@ -161,18 +146,38 @@ type usageError struct {
 	remedy string // default: read the command's help
 }
 
+// Error is the mistake without the remedy (remedyText).
 func (e *usageError) Error() string {
-	prefix, remedy := "jobstore", e.remedy
+	prefix := "jobstore"
 	if e.cmd != "" {
 		prefix += " " + e.cmd
-		if remedy == "" {
-			remedy = "run 'jobstore help " + e.cmd + "'"
-		}
 	}
-	if remedy == "" {
-		remedy = "run 'jobstore help'"
+	return prefix + ": " + e.msg
+}
+
+// remedyText is the remedy given, or else: read the command's help.
+func (e *usageError) remedyText() string {
+	switch {
+	case e.remedy != "":
+		return e.remedy
+	case e.cmd != "":
+		return "run 'jobstore help " + e.cmd + "'"
 	}
-	return prefix + ": " + e.msg + ". Remedy: " + remedy
+	return "run 'jobstore help'"
+}
+
+// unknownCommand is the error for a command name that is not one,
+// suggesting the command it is likely a typo of.
+func unknownCommand(what, name string) error {
+	var names []string
+	for _, c := range commands() {
+		names = append(names, c.name)
+	}
+	msg := fmt.Sprintf("%s %q", what, name)
+	if s := suggestion(name, names); s != "" {
+		msg += "; did you mean " + s + "?"
+	}
+	return &usageError{msg: msg, remedy: "run 'jobstore help' for the list of commands"}
 }
 
 func usagef(format string, args ...any) error { return &usageError{msg: fmt.Sprintf(format, args...)} }
@@ -195,7 +200,7 @@ func parseArgs(fs *flag.FlagSet, args []string, minPos, maxPos int, names string
 			if errors.Is(err, flag.ErrHelp) {
 				return nil, err
 			}
-			return nil, usagef("%v", err)
+			return nil, flagError(fs, args, err)
 		}
 		consumed := len(args) - fs.NArg()
 		rest := fs.Args()
@@ -218,10 +223,57 @@ func parseArgs(fs *flag.FlagSet, args []string, minPos, maxPos int, names string
 	return pos, nil
 }
 
-// positiveDuration rejects zero and negative durations for flag name.
-func positiveDuration(name string, d time.Duration) error {
+// positiveDuration rejects zero and negative durations for a flag, named
+// as the user spelled it (flagSpelling).
+func positiveDuration(spelled string, d time.Duration) error {
 	if d <= 0 {
-		return usagef("--%s must be positive, got %v", name, d)
+		return usagef("%s must be positive, got %v", spelled, d)
 	}
 	return nil
+}
+
+// The flag package's parse errors name a flag with one dash whatever the
+// user typed; flagError rewrites them with the user's spelling.
+var (
+	undefinedFlagRE = regexp.MustCompile(`^flag provided but not defined: -(.*)$`)
+	badValueRE      = regexp.MustCompile(`^invalid (?:boolean )?value ("(?:[^"\\]|\\.)*") for (?:flag )?-([^:]+): (.*)$`)
+	needsValueRE    = regexp.MustCompile(`^flag needs an argument: -(.*)$`)
+)
+
+// flagError turns a parse error of fs over args into a usage error that
+// names the flag as typed in args, and suggests the flag an unknown one is
+// likely a typo of.
+func flagError(fs *flag.FlagSet, args []string, err error) error {
+	msg := err.Error()
+	if m := undefinedFlagRE.FindStringSubmatch(msg); m != nil {
+		msg = "unknown flag " + flagSpelling(args, m[1])
+		var names []string
+		fs.VisitAll(func(f *flag.Flag) { names = append(names, f.Name) })
+		if s := suggestion(m[1], names); s != "" {
+			msg += "; did you mean --" + s + "?"
+		}
+	} else if m := badValueRE.FindStringSubmatch(msg); m != nil {
+		msg = fmt.Sprintf("%s: invalid value %s: %s", flagSpelling(args, m[2]), m[1], m[3])
+	} else if m := needsValueRE.FindStringSubmatch(msg); m != nil {
+		msg = flagSpelling(args, m[1]) + " needs a value"
+	}
+	return &usageError{msg: msg}
+}
+
+// flagSpelling is flag name as the user typed it in args ("-json" or
+// "--json"), or "--name" when it is not there.
+func flagSpelling(args []string, name string) string {
+	for _, a := range args {
+		if a == "--" {
+			break
+		}
+		dashes := len(a) - len(strings.TrimLeft(a, "-"))
+		if dashes == 0 || dashes > 2 {
+			continue
+		}
+		if n, _, _ := strings.Cut(a[dashes:], "="); n == name {
+			return a[:dashes] + name
+		}
+	}
+	return "--" + name
 }

@@ -5,28 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"time"
 	"unicode/utf8"
 
 	"github.com/axqua/jobstore"
 )
-
-// isTerminal reports whether w is a terminal (a character device), without
-// a dependency on x/term. Pipes, files and /dev/null are not.
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	if !ok {
-		return false
-	}
-	fi, err := f.Stat()
-	if err != nil || fi.Mode()&os.ModeCharDevice == 0 {
-		return false
-	}
-	null, err := os.Stat(os.DevNull) // a character device too, but nobody watches it
-	return err != nil || !os.SameFile(fi, null)
-}
 
 // fmtTime prints a timestamp in UTC to the second: 2026-11-30T09:35:40Z.
 func fmtTime(t time.Time) string {
@@ -76,13 +60,16 @@ func fmtProgress(p *float64) string {
 const barWidth = 20
 
 // progressBar draws p as [#####---------------]; unknown progress is all '?'.
-func progressBar(p *float64) string {
+func progressBar(p *float64) string { return progressBarN(p, barWidth) }
+
+// progressBarN is progressBar with width cells.
+func progressBarN(p *float64, width int) string {
 	if p == nil {
-		return "[" + strings.Repeat("?", barWidth) + "]"
+		return "[" + strings.Repeat("?", width) + "]"
 	}
-	n := int(*p*barWidth + 1e-9)
-	n = min(max(n, 0), barWidth)
-	return "[" + strings.Repeat("#", n) + strings.Repeat("-", barWidth-n) + "]"
+	n := int(*p*float64(width) + 1e-9)
+	n = min(max(n, 0), width)
+	return "[" + strings.Repeat("#", n) + strings.Repeat("-", width-n) + "]"
 }
 
 // truncate cuts s to at most n runes, marking the cut with "...".
@@ -110,22 +97,23 @@ func writeJSON(w io.Writer, v any) error {
 	return enc.Encode(v)
 }
 
-// errorJSON is how --json output reports an error.
+// errorJSON is how --json output reports an error. Every key is always
+// present.
 type errorJSON struct {
-	Kind    string `json:"kind"`              // kindName of the error
-	Subject string `json:"subject,omitempty"` // the field or record concerned
-	Message string `json:"message"`           // the whole error, as printed on stderr
-	Remedy  string `json:"remedy,omitempty"`
+	Kind    string `json:"kind"`    // kindName of the error
+	Subject string `json:"subject"` // the field or record concerned; "" when none
+	Message string `json:"message"` // what went wrong, as on stderr without the remedy
+	Remedy  string `json:"remedy"`  // what to do, as on stderr
 }
 
 func newErrorJSON(err error) *errorJSON {
 	if err == nil {
 		return nil
 	}
-	j := &errorJSON{Kind: kindName(err), Message: oneLine(errorLine(err))}
+	j := &errorJSON{Kind: kindName(err), Message: errorMessage(err), Remedy: oneLine(cliRemedy(err))}
 	var e *jobstore.Error
 	if errors.As(err, &e) {
-		j.Subject, j.Remedy = e.Subject, e.Remedy
+		j.Subject = e.Subject
 	}
 	return j
 }
@@ -161,7 +149,7 @@ func problem(err error, file string) (subject, what, remedy string) {
 	subject = file
 	var e *jobstore.Error
 	if !errors.As(err, &e) {
-		return subject, oneLine(err.Error()), ""
+		return subject, oneLine(err.Error()), oneLine(cliRemedy(err))
 	}
 	if e.Subject != "" {
 		subject = e.Subject
@@ -176,7 +164,7 @@ func problem(err error, file string) (subject, what, remedy string) {
 		}
 		what += e.Err.Error()
 	}
-	return subject, oneLine(what), oneLine(e.Remedy)
+	return subject, oneLine(what), oneLine(cliRemedy(err))
 }
 
 // plural is "1 job", "2 jobs".

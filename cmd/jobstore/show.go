@@ -28,6 +28,8 @@ memory to be read (the file is never rewritten by a reader).
                      "migrated_in_memory": false, "error": null or {...}},
    "status_record": {same for status.json}}
 
+"error" is as in 'jobstore help list'.
+
 Exit codes: 0 shown; 3 DIR is not a job, or a record cannot be read (what
 could be read is still printed, the error goes to stderr).`,
 		run: runShow,

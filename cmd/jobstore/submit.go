@@ -74,8 +74,9 @@ func runSubmit(e *env, fs *flag.FlagSet, args []string) error {
 	}
 	if *id != "" {
 		if err := jobstore.ValidateJobID(*id); err != nil {
-			_, what, remedy := problem(err, "job_id")
-			return &usageError{msg: "--id: " + what, remedy: remedy}
+			_, what, _ := problem(err, "job_id")
+			return &usageError{msg: flagSpelling(args, "id") + ": " + what,
+				remedy: "choose an ID of letters, digits, '.', '_' and '-' that starts with a letter or digit"}
 		}
 	}
 	if *by == "" {

@@ -1,11 +1,15 @@
 package main
 
 import (
+	"debug/buildinfo"
 	"errors"
 	"fmt"
 	"io/fs"
 	"path/filepath"
+	"regexp"
+	"runtime/debug"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/axqua/jobstore"
@@ -48,7 +52,7 @@ func TestUsageErrors_ExitTwoWithOneLine(t *testing.T) {
 		{"help for unknown command", []string{"help", "frobnicate"}, `no command "frobnicate"`},
 		{"missing ROOT", []string{"list"}, "missing ROOT"},
 		{"extra argument", []string{"list", root, "other"}, `unexpected argument "other"`},
-		{"unknown flag", []string{"list", root, "--colour"}, "flag provided but not defined: -colour"},
+		{"unknown flag", []string{"list", root, "--colour"}, "unknown flag --colour"},
 		{"submit without kind", []string{"submit", root}, "--kind is required"},
 		{"submit with bad params", []string{"submit", root, "--kind", "k", "--params", "{oops"}, "not valid JSON"},
 		{"submit with missing params file", []string{"submit", root, "--kind", "k", "--params", "@" + filepath.Join(root, "nope.json")}, "--params"},
@@ -132,8 +136,9 @@ func TestParseArgs_CountsPositionals(t *testing.T) {
 	require.Equal(t, exitUsage, exitCode(err))
 }
 
-// Every error line has a remedy, even for an error that came without one.
-func TestErrorLine_AlwaysEndsWithARemedy(t *testing.T) {
+// Every error line has one remedy, the CLI's, even for an error that came
+// without one; the library's remedy (written for Go callers) is not shown.
+func TestErrorLine_AlwaysEndsWithTheCLIRemedy(t *testing.T) {
 	for _, tc := range []struct {
 		err  error
 		want string
@@ -141,8 +146,159 @@ func TestErrorLine_AlwaysEndsWithARemedy(t *testing.T) {
 		{fmt.Errorf("open x: %w", fs.ErrNotExist), "jobstore: open x: file does not exist. Remedy: check the path"},
 		{fmt.Errorf("open x: %w", fs.ErrPermission), "jobstore: open x: permission denied. Remedy: give this user access to the file and its directory"},
 		{errors.New("jobstore: boom"), "jobstore: boom. Remedy: check the path, the permissions and the disk, then try again"},
-		{&jobstore.Error{Op: "read status", Path: "p", Msg: "bad", Remedy: "fix it"}, "jobstore: read status p: bad. Remedy: fix it"},
+		{&jobstore.Error{Op: "read status", Path: "p", Msg: "bad", Remedy: "call FixIt"}, "jobstore: read status p: bad. Remedy: check the path, the permissions and the disk, then try again"},
+		{&jobstore.Error{Op: "read status", Path: "p", Sentinel: jobstore.ErrCorrupt, Remedy: "call FixIt"},
+			"jobstore: read status p: corrupt record. Remedy: restore the file from a backup or remove it; 'jobstore check ROOT' finds others"},
+		{withCLIRemedy(&jobstore.Error{Op: "check", Path: "p", Msg: "bad.", Remedy: "call FixIt"}, "do this"), "jobstore: check p: bad. Remedy: do this"},
+		{&usageError{cmd: "list", msg: "missing ROOT"}, "jobstore list: missing ROOT. Remedy: run 'jobstore help list'"},
 	} {
 		require.Equal(t, tc.want, errorLine(tc.err))
+		require.Equal(t, 1, strings.Count(errorLine(tc.err), "Remedy: "))
+	}
+}
+
+// A mistyped command or flag gets the closest one suggested; a name far
+// from every command gets none.
+func TestUnknownCommand_SuggestsTheClosest(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"lst"}, `unknown command "lst"; did you mean list?`},
+		{[]string{"shwo"}, `unknown command "shwo"; did you mean show?`},
+		{[]string{"reconcil"}, `unknown command "reconcil"; did you mean reconcile?`},
+		{[]string{"help", "wacth"}, `help: no command "wacth"; did you mean watch?`},
+		{[]string{"list", ".", "--jsno"}, "unknown flag --jsno; did you mean --json?"},
+		{[]string{"frobnicate"}, `unknown command "frobnicate". Remedy:`},
+	} {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			r := runCLI(t, tc.args...)
+			requireCode(t, r, exitUsage)
+			requireErrorLine(t, r)
+			require.Contains(t, r.stderr, tc.want)
+		})
+	}
+}
+
+func TestSuggestion(t *testing.T) {
+	names := []string{"demo", "submit", "list", "show", "watch", "reconcile", "check"}
+	for typed, want := range map[string]string{
+		"lst": "list", "lis": "list", "ls": "", "chekc": "check", "sumbit": "submit",
+		"x": "", "frobnicate": "", "": "", "listing": "", "shows": "show",
+	} {
+		require.Equal(t, want, suggestion(typed, names), "%q", typed)
+	}
+	require.Equal(t, 0, editDistance("list", "list"))
+	require.Equal(t, 1, editDistance("shwo", "show"), "a transposition is one edit")
+	require.Equal(t, 3, editDistance("", "abc"))
+	require.Equal(t, 2, editDistance("kitten", "sitting")-1)
+}
+
+// Flags are named in errors as the user typed them: one dash or two.
+func TestFlagErrors_EchoTheFlagAsTyped(t *testing.T) {
+	root := testdir.New(t)
+	dir := filepath.Join(root, "j")
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"list", root, "-colour"}, "unknown flag -colour"},
+		{[]string{"list", root, "--colour=red"}, "unknown flag --colour"},
+		{[]string{"watch", dir, "-interval", "0s"}, "-interval must be positive"},
+		{[]string{"watch", dir, "--interval", "0s"}, "--interval must be positive"},
+		{[]string{"watch", dir, "--interval=soon"}, `--interval: invalid value "soon"`},
+		{[]string{"watch", dir, "-interval=soon"}, `-interval: invalid value "soon"`},
+		{[]string{"list", root, "--json=maybe"}, `--json: invalid value "maybe"`},
+		{[]string{"watch", dir, "--interval"}, "--interval needs a value"},
+		{[]string{"submit", root, "--kind", "k", "-id", "../x"}, "jobstore submit: -id: "},
+	} {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			r := runCLI(t, tc.args...)
+			requireCode(t, r, exitUsage)
+			requireErrorLine(t, r)
+			require.Contains(t, r.stderr, tc.want)
+			require.NotContains(t, strings.ReplaceAll(r.stderr, tc.want, ""), "flag -", "the flag package's own spelling leaked")
+		})
+	}
+}
+
+func TestVersion_PrintsModuleVersionAndRevision(t *testing.T) {
+	for _, arg := range []string{"--version", "-version"} {
+		r := runCLI(t, arg)
+		requireCode(t, r, exitOK)
+		require.Empty(t, r.stderr)
+		require.Regexp(t, `^jobstore \S+, revision \S+( \(modified\))?, built with go\S+\n$`, r.stdout)
+	}
+	r := runCLI(t, "--version", "extra")
+	requireCode(t, r, exitUsage)
+	requireErrorLine(t, r)
+}
+
+func TestBuildVersion(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		info *debug.BuildInfo
+		ok   bool
+		want string
+	}{
+		{"no build info", nil, false, "jobstore (devel), revision unknown, built with unknown\n"},
+		{"devel without VCS", &debug.BuildInfo{GoVersion: "go1.25.0", Main: debug.Module{Version: "(devel)"}}, true,
+			"jobstore (devel), revision unknown, built with go1.25.0\n"},
+		{"empty version", &debug.BuildInfo{GoVersion: "go1.25.0"}, true,
+			"jobstore (devel), revision unknown, built with go1.25.0\n"},
+		{"release", &debug.BuildInfo{GoVersion: "go1.26.8", Main: debug.Module{Version: "v1.4.0"},
+			Settings: []debug.BuildSetting{{Key: "vcs.revision", Value: "48f44c9e"}, {Key: "vcs.modified", Value: "false"}}}, true,
+			"jobstore v1.4.0, revision 48f44c9e, built with go1.26.8\n"},
+		{"modified checkout", &debug.BuildInfo{GoVersion: "go1.26.8", Main: debug.Module{Version: "v0.0.0-20261130093540-48f44c9e0000+dirty"},
+			Settings: []debug.BuildSetting{{Key: "vcs.revision", Value: "48f44c9e"}, {Key: "vcs.modified", Value: "true"}}}, true,
+			"jobstore v0.0.0-20261130093540-48f44c9e0000+dirty, revision 48f44c9e (modified), built with go1.26.8\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			require.Equal(t, tc.want, buildVersion(tc.info, tc.ok))
+		})
+	}
+}
+
+// The binary prints what its own build info records (read from the file
+// by debug/buildinfo, as "go version -m" does).
+func TestVersion_MatchesTheBinarysBuildInfo(t *testing.T) {
+	info, err := buildinfo.ReadFile(cli)
+	require.NoError(t, err)
+	r := runCLI(t, "--version")
+	requireCode(t, r, exitOK)
+	require.Equal(t, buildVersion(info, true), r.stdout)
+	require.Contains(t, r.stdout, info.GoVersion)
+}
+
+// The remedies a CLI user sees are short and name jobstore commands, never
+// the library's Go functions or options.
+func TestCLIRemedy_ShortAndSpeaksCLI(t *testing.T) {
+	goName := regexp.MustCompile(`\b[A-Z][a-z]+[A-Z][A-Za-z]*\b|\(\)`)
+	sentinels := []error{jobstore.ErrNotJob, jobstore.ErrExists, jobstore.ErrCorrupt, jobstore.ErrTooLarge,
+		jobstore.ErrInvalid, jobstore.ErrNewerSchema, jobstore.ErrNoMigration, jobstore.ErrLocked, nil}
+	seen := map[string]bool{}
+	for _, s := range sentinels {
+		for _, subject := range []string{"", "progress"} {
+			for _, cause := range []error{nil, fs.ErrNotExist, fs.ErrPermission, syscall.ENOSPC} {
+				err := &jobstore.Error{Op: "read status", Path: "p", Sentinel: s, Subject: subject, Err: cause,
+					Remedy: "call RebuildIndex, or raise the limit WithMaxSize()"}
+				remedy := cliRemedy(err)
+				require.LessOrEqual(t, len(remedy), 100, "%q", remedy)
+				require.NotRegexp(t, goName, remedy)
+				seen[remedy] = true
+			}
+		}
+	}
+	require.GreaterOrEqual(t, len(seen), 10, "remedies are chosen by the kind of error")
+}
+
+// Every broken record of the fixtures: its remedy on the CLI is short.
+func TestCLIRemedy_OfEachBrokenFixtureIsShort(t *testing.T) {
+	r := runCLI(t, "check", brokenRoot)
+	requireCode(t, r, exitUnsuccessful)
+	for _, line := range strings.Split(strings.TrimSpace(r.stdout), "\n") {
+		if _, remedy, ok := strings.Cut(line, "Remedy: "); ok {
+			require.LessOrEqual(t, len(remedy), 100, line)
+		}
 	}
 }

@@ -2,13 +2,13 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/axqua/jobstore"
 )
@@ -16,17 +16,31 @@ import (
 func watchCmd() *command {
 	return &command{
 		name:    "watch",
-		args:    "DIR [--interval 1s]",
+		args:    "DIR [--interval 1s] [--json]",
 		summary: "poll a job's status.json and draw its progress until it ends",
 		doc: `Polls DIR/status.json with ReadStatus every --interval, as a GUI would, and
 draws the job's state, a progress bar, its seq and message:
 
   running   [########------------]  40%  seq 14   frame 12/30
 
-On a terminal the line is redrawn in place ('\r'); otherwise (a pipe, a file)
-a line is printed each time the status changes. When the job reaches a
+On a terminal the line is redrawn in place ('\r') and sized to the
+terminal's width, read again at each redraw, so that it never wraps: it
+stops short of the last column, a narrow terminal gets a shorter bar or
+none, and the message is cut with "...". Otherwise (a pipe, a file) a line
+is printed, uncut, each time the status changes. When the job reaches a
 terminal state, a last line says how it ended, with the runner's error and
 remedy if it failed.
+
+--json prints one JSON object per line instead, each time the status
+changes or a note is due, and never redraws:
+
+  {"event": "status", "job_id": "...", "status": {status.json as read},
+   "message": "<the line the text output prints>", "error": null}
+
+"event" is "status"; "note" (status.json unreadable for now, or absent:
+"status" is null, "error" says why or is null); or "end", the last line
+("message" says how the job ended). Every key is always present; "error"
+is null or an object as in 'jobstore help list'.
 
 A status that cannot be read for a moment (corrupt after the reader's
 retries, missing, busy) does not end the watch: a note is printed and polling
@@ -41,14 +55,19 @@ Exit codes: 0 the job succeeded; 1 it failed, was cancelled or was lost;
 
 func runWatch(e *env, fs *flag.FlagSet, args []string) error {
 	interval := fs.Duration("interval", time.Second, "time between two reads of status.json")
+	asJSON := fs.Bool("json", false, "print one JSON object per line (shape in the help text)")
 	pos, err := parseArgs(fs, args, 1, 1, "DIR")
 	if err != nil {
 		return err
 	}
-	if err := positiveDuration("interval", *interval); err != nil {
+	if err := positiveDuration(flagSpelling(args, "interval"), *interval); err != nil {
 		return err
 	}
-	st, err := newWatcher(e.stdout, e.tty).watch(context.Background(), jobstore.JobDir(pos[0]), *interval)
+	w := newWatcher(e.stdout, e.width)
+	if *asJSON {
+		w.width, w.asJSON = nil, true
+	}
+	st, err := w.watch(context.Background(), jobstore.JobDir(pos[0]), *interval)
 	if err != nil {
 		return err
 	}
@@ -58,24 +77,38 @@ func runWatch(e *env, fs *flag.FlagSet, args []string) error {
 	return nil
 }
 
-// ttyLineWidth keeps a redrawn line from wrapping on a narrow terminal: a
-// wrapped line cannot be redrawn with '\r'.
-const ttyLineWidth = 79
-
 // watcher draws a job's progress from successive statuses.
 type watcher struct {
-	out   io.Writer
-	tty   bool
-	drawn int    // runes of the line on screen (tty), blanked by the next redraw
-	last  string // last line printed (plain output prints changes only)
-	note  string // last note printed, not repeated while it holds
+	out io.Writer
+	// width reports the terminal's width in columns; nil when out is not a
+	// terminal, and then a line is printed per change instead of redrawn.
+	width  func() int
+	asJSON bool   // print watchEventJSON lines
+	id     string // the job's ID, for JSON events
+	drawn  int    // cells of the line on screen (tty), blanked by the next redraw
+	last   string // last line printed (plain output prints changes only)
+	note   string // last note printed, not repeated while it holds
 }
 
-func newWatcher(out io.Writer, tty bool) *watcher { return &watcher{out: out, tty: tty} }
+// newWatcher returns a watcher that writes to out: redrawing one line sized
+// by width when width is non-nil, a line per change otherwise.
+func newWatcher(out io.Writer, width func() int) *watcher {
+	return &watcher{out: out, width: width}
+}
+
+// watchEventJSON is one line of "watch --json".
+type watchEventJSON struct {
+	Event   string              `json:"event"` // status, note or end
+	ID      string              `json:"job_id"`
+	Status  *jobstore.JobStatus `json:"status"`  // the status read (status, end), or null
+	Message string              `json:"message"` // the line the text output prints
+	Error   *errorJSON          `json:"error"`   // why status.json is unreadable for now (note), or null
+}
 
 // watch polls dir's status every interval until the job is terminal (its
 // last status is returned), ctx ends, or the job cannot be watched.
 func (w *watcher) watch(ctx context.Context, dir jobstore.JobDir, interval time.Duration) (*jobstore.JobStatus, error) {
+	w.id = dir.ID()
 	tick := time.NewTicker(interval)
 	defer tick.Stop()
 	for {
@@ -86,14 +119,14 @@ func (w *watcher) watch(ctx context.Context, dir jobstore.JobDir, interval time.
 			return nil, err
 		case err != nil:
 			subject, what, _ := problem(err, jobstore.StatusFile)
-			w.notef("%s unreadable for now (%s: %s); still watching", jobstore.StatusFile, subject, what)
+			w.noteErr(err, "%s unreadable for now (%s: %s); still watching", jobstore.StatusFile, subject, what)
 		case st == nil:
 			w.notef("no %s yet: nothing has run; still watching", jobstore.StatusFile)
 		default:
 			w.draw(st)
 			if st.State.Terminal() {
 				w.endLine()
-				fmt.Fprintln(w.out, outcomeLine(dir.ID(), st))
+				w.end(st)
 				return st, nil
 			}
 		}
@@ -112,7 +145,8 @@ func endsWatch(err error) bool {
 		errors.Is(err, jobstore.ErrNoMigration)
 }
 
-// statusLine is one status as watch draws it.
+// statusLine is one status as watch prints it when the output is not a
+// terminal (the whole message, however long).
 func statusLine(st *jobstore.JobStatus) string {
 	return strings.TrimRight(fmt.Sprintf("%-9s %s %4s  seq %-4d %s",
 		st.State, progressBar(st.Progress), fmtProgress(st.Progress), st.Seq, oneLine(st.Message)), " ")
@@ -120,36 +154,67 @@ func statusLine(st *jobstore.JobStatus) string {
 
 func (w *watcher) draw(st *jobstore.JobStatus) {
 	w.note = ""
-	line := statusLine(st)
-	if !w.tty {
+	if w.width == nil {
+		line := statusLine(st)
+		if w.asJSON {
+			line = w.eventLine("status", st, statusLine(st), nil)
+		}
 		if line != w.last {
 			fmt.Fprintln(w.out, line)
 		}
 		w.last = line
 		return
 	}
-	line = truncate(line, ttyLineWidth)
-	n := utf8.RuneCountInString(line)
-	fmt.Fprint(w.out, "\r"+line+strings.Repeat(" ", max(w.drawn-n, 0)))
+	cols := w.width()
+	line := fitStatusLine(st, cols)
+	n := cells(line)
+	// Blank what is left of a longer previous line, but never past the
+	// last column but one: blanks wrap as well as text does.
+	pad := max(min(w.drawn, cols-1)-n, 0)
+	fmt.Fprint(w.out, "\r"+line+strings.Repeat(" ", pad))
 	w.drawn = n
 	w.last = line
 }
 
+// eventLine is one "watch --json" line.
+func (w *watcher) eventLine(event string, st *jobstore.JobStatus, msg string, err error) string {
+	b, merr := json.Marshal(watchEventJSON{Event: event, ID: w.id, Status: st, Message: msg, Error: newErrorJSON(err)})
+	if merr != nil { // a status read back by ReadStatus always marshals
+		panic(merr)
+	}
+	return string(b)
+}
+
 // notef prints a note on its own line, once while it holds.
-func (w *watcher) notef(format string, args ...any) {
+func (w *watcher) notef(format string, args ...any) { w.noteErr(nil, format, args...) }
+
+// noteErr is notef for a note caused by err (given in JSON output).
+func (w *watcher) noteErr(err error, format string, args ...any) {
 	note := oneLine(fmt.Sprintf(format, args...))
 	if note == w.note {
 		return
 	}
 	w.note = note
 	w.endLine()
+	if w.asJSON {
+		note = w.eventLine("note", nil, note, err)
+	}
 	fmt.Fprintln(w.out, note)
 	w.last = ""
 }
 
+// end prints how the job ended.
+func (w *watcher) end(st *jobstore.JobStatus) {
+	line := outcomeLine(w.id, st)
+	if w.asJSON {
+		line = w.eventLine("end", st, line, nil)
+	}
+	fmt.Fprintln(w.out, line)
+}
+
 // endLine ends the line being redrawn, if any.
 func (w *watcher) endLine() {
-	if w.tty && w.drawn > 0 {
+	if w.width != nil && w.drawn > 0 {
 		fmt.Fprintln(w.out)
 		w.drawn = 0
 	}

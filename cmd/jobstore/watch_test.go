@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -212,18 +213,22 @@ func TestWatch_FinishedJobEndsAtOnce(t *testing.T) {
 	require.Empty(t, r.stderr, "a failed job is the answer, not an error of the command")
 }
 
+// fixedWidth is a terminal width for tests.
+func fixedWidth(cols int) func() int { return func() int { return cols } }
+
 // On a terminal the line is redrawn in place: '\r', the new line, and
 // blanks over what is left of a longer previous line; a note gets its own
 // line; the end of the watch ends the line.
 func TestWatcher_RedrawsOneLineOnATerminal(t *testing.T) {
 	var out bytes.Buffer
-	w := newWatcher(&out, true)
+	w := newWatcher(&out, fixedWidth(80))
 	p := 0.25
 	long := &jobstore.JobStatus{State: jobstore.Running, Seq: 2, Progress: &p, Message: "a long message here"}
 	short := &jobstore.JobStatus{State: jobstore.Running, Seq: 3, Progress: &p, Message: "short"}
 	w.draw(long)
 	w.draw(short)
-	l1, l2 := statusLine(long), statusLine(short)
+	l1, l2 := fitStatusLine(long, 80), fitStatusLine(short, 80)
+	require.Equal(t, "running   [#####---------------]  25%  seq 2  a long message here", l1)
 	pad := strings.Repeat(" ", len(l1)-len(l2))
 	require.Equal(t, "\r"+l1+"\r"+l2+pad, out.String())
 
@@ -237,7 +242,7 @@ func TestWatcher_RedrawsOneLineOnATerminal(t *testing.T) {
 
 func TestWatcher_PrintsALinePerChangeWhenNotATerminal(t *testing.T) {
 	var out bytes.Buffer
-	w := newWatcher(&out, false)
+	w := newWatcher(&out, nil)
 	p := 0.5
 	st := &jobstore.JobStatus{State: jobstore.Running, Seq: 2, Progress: &p, Message: "m"}
 	w.draw(st)
@@ -249,12 +254,66 @@ func TestWatcher_PrintsALinePerChangeWhenNotATerminal(t *testing.T) {
 	require.NotContains(t, out.String(), "\r")
 }
 
+// screenRows splits what a terminal was sent into the rows it shows between
+// carriage returns and newlines: each is what one redraw wrote.
+func screenRows(s string) []string {
+	return strings.FieldsFunc(s, func(r rune) bool { return r == '\r' || r == '\n' })
+}
+
+// However narrow the terminal and however long or wide-charactered the
+// message, a redraw (line and blanks) never reaches the last column, so it
+// never wraps; and the state and percentage are always kept.
+func TestWatcher_LineNeverWrapsAtAnyWidth(t *testing.T) {
+	p := 0.4
+	messages := []string{"", "frame 12/30", strings.Repeat("x", 300),
+		"レンダリング中 " + strings.Repeat("漢字", 40), "tab\there\x1b[31mred\x1b[0m", "émoji 🎬🎬🎬 " + strings.Repeat("é", 80)}
+	for _, cols := range []int{1, 5, 10, 20, 30, 50, 79, 80, 120, 300} {
+		t.Run(fmt.Sprint(cols), func(t *testing.T) {
+			var out bytes.Buffer
+			w := newWatcher(&out, fixedWidth(cols))
+			for i, msg := range messages {
+				w.draw(&jobstore.JobStatus{State: jobstore.Running, Seq: uint64(i + 1), Progress: &p, Message: msg})
+			}
+			for _, row := range screenRows(out.String()) {
+				require.Less(t, cells(row), cols, "row %q is %d cells on a %d-column terminal", row, cells(row), cols)
+				require.NotContains(t, row, "\x1b", "control characters reach the terminal")
+				require.NotContains(t, row, "\t")
+				if cols >= 20 {
+					require.True(t, strings.HasPrefix(row, "running") && strings.Contains(row, "40%"), "row %q", row)
+				}
+			}
+		})
+	}
+}
+
+// What a narrow terminal keeps: the bar gives way before the message does.
+func TestFitStatusLine_ShedsTheBarBeforeTheMessage(t *testing.T) {
+	p := 0.4
+	st := &jobstore.JobStatus{State: jobstore.Running, Seq: 14, Progress: &p, Message: "frame 12/30"}
+	for _, tc := range []struct {
+		cols int
+		want string
+	}{
+		{80, "running   [########------------]  40%  seq 14  frame 12/30"},
+		{50, "running   [####------]  40%  seq 14  frame 12/30"},
+		{40, "running 40% seq 14  frame 12/30"},
+		{30, "running 40%  frame 12/30"},
+		{22, "running 40%  frame..."},
+		{20, "running 40%  fra..."},
+		{10, "runnin..."},
+	} {
+		got := fitStatusLine(st, tc.cols)
+		require.Equal(t, tc.want, got, "%d columns", tc.cols)
+		require.Less(t, cells(got), tc.cols)
+	}
+}
+
 func TestStatusLine_CutsLongMessagesOnATerminalOnly(t *testing.T) {
 	long := strings.Repeat("x", 200)
 	st := &jobstore.JobStatus{State: jobstore.Running, Seq: 1, Message: long}
 	var tty, plain bytes.Buffer
-	newWatcher(&tty, true).draw(st)
-	newWatcher(&plain, false).draw(st)
-	require.LessOrEqual(t, len(strings.TrimPrefix(tty.String(), "\r")), ttyLineWidth, "a wrapped line cannot be redrawn")
+	newWatcher(&tty, fixedWidth(80)).draw(st)
+	newWatcher(&plain, nil).draw(st)
+	require.Less(t, cells(strings.TrimPrefix(tty.String(), "\r")), 80, "a wrapped line cannot be redrawn")
 	require.Contains(t, plain.String(), long)
 }

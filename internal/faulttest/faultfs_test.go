@@ -5,8 +5,8 @@ package faulttest_test
 import (
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 
@@ -200,14 +200,8 @@ func TestWriteSpec_FailedStepPublishesNothing(t *testing.T) {
 // where FUSE cannot be mounted.
 func mountFaulty(t *testing.T) *ft.FS {
 	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("needs root to mount FUSE; run as root (CI does)")
-	}
-	if _, err := os.Stat("/dev/fuse"); err != nil {
-		t.Skipf("FUSE is not available: %v", err)
-	}
-	if _, err := exec.LookPath("fusermount3"); err != nil {
-		t.Skip("fusermount3 not found: apt-get install fuse3")
+	if missing := missingPrerequisites(); len(missing) > 0 {
+		t.Skip(strings.Join(missing, "; ")) // only with allowSkipEnv=1: see TestMain
 	}
 	backing, mnt := tempDir(t), tempDir(t) // removed after the unmount below
 	fsys, err := ft.Mount(backing, mnt)
