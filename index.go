@@ -88,11 +88,11 @@ func ReadIndex(root string) (*Index, error) {
 		return nil, err
 	}
 	if !found {
-		return nil, &Error{Op: op, Path: path, Msg: "there is no index yet", Err: fs.ErrNotExist,
-			Remedy: "build it with RebuildIndex (jobstore list --rebuild), or read the job directories with List"}
+		return nil, errIO(op, path, fs.ErrNotExist, "there is no index yet",
+			"build it with RebuildIndex (jobstore list --rebuild), or read the job directories with List")
 	}
 	if idx.SchemaVersion > IndexSchemaVersion {
-		e := newerSchema(op, idx.SchemaVersion, IndexSchemaVersion)
+		e := errNewerSchema(op, idx.SchemaVersion, IndexSchemaVersion)
 		e.Path, e.Remedy = path, "rebuild the index with this version (RebuildIndex), or upgrade jobstore"
 		return nil, e
 	}

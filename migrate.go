@@ -32,28 +32,21 @@ func Migrate(payload map[string]any, current int, steps map[int]Migration, what 
 	op := "migrate " + what
 	v, err := schemaVersion(payload)
 	if err != nil {
-		return nil, &Error{Op: op, Subject: "schema_version", Msg: err.Error(),
-			Found: payload["schema_version"], Supported: current, Sentinel: ErrInvalid,
-			Remedy: fmt.Sprintf("set schema_version to an integer; this jobstore writes %d", current)}
+		return nil, errInvalid(op, "", "schema_version", payload["schema_version"], current, err.Error(),
+			fmt.Sprintf("set schema_version to an integer; this jobstore writes %d", current))
 	}
 	if v > current {
-		return nil, newerSchema(op, v, current)
+		return nil, errNewerSchema(op, v, current)
 	}
 	out := cloneJSON(payload).(map[string]any) // deep: a step may edit nested values
 	for ; v < current; v++ {
 		step := steps[v]
 		if step == nil {
-			return nil, &Error{Op: op, Subject: "schema_version",
-				Msg:   fmt.Sprintf("no migration from schema_version %d to %d", v, v+1),
-				Found: v, Supported: current, Sentinel: ErrNoMigration,
-				Remedy: fmt.Sprintf("rewrite the record at schema_version %d, or use the jobstore release that wrote it", current)}
+			return nil, errNoMigration(op, v, current, nil)
 		}
 		next, err := step(out)
 		if err != nil {
-			return nil, &Error{Op: op, Subject: "schema_version",
-				Msg:   fmt.Sprintf("migration from schema_version %d to %d failed", v, v+1),
-				Found: v, Supported: current, Sentinel: ErrNoMigration, Err: err,
-				Remedy: "the record does not fit the migration; correct it by hand or rewrite it"}
+			return nil, errNoMigration(op, v, current, err)
 		}
 		if next == nil {
 			next = map[string]any{}
@@ -84,15 +77,6 @@ func cloneJSON(v any) any {
 	return v
 }
 
-// newerSchema is the ErrNewerSchema error for a record of version found,
-// where this jobstore understands up to supported.
-func newerSchema(op string, found, supported int) *Error {
-	return &Error{Op: op, Subject: "schema_version",
-		Msg:   fmt.Sprintf("written by a newer jobstore (schema_version %d); this version understands up to %d", found, supported),
-		Found: found, Supported: supported, Sentinel: ErrNewerSchema,
-		Remedy: "upgrade jobstore (or the tool reading this record) to a version that understands it; the record is left as it is"}
-}
-
 // SchemaVersionOf returns the schema_version written in a record's bytes,
 // by the rule Migrate applies (missing or null means 0), without decoding
 // the rest: for tools that report which version a file holds. Bytes that are
@@ -114,9 +98,8 @@ func SchemaVersionOf(record []byte) (int, error) {
 	}
 	v, err := schemaVersion(m)
 	if err != nil {
-		return 0, &Error{Op: "read schema_version", Subject: "schema_version", Msg: err.Error(),
-			Found: string(head.SchemaVersion), Sentinel: ErrInvalid,
-			Remedy: "set schema_version to a non-negative integer"}
+		return 0, errInvalid("read schema_version", "", "schema_version", string(head.SchemaVersion), nil, err.Error(),
+			"set schema_version to a non-negative integer")
 	}
 	return v, nil
 }

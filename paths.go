@@ -35,12 +35,13 @@ func (d JobDir) ID() string { return filepath.Base(string(d)) }
 // 1 to 128 characters of [A-Za-z0-9._-], not starting with '.' or '-' (so it
 // is never hidden, never taken for a flag, and never "." or ".."). The error
 // is an *Error of kind ErrInvalid with Subject "job_id".
-func ValidateJobID(id string) error {
+func ValidateJobID(id string) error { return validateJobID("validate job ID", "", id) }
+
+// validateJobID is ValidateJobID with the op and path of the caller's error.
+func validateJobID(op, path, id string) error {
 	bad := func(msg string) error {
-		return &Error{Op: "validate job ID", Subject: "job_id", Msg: msg, Found: id,
-			Supported: "1-128 characters of [A-Za-z0-9._-], not starting with '.' or '-'",
-			Remedy:    "choose an ID of letters, digits, '.', '_' and '-' that starts with a letter or digit",
-			Sentinel:  ErrInvalid}
+		return errInvalid(op, path, "job_id", id, "1-128 characters of [A-Za-z0-9._-], not starting with '.' or '-'", msg,
+			"choose an ID of letters, digits, '.', '_' and '-' that starts with a letter or digit")
 	}
 	switch {
 	case id == "":
@@ -60,8 +61,11 @@ func ValidateJobID(id string) error {
 }
 
 // DirFor validates id and returns root/id.
-func DirFor(root, id string) (JobDir, error) {
-	if err := ValidateJobID(id); err != nil {
+func DirFor(root, id string) (JobDir, error) { return dirFor("validate job ID", root, id) }
+
+// dirFor is DirFor with op named in the error.
+func dirFor(op, root, id string) (JobDir, error) {
+	if err := validateJobID(op, "", id); err != nil {
 		return "", err
 	}
 	return JobDir(filepath.Join(root, id)), nil

@@ -45,11 +45,11 @@ func WriteSpec(dir JobDir, spec JobSpec, opts ...WriteOption) error {
 		return err
 	}
 	if spec.ID != dir.ID() {
-		return invalid(op, path, "job_id", fmt.Sprintf("%q differs from the directory name %q", spec.ID, dir.ID()), spec.ID, dir.ID())
+		return errInvalid(op, path, "job_id", spec.ID, dir.ID(), fmt.Sprintf("%q differs from the directory name %q", spec.ID, dir.ID()), "")
 	}
 	data, err := marshalRecord(spec)
 	if err != nil {
-		return invalid(op, path, "spec", err.Error(), nil, nil)
+		return errMalformed(op, path, "spec", "cannot encode the record", "correct the spec's fields", err)
 	}
 	o := newWriteOptions(opts)
 	o.perm &^= 0o222 // written once, then read-only
@@ -112,7 +112,7 @@ func WriteStatus(dir JobDir, st JobStatus, opts ...WriteOption) error {
 	}
 	data, err := marshalRecord(st)
 	if err != nil {
-		return invalid(op, path, "status", err.Error(), nil, nil)
+		return errMalformed(op, path, "status", "cannot encode the record", "correct the status's fields", err)
 	}
 	err = replaceFile(path, data, newWriteOptions(opts))
 	if err != nil && errors.Is(err, fs.ErrNotExist) {
@@ -189,27 +189,6 @@ func DecodeStatus(data []byte) (*JobStatus, error) {
 	return st, nil
 }
 
-func notJob(op string, dir JobDir) error {
-	return &Error{Op: op, Path: string(dir), Sentinel: ErrNotJob, Msg: "no " + SpecFile + " here",
-		Remedy: "that directory is not a job: check the path, or submit the job first"}
-}
-
-// withPath gives a decode error the op and path it was found at.
-func withPath(err error, op, path string) error {
-	var e *Error
-	if errors.As(err, &e) {
-		if e.Path == "" {
-			e.Path = path
-		}
-		if e.Op == "" {
-			e.Op = op
-		}
-		return err
-	}
-	return &Error{Op: op, Path: path, Err: err, Msg: "cannot decode the record", Sentinel: ErrInvalid,
-		Remedy: "correct the record, or remove it and write it again"}
-}
-
 // decodeRecord decodes a record into out. The usual case, a current record,
 // is one parse. Anything else (an older or newer version, a wrong
 // type) goes the slow way: decode into a map, Migrate, decode the result, so
@@ -233,8 +212,8 @@ func decodeRecord[T any, P interface {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber() // keep big integers (seq) exact through the map
 	if derr := dec.Decode(&m); derr != nil || m == nil {
-		return false, &Error{Subject: what, Msg: "is not a JSON object", Sentinel: ErrInvalid,
-			Remedy: "a record is a JSON object; restore it or remove it"}
+		return false, errInvalid("", "", what, nil, "a JSON object", "is not a JSON object",
+			"a record is a JSON object; restore it or remove it")
 	}
 	from, _ := schemaVersion(m)
 	m, err = Migrate(m, current, steps, what)
@@ -243,7 +222,8 @@ func decodeRecord[T any, P interface {
 	}
 	b, err := json.Marshal(m)
 	if err != nil {
-		return false, &Error{Subject: what, Msg: "cannot re-encode the migrated record", Err: err, Sentinel: ErrInvalid}
+		return false, errMalformed("", "", what, "cannot re-encode the migrated record",
+			"the migration step made a value JSON cannot hold; correct the step", err)
 	}
 	var zero T
 	*out = zero // forget what the first pass filled in
@@ -254,12 +234,10 @@ func decodeRecord[T any, P interface {
 			if te.Type == timeType {
 				want = "an RFC 3339 or isoformat timestamp"
 			}
-			return false, &Error{Subject: te.Field, Msg: "is " + te.Value + ", want " + want,
-				Found: te.Value, Supported: want, Sentinel: ErrInvalid,
-				Remedy: "correct the " + te.Field + " field"}
+			return false, errInvalid("", "", te.Field, te.Value, want, "is "+te.Value+", want "+want, "")
 		}
-		return false, &Error{Subject: what, Msg: "cannot decode the record", Err: err, Sentinel: ErrInvalid,
-			Remedy: "correct the record, or remove it and write it again"}
+		return false, errMalformed("", "", what, "cannot decode the record",
+			"correct the record, or remove it and write it again", err)
 	}
 	return from != current, nil
 }

@@ -112,7 +112,7 @@ func writeJSON(w io.Writer, v any) error {
 
 // errorJSON is how --json output reports an error.
 type errorJSON struct {
-	Kind    string `json:"kind"`              // kindName of the error
+	Kind    string `json:"kind"`              // jobstore.ErrorCode of the error
 	Subject string `json:"subject,omitempty"` // the field or record concerned
 	Message string `json:"message"`           // the whole error, as printed on stderr
 	Remedy  string `json:"remedy,omitempty"`
@@ -122,36 +122,12 @@ func newErrorJSON(err error) *errorJSON {
 	if err == nil {
 		return nil
 	}
-	j := &errorJSON{Kind: kindName(err), Message: oneLine(errorLine(err))}
+	j := &errorJSON{Kind: jobstore.ErrorCode(err), Message: oneLine(errorLine(err))}
 	var e *jobstore.Error
 	if errors.As(err, &e) {
 		j.Subject, j.Remedy = e.Subject, e.Remedy
 	}
 	return j
-}
-
-// kindName names the sentinel an error matches, for machines: not_job,
-// exists, corrupt, too_large, invalid, newer_schema, no_migration, locked,
-// or "io" for anything else.
-func kindName(err error) string {
-	for _, k := range []struct {
-		name string
-		err  error
-	}{
-		{"not_job", jobstore.ErrNotJob},
-		{"exists", jobstore.ErrExists},
-		{"corrupt", jobstore.ErrCorrupt},
-		{"too_large", jobstore.ErrTooLarge},
-		{"newer_schema", jobstore.ErrNewerSchema},
-		{"no_migration", jobstore.ErrNoMigration},
-		{"invalid", jobstore.ErrInvalid},
-		{"locked", jobstore.ErrLocked},
-	} {
-		if errors.Is(err, k.err) {
-			return k.name
-		}
-	}
-	return "io"
 }
 
 // problem splits an error into what a report line shows: the subject (a
