@@ -175,11 +175,11 @@ func TestError_TextReadsAsOneSentenceThenTheRemedy(t *testing.T) {
 func TestDecodeErrors_ReadAsOneSentence(t *testing.T) {
 	for _, data := range []string{"", "{}{}", "garbage", `{"schema_version": 3}`, `{"state": "queued"}`,
 		`{"schema_version": 1, "state": "x", "updated_at": "2026-01-01T00:00:00Z"}`, `{"schema_version": 1, "seq": -1}`} {
-		_, err := jobstore.DecodeStatus([]byte(data))
+		_, _, err := jobstore.DecodeStatus([]byte(data))
 		require.Error(t, err, data)
 		assert.Regexp(t, oneSentence, err.Error(), data)
 		assert.NotContains(t, err.Error(), ": :", data)
-		_, err = jobstore.DecodeSpec([]byte(data))
+		_, _, err = jobstore.DecodeSpec([]byte(data))
 		require.Error(t, err, data)
 		assert.Regexp(t, oneSentence, err.Error(), data)
 		assert.NotContains(t, err.Error(), ": :", data)

@@ -73,7 +73,7 @@ func readEntry(dir JobDir) Entry {
 	} else {
 		e.Spec = &spec
 	}
-	st, err := readStatusFile(dir, newReadOptions(nil)) // ReadSpec has just seen job.json
+	st, err := readStatusFile(dir, newReadOptions(nil), statusSchema()) // ReadSpec has just seen job.json
 	if err != nil && e.Err == nil {
 		e.Err = err
 	}
