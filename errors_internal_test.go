@@ -4,6 +4,7 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
+	"io/fs"
 	"os"
 	"regexp"
 	"strconv"
@@ -120,4 +121,45 @@ func TestAnnotated_ChangesACopyNeverTheError(t *testing.T) {
 	wrapped := withPath(plain, "read", "/p")
 	assert.ErrorIs(t, wrapped, ErrInvalid, "a foreign decode error becomes ErrInvalid")
 	assert.ErrorIs(t, wrapped, os.ErrClosed, "and wraps its cause")
+}
+
+// TestConstructors_EachBuildsItsKind: every constructor gives its sentinel
+// (or none, for I/O), the code the CLI prints, the fields it was handed,
+// and a message that reads as one sentence ending in a remedy.
+func TestConstructors_EachBuildsItsKind(t *testing.T) {
+	const path = "/r/j1/status.json"
+	cause := os.ErrClosed
+	tests := []struct {
+		name     string
+		err      *Error
+		sentinel error
+		code     string
+	}{
+		{"errNotJob", errNotJob("read spec", JobDir("/r/j1")), ErrNotJob, "not_job"},
+		{"errExists", errExists("publish", path, cause), ErrExists, "exists"},
+		{"errCorrupt", errCorrupt(7, "the file is empty", "restore it", cause), ErrCorrupt, "corrupt"},
+		{"errTooLarge", errTooLarge("read", path, 20, 10), ErrTooLarge, "too_large"},
+		{"errInvalid", errInvalid("write status", path, "progress", 1.5, "[0, 1]", "1.5 is not within [0, 1]", ""), ErrInvalid, "invalid"},
+		{"errMalformed", errMalformed("marshal", path, "status", "cannot encode", "pass a value", cause), ErrInvalid, "invalid"},
+		{"errNewerSchema", errNewerSchema("migrate status.json", 3, 1), ErrNewerSchema, "newer_schema"},
+		{"errNoMigration", errNoMigration("migrate status.json", 0, 1, nil), ErrNoMigration, "no_migration"},
+		{"errNoMigration, failed step", errNoMigration("migrate status.json", 0, 1, cause), ErrNoMigration, "no_migration"},
+		{"errLocked", errLocked("lock", "/r/j1/job.lock", "held by pid 7"), ErrLocked, "locked"},
+		{"errIO", errIO("fsync", path, &fs.PathError{Op: "sync", Path: path, Err: cause}, "cannot sync", "check the disk"), nil, "io"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			assert.Equal(t, tt.sentinel, tt.err.Sentinel)
+			assert.Equal(t, tt.code, ErrorCode(tt.err))
+			assert.NotEmpty(t, tt.err.Remedy)
+			assert.Regexp(t, `^jobstore: [^\n]*[^.\s]\. Remedy: [^\n]*[^.\s]$`, tt.err.Error())
+		})
+	}
+	assert.Equal(t, cause, errIO("fsync", path, &fs.PathError{Op: "sync", Path: path, Err: cause}, "m", "r").Err,
+		"errIO unwraps a *fs.PathError: the path is in the *Error already")
+	assert.Equal(t, "correct the progress field", tests[4].err.Remedy, "errInvalid's default remedy")
+	assert.Equal(t, 1.5, tests[4].err.Found)
+	assert.ErrorIs(t, tests[8].err, cause, "a failed step is wrapped")
+	assert.Equal(t, 0, tests[8].err.Found)
+	assert.Equal(t, 1, tests[8].err.Supported)
 }

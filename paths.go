@@ -12,8 +12,8 @@ const (
 	LockFile   = "job.lock"
 )
 
-// MaxJobIDLen is the longest job ID ValidateJobID accepts.
-const MaxJobIDLen = 128
+// maxJobIDLen is the longest job ID ValidateJobID accepts (its doc says 128).
+const maxJobIDLen = 128
 
 // JobDir is the path of one job's directory, <root>/<job-id>. The directory
 // name is the job ID.
@@ -46,8 +46,8 @@ func validateJobID(op, path, id string) error {
 	switch {
 	case id == "":
 		return bad("is empty")
-	case len(id) > MaxJobIDLen:
-		return bad(fmt.Sprintf("is %d characters long, more than %d", len(id), MaxJobIDLen))
+	case len(id) > maxJobIDLen:
+		return bad(fmt.Sprintf("is %d characters long, more than %d", len(id), maxJobIDLen))
 	case id[0] == '.' || id[0] == '-':
 		return bad(fmt.Sprintf("%q starts with %q", id, id[0]))
 	}
