@@ -18,7 +18,7 @@ import (
 )
 
 // The fuzz targets drive the pure decoding path (DecodeStatus, DecodeSpec,
-// Migrate): no file is touched, so each run is fast. Their properties:
+// the migration): no file is touched, so each run is fast. Their properties:
 //
 //   - no input panics;
 //   - every error is an *Error whose Sentinel is one of the package's sentinels;

@@ -80,7 +80,7 @@ func readRecord(path, file, op string, current int, raw *json.RawMessage) record
 }
 
 // writtenVersion is the schema_version in a record's bytes (0 when absent,
-// as Migrate reads it), or nil when there is none to read.
+// as every reader reads it), or nil when there is none to read.
 func writtenVersion(raw []byte) *int {
 	v, err := jobstore.SchemaVersionOf(raw)
 	if err != nil {
