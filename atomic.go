@@ -25,10 +25,13 @@ func newWriteOptions(opts []WriteOption) writeOptions {
 }
 
 // NoSync skips both fsyncs (of the file and of its directory). The replace
-// stays atomic: a reader still sees the old record or the new one, never a
-// mix. But after a power cut or kernel crash the file may hold the previous
-// record, or (on some filesystems) be empty. Use it for high-rate progress
-// updates whose loss costs nothing; never for a terminal state.
+// stays atomic: a reader sees the old record or the new one, never a mix,
+// and a crash of the writing process changes nothing of that. A power cut
+// or kernel crash may: afterwards the file may hold an earlier record, or,
+// on filesystems that can commit the rename before the data (XFS; ext4
+// mounted noauto_da_alloc), be empty or NUL-filled, which readers report as
+// ErrCorrupt. Use it for high-rate progress updates whose loss costs
+// nothing; never for a terminal state.
 func NoSync() WriteOption { return func(o *writeOptions) { o.noSync = true } }
 
 // WithPerm sets the new file's permission bits (default 0644; the umask

@@ -2,16 +2,19 @@ package jobstore
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"strings"
 )
 
 // sentinel is the type of the package's sentinel errors. A sentinel may stand for a
 // standard error as well (ErrNotJob is also fs.ErrNotExist), so that callers
-// who only know package os can still match it.
+// who only know package os can still match it. Sentinels are written as
+// positional literals, so that a new one cannot leave out its code.
 type sentinel struct {
-	msg string
-	std error
+	code string // ErrorCode's name for it: stable, lower case, words joined by '_'
+	msg  string
+	std  error
 }
 
 func (k *sentinel) Error() string { return "jobstore: " + k.msg }
@@ -26,25 +29,25 @@ func (k *sentinel) Is(target error) bool { return k.std != nil && k.std == targe
 var (
 	// ErrNotJob: the directory has no job.json (or does not exist).
 	// errors.Is(err, fs.ErrNotExist) is true as well.
-	ErrNotJob error = &sentinel{"not a job directory", fs.ErrNotExist}
+	ErrNotJob error = &sentinel{"not_job", "not a job directory", fs.ErrNotExist}
 	// ErrExists: job.json already exists; a job record is written once.
 	// errors.Is(err, fs.ErrExist) is true as well.
-	ErrExists error = &sentinel{"record already exists", fs.ErrExist}
+	ErrExists error = &sentinel{"exists", "record already exists", fs.ErrExist}
 	// ErrCorrupt: the file stayed unreadable as JSON through every retry.
-	ErrCorrupt error = &sentinel{"corrupt record", nil}
+	ErrCorrupt error = &sentinel{"corrupt", "corrupt record", nil}
 	// ErrTooLarge: the file is larger than the read limit (WithMaxSize).
-	ErrTooLarge error = &sentinel{"record too large", nil}
+	ErrTooLarge error = &sentinel{"too_large", "record too large", nil}
 	// ErrInvalid: a value is not acceptable (a field on write, a field or
 	// schema_version on read, a job ID). Error.Subject names the field.
-	ErrInvalid error = &sentinel{"invalid value", nil}
+	ErrInvalid error = &sentinel{"invalid", "invalid value", nil}
 	// ErrNewerSchema: the record was written by a newer jobstore.
 	// Error.Found and Error.Supported hold the two versions.
-	ErrNewerSchema error = &sentinel{"record written by a newer jobstore", nil}
+	ErrNewerSchema error = &sentinel{"newer_schema", "record written by a newer jobstore", nil}
 	// ErrNoMigration: no migration step exists from the record's version.
-	ErrNoMigration error = &sentinel{"no migration for this schema version", nil}
+	ErrNoMigration error = &sentinel{"no_migration", "no migration for this schema version", nil}
 	// ErrLocked: another runner (or a reconciler) holds the job's job.lock.
 	// Error.Msg names the holder as recorded in status.json.
-	ErrLocked error = &sentinel{"job is locked by another process", nil}
+	ErrLocked error = &sentinel{"locked", "job is locked by another process", nil}
 )
 
 // Error is the error type of every failure the package reports. Like
@@ -88,7 +91,7 @@ func (e *Error) Error() string {
 	if k, ok := e.Sentinel.(*sentinel); ok && msg == "" {
 		msg = k.msg
 	} else if msg == "" && e.Sentinel != nil {
-		msg = e.Sentinel.Error() // a Kind set by hand, not one of ours
+		msg = e.Sentinel.Error() // a Sentinel set by hand, not one of ours
 	}
 	b.WriteString(msg)
 	if e.Err != nil {
@@ -114,4 +117,170 @@ func (e *Error) Unwrap() error { return e.Err }
 // standard errors they stand for) true for an *Error of that kind.
 func (e *Error) Is(target error) bool {
 	return e.Sentinel != nil && (e.Sentinel == target || errors.Is(e.Sentinel, target))
+}
+
+// ErrorCode names the kind of err for programs that cannot match Go values
+// (scripts, JSON output): "not_job", "exists", "corrupt", "too_large",
+// "invalid", "newer_schema", "no_migration" or "locked" when err is, or
+// wraps, an *Error whose Sentinel is ErrNotJob, ErrExists, ... (the first
+// such *Error found by errors.Unwrap, depth first); "io" for any other
+// error (an I/O failure, a cause from outside jobstore); "" for nil. The
+// names are stable: a new version may add one, never rename one.
+func ErrorCode(err error) string {
+	if err == nil {
+		return ""
+	}
+	if s := sentinelOf(err); s != nil {
+		return s.code
+	}
+	return "io"
+}
+
+// sentinelOf finds the first of our sentinels in err's tree: a sentinel
+// itself, or the Sentinel of an *Error.
+func sentinelOf(err error) *sentinel {
+	switch x := err.(type) {
+	case *sentinel:
+		return x
+	case *Error:
+		if s, ok := x.Sentinel.(*sentinel); ok {
+			return s
+		}
+	}
+	switch x := err.(type) {
+	case interface{ Unwrap() error }:
+		if next := x.Unwrap(); next != nil {
+			return sentinelOf(next)
+		}
+	case interface{ Unwrap() []error }:
+		for _, next := range x.Unwrap() {
+			if s := sentinelOf(next); s != nil {
+				return s
+			}
+		}
+	}
+	return nil
+}
+
+// The constructors: every *Error the package returns is built by one of
+// these, so that one kind of failure reads the same and carries the same
+// fields wherever it happens. An error is never changed once returned:
+// annotated copies it.
+
+// errNotJob: dir has no job.json, or does not exist.
+func errNotJob(op string, dir JobDir) *Error {
+	return &Error{Op: op, Path: string(dir), Sentinel: ErrNotJob, Msg: "no " + SpecFile + " here",
+		Remedy: "that directory is not a job: check the path, or submit the job first"}
+}
+
+// notJob is errNotJob returned as an error.
+func notJob(op string, dir JobDir) error { return errNotJob(op, dir) }
+
+// errExists: a write-once record is already at path; cause is the OS error
+// that said so.
+func errExists(op, path string, cause error) *Error {
+	return &Error{Op: op, Path: path, Sentinel: ErrExists, Err: cause,
+		Msg:    "already exists; a job record is written once",
+		Remedy: "read the existing record, or submit under a new job ID"}
+}
+
+// errCorrupt: bytes that are not one JSON value. size is their length
+// (Found), msg says what the damage looks like, cause is the parser's error.
+func errCorrupt(size int, msg, remedy string, cause error) *Error {
+	return &Error{Sentinel: ErrCorrupt, Found: size, Msg: msg, Remedy: remedy, Err: cause}
+}
+
+// errTooLarge: a file of size bytes, over the reader's limit.
+func errTooLarge(op, path string, size, limit int64) *Error {
+	return &Error{Op: op, Path: path, Sentinel: ErrTooLarge, Found: size, Supported: limit,
+		Msg:    fmt.Sprintf("%d bytes, more than the limit of %d", size, limit),
+		Remedy: "this is not a record jobstore wrote; remove it, or raise the limit with WithMaxSize"}
+}
+
+// errInvalid: a value that breaks a rule. subject names it (a field,
+// "job_id", "schema_version"), found is the value and supported what is
+// accepted (either may be nil). An empty remedy is "correct the <subject>
+// field".
+func errInvalid(op, path, subject string, found, supported any, msg, remedy string) *Error {
+	if remedy == "" {
+		remedy = "correct the " + subject + " field"
+	}
+	return &Error{Op: op, Path: path, Subject: subject, Sentinel: ErrInvalid,
+		Found: found, Supported: supported, Msg: msg, Remedy: remedy}
+}
+
+// errMalformed: data that an encoder or decoder refused (ErrInvalid);
+// cause is its error. subject names the field or the record, if known.
+func errMalformed(op, path, subject, msg, remedy string, cause error) *Error {
+	return &Error{Op: op, Path: path, Subject: subject, Sentinel: ErrInvalid, Msg: msg, Remedy: remedy, Err: cause}
+}
+
+// errNewerSchema: a record of version found, where this jobstore
+// understands up to supported.
+func errNewerSchema(op string, found, supported int) *Error {
+	return &Error{Op: op, Subject: "schema_version",
+		Msg:   fmt.Sprintf("written by a newer jobstore (schema_version %d); this version understands up to %d", found, supported),
+		Found: found, Supported: supported, Sentinel: ErrNewerSchema,
+		Remedy: "upgrade jobstore (or the tool reading this record) to a version that understands it; the record is left as it is"}
+}
+
+// errNoMigration: a record of version from, older than current, with no
+// step to version from+1 (cause nil) or whose step failed (cause).
+func errNoMigration(op string, from, current int, cause error) *Error {
+	e := &Error{Op: op, Subject: "schema_version", Found: from, Supported: current, Sentinel: ErrNoMigration,
+		Msg:    fmt.Sprintf("no migration from schema_version %d to %d", from, from+1),
+		Remedy: fmt.Sprintf("rewrite the record at schema_version %d, or use the jobstore release that wrote it", current)}
+	if cause != nil {
+		e.Msg = fmt.Sprintf("migration from schema_version %d to %d failed", from, from+1)
+		e.Remedy = "the record does not fit the migration; correct it by hand or rewrite it"
+		e.Err = cause
+	}
+	return e
+}
+
+// errLocked: job.lock at path is held; holder describes by whom.
+func errLocked(op, path, holder string) *Error {
+	return &Error{Op: op, Path: path, Sentinel: ErrLocked, Msg: holder,
+		Remedy: "another process works on this job; wait for it to finish, or stop that process"}
+}
+
+// errIO: an operation on path failed with cause, an OS error. There is no
+// sentinel: errors.Is reaches the cause (fs.ErrPermission, syscall.ENOSPC).
+// A *fs.PathError is unwrapped, since the path is in the *Error already.
+func errIO(op, path string, cause error, msg, remedy string) *Error {
+	var pe *fs.PathError
+	if errors.As(cause, &pe) {
+		cause = pe.Err
+	}
+	return &Error{Op: op, Path: path, Err: cause, Msg: msg, Remedy: remedy}
+}
+
+// annotated returns err with edit applied to a copy of it, when err is an
+// *Error; any other error is returned as it is. err itself is never
+// changed: whoever returned it may hold it, compare it, or return it again.
+func annotated(err error, edit func(*Error)) error {
+	e, ok := err.(*Error)
+	if !ok || e == nil {
+		return err
+	}
+	c := *e
+	edit(&c)
+	return &c
+}
+
+// withPath gives a decode error the op and path it was found at, where it
+// names none. An error that is not an *Error becomes ErrInvalid wrapping it.
+func withPath(err error, op, path string) error {
+	if _, ok := err.(*Error); !ok {
+		return errMalformed(op, path, "", "cannot decode the record",
+			"correct the record, or remove it and write it again", err)
+	}
+	return annotated(err, func(e *Error) {
+		if e.Path == "" {
+			e.Path = path
+		}
+		if e.Op == "" {
+			e.Op = op
+		}
+	})
 }

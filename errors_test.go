@@ -2,8 +2,10 @@ package jobstore_test
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"regexp"
 	"runtime"
@@ -23,6 +25,7 @@ var sentinels = map[string]error{
 	"ErrInvalid":     jobstore.ErrInvalid,
 	"ErrNewerSchema": jobstore.ErrNewerSchema,
 	"ErrNoMigration": jobstore.ErrNoMigration,
+	"ErrLocked":      jobstore.ErrLocked,
 }
 
 // oneSentence is the shape of Error(): "jobstore: ", then one line that ends
@@ -59,6 +62,13 @@ func failWith(t *testing.T, name string) error {
 		dir := newJob(t, "old-job")
 		writeFile(t, dir.StatusPath(), readFile(t, filepath.Join("testdata", "status.v0.json")))
 		_, err := jobstore.ReadStatus(dir)
+		return err
+	case "ErrLocked":
+		dir := newJob(t, "held")
+		lk, err := jobstore.LockJob(dir)
+		require.NoError(t, err)
+		t.Cleanup(func() { _ = lk.Unlock() })
+		_, err = jobstore.LockJob(dir)
 		return err
 	}
 	t.Fatalf("no way to fail with %s", name)
@@ -165,11 +175,11 @@ func TestError_TextReadsAsOneSentenceThenTheRemedy(t *testing.T) {
 func TestDecodeErrors_ReadAsOneSentence(t *testing.T) {
 	for _, data := range []string{"", "{}{}", "garbage", `{"schema_version": 3}`, `{"state": "queued"}`,
 		`{"schema_version": 1, "state": "x", "updated_at": "2026-01-01T00:00:00Z"}`, `{"schema_version": 1, "seq": -1}`} {
-		_, err := jobstore.DecodeStatus([]byte(data))
+		_, _, err := jobstore.DecodeStatus([]byte(data))
 		require.Error(t, err, data)
 		assert.Regexp(t, oneSentence, err.Error(), data)
 		assert.NotContains(t, err.Error(), ": :", data)
-		_, err = jobstore.DecodeSpec([]byte(data))
+		_, _, err = jobstore.DecodeSpec([]byte(data))
 		require.Error(t, err, data)
 		assert.Regexp(t, oneSentence, err.Error(), data)
 		assert.NotContains(t, err.Error(), ": :", data)
@@ -199,4 +209,35 @@ func TestErrors_PlainIOFailuresHaveARemedyToo(t *testing.T) {
 		assert.NotEmpty(t, e.Remedy, "%v", err)
 		assert.Regexp(t, oneSentence, err.Error())
 	}
+}
+
+func TestErrorCode_NamesTheKindOfEachFailure(t *testing.T) {
+	// The codes are what scripts match in the CLI's JSON output: pinned here.
+	want := map[string]string{
+		"ErrNotJob": "not_job", "ErrExists": "exists", "ErrCorrupt": "corrupt", "ErrTooLarge": "too_large",
+		"ErrInvalid": "invalid", "ErrNewerSchema": "newer_schema", "ErrNoMigration": "no_migration", "ErrLocked": "locked",
+	}
+	require.Len(t, want, len(sentinels))
+	for name := range sentinels {
+		t.Run(name, func(t *testing.T) {
+			err := failWith(t, name)
+			assert.Equal(t, want[name], jobstore.ErrorCode(err))
+			assert.Equal(t, want[name], jobstore.ErrorCode(sentinels[name]), "the bare sentinel")
+			assert.Equal(t, want[name], jobstore.ErrorCode(fmt.Errorf("while polling: %w", err)), "wrapped")
+			assert.Equal(t, want[name], jobstore.ErrorCode(errors.Join(io.EOF, err)), "joined")
+		})
+	}
+}
+
+func TestErrorCode_AnythingElseIsIO(t *testing.T) {
+	_, osErr := os.Open(filepath.Join(tempDir(t), "missing"))
+	for name, err := range map[string]error{
+		"an OS error":                  osErr,
+		"an *Error with no sentinel":   &jobstore.Error{Op: "fsync", Err: io.ErrShortWrite},
+		"an *Error with a foreign one": &jobstore.Error{Op: "read", Sentinel: io.EOF},
+		"fs.ErrNotExist itself":        fs.ErrNotExist, // ErrNotJob stands for it, not the other way round
+	} {
+		assert.Equal(t, "io", jobstore.ErrorCode(err), name)
+	}
+	assert.Equal(t, "", jobstore.ErrorCode(nil))
 }

@@ -158,36 +158,6 @@ func ExampleReadJSONTolerant() {
 	// true the JSON ends early at byte 9: looks like an interrupted write (truncated file), the same through 2 reads
 }
 
-func ExampleMigrate() {
-	// Version 1 of a record kept progress in percent; version 2 keeps a
-	// fraction. The step is applied in memory, to a copy.
-	steps := map[int]jobstore.Migration{
-		1: func(m map[string]any) (map[string]any, error) {
-			pct, ok := m["percent"].(float64)
-			if !ok {
-				return nil, errors.New("percent is not a number")
-			}
-			delete(m, "percent")
-			m["progress"] = pct / 100
-			return m, nil
-		},
-	}
-	var old map[string]any
-	_ = json.Unmarshal([]byte(`{"schema_version": 1, "percent": 40}`), &old)
-	current, err := jobstore.Migrate(old, 2, steps, "progress.json")
-	fmt.Println(current, err)
-	fmt.Println(old)
-
-	var newer map[string]any
-	_ = json.Unmarshal([]byte(`{"schema_version": 3}`), &newer)
-	_, err = jobstore.Migrate(newer, 2, steps, "progress.json")
-	fmt.Println(errors.Is(err, jobstore.ErrNewerSchema), err)
-	// Output:
-	// map[progress:0.4 schema_version:2] <nil>
-	// map[percent:40 schema_version:1]
-	// true jobstore: migrate progress.json: schema_version: written by a newer jobstore (schema_version 3); this version understands up to 2. Remedy: upgrade jobstore (or the tool reading this record) to a version that understands it; the record is left as it is
-}
-
 func ExampleError() {
 	root := exampleRoot()
 	defer os.RemoveAll(root)

@@ -18,7 +18,7 @@ import (
 )
 
 // The fuzz targets drive the pure decoding path (DecodeStatus, DecodeSpec,
-// Migrate): no file is touched, so each run is fast. Their properties:
+// the migration): no file is touched, so each run is fast. Their properties:
 //
 //   - no input panics;
 //   - every error is an *Error whose Sentinel is one of the package's sentinels;
@@ -64,7 +64,7 @@ func requireTyped(t testing.TB, err error, kinds ...error) {
 func FuzzDecodeStatus(f *testing.F) {
 	f.Add([]byte(`{"schema_version":1,"state":"lost","seq":18446744073709551615,"progress":-0,"updated_at":"0001-01-01T00:00:00Z"}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		st, err := jobstore.DecodeStatus(data)
+		st, _, err := jobstore.DecodeStatus(data)
 		if err != nil {
 			require.Nil(t, st)
 			requireTyped(t, err)
@@ -72,14 +72,14 @@ func FuzzDecodeStatus(f *testing.F) {
 		}
 		require.NotNil(t, st)
 		b := recordBytes(t, st)
-		again, err := jobstore.DecodeStatus(b)
+		again, _, err := jobstore.DecodeStatus(b)
 		require.NoError(t, err, "%s", b)
 		require.Equal(t, st, again)
 		require.Equal(t, string(b), string(recordBytes(t, again)))
 
 		m, err := json.Marshal(st)
 		require.NoError(t, err)
-		again, err = jobstore.DecodeStatus(m)
+		again, _, err = jobstore.DecodeStatus(m)
 		require.NoError(t, err, "%s", m)
 		require.Equal(t, st, again)
 	})
@@ -88,14 +88,14 @@ func FuzzDecodeStatus(f *testing.F) {
 func FuzzDecodeSpec(f *testing.F) {
 	f.Add([]byte(`{"schema_version":1,"job_id":"a","kind":"k","params":null,"labels":{},"submitted_at":"2026-11-30 09:35:40"}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		spec, err := jobstore.DecodeSpec(data)
+		spec, _, err := jobstore.DecodeSpec(data)
 		if err != nil {
 			require.Zero(t, spec)
 			requireTyped(t, err)
 			return
 		}
 		b := recordBytes(t, spec)
-		again, err := jobstore.DecodeSpec(b)
+		again, _, err := jobstore.DecodeSpec(b)
 		require.NoError(t, err, "%s", b)
 		require.Equal(t, spec, again)
 		require.Equal(t, string(b), string(recordBytes(t, again)))
@@ -104,7 +104,7 @@ func FuzzDecodeSpec(f *testing.F) {
 		// stay escaped in the raw params: equal as JSON, not byte for byte.
 		m, err := json.Marshal(spec)
 		require.NoError(t, err)
-		again, err = jobstore.DecodeSpec(m)
+		again, _, err = jobstore.DecodeSpec(m)
 		require.NoError(t, err, "%s", m)
 		if len(spec.Params) > 0 {
 			require.JSONEq(t, string(spec.Params), string(again.Params))
@@ -117,7 +117,7 @@ func FuzzDecodeSpec(f *testing.F) {
 // fuzzSteps migrate a made-up record from version 0 to 8, with a gap at 5
 // and a step that fails on request; some steps edit nested values, to show
 // that the caller's map is never reached.
-var fuzzSteps = map[int]jobstore.Migration{
+var fuzzSteps = map[int]jobstore.MigrationForTest{
 	0: func(m map[string]any) (map[string]any, error) {
 		if v, ok := m["type"]; ok {
 			m["kind"] = v
@@ -196,7 +196,7 @@ func FuzzMigrate(f *testing.F) {
 		}
 		cur := int(current % 10)
 		before := cloneValue(payload)
-		out, err := jobstore.Migrate(payload, cur, fuzzSteps, "fuzz.json")
+		out, err := jobstore.MigrateForTest(payload, cur, fuzzSteps, "fuzz.json")
 		require.True(t, reflect.DeepEqual(before, payload), "the caller's map changed")
 		if err != nil {
 			require.Nil(t, out)
@@ -209,7 +209,7 @@ func FuzzMigrate(f *testing.F) {
 		require.NoError(t, err)
 		back, err := decodeMap(b, useNumber)
 		require.NoError(t, err)
-		again, err := jobstore.Migrate(back, cur, fuzzSteps, "fuzz.json")
+		again, err := jobstore.MigrateForTest(back, cur, fuzzSteps, "fuzz.json")
 		require.NoError(t, err, "%s", b)
 		b2, err := json.Marshal(again)
 		require.NoError(t, err)
@@ -222,12 +222,12 @@ func FuzzMigrate(f *testing.F) {
 func TestRecordBytes_AreWhatTheWritersWrite(t *testing.T) {
 	for _, name := range []string{"status.golden.json", "status.minimal.golden.json"} {
 		golden := readFile(t, filepath.Join("testdata", name))
-		st, err := jobstore.DecodeStatus(golden)
+		st, _, err := jobstore.DecodeStatus(golden)
 		require.NoError(t, err)
 		assert.Equal(t, string(golden), string(recordBytes(t, st)), name)
 	}
 	golden := readFile(t, filepath.Join("testdata", "job.golden.json"))
-	spec, err := jobstore.DecodeSpec(golden)
+	spec, _, err := jobstore.DecodeSpec(golden)
 	require.NoError(t, err)
 	assert.Equal(t, string(golden), string(recordBytes(t, spec)))
 }

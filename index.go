@@ -2,6 +2,7 @@ package jobstore
 
 import (
 	"encoding/json"
+	"errors"
 	"io/fs"
 	"path/filepath"
 	"time"
@@ -10,9 +11,9 @@ import (
 // IndexFile is the name of the index under the jobs root.
 const IndexFile = "index.json"
 
-// IndexSchemaVersion is the schema version of index.json this package writes
+// indexSchemaVersion is the schema version of index.json this package writes
 // and reads.
-const IndexSchemaVersion = 1
+const indexSchemaVersion = 1
 
 // IndexRow summarises one readable job in index.json, from its job.json and
 // status.json. The fields, with their JSON names:
@@ -77,7 +78,7 @@ func RebuildIndex(root string) (*Index, error) {
 	if err != nil {
 		return nil, err
 	}
-	idx := &Index{SchemaVersion: IndexSchemaVersion, BuiltAt: Now(), Jobs: []IndexRow{}, Unreadable: []IndexProblem{}}
+	idx := &Index{SchemaVersion: indexSchemaVersion, BuiltAt: Now(), Jobs: []IndexRow{}, Unreadable: []IndexProblem{}}
 	for _, e := range entries {
 		if e.Err != nil || e.Spec == nil {
 			reason := "unreadable"
@@ -101,25 +102,30 @@ func RebuildIndex(root string) (*Index, error) {
 	return idx, nil
 }
 
-// ReadIndex reads <root>/index.json tolerantly (see ReadJSONTolerant). A
-// missing index matches fs.ErrNotExist; an index from a newer jobstore is
-// ErrNewerSchema.
+// ReadIndex reads <root>/index.json tolerantly (see ReadJSONTolerant), by
+// the records' version rule. A missing index matches fs.ErrNotExist; an
+// index from a newer jobstore is ErrNewerSchema, and one of an older
+// version (there is none yet: a missing schema_version is 0) is
+// ErrNoMigration, both with the remedy of rebuilding it.
 func ReadIndex(root string) (*Index, error) {
 	const op = "read index"
 	path := filepath.Join(root, IndexFile)
 	var idx Index
-	found, err := ReadJSONTolerant(path, &idx)
+	found, err := readTolerant(op, path, newReadOptions(nil), func(b []byte) error {
+		_, err := decodeRecord(b, indexSchema(), &idx)
+		return err
+	})
+	if errors.Is(err, ErrNewerSchema) || errors.Is(err, ErrNoMigration) {
+		err = annotated(err, func(e *Error) {
+			e.Remedy = "rebuild the index with this version (RebuildIndex, jobstore list --rebuild), or upgrade jobstore"
+		})
+	}
 	if err != nil {
-		return nil, err
+		return nil, withPath(err, op, path)
 	}
 	if !found {
-		return nil, &Error{Op: op, Path: path, Msg: "there is no index yet", Err: fs.ErrNotExist,
-			Remedy: "build it with RebuildIndex (jobstore list --rebuild), or read the job directories with List"}
-	}
-	if idx.SchemaVersion > IndexSchemaVersion {
-		e := newerSchema(op, idx.SchemaVersion, IndexSchemaVersion)
-		e.Path, e.Remedy = path, "rebuild the index with this version (RebuildIndex), or upgrade jobstore"
-		return nil, e
+		return nil, errIO(op, path, fs.ErrNotExist, "there is no index yet",
+			"build it with RebuildIndex (jobstore list --rebuild), or read the job directories with List")
 	}
 	return &idx, nil
 }
@@ -162,7 +168,10 @@ func (x Index) MarshalJSON() ([]byte, error) {
 }
 
 // UnmarshalJSON reads the index format.
-func (x *Index) UnmarshalJSON(b []byte) error {
+func (x *Index) UnmarshalJSON(b []byte) error { return x.decode(b) }
+
+// decode: see JobSpec.decode.
+func (x *Index) decode(b []byte) error {
 	var j indexJSON
 	if err := json.Unmarshal(b, &j); err != nil {
 		return err

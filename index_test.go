@@ -28,7 +28,7 @@ func TestRebuildIndex_RoundTripsAndListsUnreadableJobs(t *testing.T) {
 	built, err := jobstore.RebuildIndex(root)
 	require.NoError(t, err)
 	assert.False(t, built.BuiltAt.Before(before), "the index says when it was built")
-	assert.Equal(t, jobstore.IndexSchemaVersion, built.SchemaVersion)
+	assert.Equal(t, 1, built.SchemaVersion, "index.json is at schema version 1")
 	assert.NoFileExists(t, oldTemp, "a crashed rebuild's temp file is swept")
 
 	updated := running.UpdatedAt
@@ -84,6 +84,23 @@ func TestReadIndex_Problems(t *testing.T) {
 			[]byte(`{"schema_version": 99, "built_at": "2026-11-30T09:00:00+00:00", "jobs": [], "unreadable": []}`), 0o644))
 		_, err := jobstore.ReadIndex(root)
 		require.ErrorIs(t, err, jobstore.ErrNewerSchema)
+		assert.Contains(t, err.Error(), "RebuildIndex")
+		assert.Contains(t, err.Error(), filepath.Join(root, jobstore.IndexFile))
+	})
+	t.Run("older schema: the records' rule, no step to version 1", func(t *testing.T) {
+		root := tempDir(t)
+		require.NoError(t, os.WriteFile(filepath.Join(root, jobstore.IndexFile),
+			[]byte(`{"built_at": "2026-11-30T09:00:00+00:00", "jobs": [], "unreadable": []}`), 0o644))
+		_, err := jobstore.ReadIndex(root)
+		require.ErrorIs(t, err, jobstore.ErrNoMigration)
+		assert.Contains(t, err.Error(), "RebuildIndex")
+	})
+	t.Run("schema_version not an integer", func(t *testing.T) {
+		root := tempDir(t)
+		require.NoError(t, os.WriteFile(filepath.Join(root, jobstore.IndexFile),
+			[]byte(`{"schema_version": "1", "built_at": "2026-11-30T09:00:00+00:00", "jobs": [], "unreadable": []}`), 0o644))
+		_, err := jobstore.ReadIndex(root)
+		require.ErrorIs(t, err, jobstore.ErrInvalid)
 	})
 	t.Run("corrupt", func(t *testing.T) {
 		root := tempDir(t)

@@ -73,7 +73,7 @@ func readEntry(dir JobDir) Entry {
 	} else {
 		e.Spec = &spec
 	}
-	st, err := readStatusFile(dir, newReadOptions(nil)) // ReadSpec has just seen job.json
+	st, err := readStatusFile(dir, newReadOptions(nil), statusSchema()) // ReadSpec has just seen job.json
 	if err != nil && e.Err == nil {
 		e.Err = err
 	}
@@ -91,16 +91,11 @@ func JobDirs(root string) ([]JobDir, error) { return jobDirs("list jobs", root) 
 func jobDirs(op, root string) ([]JobDir, error) {
 	des, err := os.ReadDir(root)
 	if err != nil {
-		var pe *fs.PathError
-		if errors.As(err, &pe) {
-			err = pe.Err
-		}
-		e := &Error{Op: op, Path: root, Msg: "cannot read the jobs root", Err: err,
-			Remedy: "check the path: the root is the directory that holds the job directories (the first Submit creates it)"}
+		remedy := "check the path: the root is the directory that holds the job directories (the first Submit creates it)"
 		if errors.Is(err, fs.ErrPermission) {
-			e.Remedy = "give this user read and search permission on the jobs root"
+			remedy = "give this user read and search permission on the jobs root"
 		}
-		return nil, e
+		return nil, errIO(op, root, err, "cannot read the jobs root", remedy)
 	}
 	dirs := make([]JobDir, 0, len(des))
 	for _, de := range des {

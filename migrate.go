@@ -1,59 +1,137 @@
 package jobstore
 
 import (
+	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"math"
 	"strconv"
 )
 
-// Migration turns a record of schema version n into one of version n+1. It
-// receives a map it may change and return (a deep copy of the caller's).
-// Migrate stamps the new schema_version itself.
-type Migration func(map[string]any) (map[string]any, error)
+// Schema versions: this file holds the whole rule. A record's version is its
+// "schema_version" (schemaVersion); each kind of record has a schema, the
+// version this package writes and the steps that bring an older record to
+// it; decodeRecord applies the rule on every read.
+//
+// Version 2 of status.json is: StatusSchemaVersion = 2 in model.go (with
+// the model's new fields), steps[1] in statusSchema below, and version-1
+// fixtures in testdata. Readers, writers and the CLI follow from those.
+
+// migration turns a record of schema version n into one of version n+1. It
+// receives a map it may change and return (a deep copy of the caller's);
+// migrate stamps the new schema_version itself.
+type migration func(map[string]any) (map[string]any, error)
+
+// schema is how one kind of record is versioned.
+type schema struct {
+	file    string            // the record's file name, for errors
+	current int               // the version this package writes and reads
+	steps   map[int]migration // steps[n] turns version n into n+1
+}
+
+// The schemas of the package's records. Each is built afresh on every call,
+// so nothing can change the rule in between. At version 1 no record has a
+// step: a version-0 record is ErrNoMigration.
+func specSchema() schema   { return schema{file: SpecFile, current: JobSchemaVersion} }
+func statusSchema() schema { return schema{file: StatusFile, current: StatusSchemaVersion} }
+func indexSchema() schema  { return schema{file: IndexFile, current: indexSchemaVersion} }
+
+// The records' versions, for decodeRecord.
+func (s *JobSpec) version() int   { return s.SchemaVersion }
+func (s *JobStatus) version() int { return s.SchemaVersion }
+func (x *Index) version() int     { return x.SchemaVersion }
 
 // maxSchemaVersion bounds what counts as a schema version at all: a value
 // beyond it is garbage, not a record from the future.
 const maxSchemaVersion = math.MaxInt32
 
-// Migrate brings payload, a record decoded into a map, to version current.
+// decodeRecord decodes a record of kind sch into out and reports whether it
+// was migrated (its version was older than sch.current).
+//
+// The usual case, a current record, is one parse. Anything else (an older
+// or newer version, a wrong type) goes the slow way: decode into a map,
+// migrate, decode the result, so that errors name the field and the version
+// rule applies before the fields are judged. Bytes that are not one JSON
+// value are ErrCorrupt (which the tolerant reader retries).
+func decodeRecord[T any, P interface {
+	*T
+	version() int
+	decode([]byte) error
+}](data []byte, sch schema, out P) (migrated bool, err error) {
+	err = out.decode(data)
+	if err == nil && out.version() == sch.current {
+		return false, nil
+	}
+	var se *json.SyntaxError
+	if errors.As(err, &se) {
+		return false, corrupt(data, se)
+	}
+	var m map[string]any
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber() // keep big integers (seq) exact through the map
+	if derr := dec.Decode(&m); derr != nil || m == nil {
+		return false, errInvalid("", "", sch.file, nil, "a JSON object", "is not a JSON object",
+			"a record is a JSON object; restore it or remove it")
+	}
+	from, _ := schemaVersion(m)
+	m, err = migrate(m, sch)
+	if err != nil {
+		return false, err
+	}
+	b, err := json.Marshal(m)
+	if err != nil {
+		return false, errMalformed("", "", sch.file, "cannot re-encode the migrated record",
+			"the migration step made a value JSON cannot hold; correct the step", err)
+	}
+	var zero T
+	*out = zero // forget what the first pass filled in
+	if err := out.decode(b); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) {
+			want := te.Type.String()
+			if te.Type == timeType {
+				want = "an RFC 3339 or isoformat timestamp"
+			}
+			return false, errInvalid("", "", te.Field, te.Value, want, "is "+te.Value+", want "+want, "")
+		}
+		return false, errMalformed("", "", sch.file, "cannot decode the record",
+			"correct the record, or remove it and write it again", err)
+	}
+	return from != sch.current, nil
+}
+
+// migrate brings payload, a record decoded into a map, to version
+// sch.current.
 //
 // The record's version is its "schema_version" (a JSON integer; missing
-// means 0). Equal: a copy is returned unchanged. Older: steps[n] is applied
-// for n = version, version+1, ..., current-1, each on a copy, each result
-// stamped with n+1; a missing step is ErrNoMigration naming the version.
-// Newer: ErrNewerSchema, naming both versions, with Found and Supported set.
-// A schema_version that is not a non-negative integer (a string, 1.5, a
-// number beyond 2^31-1) is ErrInvalid with Found set. The caller's map, and
-// every map and slice in it, is never changed. what names the record in
-// errors ("job.json", "status.json").
-func Migrate(payload map[string]any, current int, steps map[int]Migration, what string) (map[string]any, error) {
-	op := "migrate " + what
+// means 0). Equal: a copy is returned unchanged. Older: sch.steps[n] is
+// applied for n = version, version+1, ..., current-1, each on a copy, each
+// result stamped with n+1; a missing step is ErrNoMigration naming the
+// version. Newer: ErrNewerSchema, naming both versions, with Found and
+// Supported set. A schema_version that is not a non-negative integer (a
+// string, 1.5, a number beyond 2^31-1) is ErrInvalid with Found set. The
+// caller's map, and every map and slice in it, is never changed.
+func migrate(payload map[string]any, sch schema) (map[string]any, error) {
+	op, current := "migrate "+sch.file, sch.current
 	v, err := schemaVersion(payload)
 	if err != nil {
-		return nil, &Error{Op: op, Subject: "schema_version", Msg: err.Error(),
-			Found: payload["schema_version"], Supported: current, Sentinel: ErrInvalid,
-			Remedy: fmt.Sprintf("set schema_version to an integer; this jobstore writes %d", current)}
+		return nil, errInvalid(op, "", "schema_version", payload["schema_version"], current, err.Error(),
+			fmt.Sprintf("set schema_version to an integer; this jobstore writes %d", current))
 	}
 	if v > current {
-		return nil, newerSchema(op, v, current)
+		return nil, errNewerSchema(op, v, current)
 	}
 	out := cloneJSON(payload).(map[string]any) // deep: a step may edit nested values
 	for ; v < current; v++ {
-		step := steps[v]
+		step := sch.steps[v]
 		if step == nil {
-			return nil, &Error{Op: op, Subject: "schema_version",
-				Msg:   fmt.Sprintf("no migration from schema_version %d to %d", v, v+1),
-				Found: v, Supported: current, Sentinel: ErrNoMigration,
-				Remedy: fmt.Sprintf("rewrite the record at schema_version %d, or use the jobstore release that wrote it", current)}
+			return nil, errNoMigration(op, v, current, nil)
 		}
 		next, err := step(out)
 		if err != nil {
-			return nil, &Error{Op: op, Subject: "schema_version",
-				Msg:   fmt.Sprintf("migration from schema_version %d to %d failed", v, v+1),
-				Found: v, Supported: current, Sentinel: ErrNoMigration, Err: err,
-				Remedy: "the record does not fit the migration; correct it by hand or rewrite it"}
+			return nil, errNoMigration(op, v, current, err)
 		}
 		if next == nil {
 			next = map[string]any{}
@@ -84,17 +162,8 @@ func cloneJSON(v any) any {
 	return v
 }
 
-// newerSchema is the ErrNewerSchema error for a record of version found,
-// where this jobstore understands up to supported.
-func newerSchema(op string, found, supported int) *Error {
-	return &Error{Op: op, Subject: "schema_version",
-		Msg:   fmt.Sprintf("written by a newer jobstore (schema_version %d); this version understands up to %d", found, supported),
-		Found: found, Supported: supported, Sentinel: ErrNewerSchema,
-		Remedy: "upgrade jobstore (or the tool reading this record) to a version that understands it; the record is left as it is"}
-}
-
 // SchemaVersionOf returns the schema_version written in a record's bytes,
-// by the rule Migrate applies (missing or null means 0), without decoding
+// by the rule every reader applies (missing or null means 0), without decoding
 // the rest: for tools that report which version a file holds. Bytes that are
 // not one JSON value are ErrCorrupt; a JSON value that is not an object, or
 // a schema_version that is not a non-negative integer, is ErrInvalid.
@@ -114,9 +183,8 @@ func SchemaVersionOf(record []byte) (int, error) {
 	}
 	v, err := schemaVersion(m)
 	if err != nil {
-		return 0, &Error{Op: "read schema_version", Subject: "schema_version", Msg: err.Error(),
-			Found: string(head.SchemaVersion), Sentinel: ErrInvalid,
-			Remedy: "set schema_version to a non-negative integer"}
+		return 0, errInvalid("read schema_version", "", "schema_version", string(head.SchemaVersion), nil, err.Error(),
+			"set schema_version to a non-negative integer")
 	}
 	return v, nil
 }

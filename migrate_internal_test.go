@@ -1,43 +1,114 @@
 package jobstore
 
 import (
+	"bytes"
 	"errors"
 	"math"
+	"os"
+	"path/filepath"
 	"testing"
 
+	"github.com/axqua/jobstore/internal/testdir"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
-// UseMigrationsForTest replaces the migration steps of job.json and
-// status.json (nil keeps one as it is) until the test ends, so that the
-// external tests can read an older record through ReadSpec and ReadStatus.
-// The maps are package state: a test that calls it must not run in
-// parallel.
-func UseMigrationsForTest(t testing.TB, spec, status map[int]Migration) {
-	t.Helper()
-	oldSpec, oldStatus := specMigrations, statusMigrations
-	if spec != nil {
-		specMigrations = spec
-	}
-	if status != nil {
-		statusMigrations = status
-	}
-	t.Cleanup(func() { specMigrations, statusMigrations = oldSpec, oldStatus })
+// The external tests reach the version rule through these: they take the
+// steps as an argument, so no test changes the package's own schemas.
+
+// MigrationForTest is a migration step.
+type MigrationForTest = migration
+
+// MigrateForTest is migrate for a record named what at version current.
+func MigrateForTest(payload map[string]any, current int, steps map[int]MigrationForTest, what string) (map[string]any, error) {
+	return migrate(payload, schema{file: what, current: current, steps: steps})
 }
 
-func TestMigrationMaps_AreEmptyAtVersion1(t *testing.T) {
-	// Version 2 of a record is a step added to these maps; at version 1
+// ReadSpecWithStepsForTest is ReadSpec with steps as job.json's migrations.
+func ReadSpecWithStepsForTest(dir JobDir, steps map[int]MigrationForTest) (JobSpec, error) {
+	sch := specSchema()
+	sch.steps = steps
+	return readSpec(dir, newReadOptions(nil), sch)
+}
+
+// ReadStatusWithStepsForTest is ReadStatus with steps as status.json's
+// migrations.
+func ReadStatusWithStepsForTest(dir JobDir, steps map[int]MigrationForTest) (*JobStatus, error) {
+	sch := statusSchema()
+	sch.steps = steps
+	return readStatusFile(dir, newReadOptions(nil), sch)
+}
+
+func TestSchemas_HaveNoStepsAtVersion1(t *testing.T) {
+	// Version 2 of a record is a step added to its schema; at version 1
 	// there is nothing to migrate from, and a v0 record is ErrNoMigration.
-	assert.Equal(t, 1, JobSchemaVersion)
-	assert.Equal(t, 1, StatusSchemaVersion)
-	assert.Empty(t, specMigrations)
-	assert.Empty(t, statusMigrations)
+	for _, sch := range []schema{specSchema(), statusSchema(), indexSchema()} {
+		assert.Equal(t, 1, sch.current, sch.file)
+		assert.Empty(t, sch.steps, sch.file)
+	}
+}
+
+// TestStatusVersion2_IsOneStepAndTheVersion: version 2 of status.json
+// changes statusSchema's current version and steps (the constant in
+// model.go, the step in migrate.go) and nothing the readers do. A throwaway
+// version 2, whose step marks the message, reads the version-1 golden file
+// as version 2, through the file reader and the decoder, and leaves the file
+// as it was; a version-2 record takes no step; version 3 is newer.
+func TestStatusVersion2_IsOneStepAndTheVersion(t *testing.T) {
+	v2 := statusSchema()
+	v2.current++
+	calls := 0
+	v2.steps = map[int]migration{1: func(m map[string]any) (map[string]any, error) {
+		calls++
+		m["message"] = m["message"].(string) + " (v2)"
+		return m, nil
+	}}
+	golden, err := os.ReadFile(filepath.Join("testdata", "status.golden.json"))
+	require.NoError(t, err)
+	v1, migrated, err := DecodeStatus(golden)
+	require.NoError(t, err)
+	require.False(t, migrated, "the golden file is at the current version")
+	want := *v1
+	want.SchemaVersion, want.Message = 2, v1.Message+" (v2)"
+
+	dir := JobDir(filepath.Join(testdir.New(t), "j1"))
+	require.NoError(t, os.MkdirAll(string(dir), 0o755))
+	require.NoError(t, os.WriteFile(dir.StatusPath(), golden, 0o644))
+	st, err := readStatusFile(dir, newReadOptions(nil), v2)
+	require.NoError(t, err)
+	assert.Equal(t, want, *st, "read from the file")
+	after, err := os.ReadFile(dir.StatusPath())
+	require.NoError(t, err)
+	assert.Equal(t, golden, after, "a reader never rewrites the file")
+
+	st, migrated, err = decodeStatus(golden, v2)
+	require.NoError(t, err)
+	assert.True(t, migrated)
+	assert.Equal(t, want, *st, "decoded from bytes")
+	assert.Equal(t, 2, calls)
+
+	written, err := marshalRecord(st)
+	require.NoError(t, err)
+	st, migrated, err = decodeStatus(written, v2)
+	require.NoError(t, err)
+	assert.False(t, migrated, "a version-2 record is current")
+	assert.Equal(t, want, *st)
+	assert.Equal(t, 2, calls, "and takes no step")
+
+	_, _, err = DecodeStatus(written)
+	assert.ErrorIs(t, err, ErrNewerSchema, "version 1 refuses what version 2 wrote")
+	v3 := bytes.Replace(written, []byte(`"schema_version": 2`), []byte(`"schema_version": 3`), 1)
+	_, _, err = decodeStatus(v3, v2)
+	var e *Error
+	require.ErrorAs(t, err, &e)
+	assert.ErrorIs(t, err, ErrNewerSchema)
+	assert.Equal(t, 3, e.Found)
+	assert.Equal(t, 2, e.Supported)
 }
 
 // statusSteps pretend status.json is at version 3: version 1 kept progress
 // as "pct" (0..100) and the state in capitals, version 2 had no host.
-var statusSteps = map[int]Migration{
+var statusSteps = map[int]migration{
 	1: func(m map[string]any) (map[string]any, error) {
 		if pct, ok := m["pct"]; ok {
 			m["progress"] = pct
@@ -58,7 +129,7 @@ func TestDecodeRecord_MigratesThroughEveryStepThenDecodes(t *testing.T) {
 	v1 := []byte(`{"schema_version": 1, "job_id": "j1", "state": "RUNNING", "seq": 18446744073709551615,
 		"pct": 0.5, "updated_at": "2026-11-30T09:35:40.123456+00:00", "unknown": [1, 2]}`)
 	var st JobStatus
-	migrated, err := decodeRecord(v1, 3, statusSteps, StatusFile, &st)
+	migrated, err := decodeRecord(v1, schema{StatusFile, 3, statusSteps}, &st)
 	require.NoError(t, err)
 	assert.True(t, migrated)
 	assert.Equal(t, 3, st.SchemaVersion)
@@ -72,9 +143,9 @@ func TestDecodeRecord_MigratesThroughEveryStepThenDecodes(t *testing.T) {
 
 func TestDecodeRecord_CurrentRecordTakesNoStep(t *testing.T) {
 	called := false
-	steps := map[int]Migration{2: func(m map[string]any) (map[string]any, error) { called = true; return m, nil }}
+	steps := map[int]migration{2: func(m map[string]any) (map[string]any, error) { called = true; return m, nil }}
 	var st JobStatus
-	migrated, err := decodeRecord([]byte(`{"schema_version": 3, "state": "queued", "seq": 1, "updated_at": "2026-11-30T09:35:40Z"}`), 3, steps, StatusFile, &st)
+	migrated, err := decodeRecord([]byte(`{"schema_version": 3, "state": "queued", "seq": 1, "updated_at": "2026-11-30T09:35:40Z"}`), schema{StatusFile, 3, steps}, &st)
 	require.NoError(t, err)
 	assert.False(t, migrated)
 	assert.False(t, called)
@@ -86,14 +157,14 @@ func TestDecodeRecord_ErrorsOfTheVersionRuleComeFirst(t *testing.T) {
 	tests := []struct {
 		name    string
 		data    string
-		steps   map[int]Migration
+		steps   map[int]migration
 		is      error
 		subject string
 	}{
 		{"newer, with fields of the wrong type", `{"schema_version": 4, "seq": "not a number"}`, statusSteps, ErrNewerSchema, "schema_version"},
-		{"missing step", `{"schema_version": 1, "state": "queued"}`, map[int]Migration{2: statusSteps[2]}, ErrNoMigration, "schema_version"},
+		{"missing step", `{"schema_version": 1, "state": "queued"}`, map[int]migration{2: statusSteps[2]}, ErrNoMigration, "schema_version"},
 		{"no version is 0", `{"state": "queued"}`, statusSteps, ErrNoMigration, "schema_version"},
-		{"step fails", `{"schema_version": 2}`, map[int]Migration{2: func(map[string]any) (map[string]any, error) { return nil, broken }}, broken, "schema_version"},
+		{"step fails", `{"schema_version": 2}`, map[int]migration{2: func(map[string]any) (map[string]any, error) { return nil, broken }}, broken, "schema_version"},
 		{"version is a string", `{"schema_version": "2"}`, statusSteps, ErrInvalid, "schema_version"},
 		{"migrated record has a bad field", `{"schema_version": 1, "pct": "half"}`, statusSteps, ErrInvalid, "progress"},
 		{"not an object", `[1, 2, 3]`, statusSteps, ErrInvalid, StatusFile},
@@ -103,7 +174,7 @@ func TestDecodeRecord_ErrorsOfTheVersionRuleComeFirst(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var st JobStatus
-			_, err := decodeRecord([]byte(tt.data), 3, tt.steps, StatusFile, &st)
+			_, err := decodeRecord([]byte(tt.data), schema{StatusFile, 3, tt.steps}, &st)
 			assert.ErrorIs(t, err, tt.is)
 			var e *Error
 			require.ErrorAs(t, err, &e)

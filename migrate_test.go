@@ -17,8 +17,8 @@ import (
 // fakeSteps migrate a made-up record: version 1 called the progress "pct"
 // (0..100), version 2 calls it "progress" (0..1), version 3 adds "labels".
 // Each step records the schema_version it was handed.
-func fakeSteps(seen *[]string) map[int]jobstore.Migration {
-	return map[int]jobstore.Migration{
+func fakeSteps(seen *[]string) map[int]jobstore.MigrationForTest {
+	return map[int]jobstore.MigrationForTest{
 		1: func(m map[string]any) (map[string]any, error) {
 			*seen = append(*seen, fmt.Sprint(m["schema_version"]))
 			if pct, ok := m["pct"].(float64); ok {
@@ -69,7 +69,7 @@ func TestMigrate_AppliesStepsInOrderOnACopy(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			var seen []string
 			before := deepCopy(t, tt.payload)
-			got, err := jobstore.Migrate(tt.payload, tt.current, fakeSteps(&seen), "test.json")
+			got, err := jobstore.MigrateForTest(tt.payload, tt.current, fakeSteps(&seen), "test.json")
 			require.NoError(t, err)
 			assert.Equal(t, tt.want, got)
 			assert.Equal(t, tt.seen, seen, "each step sees the version it migrates from")
@@ -88,7 +88,7 @@ func TestMigrate_StepsCannotChangeTheCallersNestedValues(t *testing.T) {
 	payload := map[string]any{"schema_version": 1.0,
 		"labels": map[string]any{"team": "vfx"}, "tags": []any{"a", map[string]any{"b": 1.0}}}
 	before := deepCopy(t, payload)
-	steps := map[int]jobstore.Migration{1: func(m map[string]any) (map[string]any, error) {
+	steps := map[int]jobstore.MigrationForTest{1: func(m map[string]any) (map[string]any, error) {
 		labels := m["labels"].(map[string]any)
 		labels["group"] = labels["team"]
 		delete(labels, "team")
@@ -97,7 +97,7 @@ func TestMigrate_StepsCannotChangeTheCallersNestedValues(t *testing.T) {
 		tags[1].(map[string]any)["b"] = 2.0
 		return m, nil
 	}}
-	got, err := jobstore.Migrate(payload, 2, steps, "test.json")
+	got, err := jobstore.MigrateForTest(payload, 2, steps, "test.json")
 	require.NoError(t, err)
 	assert.Equal(t, map[string]any{"group": "vfx"}, got["labels"])
 	assert.Equal(t, before, payload, "the caller's nested values are unchanged")
@@ -106,7 +106,7 @@ func TestMigrate_StepsCannotChangeTheCallersNestedValues(t *testing.T) {
 func TestMigrate_StampsEveryStepsVersion(t *testing.T) {
 	var seen []string
 	// Steps that forget (or garble) schema_version: Migrate stamps it.
-	steps := map[int]jobstore.Migration{
+	steps := map[int]jobstore.MigrationForTest{
 		0: func(m map[string]any) (map[string]any, error) {
 			seen = append(seen, fmt.Sprint(m["schema_version"]))
 			delete(m, "schema_version")
@@ -121,7 +121,7 @@ func TestMigrate_StampsEveryStepsVersion(t *testing.T) {
 			return nil, nil // nothing kept
 		},
 	}
-	got, err := jobstore.Migrate(map[string]any{"x": 1.0}, 3, steps, "test.json")
+	got, err := jobstore.MigrateForTest(map[string]any{"x": 1.0}, 3, steps, "test.json")
 	require.NoError(t, err)
 	assert.Equal(t, map[string]any{"schema_version": 3}, got)
 	assert.Equal(t, []string{"<nil>", "1", "2"}, seen, "a missing schema_version is version 0")
@@ -144,7 +144,7 @@ func TestMigrate_MissingStepIsErrNoMigrationNamingTheVersion(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			before := deepCopy(t, tt.payload)
-			got, err := jobstore.Migrate(tt.payload, 3, steps, "status.json")
+			got, err := jobstore.MigrateForTest(tt.payload, 3, steps, "status.json")
 			assert.Nil(t, got)
 			assert.ErrorIs(t, err, jobstore.ErrNoMigration)
 			e := errOf(t, err)
@@ -161,12 +161,12 @@ func TestMigrate_MissingStepIsErrNoMigrationNamingTheVersion(t *testing.T) {
 
 func TestMigrate_FailingStepIsErrNoMigrationWrappingTheCause(t *testing.T) {
 	cause := errors.New("pct is not a number")
-	steps := map[int]jobstore.Migration{
+	steps := map[int]jobstore.MigrationForTest{
 		1: func(m map[string]any) (map[string]any, error) { m["half-done"] = true; return m, nil },
 		2: func(m map[string]any) (map[string]any, error) { m["broken"] = true; return nil, cause },
 	}
 	payload := map[string]any{"schema_version": 1.0}
-	got, err := jobstore.Migrate(payload, 3, steps, "status.json")
+	got, err := jobstore.MigrateForTest(payload, 3, steps, "status.json")
 	assert.Nil(t, got)
 	assert.ErrorIs(t, err, jobstore.ErrNoMigration)
 	assert.ErrorIs(t, err, cause)
@@ -179,7 +179,7 @@ func TestMigrate_FailingStepIsErrNoMigrationWrappingTheCause(t *testing.T) {
 func TestMigrate_NewerRecordIsErrNewerSchemaNamingBothVersions(t *testing.T) {
 	for _, v := range []any{3.0, json.Number("3"), 3, int64(3)} {
 		payload := map[string]any{"schema_version": v, "state": "running"}
-		got, err := jobstore.Migrate(payload, 1, nil, "status.json")
+		got, err := jobstore.MigrateForTest(payload, 1, nil, "status.json")
 		assert.Nil(t, got)
 		assert.ErrorIs(t, err, jobstore.ErrNewerSchema)
 		e := errOf(t, err)
@@ -221,7 +221,7 @@ func TestMigrate_NonIntegerVersionIsErrInvalidWithFound(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			payload := map[string]any{"schema_version": tt.v}
-			got, err := jobstore.Migrate(payload, 1, nil, "job.json")
+			got, err := jobstore.MigrateForTest(payload, 1, nil, "job.json")
 			assert.Nil(t, got)
 			assert.ErrorIs(t, err, jobstore.ErrInvalid)
 			assert.NotErrorIs(t, err, jobstore.ErrNewerSchema)
@@ -239,7 +239,7 @@ func TestMigrate_NonIntegerVersionIsErrInvalidWithFound(t *testing.T) {
 }
 
 func TestMigrate_LargestVersionIsAccepted(t *testing.T) {
-	got, err := jobstore.Migrate(map[string]any{"schema_version": float64(math.MaxInt32)}, math.MaxInt32, nil, "x")
+	got, err := jobstore.MigrateForTest(map[string]any{"schema_version": float64(math.MaxInt32)}, math.MaxInt32, nil, "x")
 	require.NoError(t, err)
 	assert.Equal(t, math.MaxInt32, got["schema_version"])
 }
@@ -263,22 +263,20 @@ func TestReads_MigrateOlderRecordsInMemoryOnly(t *testing.T) {
 	assert.ErrorIs(t, err, jobstore.ErrNoMigration)
 
 	// Version 0 named the kind "type" and the state "status".
-	rename := func(from, to string) jobstore.Migration {
+	rename := func(from, to string) jobstore.MigrationForTest {
 		return func(m map[string]any) (map[string]any, error) {
 			m[to] = m[from]
 			delete(m, from)
 			return m, nil
 		}
 	}
-	jobstore.UseMigrationsForTest(t, map[int]jobstore.Migration{0: rename("type", "kind")},
-		map[int]jobstore.Migration{0: rename("status", "state")})
 	before := snapshot(t, string(dir))
 
-	spec, err := jobstore.ReadSpec(dir)
+	spec, err := jobstore.ReadSpecWithStepsForTest(dir, map[int]jobstore.MigrationForTest{0: rename("type", "kind")})
 	require.NoError(t, err)
 	assert.Equal(t, 1, spec.SchemaVersion)
 	assert.Equal(t, "render", spec.Kind)
-	st, err := jobstore.ReadStatus(dir)
+	st, err := jobstore.ReadStatusWithStepsForTest(dir, map[int]jobstore.MigrationForTest{0: rename("status", "state")})
 	require.NoError(t, err)
 	assert.Equal(t, 1, st.SchemaVersion)
 	assert.Equal(t, jobstore.Succeeded, st.State)

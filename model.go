@@ -316,31 +316,23 @@ func (s *JobStatus) decode(b []byte) error {
 	return nil
 }
 
-// invalid builds the ErrInvalid error for one field.
-func invalid(op, path, field, msg string, found, supported any) *Error {
-	return &Error{Op: op, Path: path, Subject: field, Msg: msg, Found: found, Supported: supported,
-		Remedy: "correct the " + field + " field", Sentinel: ErrInvalid}
-}
-
 func checkYear(op, path, field string, t time.Time) error {
 	if y := t.UTC().Year(); y < 1 || y > 9999 {
-		return invalid(op, path, field, fmt.Sprintf("year %d is outside 1..9999", y), t, "years 1..9999")
+		return errInvalid(op, path, field, t, "years 1..9999", fmt.Sprintf("year %d is outside 1..9999", y), "")
 	}
 	return nil
 }
 
 // validate checks a spec's fields; op and path go into the error.
 func (s *JobSpec) validate(op, path string) error {
-	if err := ValidateJobID(s.ID); err != nil {
-		e := err.(*Error)
-		e.Op, e.Path = op, path
-		return e
+	if err := validateJobID(op, path, s.ID); err != nil {
+		return err
 	}
 	if s.Kind == "" {
-		return invalid(op, path, "kind", "is empty", s.Kind, "a non-empty string")
+		return errInvalid(op, path, "kind", s.Kind, "a non-empty string", "is empty", "")
 	}
 	if len(s.Params) > 0 && !json.Valid(s.Params) {
-		return invalid(op, path, "params", "is not valid JSON", string(s.Params), "a JSON value")
+		return errInvalid(op, path, "params", string(s.Params), "a JSON value", "is not valid JSON", "")
 	}
 	return checkYear(op, path, "submitted_at", s.SubmittedAt)
 }
@@ -348,16 +340,14 @@ func (s *JobSpec) validate(op, path string) error {
 // validate checks a status's fields; op and path go into the error.
 func (s *JobStatus) validate(op, path string) error {
 	if !s.State.Known() {
-		return invalid(op, path, "state", fmt.Sprintf("%q is not a known state", s.State), string(s.State), States())
+		return errInvalid(op, path, "state", string(s.State), States(), fmt.Sprintf("%q is not a known state", s.State), "")
 	}
 	if p := s.Progress; p != nil && (math.IsNaN(*p) || *p < 0 || *p > 1) {
-		return invalid(op, path, "progress", fmt.Sprintf("%v is not within [0, 1]", *p), *p, "nil or a number within [0, 1]")
+		return errInvalid(op, path, "progress", *p, "nil or a number within [0, 1]", fmt.Sprintf("%v is not within [0, 1]", *p), "")
 	}
 	if s.JobID != "" {
-		if err := ValidateJobID(s.JobID); err != nil {
-			e := err.(*Error)
-			e.Op, e.Path = op, path
-			return e
+		if err := validateJobID(op, path, s.JobID); err != nil {
+			return err
 		}
 	}
 	for _, f := range []struct {

@@ -124,7 +124,7 @@ func TestTimestamps_ReadEveryRFC3339AndIsoformatForm(t *testing.T) {
 		}
 	}
 	for _, tt := range tests {
-		st, err := jobstore.DecodeStatus(statusWithTime(`"` + tt.in + `"`))
+		st, _, err := jobstore.DecodeStatus(statusWithTime(`"` + tt.in + `"`))
 		if !assert.NoError(t, err, tt.in) {
 			continue
 		}
@@ -140,7 +140,7 @@ func TestTimestamps_RefuseWhatIsNotAValidTime(t *testing.T) {
 		`"2026-11-30X09:35:40Z"`, `" 2026-11-30T09:35:40Z"`, `1764495340`, `true`, `{}`, `["2026-11-30T09:35:40Z"]`,
 		`"0000-12-31T23:00:00Z"`, `"10000-01-01T00:00:00Z"`, `"0001-01-01T00:30:00+01:00"`, `"9999-12-31T23:30:00-01:00"`,
 	} {
-		_, err := jobstore.DecodeStatus(statusWithTime(ts))
+		_, _, err := jobstore.DecodeStatus(statusWithTime(ts))
 		assert.ErrorIs(t, err, jobstore.ErrInvalid, ts)
 		var e *jobstore.Error
 		if assert.ErrorAs(t, err, &e, ts) {
@@ -148,7 +148,7 @@ func TestTimestamps_RefuseWhatIsNotAValidTime(t *testing.T) {
 		}
 	}
 	// A JSON null is no time at all: the zero time, as when the field is missing.
-	st, err := jobstore.DecodeStatus(statusWithTime(`null`))
+	st, _, err := jobstore.DecodeStatus(statusWithTime(`null`))
 	require.NoError(t, err)
 	assert.True(t, st.UpdatedAt.IsZero())
 }
@@ -182,13 +182,13 @@ func TestJSONNames_AreTheFileFormat(t *testing.T) {
 // fields to a record of the current version; readers take what they know
 // and ignore the rest (README: unknown fields are not preserved).
 func TestDecode_IgnoresFieldsItDoesNotKnow(t *testing.T) {
-	st, err := jobstore.DecodeStatus([]byte(`{"schema_version": 1, "job_id": "j", "state": "running", "seq": 3,
+	st, _, err := jobstore.DecodeStatus([]byte(`{"schema_version": 1, "job_id": "j", "state": "running", "seq": 3,
 		"updated_at": "2026-11-30T09:35:40.123456+00:00", "qgis_layer": {"id": 7}, "eta_s": 12.5}`))
 	require.NoError(t, err)
 	assert.Equal(t, jobstore.Running, st.State)
 	assert.Equal(t, uint64(3), st.Seq)
 
-	spec, err := jobstore.DecodeSpec([]byte(`{"schema_version": 1, "job_id": "j", "kind": "k",
+	spec, _, err := jobstore.DecodeSpec([]byte(`{"schema_version": 1, "job_id": "j", "kind": "k",
 		"submitted_at": "2026-11-30T09:35:40+00:00", "priority": "high"}`))
 	require.NoError(t, err)
 	assert.Equal(t, "k", spec.Kind)

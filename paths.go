@@ -12,8 +12,8 @@ const (
 	LockFile   = "job.lock"
 )
 
-// MaxJobIDLen is the longest job ID ValidateJobID accepts.
-const MaxJobIDLen = 128
+// maxJobIDLen is the longest job ID ValidateJobID accepts (its doc says 128).
+const maxJobIDLen = 128
 
 // JobDir is the path of one job's directory, <root>/<job-id>. The directory
 // name is the job ID.
@@ -35,18 +35,19 @@ func (d JobDir) ID() string { return filepath.Base(string(d)) }
 // 1 to 128 characters of [A-Za-z0-9._-], not starting with '.' or '-' (so it
 // is never hidden, never taken for a flag, and never "." or ".."). The error
 // is an *Error of kind ErrInvalid with Subject "job_id".
-func ValidateJobID(id string) error {
+func ValidateJobID(id string) error { return validateJobID("validate job ID", "", id) }
+
+// validateJobID is ValidateJobID with the op and path of the caller's error.
+func validateJobID(op, path, id string) error {
 	bad := func(msg string) error {
-		return &Error{Op: "validate job ID", Subject: "job_id", Msg: msg, Found: id,
-			Supported: "1-128 characters of [A-Za-z0-9._-], not starting with '.' or '-'",
-			Remedy:    "choose an ID of letters, digits, '.', '_' and '-' that starts with a letter or digit",
-			Sentinel:  ErrInvalid}
+		return errInvalid(op, path, "job_id", id, "1-128 characters of [A-Za-z0-9._-], not starting with '.' or '-'", msg,
+			"choose an ID of letters, digits, '.', '_' and '-' that starts with a letter or digit")
 	}
 	switch {
 	case id == "":
 		return bad("is empty")
-	case len(id) > MaxJobIDLen:
-		return bad(fmt.Sprintf("is %d characters long, more than %d", len(id), MaxJobIDLen))
+	case len(id) > maxJobIDLen:
+		return bad(fmt.Sprintf("is %d characters long, more than %d", len(id), maxJobIDLen))
 	case id[0] == '.' || id[0] == '-':
 		return bad(fmt.Sprintf("%q starts with %q", id, id[0]))
 	}
@@ -60,8 +61,11 @@ func ValidateJobID(id string) error {
 }
 
 // DirFor validates id and returns root/id.
-func DirFor(root, id string) (JobDir, error) {
-	if err := ValidateJobID(id); err != nil {
+func DirFor(root, id string) (JobDir, error) { return dirFor("validate job ID", root, id) }
+
+// dirFor is DirFor with op named in the error.
+func dirFor(op, root, id string) (JobDir, error) {
+	if err := validateJobID(op, "", id); err != nil {
 		return "", err
 	}
 	return JobDir(filepath.Join(root, id)), nil

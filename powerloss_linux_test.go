@@ -86,8 +86,8 @@ func short(b []byte) string {
 // checkStatusState: status.json is the old or the new record, complete, and
 // the new one once acknowledged; job.json is untouched.
 func checkStatusState(oldB, newB, specB []byte) func(root string, acked bool) []string {
-	oldSt, errOld := jobstore.DecodeStatus(oldB)
-	newSt, errNew := jobstore.DecodeStatus(newB)
+	oldSt, _, errOld := jobstore.DecodeStatus(oldB)
+	newSt, _, errNew := jobstore.DecodeStatus(newB)
 	return func(root string, acked bool) []string {
 		if err := errors.Join(errOld, errNew); err != nil {
 			return []string{err.Error()}
@@ -122,7 +122,7 @@ func checkStatusState(oldB, newB, specB []byte) func(root string, acked bool) []
 
 // checkSpecState: job.json is absent and unacknowledged, or complete.
 func checkSpecState(specB []byte) func(root string, acked bool) []string {
-	spec, errSpec := jobstore.DecodeSpec(specB)
+	spec, _, errSpec := jobstore.DecodeSpec(specB)
 	return func(root string, acked bool) []string {
 		if errSpec != nil {
 			return []string{errSpec.Error()}

@@ -18,11 +18,9 @@ func Submit(root string, spec JobSpec) (JobDir, error) {
 	if spec.ID == "" {
 		spec.ID = NewJobID()
 	}
-	dir, err := DirFor(root, spec.ID)
+	dir, err := dirFor("submit", root, spec.ID)
 	if err != nil {
-		e := err.(*Error)
-		e.Op = "submit"
-		return "", e
+		return "", err
 	}
 	if err := WriteSpec(dir, spec); err != nil {
 		return "", err
@@ -85,10 +83,8 @@ func start(op string, dir JobDir, lk *Lock) (*Run, error) {
 	r := &Run{dir: dir, spec: spec, lock: lk}
 	if last != nil {
 		if last.State.Terminal() {
-			return nil, &Error{Op: op, Path: dir.StatusPath(), Subject: "state", Sentinel: ErrInvalid,
-				Msg:   fmt.Sprintf("the job is already %s; a finished job is not started again", last.State),
-				Found: string(last.State), Supported: []State{Queued, Running},
-				Remedy: "submit a new job"}
+			return nil, errInvalid(op, dir.StatusPath(), "state", string(last.State), []State{Queued, Running},
+				fmt.Sprintf("the job is already %s; a finished job is not started again", last.State), "submit a new job")
 		}
 		r.st.Seq = last.Seq
 	}
@@ -118,13 +114,12 @@ func (r *Run) write(next JobStatus, now time.Time, opts ...WriteOption) error {
 func (r *Run) usable(op string) error {
 	switch {
 	case r.finished:
-		return &Error{Op: op, Path: r.dir.StatusPath(), Sentinel: ErrInvalid, Subject: "state",
-			Msg: fmt.Sprintf("the job is finished (%s); its status is final", r.st.State), Found: string(r.st.State),
-			Remedy: "do not update a job after Finish; submit a new job to run again"}
+		return errInvalid(op, r.dir.StatusPath(), "state", string(r.st.State), nil,
+			fmt.Sprintf("the job is finished (%s); its status is final", r.st.State),
+			"do not update a job after Finish; submit a new job to run again")
 	case r.lock == nil:
-		return &Error{Op: op, Path: r.dir.StatusPath(), Sentinel: ErrInvalid, Subject: "run",
-			Msg:    "the run is closed and no longer holds job.lock",
-			Remedy: "write updates before Close"}
+		return errInvalid(op, r.dir.StatusPath(), "run", nil, nil,
+			"the run is closed and no longer holds job.lock", "write updates before Close")
 	}
 	return nil
 }
@@ -144,9 +139,10 @@ func (r *Run) Status() JobStatus {
 
 // Progress records how far the job is, fraction within [0, 1], and, if
 // message is not empty, replaces the message (an empty one keeps it). The
-// write is NoSync: atomic, but after a power cut status.json may show an
-// earlier update. A fraction outside [0, 1] (or NaN) is ErrInvalid and
-// writes nothing.
+// write is NoSync (see there): atomic for readers, but after a power cut or
+// kernel crash status.json may hold an earlier update or, on some
+// filesystems, be empty (ErrCorrupt). A fraction outside [0, 1] (or NaN) is
+// ErrInvalid and writes nothing.
 func (r *Run) Progress(fraction float64, message string) error {
 	const op = "progress"
 	r.mu.Lock()
@@ -155,7 +151,7 @@ func (r *Run) Progress(fraction float64, message string) error {
 		return err
 	}
 	if math.IsNaN(fraction) || fraction < 0 || fraction > 1 {
-		return invalid(op, r.dir.StatusPath(), "progress", fmt.Sprintf("%v is not within [0, 1]", fraction), fraction, "a number within [0, 1]")
+		return errInvalid(op, r.dir.StatusPath(), "progress", fraction, "a number within [0, 1]", fmt.Sprintf("%v is not within [0, 1]", fraction), "")
 	}
 	next := copyStatus(r.st)
 	next.Progress = &fraction
@@ -201,8 +197,8 @@ func (r *Run) Finish(o Outcome) error {
 		return err
 	}
 	if !o.State.Terminal() || o.State == Lost {
-		return invalid(op, r.dir.StatusPath(), "state", fmt.Sprintf("%q is not a state a runner finishes in", o.State),
-			string(o.State), []State{Succeeded, Failed, Cancelled})
+		return errInvalid(op, r.dir.StatusPath(), "state", string(o.State), []State{Succeeded, Failed, Cancelled},
+			fmt.Sprintf("%q is not a state a runner finishes in", o.State), "")
 	}
 	next := copyStatus(r.st)
 	now := Now()

@@ -1,20 +1,10 @@
 package jobstore
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
-)
-
-// The migrations of the two records, by the version they migrate from. Both
-// are empty at version 1: schema version 2 of a record is a step added here,
-// not a redesign.
-var (
-	specMigrations   = map[int]Migration{}
-	statusMigrations = map[int]Migration{}
 )
 
 // WriteSpec publishes job.json, the submission record, in dir.
@@ -45,11 +35,11 @@ func WriteSpec(dir JobDir, spec JobSpec, opts ...WriteOption) error {
 		return err
 	}
 	if spec.ID != dir.ID() {
-		return invalid(op, path, "job_id", fmt.Sprintf("%q differs from the directory name %q", spec.ID, dir.ID()), spec.ID, dir.ID())
+		return errInvalid(op, path, "job_id", spec.ID, dir.ID(), fmt.Sprintf("%q differs from the directory name %q", spec.ID, dir.ID()), "")
 	}
 	data, err := marshalRecord(spec)
 	if err != nil {
-		return invalid(op, path, "spec", err.Error(), nil, nil)
+		return errMalformed(op, path, "spec", "cannot encode the record", "correct the spec's fields", err)
 	}
 	o := newWriteOptions(opts)
 	o.perm &^= 0o222 // written once, then read-only
@@ -65,11 +55,16 @@ func WriteSpec(dir JobDir, spec JobSpec, opts ...WriteOption) error {
 // an *Error of kind ErrNotJob, which also matches fs.ErrNotExist. A record
 // from a newer jobstore is ErrNewerSchema.
 func ReadSpec(dir JobDir, opts ...ReadOption) (JobSpec, error) {
+	return readSpec(dir, newReadOptions(opts), specSchema())
+}
+
+// readSpec is ReadSpec for a given schema (the tests' way to add a version).
+func readSpec(dir JobDir, o readOptions, sch schema) (JobSpec, error) {
 	const op = "read spec"
 	path := dir.SpecPath()
 	var spec JobSpec
-	found, err := readTolerant(op, path, newReadOptions(opts), func(b []byte) (err error) {
-		spec, err = DecodeSpec(b)
+	found, err := readTolerant(op, path, o, func(b []byte) (err error) {
+		spec, _, err = decodeSpec(b, sch)
 		return err
 	})
 	if err == nil && !found {
@@ -112,7 +107,7 @@ func WriteStatus(dir JobDir, st JobStatus, opts ...WriteOption) error {
 	}
 	data, err := marshalRecord(st)
 	if err != nil {
-		return invalid(op, path, "status", err.Error(), nil, nil)
+		return errMalformed(op, path, "status", "cannot encode the record", "correct the status's fields", err)
 	}
 	err = replaceFile(path, data, newWriteOptions(opts))
 	if err != nil && errors.Is(err, fs.ErrNotExist) {
@@ -133,7 +128,7 @@ func WriteStatus(dir JobDir, st JobStatus, opts ...WriteOption) error {
 // anything. When the record is current (the usual case) it costs one JSON
 // parse.
 func ReadStatus(dir JobDir, opts ...ReadOption) (*JobStatus, error) {
-	st, err := readStatusFile(dir, newReadOptions(opts))
+	st, err := readStatusFile(dir, newReadOptions(opts), statusSchema())
 	if err == nil {
 		if _, serr := os.Lstat(dir.SpecPath()); errors.Is(serr, fs.ErrNotExist) {
 			return nil, notJob("read status", dir)
@@ -143,13 +138,13 @@ func ReadStatus(dir JobDir, opts ...ReadOption) (*JobStatus, error) {
 }
 
 // readStatusFile is ReadStatus without the check that job.json exists (List
-// has just read it): nil, nil when status.json is absent.
-func readStatusFile(dir JobDir, o readOptions) (*JobStatus, error) {
+// has just read it), for a given schema: nil, nil when status.json is absent.
+func readStatusFile(dir JobDir, o readOptions, sch schema) (*JobStatus, error) {
 	const op = "read status"
 	path := dir.StatusPath()
 	var st *JobStatus
 	found, err := readTolerant(op, path, o, func(b []byte) (err error) {
-		st, err = DecodeStatus(b)
+		st, _, err = decodeStatus(b, sch)
 		return err
 	})
 	if err != nil {
@@ -162,107 +157,43 @@ func readStatusFile(dir JobDir, o readOptions) (*JobStatus, error) {
 }
 
 // DecodeSpec decodes the bytes of a job.json exactly as ReadSpec does, with
-// no file and no retry: migration in memory, then validation. Bytes that are
-// not one JSON value are ErrCorrupt.
-func DecodeSpec(data []byte) (JobSpec, error) {
+// no file and no retry: migration in memory, then validation. migrated
+// reports that the bytes held an older schema_version than JobSchemaVersion
+// and were migrated (spec.SchemaVersion is JobSchemaVersion either way).
+// Bytes that are not one JSON value are ErrCorrupt.
+func DecodeSpec(data []byte) (spec JobSpec, migrated bool, err error) {
+	return decodeSpec(data, specSchema())
+}
+
+func decodeSpec(data []byte, sch schema) (JobSpec, bool, error) {
 	var spec JobSpec
-	if _, err := decodeRecord(data, JobSchemaVersion, specMigrations, SpecFile, &spec); err != nil {
-		return JobSpec{}, err
+	migrated, err := decodeRecord(data, sch, &spec)
+	if err != nil {
+		return JobSpec{}, false, err
 	}
 	if err := spec.validate("", ""); err != nil {
-		return JobSpec{}, err
+		return JobSpec{}, false, err
 	}
-	return spec, nil
+	return spec, migrated, nil
 }
 
 // DecodeStatus decodes the bytes of a status.json exactly as ReadStatus
 // does, with no file and no retry: migration in memory, then validation.
-// Bytes that are not one JSON value are ErrCorrupt.
-func DecodeStatus(data []byte) (*JobStatus, error) {
+// migrated reports that the bytes held an older schema_version than
+// StatusSchemaVersion and were migrated. Bytes that are not one JSON value
+// are ErrCorrupt.
+func DecodeStatus(data []byte) (st *JobStatus, migrated bool, err error) {
+	return decodeStatus(data, statusSchema())
+}
+
+func decodeStatus(data []byte, sch schema) (*JobStatus, bool, error) {
 	st := new(JobStatus)
-	if _, err := decodeRecord(data, StatusSchemaVersion, statusMigrations, StatusFile, st); err != nil {
-		return nil, err
+	migrated, err := decodeRecord(data, sch, st)
+	if err != nil {
+		return nil, false, err
 	}
 	if err := st.validate("", ""); err != nil {
-		return nil, err
+		return nil, false, err
 	}
-	return st, nil
+	return st, migrated, nil
 }
-
-func notJob(op string, dir JobDir) error {
-	return &Error{Op: op, Path: string(dir), Sentinel: ErrNotJob, Msg: "no " + SpecFile + " here",
-		Remedy: "that directory is not a job: check the path, or submit the job first"}
-}
-
-// withPath gives a decode error the op and path it was found at.
-func withPath(err error, op, path string) error {
-	var e *Error
-	if errors.As(err, &e) {
-		if e.Path == "" {
-			e.Path = path
-		}
-		if e.Op == "" {
-			e.Op = op
-		}
-		return err
-	}
-	return &Error{Op: op, Path: path, Err: err, Msg: "cannot decode the record", Sentinel: ErrInvalid,
-		Remedy: "correct the record, or remove it and write it again"}
-}
-
-// decodeRecord decodes a record into out. The usual case, a current record,
-// is one parse. Anything else (an older or newer version, a wrong
-// type) goes the slow way: decode into a map, Migrate, decode the result, so
-// that errors name the field and the version rule applies before the fields
-// are judged. Bytes that are not one JSON value are ErrCorrupt (which the
-// tolerant reader retries). migrated reports that steps were applied in memory.
-func decodeRecord[T any, P interface {
-	*T
-	version() int
-	decode([]byte) error
-}](data []byte, current int, steps map[int]Migration, what string, out P) (migrated bool, err error) {
-	err = out.decode(data)
-	if err == nil && out.version() == current {
-		return false, nil
-	}
-	var se *json.SyntaxError
-	if errors.As(err, &se) {
-		return false, corrupt(data, se)
-	}
-	var m map[string]any
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber() // keep big integers (seq) exact through the map
-	if derr := dec.Decode(&m); derr != nil || m == nil {
-		return false, &Error{Subject: what, Msg: "is not a JSON object", Sentinel: ErrInvalid,
-			Remedy: "a record is a JSON object; restore it or remove it"}
-	}
-	from, _ := schemaVersion(m)
-	m, err = Migrate(m, current, steps, what)
-	if err != nil {
-		return false, err
-	}
-	b, err := json.Marshal(m)
-	if err != nil {
-		return false, &Error{Subject: what, Msg: "cannot re-encode the migrated record", Err: err, Sentinel: ErrInvalid}
-	}
-	var zero T
-	*out = zero // forget what the first pass filled in
-	if err := out.decode(b); err != nil {
-		var te *json.UnmarshalTypeError
-		if errors.As(err, &te) {
-			want := te.Type.String()
-			if te.Type == timeType {
-				want = "an RFC 3339 or isoformat timestamp"
-			}
-			return false, &Error{Subject: te.Field, Msg: "is " + te.Value + ", want " + want,
-				Found: te.Value, Supported: want, Sentinel: ErrInvalid,
-				Remedy: "correct the " + te.Field + " field"}
-		}
-		return false, &Error{Subject: what, Msg: "cannot decode the record", Err: err, Sentinel: ErrInvalid,
-			Remedy: "correct the record, or remove it and write it again"}
-	}
-	return from != current, nil
-}
-
-func (s *JobSpec) version() int   { return s.SchemaVersion }
-func (s *JobStatus) version() int { return s.SchemaVersion }

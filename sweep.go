@@ -24,11 +24,11 @@ const DefaultSweepAge = 15 * time.Minute
 func SweepTemps(dir JobDir, olderThan time.Duration) (removed []string, err error) {
 	const op = "sweep temp files"
 	if olderThan < 0 {
-		return nil, invalid(op, string(dir), "olderThan", fmt.Sprintf("%v is negative", olderThan), olderThan, "a duration >= 0")
+		return nil, errInvalid(op, string(dir), "olderThan", olderThan, "a duration >= 0", fmt.Sprintf("%v is negative", olderThan), "pass a duration >= 0")
 	}
 	des, err := os.ReadDir(string(dir))
 	if err != nil {
-		return nil, stepError(op, string(dir), err, "cannot read the directory", "check the path and permissions")
+		return nil, errIO(op, string(dir), err, "cannot read the directory", "check the path and permissions")
 	}
 	cutoff := time.Now().Add(-olderThan)
 	var errs []error
@@ -57,7 +57,7 @@ func SweepTemps(dir JobDir, olderThan time.Duration) (removed []string, err erro
 		removed = append(removed, de.Name())
 	}
 	if len(errs) > 0 {
-		return removed, stepError(op, string(dir), errors.Join(errs...), "cannot remove some temp files",
+		return removed, errIO(op, string(dir), errors.Join(errs...), "cannot remove some temp files",
 			"check the permissions of the directory; the files are safe to remove by hand")
 	}
 	return removed, nil

@@ -126,8 +126,8 @@ func readTolerant(op, path string, o readOptions, decode func([]byte) error) (bo
 		Remedy: "the file is busy or on a filesystem that lost track of it; read again later"}
 }
 
-const corruptRemedy = "jobstore's own writes are never torn, so the file was damaged by a crash of a writer " +
-	"that did not use the atomic protocol, or by the disk; restore it from a backup or remove it " +
+const corruptRemedy = "jobstore's durable writes are never torn, so the file was damaged by a power cut after a NoSync write " +
+	"(Run.Progress), by a writer that did not use the atomic protocol, or by the disk; restore it from a backup or remove it " +
 	"(a removed status.json reads as \"nothing has run yet\"); RebuildIndex (jobstore list --rebuild) lists the other unreadable jobs"
 
 // corrupt is the ErrCorrupt error for bytes that are not one JSON value; its

@@ -101,9 +101,9 @@ func TestCheck_AgreesWithTheLibraryOnEachRecordFileOfRootTestdata(t *testing.T) 
 				var libErr error
 				if target == jobstore.StatusFile {
 					require.NoError(t, os.WriteFile(filepath.Join(dir, jobstore.SpecFile), good, 0o644))
-					_, libErr = jobstore.DecodeStatus(data)
+					_, _, libErr = jobstore.DecodeStatus(data)
 				} else {
-					_, libErr = jobstore.DecodeSpec(data)
+					_, _, libErr = jobstore.DecodeSpec(data)
 				}
 				require.NoError(t, os.WriteFile(filepath.Join(dir, target), data, 0o644))
 				r := runCLI(t, "check", dir)

@@ -181,7 +181,8 @@ func TestRootWithoutJobs(t *testing.T) {
 	empty := testdir.New(t)
 	onlyIndex := testdir.New(t)
 	require.NoError(t, os.Mkdir(filepath.Join(onlyIndex, ".trash"), 0o755))
-	require.NoError(t, os.WriteFile(filepath.Join(onlyIndex, jobstore.IndexFile), []byte("{}"), 0o644))
+	_, err := jobstore.RebuildIndex(onlyIndex) // a real, empty index.json
+	require.NoError(t, err)
 
 	for _, cmd := range [][]string{{"list"}, {"list", "--json"}, {"check"}, {"reconcile"}, {"reconcile", "--json"}} {
 		t.Run(strings.Join(cmd, " "), func(t *testing.T) {

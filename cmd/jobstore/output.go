@@ -100,7 +100,7 @@ func writeJSON(w io.Writer, v any) error {
 // errorJSON is how --json output reports an error. Every key is always
 // present.
 type errorJSON struct {
-	Kind    string `json:"kind"`    // kindName of the error
+	Kind    string `json:"kind"`    // jobstore.ErrorCode of the error
 	Subject string `json:"subject"` // the field or record concerned; "" when none
 	Message string `json:"message"` // what went wrong, as on stderr without the remedy
 	Remedy  string `json:"remedy"`  // what to do, as on stderr
@@ -110,36 +110,12 @@ func newErrorJSON(err error) *errorJSON {
 	if err == nil {
 		return nil
 	}
-	j := &errorJSON{Kind: kindName(err), Message: errorMessage(err), Remedy: oneLine(cliRemedy(err))}
+	j := &errorJSON{Kind: jobstore.ErrorCode(err), Message: errorMessage(err), Remedy: oneLine(cliRemedy(err))}
 	var e *jobstore.Error
 	if errors.As(err, &e) {
 		j.Subject = e.Subject
 	}
 	return j
-}
-
-// kindName names the sentinel an error matches, for machines: not_job,
-// exists, corrupt, too_large, invalid, newer_schema, no_migration, locked,
-// or "io" for anything else.
-func kindName(err error) string {
-	for _, k := range []struct {
-		name string
-		err  error
-	}{
-		{"not_job", jobstore.ErrNotJob},
-		{"exists", jobstore.ErrExists},
-		{"corrupt", jobstore.ErrCorrupt},
-		{"too_large", jobstore.ErrTooLarge},
-		{"newer_schema", jobstore.ErrNewerSchema},
-		{"no_migration", jobstore.ErrNoMigration},
-		{"invalid", jobstore.ErrInvalid},
-		{"locked", jobstore.ErrLocked},
-	} {
-		if errors.Is(err, k.err) {
-			return k.name
-		}
-	}
-	return "io"
 }
 
 // problem splits an error into what a report line shows: the subject (a

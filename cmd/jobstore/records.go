@@ -46,20 +46,19 @@ func readJob(dir jobstore.JobDir) jobRecords {
 		_, j.SpecInfo.Err = jobstore.ReadSpec(dir) // no job.json: the library's own ErrNotJob
 	}
 	if j.SpecInfo.Err == nil && j.SpecInfo.Present {
-		spec, err := jobstore.DecodeSpec(specRaw)
+		spec, migrated, err := jobstore.DecodeSpec(specRaw)
 		if err == nil {
 			j.Spec = &spec
 		}
+		j.SpecInfo.Migrated = migrated
 		j.SpecInfo.Err = at(err, "read spec", dir.SpecPath())
 	}
 	j.StatusInfo = readRecord(dir.StatusPath(), jobstore.StatusFile, "read status", jobstore.StatusSchemaVersion, &statusRaw)
 	if j.StatusInfo.Err == nil && j.StatusInfo.Present {
-		st, err := jobstore.DecodeStatus(statusRaw)
+		st, migrated, err := jobstore.DecodeStatus(statusRaw)
 		j.Status = st
+		j.StatusInfo.Migrated = migrated
 		j.StatusInfo.Err = at(err, "read status", dir.StatusPath())
-	}
-	for _, r := range []*recordInfo{&j.SpecInfo, &j.StatusInfo} {
-		r.Migrated = r.Err == nil && r.Present && r.Written != nil && *r.Written != r.Current
 	}
 	return j
 }
@@ -81,7 +80,7 @@ func readRecord(path, file, op string, current int, raw *json.RawMessage) record
 }
 
 // writtenVersion is the schema_version in a record's bytes (0 when absent,
-// as Migrate reads it), or nil when there is none to read.
+// as every reader reads it), or nil when there is none to read.
 func writtenVersion(raw []byte) *int {
 	v, err := jobstore.SchemaVersionOf(raw)
 	if err != nil {

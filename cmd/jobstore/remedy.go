@@ -13,7 +13,7 @@ import (
 // The library's remedies speak to Go programmers (they name functions and
 // options) and some run to several sentences. A CLI user is shown a short
 // remedy that names jobstore commands instead, chosen by the kind of error
-// (kindName); the rest of the error (what happened, to which file) is the
+// (jobstore.ErrorCode); the rest of the error (what happened, to which file) is the
 // library's own.
 
 // remedied gives an error the remedy the CLI knows fits it better (the
@@ -50,7 +50,7 @@ func cliRemedy(err error) string {
 	if errors.As(err, &je) {
 		subject = je.Subject
 	}
-	switch kindName(err) {
+	switch jobstore.ErrorCode(err) {
 	case "not_job":
 		return "give a job directory, ROOT/ID; 'jobstore list ROOT' lists them"
 	case "exists":

@@ -84,7 +84,7 @@ func TestWriteStatus_FailedStepKeepsOldRecordAndLeavesNoTemp(t *testing.T) {
 			fsys.Clear()
 			require.NoError(t, jobstore.WriteStatus(job, jobstore.JobStatus{State: jobstore.Succeeded, Seq: 3}),
 				"without the fault the same write must succeed")
-			st, err := jobstore.DecodeStatus(backingBytes(t, fsys, jobstore.StatusFile))
+			st, _, err := jobstore.DecodeStatus(backingBytes(t, fsys, jobstore.StatusFile))
 			require.NoError(t, err)
 			assert.Equal(t, uint64(3), st.Seq)
 		})
@@ -126,7 +126,7 @@ func TestWriteStatus_DirectoryFsyncErrorsByKind(t *testing.T) {
 			}
 			assert.Len(t, fsys.Calls(ft.FsyncDir, ft.Named(jobID)), 1, "directory fsyncs of the job dir")
 			// Either way the rename happened: the new record is in place.
-			st, derr := jobstore.DecodeStatus(backingBytes(t, fsys, jobstore.StatusFile))
+			st, _, derr := jobstore.DecodeStatus(backingBytes(t, fsys, jobstore.StatusFile))
 			require.NoError(t, derr)
 			assert.Equal(t, uint64(2), st.Seq)
 			assert.Empty(t, backingTemps(t, fsys), "temp file left behind")
@@ -189,7 +189,7 @@ func TestWriteSpec_FailedStepPublishesNothing(t *testing.T) {
 			fsys.Clear()
 			require.NoError(t, jobstore.WriteSpec(job, jobstore.JobSpec{ID: newID, Kind: "render"}),
 				"without the fault the same submission must succeed")
-			spec, err := jobstore.DecodeSpec(backingBytesIn(t, fsys, newID, jobstore.SpecFile))
+			spec, _, err := jobstore.DecodeSpec(backingBytesIn(t, fsys, newID, jobstore.SpecFile))
 			require.NoError(t, err)
 			assert.Equal(t, newID, spec.ID)
 		})
@@ -276,7 +276,7 @@ func TestWriteSpec_FallsBackToLinkWithoutNoReplaceRename(t *testing.T) {
 	renames := fsys.Calls(ft.Rename, ft.Named(jobstore.SpecFile))
 	require.Len(t, renames, 1, "WriteSpec should try the no-replace rename once")
 	assert.Equal(t, syscall.EINVAL, renames[0].Errno)
-	spec, err := jobstore.DecodeSpec(backingBytesIn(t, fsys, id, jobstore.SpecFile))
+	spec, _, err := jobstore.DecodeSpec(backingBytesIn(t, fsys, id, jobstore.SpecFile))
 	require.NoError(t, err)
 	assert.Equal(t, "first", spec.Kind)
 	assert.Empty(t, backingTemps(t, fsys), "the temp name must be removed after the link")
@@ -284,7 +284,7 @@ func TestWriteSpec_FallsBackToLinkWithoutNoReplaceRename(t *testing.T) {
 	err = jobstore.WriteSpec(job, jobstore.JobSpec{ID: id, Kind: "second"})
 	assert.ErrorIs(t, err, jobstore.ErrExists, "link(2) must refuse a taken name")
 	assert.ErrorIs(t, err, fs.ErrExist)
-	spec, err = jobstore.DecodeSpec(backingBytesIn(t, fsys, id, jobstore.SpecFile))
+	spec, _, err = jobstore.DecodeSpec(backingBytesIn(t, fsys, id, jobstore.SpecFile))
 	require.NoError(t, err)
 	assert.Equal(t, "first", spec.Kind, "the loser must not change job.json")
 	assert.Empty(t, backingTemps(t, fsys), "the loser's temp file must be removed")

@@ -1,0 +1,165 @@
+package jobstore
+
+import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"os"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestSentinels_EveryOneHasAStableCode reads the package's source for every
+// sentinel literal, so that a sentinel added without a code, or without a
+// row here, fails: ErrorCode would otherwise call it "io".
+func TestSentinels_EveryOneHasAStableCode(t *testing.T) {
+	pinned := map[string]struct {
+		err  error
+		code string
+	}{
+		"ErrNotJob":      {ErrNotJob, "not_job"},
+		"ErrExists":      {ErrExists, "exists"},
+		"ErrCorrupt":     {ErrCorrupt, "corrupt"},
+		"ErrTooLarge":    {ErrTooLarge, "too_large"},
+		"ErrInvalid":     {ErrInvalid, "invalid"},
+		"ErrNewerSchema": {ErrNewerSchema, "newer_schema"},
+		"ErrNoMigration": {ErrNoMigration, "no_migration"},
+		"ErrLocked":      {ErrLocked, "locked"},
+	}
+	codeShape := regexp.MustCompile(`^[a-z]+(_[a-z]+)*$`)
+	found := map[string]string{} // variable name -> code in its literal
+	fset := token.NewFileSet()
+	entries, err := os.ReadDir(".")
+	require.NoError(t, err)
+	for _, de := range entries {
+		name := de.Name()
+		if !strings.HasSuffix(name, ".go") || strings.HasSuffix(name, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, name, nil, 0)
+		require.NoError(t, err)
+		ast.Inspect(f, func(n ast.Node) bool {
+			spec, ok := n.(*ast.ValueSpec)
+			if !ok {
+				if lit, ok := n.(*ast.CompositeLit); ok && isSentinelType(lit.Type) {
+					t.Errorf("%s: a sentinel literal outside a var declaration", fset.Position(lit.Pos()))
+				}
+				return true
+			}
+			for i, v := range spec.Values {
+				lit := sentinelLit(v)
+				if lit == nil {
+					continue
+				}
+				code := ""
+				if len(lit.Elts) > 0 {
+					if b, ok := lit.Elts[0].(*ast.BasicLit); ok && b.Kind == token.STRING {
+						code, _ = strconv.Unquote(b.Value)
+					}
+				}
+				found[spec.Names[i].Name] = code
+			}
+			return false
+		})
+	}
+	require.NotEmpty(t, found, "the parser found no sentinel at all")
+	codes := map[string]string{}
+	for name, code := range found {
+		assert.Regexp(t, codeShape, code, "%s: its first field must be its code", name)
+		if other, dup := codes[code]; dup {
+			t.Errorf("%s and %s share the code %q", name, other, code)
+		}
+		codes[code] = name
+		p, ok := pinned[name]
+		if !assert.True(t, ok, "%s has no pinned code here: add it (codes are API)", name) {
+			continue
+		}
+		assert.Equal(t, p.code, code, name)
+		assert.Equal(t, p.code, ErrorCode(p.err), name)
+	}
+	assert.Len(t, found, len(pinned), "a pinned sentinel is gone from the source")
+}
+
+func isSentinelType(e ast.Expr) bool {
+	id, ok := e.(*ast.Ident)
+	return ok && id.Name == "sentinel"
+}
+
+// sentinelLit returns the &sentinel{...} literal e is, or nil.
+func sentinelLit(e ast.Expr) *ast.CompositeLit {
+	if u, ok := e.(*ast.UnaryExpr); ok && u.Op == token.AND {
+		e = u.X
+	}
+	if lit, ok := e.(*ast.CompositeLit); ok && isSentinelType(lit.Type) {
+		return lit
+	}
+	return nil
+}
+
+func TestAnnotated_ChangesACopyNeverTheError(t *testing.T) {
+	orig := errInvalid("", "", "progress", 1.5, "a number within [0, 1]", "1.5 is not within [0, 1]", "")
+	before := *orig
+	got := withPath(orig, "read status", "/r/j1/status.json")
+	assert.Equal(t, before, *orig, "the error handed in is unchanged")
+	var e *Error
+	require.ErrorAs(t, got, &e)
+	assert.NotSame(t, orig, e)
+	assert.Equal(t, "read status", e.Op)
+	assert.Equal(t, "/r/j1/status.json", e.Path)
+	assert.ErrorIs(t, got, ErrInvalid)
+
+	named := errIO("fsync", "/r/j1/status.json", os.ErrClosed, "cannot sync", "retry")
+	assert.Equal(t, "/r/j1/status.json", withPath(named, "read", "/elsewhere").(*Error).Path, "a path already named stays")
+
+	plain := os.ErrClosed
+	wrapped := withPath(plain, "read", "/p")
+	assert.ErrorIs(t, wrapped, ErrInvalid, "a foreign decode error becomes ErrInvalid")
+	assert.ErrorIs(t, wrapped, os.ErrClosed, "and wraps its cause")
+}
+
+// TestConstructors_EachBuildsItsKind: every constructor gives its sentinel
+// (or none, for I/O), the code the CLI prints, the fields it was handed,
+// and a message that reads as one sentence ending in a remedy.
+func TestConstructors_EachBuildsItsKind(t *testing.T) {
+	const path = "/r/j1/status.json"
+	cause := os.ErrClosed
+	tests := []struct {
+		name     string
+		err      *Error
+		sentinel error
+		code     string
+	}{
+		{"errNotJob", errNotJob("read spec", JobDir("/r/j1")), ErrNotJob, "not_job"},
+		{"errExists", errExists("publish", path, cause), ErrExists, "exists"},
+		{"errCorrupt", errCorrupt(7, "the file is empty", "restore it", cause), ErrCorrupt, "corrupt"},
+		{"errTooLarge", errTooLarge("read", path, 20, 10), ErrTooLarge, "too_large"},
+		{"errInvalid", errInvalid("write status", path, "progress", 1.5, "[0, 1]", "1.5 is not within [0, 1]", ""), ErrInvalid, "invalid"},
+		{"errMalformed", errMalformed("marshal", path, "status", "cannot encode", "pass a value", cause), ErrInvalid, "invalid"},
+		{"errNewerSchema", errNewerSchema("migrate status.json", 3, 1), ErrNewerSchema, "newer_schema"},
+		{"errNoMigration", errNoMigration("migrate status.json", 0, 1, nil), ErrNoMigration, "no_migration"},
+		{"errNoMigration, failed step", errNoMigration("migrate status.json", 0, 1, cause), ErrNoMigration, "no_migration"},
+		{"errLocked", errLocked("lock", "/r/j1/job.lock", "held by pid 7"), ErrLocked, "locked"},
+		{"errIO", errIO("fsync", path, &fs.PathError{Op: "sync", Path: path, Err: cause}, "cannot sync", "check the disk"), nil, "io"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			assert.Equal(t, tt.sentinel, tt.err.Sentinel)
+			assert.Equal(t, tt.code, ErrorCode(tt.err))
+			assert.NotEmpty(t, tt.err.Remedy)
+			assert.Regexp(t, `^jobstore: [^\n]*[^.\s]\. Remedy: [^\n]*[^.\s]$`, tt.err.Error())
+		})
+	}
+	assert.Equal(t, cause, errIO("fsync", path, &fs.PathError{Op: "sync", Path: path, Err: cause}, "m", "r").Err,
+		"errIO unwraps a *fs.PathError: the path is in the *Error already")
+	assert.Equal(t, "correct the progress field", tests[4].err.Remedy, "errInvalid's default remedy")
+	assert.Equal(t, 1.5, tests[4].err.Found)
+	assert.ErrorIs(t, tests[8].err, cause, "a failed step is wrapped")
+	assert.Equal(t, 0, tests[8].err.Found)
+	assert.Equal(t, 1, tests[8].err.Supported)
+}
