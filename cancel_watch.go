@@ -25,13 +25,14 @@ const cancelPollInterval = time.Second
 // request published at any moment after startCancelWatch is seen: before
 // the check by the check, after it by an event or the poll.
 type cancelWatch struct {
+	ready  chan struct{} // closed once the watch is in place and has looked
 	done   chan struct{} // closed by stop
 	exited chan struct{} // closed when the goroutine has released everything
 }
 
 // startCancelWatch starts watching dir; events false means poll only.
 func startCancelWatch(dir JobDir, interval time.Duration, events bool, found func()) *cancelWatch {
-	w := &cancelWatch{done: make(chan struct{}), exited: make(chan struct{})}
+	w := &cancelWatch{ready: make(chan struct{}), done: make(chan struct{}), exited: make(chan struct{})}
 	go w.run(dir, interval, events, found)
 	return w
 }
@@ -49,6 +50,12 @@ func (w *cancelWatch) stop() {
 
 func (w *cancelWatch) run(dir JobDir, interval time.Duration, events bool, found func()) {
 	defer close(w.exited)
+	readied := false
+	defer func() {
+		if !readied {
+			close(w.ready)
+		}
+	}()
 	var evs <-chan fsnotify.Event
 	var errs <-chan error
 	if events {
@@ -70,6 +77,8 @@ func (w *cancelWatch) run(dir JobDir, interval time.Duration, events bool, found
 	}
 	tick := time.NewTicker(interval)
 	defer tick.Stop()
+	close(w.ready)
+	readied = true
 	for {
 		select {
 		case <-w.done:
