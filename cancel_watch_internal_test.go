@@ -85,6 +85,18 @@ func TestCancelWatch_EachPathAloneSuffices(t *testing.T) {
 	}
 }
 
+// TestCancelWatch_RequestAlreadyThereIsReportedAtOnce: a cancel.json that
+// exists before the watch starts is found by its first look, with no
+// event and no poll to help.
+func TestCancelWatch_RequestAlreadyThereIsReportedAtOnce(t *testing.T) {
+	dir := JobDir(testdir.New(t))
+	publishCancel(t, dir)
+	found := make(chan struct{}, 1)
+	w := startCancelWatch(dir, time.Hour, false, func() { found <- struct{}{} })
+	t.Cleanup(w.stop)
+	mustFire(t, found)
+}
+
 // TestCancelWatch_StoppedWatchNeverReports: after stop returns, found is
 // never called, even when cancel.json appears.
 func TestCancelWatch_StoppedWatchNeverReports(t *testing.T) {
