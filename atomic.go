@@ -109,7 +109,7 @@ func IsTempName(name string) bool {
 }
 
 // tempTargets are the records whose temp files IsTempName recognises.
-var tempTargets = [...]string{SpecFile, StatusFile, "index.json"}
+var tempTargets = [...]string{SpecFile, StatusFile, CancelFile, "index.json"}
 
 func allDigits(s string) bool {
 	for i := 0; i < len(s); i++ {

@@ -7,6 +7,8 @@
 //	status.json  the runner's latest word (JobStatus): rewritten whole by WriteStatus,
 //	             polled by others about once a second with ReadStatus
 //	job.lock     held by the runner while it writes status.json
+//	cancel.json  a request that the job stop (CancelRequest): written once by
+//	             RequestCancel or any tool, seen by the runner through Run.Context
 //
 // Temp files are siblings named "." + target + random digits (IsTempName);
 // a directory scan must skip dot-names.

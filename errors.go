@@ -48,6 +48,10 @@ var (
 	// ErrLocked: another runner (or a reconciler) holds the job's job.lock.
 	// Error.Msg names the holder as recorded in status.json.
 	ErrLocked error = &sentinel{"locked", "job is locked by another process", nil}
+	// ErrCancelRequested: the job has a cancel request (cancel.json). It is
+	// Start's error for such a job, and the cause of a Run's Context once
+	// the request arrives; Error.Msg names the requester and the reason.
+	ErrCancelRequested error = &sentinel{"cancel_requested", "cancel requested", nil}
 )
 
 // Error is the error type of every failure the package reports. Like

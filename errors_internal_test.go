@@ -23,14 +23,15 @@ func TestSentinels_EveryOneHasAStableCode(t *testing.T) {
 		err  error
 		code string
 	}{
-		"ErrNotJob":      {ErrNotJob, "not_job"},
-		"ErrExists":      {ErrExists, "exists"},
-		"ErrCorrupt":     {ErrCorrupt, "corrupt"},
-		"ErrTooLarge":    {ErrTooLarge, "too_large"},
-		"ErrInvalid":     {ErrInvalid, "invalid"},
-		"ErrNewerSchema": {ErrNewerSchema, "newer_schema"},
-		"ErrNoMigration": {ErrNoMigration, "no_migration"},
-		"ErrLocked":      {ErrLocked, "locked"},
+		"ErrNotJob":          {ErrNotJob, "not_job"},
+		"ErrExists":          {ErrExists, "exists"},
+		"ErrCorrupt":         {ErrCorrupt, "corrupt"},
+		"ErrTooLarge":        {ErrTooLarge, "too_large"},
+		"ErrInvalid":         {ErrInvalid, "invalid"},
+		"ErrNewerSchema":     {ErrNewerSchema, "newer_schema"},
+		"ErrNoMigration":     {ErrNoMigration, "no_migration"},
+		"ErrLocked":          {ErrLocked, "locked"},
+		"ErrCancelRequested": {ErrCancelRequested, "cancel_requested"},
 	}
 	codeShape := regexp.MustCompile(`^[a-z]+(_[a-z]+)*$`)
 	found := map[string]string{} // variable name -> code in its literal

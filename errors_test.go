@@ -18,14 +18,15 @@ import (
 )
 
 var sentinels = map[string]error{
-	"ErrNotJob":      jobstore.ErrNotJob,
-	"ErrExists":      jobstore.ErrExists,
-	"ErrCorrupt":     jobstore.ErrCorrupt,
-	"ErrTooLarge":    jobstore.ErrTooLarge,
-	"ErrInvalid":     jobstore.ErrInvalid,
-	"ErrNewerSchema": jobstore.ErrNewerSchema,
-	"ErrNoMigration": jobstore.ErrNoMigration,
-	"ErrLocked":      jobstore.ErrLocked,
+	"ErrNotJob":          jobstore.ErrNotJob,
+	"ErrExists":          jobstore.ErrExists,
+	"ErrCorrupt":         jobstore.ErrCorrupt,
+	"ErrTooLarge":        jobstore.ErrTooLarge,
+	"ErrInvalid":         jobstore.ErrInvalid,
+	"ErrNewerSchema":     jobstore.ErrNewerSchema,
+	"ErrNoMigration":     jobstore.ErrNoMigration,
+	"ErrLocked":          jobstore.ErrLocked,
+	"ErrCancelRequested": jobstore.ErrCancelRequested,
 }
 
 // oneSentence is the shape of Error(): "jobstore: ", then one line that ends
@@ -69,6 +70,12 @@ func failWith(t *testing.T, name string) error {
 		require.NoError(t, err)
 		t.Cleanup(func() { _ = lk.Unlock() })
 		_, err = jobstore.LockJob(dir)
+		return err
+	case "ErrCancelRequested":
+		dir := newJob(t, "cancelled-before-start")
+		require.NoError(t, jobstore.RequestCancel(dir, jobstore.CancelRequest{Reason: "not needed"}))
+		run, err := jobstore.Start(dir)
+		require.Nil(t, run)
 		return err
 	}
 	t.Fatalf("no way to fail with %s", name)
@@ -216,6 +223,7 @@ func TestErrorCode_NamesTheKindOfEachFailure(t *testing.T) {
 	want := map[string]string{
 		"ErrNotJob": "not_job", "ErrExists": "exists", "ErrCorrupt": "corrupt", "ErrTooLarge": "too_large",
 		"ErrInvalid": "invalid", "ErrNewerSchema": "newer_schema", "ErrNoMigration": "no_migration", "ErrLocked": "locked",
+		"ErrCancelRequested": "cancel_requested",
 	}
 	require.Len(t, want, len(sentinels))
 	for name := range sentinels {

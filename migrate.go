@@ -37,11 +37,13 @@ type schema struct {
 func specSchema() schema   { return schema{file: SpecFile, current: JobSchemaVersion} }
 func statusSchema() schema { return schema{file: StatusFile, current: StatusSchemaVersion} }
 func indexSchema() schema  { return schema{file: IndexFile, current: indexSchemaVersion} }
+func cancelSchema() schema { return schema{file: CancelFile, current: CancelSchemaVersion} }
 
 // The records' versions, for decodeRecord.
-func (s *JobSpec) version() int   { return s.SchemaVersion }
-func (s *JobStatus) version() int { return s.SchemaVersion }
-func (x *Index) version() int     { return x.SchemaVersion }
+func (s *JobSpec) version() int       { return s.SchemaVersion }
+func (s *JobStatus) version() int     { return s.SchemaVersion }
+func (x *Index) version() int         { return x.SchemaVersion }
+func (c *CancelRequest) version() int { return c.SchemaVersion }
 
 // maxSchemaVersion bounds what counts as a schema version at all: a value
 // beyond it is garbage, not a record from the future.

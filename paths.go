@@ -10,6 +10,7 @@ const (
 	SpecFile   = "job.json"
 	StatusFile = "status.json"
 	LockFile   = "job.lock"
+	CancelFile = "cancel.json"
 )
 
 // maxJobIDLen is the longest job ID ValidateJobID accepts (its doc says 128).
@@ -27,6 +28,9 @@ func (d JobDir) StatusPath() string { return filepath.Join(string(d), StatusFile
 
 // LockPath returns the path of job.lock, held by the runner.
 func (d JobDir) LockPath() string { return filepath.Join(string(d), LockFile) }
+
+// CancelPath returns the path of cancel.json, the cancel request.
+func (d JobDir) CancelPath() string { return filepath.Join(string(d), CancelFile) }
 
 // ID returns the job ID, the directory's base name.
 func (d JobDir) ID() string { return filepath.Base(string(d)) }

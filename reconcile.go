@@ -17,11 +17,17 @@ const lostRemedy = "the runner died without finishing; resubmit the job or inspe
 // killed loses its lock), and, holding the lock, Reconcile reads the status
 // again (the runner may have finished meanwhile) and, if it still says
 // running, writes lost, durably, with seq+1, finished_at, a message naming
-// the last owner (pid, host, last update) and a remedy. Queued jobs (and
-// jobs with no status), and terminal ones, are left alone. changed reports
-// that lost was written.
+// the last owner (pid, host, last update) and a remedy. A job with a cancel
+// request (cancel.json) is marked cancelled instead, naming both the runner
+// and the request. A queued job (or one with no status) that has a cancel
+// request is marked cancelled if its lock is free, as RequestCancel does;
+// other queued jobs, and terminal ones, are left alone. changed reports
+// that lost or cancelled was written.
 func Reconcile(dir JobDir) (changed bool, err error) {
 	st, err := ReadStatus(dir)
+	if err == nil && (st == nil || st.State == Queued) {
+		return cancelQueued(dir) // a request written by a tool that cannot lock
+	}
 	if err != nil || st == nil || st.State != Running {
 		return false, err
 	}
@@ -52,6 +58,7 @@ func Reconcile(dir JobDir) (changed bool, err error) {
 	lost.Error = "the runner went away without writing a final state"
 	lost.Remedy = lostRemedy
 	lost.ExitCode = nil
+	reconcileCancelled(dir, &lost)
 	if err := WriteStatus(dir, lost); err != nil {
 		return false, err
 	}
@@ -61,7 +68,7 @@ func Reconcile(dir JobDir) (changed bool, err error) {
 // ReconcileResult is what ReconcileAll did to one job.
 type ReconcileResult struct {
 	Dir     JobDir
-	Changed bool     // marked lost
+	Changed bool     // marked lost, or cancelled (see Reconcile)
 	Swept   []string // temp files removed
 	Err     error
 }

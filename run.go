@@ -46,6 +46,7 @@ type Run struct {
 	lock     *Lock // nil after Close
 	st       JobStatus
 	finished bool
+	ctx      *runContext // Context, once asked for
 }
 
 // Start takes job.lock in dir (ErrLocked if held), reads job.json and the
@@ -53,6 +54,8 @@ type Run struct {
 // pid and host, and seq continuing from the last status (a job with no
 // status.json starts at 1).
 //
+// A job with a cancel request (cancel.json) is not started: ErrCancelRequested,
+// and if the job is not yet terminal it is marked cancelled first, durably.
 // A job in a terminal state (succeeded, failed, cancelled, lost) is not
 // started again: ErrInvalid, Subject "state". A job whose status says running
 // but whose lock was free had a runner that died; Start takes it over. On any
@@ -78,6 +81,9 @@ func start(op string, dir JobDir, lk *Lock) (*Run, error) {
 	}
 	last, err := ReadStatus(dir)
 	if err != nil {
+		return nil, err
+	}
+	if err := refuseCancelled(op, dir, last); err != nil {
 		return nil, err
 	}
 	r := &Run{dir: dir, spec: spec, lock: lk}
@@ -188,7 +194,12 @@ type Outcome struct {
 // (Lost is for Reconcile), else ErrInvalid and nothing is written. After a
 // Finish that returned nil, Progress, SetMessage and Finish fail with
 // ErrInvalid; a Finish that failed may be tried again. Finish does not
-// release the lock: Close does.
+// release the lock: Close does. It ends the run's Context.
+//
+// If the job has a cancel request when Finish writes, a Cancelled outcome
+// without a message gets one naming the request, and a Succeeded or Failed
+// outcome stands with a note appended to its message that the request came
+// too late; cancel.json stays either way.
 func (r *Run) Finish(o Outcome) error {
 	const op = "finish"
 	r.mu.Lock()
@@ -202,7 +213,7 @@ func (r *Run) Finish(o Outcome) error {
 	}
 	next := copyStatus(r.st)
 	now := Now()
-	next.State, next.Message, next.Error, next.Remedy = o.State, o.Message, o.Error, o.Remedy
+	next.State, next.Message, next.Error, next.Remedy = o.State, finishMessage(r.dir, o.State, o.Message), o.Error, o.Remedy
 	next.FinishedAt = &now
 	next.ExitCode = nil
 	if o.ExitCode != nil {
@@ -213,13 +224,15 @@ func (r *Run) Finish(o Outcome) error {
 		return err
 	}
 	r.finished = true
+	r.endContext()
 	return nil
 }
 
 // Close releases job.lock. It does not change status.json: a job closed
 // without Finish still says running, and Reconcile will mark it lost. Closing
 // twice is not an error, and neither is closing a nil *Run (what Start
-// returns with an error), which holds nothing and returns nil.
+// returns with an error), which holds nothing and returns nil. It ends the
+// run's Context and releases its watch.
 func (r *Run) Close() error {
 	if r == nil {
 		return nil
@@ -227,6 +240,7 @@ func (r *Run) Close() error {
 	r.mu.Lock()
 	lk := r.lock
 	r.lock = nil
+	r.endContext()
 	r.mu.Unlock()
 	if lk == nil {
 		return nil

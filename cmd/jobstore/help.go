@@ -14,6 +14,7 @@ const exitCodesText = `Exit codes:
   0  success
   1  watch: the job ended failed, cancelled or lost;
      check, reconcile: problems were found (listed on stdout)
+     cancel: the job had already ended (nothing written)
   2  usage error: unknown command, missing or extra argument, bad flag
   3  runtime error: not a job, a root that holds no job, a record
      unreadable or unwritable, ...

@@ -21,6 +21,9 @@ first, in a table:
   ID  KIND  STATE  PROGRESS  UPDATED  AGE
 
 UPDATED is the status's updated_at (UTC); AGE is the time since submission.
+When the job has a cancel request (cancel.json), STATE says so: "running,
+cancel requested", "cancelled, on request", "succeeded, cancel requested
+too late".
 A job whose records cannot be read is listed with STATE "unreadable", and
 its reason is printed under the table: one bad job never hides the others.
 
@@ -39,7 +42,8 @@ from the job directories, which stay authoritative, and says so.
              "spec": {job.json as read, after any migration} or null,
              "status": {status.json as read} or null,
              "error": null or {"kind": "corrupt", "subject": "...",
-                               "message": "...", "remedy": "..."}}],
+                               "message": "...", "remedy": "..."},
+             "cancel": {cancel.json as read} (only when it exists)}],
    "index": {"path": ..., "built_at": ..., "jobs": N, "unreadable": N}}
 
 "index" is present only with --rebuild. The keys of "error" are always all
@@ -68,6 +72,7 @@ type listJobJSON struct {
 	Spec   *jobstore.JobSpec   `json:"spec"`
 	Status *jobstore.JobStatus `json:"status"`
 	Error  *errorJSON          `json:"error"`
+	listCancelJSON
 }
 
 type indexNoteJSON struct {
@@ -104,8 +109,9 @@ func runList(e *env, fs *flag.FlagSet, args []string) error {
 	if *asJSON {
 		out := listJSON{Root: root, Jobs: []listJobJSON{}, Index: note}
 		for _, en := range entries {
+			c, _ := readCancel(en.Dir)
 			out.Jobs = append(out.Jobs, listJobJSON{ID: en.Dir.ID(), Dir: string(en.Dir),
-				Spec: en.Spec, Status: en.Status, Error: newErrorJSON(en.Err)})
+				Spec: en.Spec, Status: en.Status, Error: newErrorJSON(en.Err), listCancelJSON: listCancelJSON{c}})
 		}
 		return writeJSON(e.stdout, out)
 	}
@@ -135,6 +141,10 @@ func printTable(e *env, root string, entries []jobstore.Entry, now time.Time) {
 		}
 		if st := en.Status; st != nil {
 			state, progress, updated = string(st.State), fmtProgress(st.Progress), fmtTime(st.UpdatedAt)
+		}
+		c, info := readCancel(en.Dir)
+		if note := cancelNote(c, info, en.Status); note != "" {
+			state += ", " + note
 		}
 		if en.Err != nil {
 			state = "unreadable"

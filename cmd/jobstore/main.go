@@ -21,7 +21,7 @@ import (
 // Exit codes, documented in the usage text (usageText) and the README.
 const (
 	exitOK           = 0 // success
-	exitUnsuccessful = 1 // watch: the job ended failed, cancelled or lost; check, reconcile: problems found
+	exitUnsuccessful = 1 // watch: the job ended failed, cancelled or lost; check, reconcile: problems found; cancel: the job had ended
 	exitUsage        = 2 // unknown command, missing or extra argument, bad flag value
 	exitRuntime      = 3 // a record could not be read or written, not a job, ...
 )
@@ -53,7 +53,7 @@ type command struct {
 
 // commands lists the subcommands in the order "jobstore help" shows them.
 func commands() []*command {
-	return []*command{demoCmd(), submitCmd(), listCmd(), showCmd(), watchCmd(), reconcileCmd(), checkCmd()}
+	return []*command{demoCmd(), submitCmd(), listCmd(), showCmd(), watchCmd(), cancelCmd(), reconcileCmd(), checkCmd()}
 }
 
 func findCommand(name string) *command {

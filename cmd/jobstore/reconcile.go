@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"flag"
 	"fmt"
 	"path/filepath"
@@ -17,14 +18,18 @@ func reconcileCmd() *command {
 		doc: `Reconciles every job under ROOT (ReconcileAll): a job whose status is
 "running" but whose job.lock nobody holds lost its runner (a killed process
 releases its lock), so it is marked "lost" with a message naming the last
-owner; a job whose lock is held, and a queued job, are left alone. Stale
+owner; if the job has a cancel request (cancel.json), it is marked
+"cancelled" instead, naming the runner and the request. A job whose lock is
+held is left alone, and so is a queued job, unless it has a cancel request:
+then it is marked cancelled, as "jobstore cancel" would have. Stale
 temp files left by interrupted writers are removed; a live writer's are not.
 
 Prints one line per change:
 
-  lost   ID  <the lost status's message>
-  swept  ID  <temp file name>
-  error  ID  <why this job could not be reconciled>
+  lost       ID  <the lost status's message>
+  cancelled  ID  <the cancelled status's message>
+  swept      ID  <temp file name>
+  error      ID  <why this job could not be reconciled>
 
 then a summary line.
 
@@ -32,9 +37,10 @@ then a summary line.
 
   {"root": "ROOT",
    "jobs": [{"job_id": "...", "dir": "ROOT/ID", "marked_lost": true,
-             "message": "<the lost status's message, or \"\">",
+             "marked_cancelled": false,
+             "message": "<the new status's message, or \"\">",
              "swept": ["<temp file name>", ...], "error": null or {...}}],
-   "marked_lost": N, "swept": N, "failed": N}
+   "marked_lost": N, "marked_cancelled": N, "swept": N, "failed": N}
 
 "error" is as in 'jobstore help list'.
 
@@ -47,20 +53,22 @@ but no job (nothing is changed then).`,
 
 // reconcileJSON is the output of "reconcile --json".
 type reconcileJSON struct {
-	Root       string             `json:"root"`
-	Jobs       []reconcileJobJSON `json:"jobs"`
-	MarkedLost int                `json:"marked_lost"`
-	Swept      int                `json:"swept"`
-	Failed     int                `json:"failed"`
+	Root            string             `json:"root"`
+	Jobs            []reconcileJobJSON `json:"jobs"`
+	MarkedLost      int                `json:"marked_lost"`
+	MarkedCancelled int                `json:"marked_cancelled"`
+	Swept           int                `json:"swept"`
+	Failed          int                `json:"failed"`
 }
 
 type reconcileJobJSON struct {
-	ID         string     `json:"job_id"`
-	Dir        string     `json:"dir"`
-	MarkedLost bool       `json:"marked_lost"`
-	Message    string     `json:"message"` // the lost status's message; "" when not marked lost
-	Swept      []string   `json:"swept"`   // names of the stale temp files removed
-	Error      *errorJSON `json:"error"`
+	ID              string     `json:"job_id"`
+	Dir             string     `json:"dir"`
+	MarkedLost      bool       `json:"marked_lost"`
+	MarkedCancelled bool       `json:"marked_cancelled"` // a pending cancel request made it cancelled, not lost
+	Message         string     `json:"message"`          // the new status's message; "" when not marked
+	Swept           []string   `json:"swept"`            // names of the stale temp files removed
+	Error           *errorJSON `json:"error"`
 }
 
 func runReconcile(e *env, fs *flag.FlagSet, args []string) error {
@@ -80,10 +88,16 @@ func runReconcile(e *env, fs *flag.FlagSet, args []string) error {
 	for _, r := range results {
 		j := reconcileJobJSON{ID: r.Dir.ID(), Dir: string(r.Dir), MarkedLost: r.Changed, Swept: []string{}, Error: newErrorJSON(r.Err)}
 		if r.Changed {
-			out.MarkedLost++
-			j.Message = "marked lost"
-			if st, err := jobstore.ReadStatus(r.Dir); err == nil && st != nil && st.Message != "" {
-				j.Message = st.Message
+			state, msg := jobstore.Lost, "marked lost"
+			if st, err := jobstore.ReadStatus(r.Dir); err == nil && st != nil {
+				state, msg = st.State, cmp.Or(st.Message, msg)
+			}
+			j.Message = msg
+			if state == jobstore.Cancelled { // a cancel request was pending
+				j.MarkedLost, j.MarkedCancelled = false, true
+				out.MarkedCancelled++
+			} else {
+				out.MarkedLost++
 			}
 		}
 		for _, name := range r.Swept {
@@ -113,8 +127,11 @@ func runReconcile(e *env, fs *flag.FlagSet, args []string) error {
 func printReconcile(e *env, out reconcileJSON, results []jobstore.ReconcileResult) {
 	tw := tabwriter.NewWriter(e.stdout, 0, 8, 2, ' ', 0)
 	for i, j := range out.Jobs {
-		if j.MarkedLost {
+		switch {
+		case j.MarkedLost:
 			fmt.Fprintf(tw, "lost\t%s\t%s\n", j.ID, oneLine(j.Message))
+		case j.MarkedCancelled:
+			fmt.Fprintf(tw, "cancelled\t%s\t%s\n", j.ID, oneLine(j.Message))
 		}
 		for _, name := range j.Swept {
 			fmt.Fprintf(tw, "swept\t%s\t%s\n", j.ID, name)
@@ -124,6 +141,10 @@ func printReconcile(e *env, out reconcileJSON, results []jobstore.ReconcileResul
 		}
 	}
 	tw.Flush()
-	fmt.Fprintf(e.stdout, "%s: %d marked lost, %s removed, %d could not be reconciled\n",
-		plural(len(out.Jobs), "job"), out.MarkedLost, plural(out.Swept, "stale temp file"), out.Failed)
+	marked := fmt.Sprintf("%d marked lost", out.MarkedLost)
+	if out.MarkedCancelled > 0 {
+		marked += fmt.Sprintf(", %d marked cancelled (their cancel request was pending)", out.MarkedCancelled)
+	}
+	fmt.Fprintf(e.stdout, "%s: %s, %s removed, %d could not be reconciled\n",
+		plural(len(out.Jobs), "job"), marked, plural(out.Swept, "stale temp file"), out.Failed)
 }

@@ -65,6 +65,8 @@ func cliRemedy(err error) string {
 		return "use the jobstore release that wrote the record, or correct its schema_version"
 	case "locked":
 		return "another process runs this job: wait for it ('jobstore watch ROOT/ID')"
+	case "cancel_requested":
+		return "the job was asked to stop ('jobstore show ROOT/ID' says by whom); submit a new job to run it"
 	case "invalid":
 		if subject != "" {
 			return fmt.Sprintf("correct the %s field; 'jobstore check ROOT' lists every problem", subject)

@@ -26,7 +26,11 @@ memory to be read (the file is never rewritten by a reader).
    "spec_record":   {"file": "job.json", "present": true,
                      "schema_version_written": 1, "schema_version_current": 1,
                      "migrated_in_memory": false, "error": null or {...}},
-   "status_record": {same for status.json}}
+   "status_record": {same for status.json},
+   "cancel": {cancel.json as read}, "cancel_record": {same for cancel.json}}
+
+"cancel" and "cancel_record" are present only when DIR/cancel.json exists
+(someone asked the job to stop; see "jobstore cancel").
 
 "error" is as in 'jobstore help list'.
 
@@ -43,6 +47,7 @@ type showJSON struct {
 	Status       *jobstore.JobStatus `json:"status"`
 	SpecRecord   recordInfo          `json:"spec_record"`
 	StatusRecord recordInfo          `json:"status_record"`
+	showCancelJSON
 }
 
 func runShow(e *env, fs *flag.FlagSet, args []string) error {
@@ -60,6 +65,10 @@ func runShow(e *env, fs *flag.FlagSet, args []string) error {
 			SpecRecord: j.SpecInfo, StatusRecord: j.StatusInfo}
 		out.SpecRecord.ErrJSON = newErrorJSON(j.SpecInfo.Err)
 		out.StatusRecord.ErrJSON = newErrorJSON(j.StatusInfo.Err)
+		if c, info := readCancel(j.Dir); info.Present || info.Err != nil {
+			info.ErrJSON = newErrorJSON(info.Err)
+			out.Cancel, out.CancelRecord = c, &info
+		}
 		if err := writeJSON(e.stdout, out); err != nil {
 			return err
 		}
@@ -126,6 +135,9 @@ func printJob(w io.Writer, j jobRecords) {
 		if st.Remedy != "" {
 			row("remedy", st.Remedy)
 		}
+	}
+	if c := cancelRow(j.Dir, j.Status); c != "" {
+		row("cancel", c)
 	}
 	tw.Flush()
 }

@@ -88,6 +88,8 @@ type watcher struct {
 	drawn  int    // cells of the line on screen (tty), blanked by the next redraw
 	last   string // last line printed (plain output prints changes only)
 	note   string // last note printed, not repeated while it holds
+	// cancelShown: the job's cancel request has been noted
+	cancelShown bool
 }
 
 // newWatcher returns a watcher that writes to out: redrawing one line sized
@@ -124,6 +126,12 @@ func (w *watcher) watch(ctx context.Context, dir jobstore.JobDir, interval time.
 			w.notef("no %s yet: nothing has run; still watching", jobstore.StatusFile)
 		default:
 			w.draw(st)
+			if !w.cancelShown && !st.State.Terminal() {
+				if c, info := readCancel(dir); info.Present || info.Err != nil {
+					w.cancelShown = true
+					w.notef("%s %s; waiting for the runner to stop", cancelNote(c, info, st), requestTextOrNone(c))
+				}
+			}
 			if st.State.Terminal() {
 				w.endLine()
 				w.end(st)

@@ -1,0 +1,439 @@
+package jobstore
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"time"
+)
+
+// CancelSchemaVersion is the schema version of cancel.json this package
+// writes and understands (see JobSchemaVersion for the rule).
+const CancelSchemaVersion = 1
+
+// CancelRequest is cancel.json: someone asks the job to stop. It is written
+// once by RequestCancel (or by any tool that publishes the file the same
+// way: see the format documentation) and then read-only.
+//
+// The request is the file's existence: once cancel.json is in the job
+// directory the job is asked to stop, whoever wrote it. Its fields say who
+// asked, when and why; a cancel.json that cannot be read still counts as a
+// request whose requester and reason are unknown.
+type CancelRequest struct {
+	SchemaVersion int       `json:"schema_version"`
+	JobID         string    `json:"job_id"`
+	RequestedAt   time.Time `json:"requested_at"`
+	RequestedBy   string    `json:"requested_by,omitempty"` // who asked: a user, a tool; optional
+	Reason        string    `json:"reason,omitempty"`       // why, in words; optional
+}
+
+type cancelRequestJSON struct {
+	SchemaVersion int     `json:"schema_version"`
+	JobID         string  `json:"job_id"`
+	RequestedAt   isoTime `json:"requested_at"`
+	RequestedBy   string  `json:"requested_by,omitempty"`
+	Reason        string  `json:"reason,omitempty"`
+}
+
+// MarshalJSON writes the file format (timestamps as for the other records).
+func (c CancelRequest) MarshalJSON() ([]byte, error) {
+	return encodeNoHTML(cancelRequestJSON{c.SchemaVersion, c.JobID, isoTime(c.RequestedAt), c.RequestedBy, c.Reason})
+}
+
+// UnmarshalJSON reads the file format.
+func (c *CancelRequest) UnmarshalJSON(b []byte) error { return c.decode(b) }
+
+// decode: see JobSpec.decode.
+func (c *CancelRequest) decode(b []byte) error {
+	var j cancelRequestJSON
+	if err := json.Unmarshal(b, &j); err != nil {
+		return err
+	}
+	*c = CancelRequest{j.SchemaVersion, j.JobID, time.Time(j.RequestedAt), j.RequestedBy, j.Reason}
+	return nil
+}
+
+// validate checks a request's fields; op and path go into the error.
+func (c *CancelRequest) validate(op, path string) error {
+	if err := validateJobID(op, path, c.JobID); err != nil {
+		return err
+	}
+	if c.RequestedAt.IsZero() {
+		return errInvalid(op, path, "requested_at", nil, "a timestamp", "is missing", "")
+	}
+	return checkYear(op, path, "requested_at", c.RequestedAt)
+}
+
+// DecodeCancel decodes the bytes of a cancel.json exactly as ReadCancel
+// does, with no file and no retry: migration in memory, then validation
+// (job_id a valid job ID, requested_at present). Bytes that are not one JSON
+// value are ErrCorrupt.
+func DecodeCancel(data []byte) (*CancelRequest, error) {
+	c := new(CancelRequest)
+	if _, err := decodeRecord(data, cancelSchema(), c); err != nil {
+		return nil, err
+	}
+	if err := c.validate("", ""); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// ReadCancel reads cancel.json from dir with the tolerant reader (see
+// ReadJSONTolerant; same retries and size limit as ReadStatus), then
+// migration in memory and validation, as ReadStatus does for status.json.
+//
+// It returns nil, nil when the job has no cancel request, and an *Error of
+// kind ErrNotJob when dir has no job.json. A request whose job_id is not
+// dir's is ErrInvalid (Subject "job_id"). It never writes anything.
+func ReadCancel(dir JobDir) (*CancelRequest, error) {
+	const op = "read cancel request"
+	path := dir.CancelPath()
+	var c *CancelRequest
+	found, err := readTolerant(op, path, newReadOptions(nil), func(b []byte) (err error) {
+		c, err = DecodeCancel(b)
+		return err
+	})
+	if err != nil {
+		return nil, withPath(err, op, path)
+	}
+	if _, serr := os.Lstat(dir.SpecPath()); errors.Is(serr, fs.ErrNotExist) {
+		return nil, notJob(op, dir)
+	}
+	if !found {
+		return nil, nil
+	}
+	if c.JobID != dir.ID() {
+		return nil, errInvalid(op, path, "job_id", c.JobID, dir.ID(), fmt.Sprintf("%q differs from the directory name %q", c.JobID, dir.ID()), "")
+	}
+	return c, nil
+}
+
+// RequestCancel asks the job in dir to stop, from any process.
+//
+// It stamps SchemaVersion, JobID with dir's base name if empty (it must
+// equal it), RequestedAt with Now() if zero, and publishes cancel.json the
+// way WriteSpec publishes job.json: written and fsynced under a temp name,
+// then given its name only if the name is free (no-replace rename or
+// link(2); MoveFileEx without REPLACE_EXISTING on Windows), the directory
+// fsynced, the file read-only. Of several racing requests, in one process
+// or many, exactly one file is published; the first request stands and the
+// others return nil having changed nothing: a second request is not an
+// error.
+//
+// Where the request takes effect:
+//   - Queued job (or no status.json yet): RequestCancel takes job.lock
+//     without waiting and, if it gets it and the job is still queued,
+//     writes cancelled itself, durably (seq+1, finished_at, the request in
+//     the message). If the lock is held, a runner is starting the job, and
+//     its Start or its Run's Context sees the request. A later Start fails
+//     with ErrCancelRequested.
+//   - Running job: the runner's Run.Context is done, with ErrCancelRequested
+//     as its cause; the runner then calls Finish(Outcome{State: Cancelled}).
+//     If it finishes succeeded or failed first, that outcome stands and
+//     cancel.json stays (see Run.Finish). If the runner is gone, Reconcile
+//     marks the job cancelled instead of lost.
+//
+// A job in a terminal state is ErrInvalid (Subject "state") and nothing is
+// written, except that a job already cancelled on an existing request
+// returns nil (the request is done). A request racing the runner's own
+// Finish may be published just after the terminal status: RequestCancel
+// then returns nil, and the status tells which came first. A dir without
+// job.json is ErrNotJob; invalid input is ErrInvalid before anything is
+// touched; a failed write leaves no temp file and no cancel.json.
+func RequestCancel(dir JobDir, req CancelRequest) error {
+	const op = "request cancel"
+	path := dir.CancelPath()
+	st, err := ReadStatus(dir)
+	if err != nil {
+		return err
+	}
+	if st != nil && st.State.Terminal() {
+		if st.State == Cancelled && exists(path) {
+			return nil
+		}
+		return &Error{Op: op, Path: dir.StatusPath(), Subject: "state", Sentinel: ErrInvalid,
+			Msg:   fmt.Sprintf("the job is already %s; a finished job cannot be cancelled", st.State),
+			Found: string(st.State), Supported: []State{Queued, Running},
+			Remedy: "nothing to cancel: the job has ended"}
+	}
+	req.SchemaVersion = CancelSchemaVersion
+	if req.JobID == "" {
+		req.JobID = dir.ID()
+	}
+	if req.RequestedAt.IsZero() {
+		req.RequestedAt = Now()
+	}
+	if err := req.validate(op, path); err != nil {
+		return err
+	}
+	if req.JobID != dir.ID() {
+		return errInvalid(op, path, "job_id", req.JobID, dir.ID(), fmt.Sprintf("%q differs from the directory name %q", req.JobID, dir.ID()), "")
+	}
+	data, err := marshalRecord(req)
+	if err != nil {
+		return errMalformed(op, path, "cancel request", "cannot encode the request as JSON", "", err)
+	}
+	if n := int64(len(data)); n > DefaultMaxSize {
+		return tooLarge(op, path, n, DefaultMaxSize)
+	}
+	o := newWriteOptions(nil)
+	o.perm &^= 0o222 // written once, then read-only
+	if err := createExclusive(path, data, o); err != nil && !errors.Is(err, ErrExists) {
+		return err
+	}
+	if st == nil || st.State == Queued {
+		// Also when an earlier request won the publish: if its requester
+		// died before cancelling the queued job, this one finishes the work.
+		_, err = cancelQueued(dir)
+	}
+	return err
+}
+
+// exists reports whether path names something.
+func exists(path string) bool {
+	_, err := os.Lstat(path)
+	return err == nil
+}
+
+// pendingCancel is a cancel request found in a job directory: the request,
+// or why cancel.json could not be read (it still counts as a request).
+type pendingCancel struct {
+	req *CancelRequest
+	err error
+}
+
+// findCancel returns dir's cancel request, nil if there is none.
+func findCancel(dir JobDir) *pendingCancel {
+	if !exists(dir.CancelPath()) {
+		return nil
+	}
+	req, err := ReadCancel(dir)
+	if req == nil && err == nil {
+		return nil // removed between the two looks
+	}
+	return &pendingCancel{req, err}
+}
+
+// String names the requester, the time and the reason.
+func (p *pendingCancel) String() string {
+	if p.req == nil {
+		return "cancel requested (" + CancelFile + " cannot be read, so by whom and why is unknown)"
+	}
+	by := "an unnamed requester"
+	if p.req.RequestedBy != "" {
+		by = fmt.Sprintf("%q", p.req.RequestedBy)
+	}
+	s := fmt.Sprintf("cancel requested by %s at %s", by, p.req.RequestedAt.Format(time.RFC3339))
+	if p.req.Reason != "" {
+		s += fmt.Sprintf(", reason %q", p.req.Reason)
+	}
+	return s
+}
+
+// asError is the request as an ErrCancelRequested error of op.
+func (p *pendingCancel) asError(op string, dir JobDir, msg, remedy string) *Error {
+	if msg != "" {
+		msg = "; " + msg
+	}
+	msg = p.String() + msg
+	return &Error{Op: op, Path: dir.CancelPath(), Sentinel: ErrCancelRequested, Msg: msg, Err: p.err,
+		Remedy: remedy}
+}
+
+// writeCancelled writes the terminal cancelled status after last (nil: no
+// status yet), durably, with seq+1 and finished_at. The caller holds job.lock.
+func writeCancelled(dir JobDir, last *JobStatus, msg string) error {
+	next := JobStatus{}
+	if last != nil {
+		next = copyStatus(*last)
+	}
+	now := Now()
+	next.State = Cancelled
+	next.Seq++
+	next.UpdatedAt = now
+	next.FinishedAt = &now
+	next.Message = msg
+	next.ExitCode, next.Error, next.Remedy = nil, "", ""
+	return WriteStatus(dir, next)
+}
+
+// cancelQueued writes cancelled for a job that is queued (or has no status)
+// and has a cancel request, if job.lock is free; a held lock means a runner
+// is starting it, and its Start sees the request. changed reports the write.
+func cancelQueued(dir JobDir) (changed bool, err error) {
+	p := findCancel(dir)
+	if p == nil {
+		return false, nil
+	}
+	lk, err := LockJob(dir)
+	if errors.Is(err, ErrLocked) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	defer func() {
+		if uerr := lk.Unlock(); err == nil {
+			err = uerr
+		}
+	}()
+	st, err := ReadStatus(dir) // again, under the lock
+	if err != nil || (st != nil && st.State != Queued) {
+		return false, err
+	}
+	if err := writeCancelled(dir, st, "cancelled before it started: "+p.String()); err != nil {
+		return false, err
+	}
+	return true, nil
+}
+
+// refuseCancelled is Start's check, made holding job.lock after reading the
+// last status: a job with a cancel request is not started; if it is not yet
+// terminal it is marked cancelled now.
+func refuseCancelled(op string, dir JobDir, last *JobStatus) error {
+	p := findCancel(dir)
+	if p == nil {
+		return nil
+	}
+	if last != nil && last.State.Terminal() {
+		return p.asError(op, dir, fmt.Sprintf("the job is already %s and is not started again", last.State),
+			"submit a new job to run this work again")
+	}
+	when := "before it started"
+	if last != nil && last.State == Running {
+		when = "while its runner was gone" // Start takes over a dead runner's job
+	}
+	if err := writeCancelled(dir, last, "cancelled "+when+": "+p.String()); err != nil {
+		return err
+	}
+	return p.asError(op, dir, "the job is now cancelled and is not started",
+		"skip this job; submit a new job to run this work again")
+}
+
+// reconcileCancelled turns the lost status Reconcile is about to write for
+// a running job whose runner is gone into cancelled when the job has a
+// cancel request: the runner died before it could act on the request.
+func reconcileCancelled(dir JobDir, lost *JobStatus) {
+	p := findCancel(dir)
+	if p == nil {
+		return
+	}
+	lost.State = Cancelled
+	lost.Message = "cancelled: " + p.String() + "; and " + lost.Message
+	lost.Error = "the runner went away before it confirmed the cancellation"
+	lost.Remedy = "nothing to do: the job was to stop, and it has; inspect its output if it may have done part of its work"
+}
+
+// finishMessage is the message Finish writes for outcome state when the
+// job has a cancel request: a runner's Cancelled with no message of its own
+// gets the request's; a Succeeded or Failed gets a note that the request
+// came too late to change the outcome (cancel.json stays, so a reader sees
+// both; a request published after Finish's look carries no note, and its
+// requested_at is later than finished_at).
+func finishMessage(dir JobDir, state State, msg string) string {
+	p := findCancel(dir)
+	switch {
+	case p == nil:
+		return msg
+	case state == Cancelled && msg == "":
+		return "cancelled on request: " + p.String()
+	case state == Cancelled:
+		return msg
+	case msg != "":
+		msg += "; "
+	}
+	return msg + p.String() + ", too late: the job had already " + string(state)
+}
+
+// runContext is a Run's Context and the watch that ends it when a cancel
+// request appears.
+type runContext struct {
+	ctx    context.Context
+	cancel context.CancelCauseFunc
+	watch  *cancelWatch // nil when the context ended before it was needed
+}
+
+func newRunContext(dir JobDir, ended error) *runContext {
+	ctx, cancel := context.WithCancelCause(context.Background())
+	rc := &runContext{ctx: ctx, cancel: cancel}
+	if ended != nil {
+		cancel(ended)
+		return rc
+	}
+	rc.watch = startCancelWatch(dir, cancelPollInterval, true, func() {
+		p := findCancel(dir)
+		if p == nil { // removed by hand between the look and the read
+			p = &pendingCancel{err: &Error{Op: "read cancel request", Path: dir.CancelPath(), Msg: "vanished after it appeared"}}
+		}
+		cancel(p.asError("cancel", dir, "", "stop the job's work, then call Finish(Outcome{State: Cancelled})"))
+	})
+	return rc
+}
+
+// end ends the context with cause (unless it ended already) and stops the
+// watch, releasing its goroutine and OS handles.
+func (rc *runContext) end(cause error) {
+	rc.cancel(cause)
+	if rc.watch != nil {
+		rc.watch.stop()
+	}
+}
+
+// endCause is why the Run's context ends when the run does: nil while the
+// run is live. The caller holds r.mu.
+func (r *Run) endCause() error {
+	switch {
+	case r.finished:
+		return &Error{Op: "finish", Path: r.dir.StatusPath(), Err: context.Canceled,
+			Msg: fmt.Sprintf("the run finished (%s); its context ends with it", r.st.State)}
+	case r.lock == nil:
+		return &Error{Op: "close", Path: r.dir.StatusPath(), Err: context.Canceled,
+			Msg: "the run was closed; its context ends with it"}
+	}
+	return nil
+}
+
+// endContext ends the Run's context, if it was asked for, when the run
+// finishes or closes. The caller holds r.mu.
+func (r *Run) endContext() {
+	if r.ctx != nil {
+		r.ctx.end(r.endCause())
+	}
+}
+
+// Context returns a context that is done when the job is asked to stop or
+// when the run ends, whichever comes first. Pass it to the job's work.
+//
+// Asked to stop: once cancel.json exists in the job directory (written by
+// RequestCancel, `jobstore cancel`, or any tool that follows the file
+// format), the context is done, within 100 ms on a local disk: the job
+// directory is watched for events (inotify, kqueue, ReadDirectoryChangesW),
+// with a safety poll every second for filesystems that deliver none, such
+// as NFS, SMB and FUSE mounts written by another host. Its context.Cause is
+// an *Error of kind ErrCancelRequested whose message names the requester,
+// the time and the reason (if cancel.json cannot be read, it says so and
+// unwraps to the read error). The runner should then stop and call
+// Finish(Outcome{State: Cancelled}); nothing is written for it.
+//
+// The run ends: after a Finish that returned nil, or Close, the context is
+// done with a cause that matches context.Canceled and says which (unless a
+// cancel request ended it first: the first cause stands). A request that
+// was already there when Context is first called ends it at once.
+//
+// The watch starts on the first call (later calls return the same context)
+// and holds a goroutine and, where events are used, one OS watch handle
+// (an inotify instance on Linux, counted against
+// fs.inotify.max_user_instances) until the run finishes or closes: always
+// Close a Run. If events cannot be had, the poll alone goes on.
+func (r *Run) Context() context.Context {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.ctx == nil {
+		r.ctx = newRunContext(r.dir, r.endCause())
+	}
+	return r.ctx.ctx
+}
