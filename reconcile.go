@@ -19,7 +19,8 @@ const lostRemedy = "the runner died without finishing; resubmit the job or inspe
 // running, writes lost, durably, with seq+1, finished_at, a message naming
 // the last owner (pid, host, last update) and a remedy. Queued jobs (and
 // jobs with no status), and terminal ones, are left alone. changed reports
-// that lost was written.
+// that lost was written. A running job at seq 2^64-1 cannot be marked lost
+// (seq never wraps): ErrInvalid, Subject "seq", and nothing is written.
 func Reconcile(dir JobDir) (changed bool, err error) {
 	st, err := ReadStatus(dir)
 	if err != nil || st == nil || st.State != Running {
@@ -41,10 +42,14 @@ func Reconcile(dir JobDir) (changed bool, err error) {
 	if err != nil || st == nil || st.State != Running {
 		return false, err
 	}
+	seq, err := nextSeq("reconcile", dir.StatusPath(), st.Seq)
+	if err != nil {
+		return false, err
+	}
 	lost := copyStatus(*st)
 	now := Now()
 	lost.State = Lost
-	lost.Seq++
+	lost.Seq = seq
 	lost.UpdatedAt = now
 	lost.FinishedAt = &now
 	lost.Message = fmt.Sprintf("the runner (pid %d on host %q, last update %s) is gone: job.lock was free while the status said running",
