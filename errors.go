@@ -32,7 +32,9 @@ var (
 	ErrExists error = &sentinel{"record already exists", fs.ErrExist}
 	// ErrCorrupt: the file stayed unreadable as JSON through every retry.
 	ErrCorrupt error = &sentinel{"corrupt record", nil}
-	// ErrTooLarge: the file is larger than the read limit (WithMaxSize).
+	// ErrTooLarge: on read, the file is larger than the read limit
+	// (WithMaxSize); on write, the encoded record is larger than
+	// DefaultMaxSize, and nothing was written.
 	ErrTooLarge error = &sentinel{"record too large", nil}
 	// ErrInvalid: a value is not acceptable (a field on write, a field or
 	// schema_version on read, a job ID). Error.Subject names the field.

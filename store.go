@@ -30,8 +30,9 @@ var (
 // ErrExists (which also matches fs.ErrExist), and the winner's file is
 // untouched. The file is created read-only (0444, or WithPerm's read bits).
 //
-// Invalid input is ErrInvalid with Subject naming the field, before anything
-// is touched. If WriteSpec returns nil, job.json is complete and durable; if
+// Invalid input is ErrInvalid with Subject naming the field, and a record
+// whose encoding is longer than DefaultMaxSize is ErrTooLarge, both before
+// anything is touched. If WriteSpec returns nil, job.json is complete and durable; if
 // it returns an error, job.json is either absent or someone else's complete
 // record, and no temp file is left.
 func WriteSpec(dir JobDir, spec JobSpec, opts ...WriteOption) error {
@@ -48,6 +49,9 @@ func WriteSpec(dir JobDir, spec JobSpec, opts ...WriteOption) error {
 		return invalid(op, path, "job_id", fmt.Sprintf("%q differs from the directory name %q", spec.ID, dir.ID()), spec.ID, dir.ID())
 	}
 	data, err := marshalRecord(spec)
+	if errors.Is(err, ErrTooLarge) {
+		return withPath(err, op, path)
+	}
 	if err != nil {
 		return invalid(op, path, "spec", err.Error(), nil, nil)
 	}
@@ -90,8 +94,9 @@ func ReadSpec(dir JobDir, opts ...ReadOption) (JobSpec, error) {
 // validates: State must be known, Progress nil or within [0, 1], JobID a
 // valid job ID if set, timestamps within years 1..9999. Invalid input is an
 // *Error of kind ErrInvalid with Subject naming the field and Found its
-// value, returned before anything is touched: the previous status.json stays
-// byte-identical. WriteStatus does not check that job.json exists (that
+// value, and a record whose encoding is longer than DefaultMaxSize is
+// ErrTooLarge, both returned before anything is touched: the previous
+// status.json stays byte-identical. WriteStatus does not check that job.json exists (that
 // would cost every update a stat); a missing dir is ErrNotJob.
 //
 // Writers of different jobs never wait for each other; two writers of the
@@ -111,6 +116,9 @@ func WriteStatus(dir JobDir, st JobStatus, opts ...WriteOption) error {
 		return err
 	}
 	data, err := marshalRecord(st)
+	if errors.Is(err, ErrTooLarge) {
+		return withPath(err, op, path)
+	}
 	if err != nil {
 		return invalid(op, path, "status", err.Error(), nil, nil)
 	}
