@@ -45,7 +45,8 @@ var (
 	// ErrNoMigration: no migration step exists from the record's version.
 	ErrNoMigration error = &sentinel{"no migration for this schema version", nil}
 	// ErrLocked: another runner (or a reconciler) holds the job's job.lock.
-	// Error.Msg names the holder as recorded in status.json.
+	// Error.Msg names the holder as job.lock records it (see LockJob), or,
+	// when job.lock holds no record, as status.json does.
 	ErrLocked error = &sentinel{"job is locked by another process", nil}
 )
 

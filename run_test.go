@@ -376,6 +376,49 @@ func TestStart_TwoProcessesRaceExactlyOneWins(t *testing.T) {
 	}
 }
 
+// TestStart_EveryLoserOfARaceNamesTheWinner: job.lock names its holder
+// from the moment it is taken, so every loser of a Start race names the
+// winner's pid, even one that looked before the winner wrote running.
+func TestStart_EveryLoserOfARaceNamesTheWinner(t *testing.T) {
+	const racers = 8
+	for round := range raceRounds {
+		t.Run(strconv.Itoa(round), func(t *testing.T) {
+			dir, err := jobstore.Submit(tempDir(t), jobstore.JobSpec{Kind: "test"})
+			require.NoError(t, err)
+			var cs []*child
+			for range racers {
+				cs = append(cs, startRole(t, "racer", dirEnv+"="+string(dir)))
+			}
+			for _, c := range cs {
+				_, err := c.stdin.Write([]byte("g"))
+				require.NoError(t, err)
+			}
+			var winners []int
+			var losses []string
+			for _, c := range cs {
+				switch said := c.line(t); {
+				case said == "won":
+					winners = append(winners, c.cmd.Process.Pid)
+				case strings.HasPrefix(said, "locked "):
+					losses = append(losses, said)
+				default:
+					t.Fatalf("racer said %q", said)
+				}
+			}
+			require.Len(t, winners, 1, "exactly one Start wins")
+			require.Len(t, losses, racers-1)
+			for _, l := range losses {
+				assert.Contains(t, l, "held by pid "+strconv.Itoa(winners[0])+" on host")
+				assert.Contains(t, l, "as job.lock records it", "named from the first instant, not from status.json")
+			}
+			for _, c := range cs {
+				require.NoError(t, c.stdin.Close())
+				require.NoError(t, c.cmd.Wait())
+			}
+		})
+	}
+}
+
 func TestRun_ConcurrentUpdatesEachGetTheirOwnSeq(t *testing.T) {
 	const goroutines, updates = 4, 25
 	dir, r := startJob(t)
