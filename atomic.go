@@ -48,7 +48,8 @@ func WithPerm(perm fs.FileMode) WriteOption {
 // atomically and durably.
 //
 // v is marshalled once, before anything is touched: 2-space indent, a
-// trailing newline, no HTML escaping. Then a temp file is created in path's
+// trailing newline, no HTML escaping; an encoding longer than DefaultMaxSize
+// is ErrTooLarge (the readers would refuse it), and nothing is touched. Then a temp file is created in path's
 // own directory (named "." + base + random digits, see IsTempName), written,
 // fsynced and closed, renamed over path, and path's directory is fsynced.
 //
@@ -73,6 +74,9 @@ func WithPerm(perm fs.FileMode) WriteOption {
 // fsynced, as Windows cannot.
 func WriteJSONAtomic(path string, v any, opts ...WriteOption) error {
 	data, err := marshalRecord(v)
+	if errors.Is(err, ErrTooLarge) {
+		return withPath(err, "marshal", path)
+	}
 	if err != nil {
 		return &Error{Op: "marshal", Path: path, Msg: "cannot encode the value as JSON", Err: err,
 			Sentinel: ErrInvalid, Remedy: "pass a value that encoding/json can marshal (no NaN, channels or functions)"}
@@ -80,7 +84,8 @@ func WriteJSONAtomic(path string, v any, opts ...WriteOption) error {
 	return replaceFile(path, data, newWriteOptions(opts))
 }
 
-// marshalRecord is the file format's JSON layout.
+// marshalRecord is the file format's JSON layout. A record longer than
+// DefaultMaxSize is ErrTooLarge: the readers would refuse it.
 func marshalRecord(v any) ([]byte, error) {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
@@ -88,6 +93,9 @@ func marshalRecord(v any) ([]byte, error) {
 	enc.SetIndent("", "  ")
 	if err := enc.Encode(v); err != nil { // Encode ends the value with '\n'
 		return nil, err
+	}
+	if buf.Len() > DefaultMaxSize {
+		return nil, tooLargeToWrite(buf.Len())
 	}
 	return buf.Bytes(), nil
 }

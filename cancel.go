@@ -38,13 +38,33 @@ type cancelRequestJSON struct {
 	Reason        string  `json:"reason,omitempty"`
 }
 
-// MarshalJSON writes the file format (timestamps as for the other records).
+// MarshalJSON writes the file format (timestamps as for the other records)
+// after the checks RequestCancel makes: schema_version 0 (written as
+// CancelSchemaVersion) or CancelSchemaVersion, job_id a valid ID,
+// requested_at set. So encoding/json never writes a request that
+// ReadCancel would refuse.
 func (c CancelRequest) MarshalJSON() ([]byte, error) {
+	if err := checkWriteVersion(c.SchemaVersion, CancelSchemaVersion); err != nil {
+		return nil, err
+	}
+	c.SchemaVersion = CancelSchemaVersion
+	if err := c.validate("", ""); err != nil {
+		return nil, err
+	}
 	return encodeNoHTML(cancelRequestJSON{c.SchemaVersion, c.JobID, isoTime(c.RequestedAt), c.RequestedBy, c.Reason})
 }
 
-// UnmarshalJSON reads the file format.
-func (c *CancelRequest) UnmarshalJSON(b []byte) error { return c.decode(b) }
+// UnmarshalJSON reads the file format exactly as DecodeCancel does
+// (migration, newer-schema refusal, validation, the same *Error). On error c
+// is left as it was.
+func (c *CancelRequest) UnmarshalJSON(b []byte) error {
+	req, err := DecodeCancel(b)
+	if err != nil {
+		return err
+	}
+	*c = *req
+	return nil
+}
 
 // decode: see JobSpec.decode.
 func (c *CancelRequest) decode(b []byte) error {

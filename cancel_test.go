@@ -862,3 +862,24 @@ func TestCancelRequest_JSONNames(t *testing.T) {
 	assert.JSONEq(t, `{"schema_version":1,"job_id":"j1","requested_at":"2026-01-02T03:04:05.000006+00:00"}`, string(b),
 		"optional fields are left out when empty")
 }
+
+// encoding/json takes the same rule as RequestCancel and ReadCancel: what
+// one refuses, the others refuse too.
+func TestCancelRequest_JSONValidatesLikeTheRecordPaths(t *testing.T) {
+	_, err := json.Marshal(jobstore.CancelRequest{JobID: "j1"})
+	require.ErrorIs(t, err, jobstore.ErrInvalid, "requested_at missing")
+	_, err = json.Marshal(jobstore.CancelRequest{SchemaVersion: 9, JobID: "j1", RequestedAt: jobstore.Now()})
+	require.ErrorIs(t, err, jobstore.ErrInvalid, "another schema version")
+	b, err := json.Marshal(jobstore.CancelRequest{JobID: "j1", RequestedAt: jobstore.Now(), Reason: "r"})
+	require.NoError(t, err)
+
+	var c jobstore.CancelRequest
+	require.NoError(t, json.Unmarshal(b, &c))
+	require.Equal(t, "r", c.Reason)
+	keep := c
+	err = json.Unmarshal([]byte(`{"schema_version":1,"job_id":"a/b","requested_at":"2026-01-01T00:00:00Z"}`), &c)
+	require.ErrorIs(t, err, jobstore.ErrInvalid)
+	require.Equal(t, keep, c, "left as it was")
+	err = json.Unmarshal([]byte(`{"schema_version":2,"job_id":"j1","requested_at":"2026-01-01T00:00:00Z"}`), &c)
+	require.ErrorIs(t, err, jobstore.ErrNewerSchema)
+}

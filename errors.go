@@ -35,7 +35,9 @@ var (
 	ErrExists error = &sentinel{"exists", "record already exists", fs.ErrExist}
 	// ErrCorrupt: the file stayed unreadable as JSON through every retry.
 	ErrCorrupt error = &sentinel{"corrupt", "corrupt record", nil}
-	// ErrTooLarge: the file is larger than the read limit (WithMaxSize).
+	// ErrTooLarge: on read, the file is larger than the read limit
+	// (WithMaxSize); on write, the encoded record is larger than
+	// DefaultMaxSize, and nothing was written.
 	ErrTooLarge error = &sentinel{"too_large", "record too large", nil}
 	// ErrInvalid: a value is not acceptable (a field on write, a field or
 	// schema_version on read, a job ID). Error.Subject names the field.
@@ -46,7 +48,8 @@ var (
 	// ErrNoMigration: no migration step exists from the record's version.
 	ErrNoMigration error = &sentinel{"no_migration", "no migration for this schema version", nil}
 	// ErrLocked: another runner (or a reconciler) holds the job's job.lock.
-	// Error.Msg names the holder as recorded in status.json.
+	// Error.Msg names the holder as job.lock records it (see LockJob), or,
+	// when job.lock holds no record, as status.json does.
 	ErrLocked error = &sentinel{"locked", "job is locked by another process", nil}
 	// ErrCancelRequested: the job has a cancel request (cancel.json). It is
 	// Start's error for such a job, and the cause of a Run's Context once

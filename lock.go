@@ -24,9 +24,17 @@ type Lock struct {
 // missing and never deleted, since deleting a lock file lets two processes
 // lock two different files of the same name. If another process, or another
 // LockJob call in this process, holds the lock, LockJob fails at once with an
-// *Error of kind ErrLocked whose message names the holder as status.json
-// records it (pid, host, since); that record is best effort: a holder that
-// has just locked may not have written it yet.
+// *Error of kind ErrLocked whose message names the holder.
+//
+// The holder is named from job.lock itself: right after taking the lock,
+// LockJob writes this process's pid, host, program name and the time into
+// the file (see lockHolder for the format), and Unlock empties it. A loser
+// that finds the file empty (the holder has locked but not yet written)
+// reads it again for up to about a quarter second; if there is still no
+// record (a holder from a jobstore that did not write one, or one that
+// could not write), it names the holder as status.json records it, on a
+// best-effort basis. On Windows the lock covers one byte beyond the end of
+// the file, not the whole file, so that the record stays readable.
 //
 // The lock is released by Unlock, and by the operating system when the
 // holder's process exits or is killed: a free lock on a job whose status.json
@@ -44,13 +52,23 @@ func LockJob(dir JobDir) (*Lock, error) {
 	if err := lockFile(f); err != nil {
 		f.Close()
 		if isLockHeld(err) {
-			return nil, &Error{Op: op, Path: dir.LockPath(), Sentinel: ErrLocked, Msg: holder(dir),
+			return nil, &Error{Op: op, Path: dir.LockPath(), Sentinel: ErrLocked, Msg: lockedBy(dir),
 				Remedy: "another process works on this job; wait for it to finish, or stop that process"}
 		}
 		return nil, stepError(op, dir.LockPath(), err, "cannot lock the lock file",
 			"the filesystem may not support locks (some network filesystems do not); keep job roots on a local disk")
 	}
+	writeLockHolder(f)
 	return &Lock{dir: dir, f: f}, nil
+}
+
+// lockedBy describes the lock's holder for ErrLocked: from job.lock, else
+// from status.json.
+func lockedBy(dir JobDir) string {
+	if h, ok := readLockHolder(dir); ok {
+		return h.describe()
+	}
+	return holder(dir)
 }
 
 // holderReadAttempts keeps an ErrLocked error quick when status.json is
@@ -87,6 +105,7 @@ func (l *Lock) Unlock() error {
 	}
 	f := l.f
 	l.f = nil
+	clearLockHolder(f) // while still locked: no other holder's record is erased
 	err := unlockFile(f)
 	if cerr := f.Close(); err == nil {
 		err = cerr

@@ -1,12 +1,17 @@
 package jobstore_test
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/axqua/jobstore"
 	"github.com/stretchr/testify/assert"
@@ -78,7 +83,7 @@ func TestLockJob_NotAJobIsErrNotJob(t *testing.T) {
 	}
 }
 
-func TestLockJob_ErrLockedNamesTheHolderFromStatus(t *testing.T) {
+func TestLockJob_ErrLockedNamesTheHolderFromTheLockFile(t *testing.T) {
 	root := tempDir(t)
 	dir, err := jobstore.Submit(root, jobstore.JobSpec{Kind: "test"})
 	require.NoError(t, err)
@@ -86,13 +91,34 @@ func TestLockJob_ErrLockedNamesTheHolderFromStatus(t *testing.T) {
 	pid := c.cmd.Process.Pid
 	require.Equal(t, "started "+strconv.Itoa(pid), c.line(t))
 
-	_, err = jobstore.LockJob(dir)
-	require.ErrorIs(t, err, jobstore.ErrLocked)
+	// job.lock holds the documented record of the holder.
+	var rec struct {
+		PID     int    `json:"pid"`
+		Host    string `json:"host"`
+		Program string `json:"program"`
+		Since   string `json:"since"`
+	}
+	data := readFile(t, dir.LockPath())
+	require.True(t, strings.HasSuffix(string(data), "}\n"), "one JSON object and a newline: %q", data)
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	require.NoError(t, dec.Decode(&rec), "%s", data)
 	host, _ := os.Hostname()
 	st := readStatus(t, dir)
-	assert.Contains(t, err.Error(), "pid "+strconv.Itoa(pid))
-	assert.Contains(t, err.Error(), strconv.Quote(host))
-	assert.Contains(t, err.Error(), st.StartedAt.Format("2006-01-02T15:04:05Z07:00"), "since started_at")
+	assert.Equal(t, pid, rec.PID)
+	assert.Equal(t, host, rec.Host)
+	exe, err := os.Executable()
+	require.NoError(t, err)
+	assert.Equal(t, filepath.Base(exe), rec.Program, "the child is this test binary")
+	since, err := time.Parse("2006-01-02T15:04:05.000000-07:00", rec.Since)
+	require.NoError(t, err, "since is written as the records' timestamps are")
+	assert.False(t, since.After(*st.StartedAt), "the lock is taken before the run starts")
+
+	_, err = jobstore.LockJob(dir)
+	require.ErrorIs(t, err, jobstore.ErrLocked)
+	assert.Contains(t, err.Error(), "held by pid "+strconv.Itoa(pid)+" on host "+strconv.Quote(host))
+	assert.Contains(t, err.Error(), "as job.lock records it")
+	assert.Contains(t, err.Error(), since.Format(time.RFC3339))
 
 	_, err = jobstore.Start(dir)
 	require.ErrorIs(t, err, jobstore.ErrLocked, "Start fails at once while another process runs the job")
@@ -100,20 +126,31 @@ func TestLockJob_ErrLockedNamesTheHolderFromStatus(t *testing.T) {
 	require.NoError(t, c.stdin.Close())
 	require.NoError(t, c.cmd.Wait())
 	assert.Equal(t, jobstore.Succeeded, readStatus(t, dir).State)
+	assert.Empty(t, readFile(t, dir.LockPath()), "Unlock (Close) empties job.lock")
 	lk, err := jobstore.LockJob(dir)
 	require.NoError(t, err, "the holder's exit released the lock")
 	require.NoError(t, lk.Unlock())
 }
 
-func TestLockJob_ErrLockedSaysWhenTheHolderIsUnknown(t *testing.T) {
+// TestLockJob_WithoutALockRecordErrLockedFallsBackToStatus: a holder whose
+// job.lock holds no record (an older jobstore, a failed write) is named as
+// status.json records it, and the message says when that is unknown.
+func TestLockJob_WithoutALockRecordErrLockedFallsBackToStatus(t *testing.T) {
+	started := `{"schema_version":1,"state":"running","seq":2,"pid":4242,"host":"render-3",` +
+		`"started_at":"2026-11-30T09:00:00+00:00","updated_at":"2026-11-30T09:05:00+00:00"}`
 	tests := []struct {
 		name   string
+		lock   string // job.lock's content while held
 		status string // status.json's content; "" for none
 		want   string
 	}{
-		{"no status", "", "no status.json yet"},
-		{"corrupt status", `{"state": "runn`, "unreadable"},
-		{"queued status", `{"schema_version":1,"state":"queued","seq":1,"updated_at":"2026-11-30T09:00:00+00:00"}`, "says queued"},
+		{"no status", "", "", "no status.json yet"},
+		{"corrupt status", "", `{"state": "runn`, "unreadable"},
+		{"queued status", "", `{"schema_version":1,"state":"queued","seq":1,"updated_at":"2026-11-30T09:00:00+00:00"}`, "says queued"},
+		{"running status", "", started, `held by pid 4242 on host "render-3", running since 2026-11-30T09:00:00Z`},
+		{"garbage in job.lock", "not json\n", started, `held by pid 4242 on host "render-3"`},
+		{"record without pid", `{"host":"x"}` + "\n", started, `held by pid 4242 on host "render-3"`},
+		{"oversized job.lock", `{"pid":7,"host":"` + strings.Repeat("h", 5000) + `"}`, started, `held by pid 4242 on host "render-3"`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -124,9 +161,11 @@ func TestLockJob_ErrLockedSaysWhenTheHolderIsUnknown(t *testing.T) {
 			lk, err := jobstore.LockJob(dir)
 			require.NoError(t, err)
 			t.Cleanup(func() { _ = lk.Unlock() })
+			require.NoError(t, os.WriteFile(dir.LockPath(), []byte(tc.lock), 0o644))
 			_, err = jobstore.LockJob(dir)
 			require.ErrorIs(t, err, jobstore.ErrLocked)
 			assert.Contains(t, err.Error(), tc.want)
+			assert.NotContains(t, err.Error(), "job.lock records it")
 		})
 	}
 }

@@ -7,17 +7,26 @@ import (
 	"golang.org/x/sys/windows"
 )
 
-// The whole file's range, as Go's cmd/go/internal/lockedfile locks it. A
-// lock taken through another handle (in this process or another) conflicts.
-const allBytes = ^uint32(0)
+// A Windows lock is mandatory: no other handle may read the range it
+// covers. So the lock covers one byte at offset 2^62, far beyond the holder
+// record at the start of the file (see lockHolder), which losers must read.
+// Locking beyond the end of a file is allowed, and the byte lies inside the
+// whole-file range (offset 0, length 2^64-1) that releases before the
+// holder record locked, so the two still exclude each other.
+const (
+	lockOffsetHigh = 1 << 30 // offset 2^62, in its high 32 bits
+	lockLen        = 1
+)
+
+func lockRange() *windows.Overlapped { return &windows.Overlapped{OffsetHigh: lockOffsetHigh} }
 
 func lockFile(f *os.File) error {
 	return windows.LockFileEx(windows.Handle(f.Fd()), windows.LOCKFILE_EXCLUSIVE_LOCK|windows.LOCKFILE_FAIL_IMMEDIATELY,
-		0, allBytes, allBytes, new(windows.Overlapped))
+		0, lockLen, 0, lockRange())
 }
 
 func unlockFile(f *os.File) error {
-	return windows.UnlockFileEx(windows.Handle(f.Fd()), 0, allBytes, allBytes, new(windows.Overlapped))
+	return windows.UnlockFileEx(windows.Handle(f.Fd()), 0, lockLen, 0, lockRange())
 }
 
 func isLockHeld(err error) bool {

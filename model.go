@@ -243,15 +243,39 @@ type jobSpecJSON struct {
 	Labels        map[string]string `json:"labels,omitempty"`
 }
 
-// MarshalJSON writes the file format (timestamps as described above).
+// MarshalJSON writes the file format (timestamps as described above). It
+// applies WriteSpec's rules, so that encoding/json never writes what
+// DecodeSpec would refuse: a schema_version of 0 is written as
+// JobSchemaVersion, and a spec that is invalid (ErrInvalid, Subject naming
+// the field; schema_version other than 0 or JobSchemaVersion included) is
+// not encoded. json.Marshal wraps that *Error in a *json.MarshalerError;
+// errors.Is and errors.As see through it. Unlike WriteSpec it does not stamp
+// SubmittedAt, and it does not check the ID against a directory.
 func (s JobSpec) MarshalJSON() ([]byte, error) {
+	if err := s.checkVersion(); err != nil {
+		return nil, err
+	}
+	s.SchemaVersion = JobSchemaVersion
+	if err := s.validate("", ""); err != nil {
+		return nil, err
+	}
 	return encodeNoHTML(jobSpecJSON{s.SchemaVersion, s.ID, s.Kind, s.Params, isoTime(s.SubmittedAt), s.SubmittedBy, s.Labels})
 }
 
-// UnmarshalJSON reads the file format. Params is kept compacted, a JSON null
-// in params is read as no params, and empty labels as nil, so that a spec
-// re-reads to the value it was written with.
-func (s *JobSpec) UnmarshalJSON(b []byte) error { return s.decode(b) }
+// UnmarshalJSON reads the file format exactly as DecodeSpec does: an older
+// record is migrated, a newer one is ErrNewerSchema, and the result is
+// validated (ErrInvalid, Subject naming the field), with the same *Error
+// DecodeSpec returns. On error s is left as it was. Params is kept
+// compacted, a JSON null in params is read as no params, and empty labels
+// as nil, so that a spec re-reads to the value it was written with.
+func (s *JobSpec) UnmarshalJSON(b []byte) error {
+	spec, _, err := DecodeSpec(b)
+	if err != nil {
+		return err
+	}
+	*s = spec
+	return nil
+}
 
 // decode is UnmarshalJSON without the outer pass that encoding/json makes
 // before calling it: the record readers call it directly, so a current
@@ -296,14 +320,38 @@ type jobStatusJSON struct {
 	Remedy        string   `json:"remedy,omitempty"`
 }
 
-// MarshalJSON writes the file format (timestamps as described above).
+// MarshalJSON writes the file format (timestamps as described above). It
+// applies WriteStatus's rules, so that encoding/json never writes what
+// DecodeStatus would refuse: a schema_version of 0 is written as
+// StatusSchemaVersion, and a status that is invalid (ErrInvalid, Subject
+// naming the field; schema_version other than 0 or StatusSchemaVersion
+// included) is not encoded. json.Marshal wraps that *Error in a
+// *json.MarshalerError; errors.Is and errors.As see through it. Unlike
+// WriteStatus it stamps neither UpdatedAt nor JobID.
 func (s JobStatus) MarshalJSON() ([]byte, error) {
+	if err := s.checkVersion(); err != nil {
+		return nil, err
+	}
+	s.SchemaVersion = StatusSchemaVersion
+	if err := s.validate("", ""); err != nil {
+		return nil, err
+	}
 	return encodeNoHTML(jobStatusJSON{s.SchemaVersion, s.JobID, s.State, s.Seq, s.Progress, s.Message,
 		isoTime(s.UpdatedAt), timePtr(s.StartedAt), timePtr(s.FinishedAt), s.PID, s.Host, s.ExitCode, s.Error, s.Remedy})
 }
 
-// UnmarshalJSON reads the file format.
-func (s *JobStatus) UnmarshalJSON(b []byte) error { return s.decode(b) }
+// UnmarshalJSON reads the file format exactly as DecodeStatus does: an
+// older record is migrated, a newer one is ErrNewerSchema, and the result
+// is validated (ErrInvalid, Subject naming the field), with the same *Error
+// DecodeStatus returns. On error s is left as it was.
+func (s *JobStatus) UnmarshalJSON(b []byte) error {
+	st, _, err := DecodeStatus(b)
+	if err != nil {
+		return err
+	}
+	*s = *st
+	return nil
+}
 
 // decode: see JobSpec.decode.
 func (s *JobStatus) decode(b []byte) error {
@@ -314,6 +362,24 @@ func (s *JobStatus) decode(b []byte) error {
 	*s = JobStatus{j.SchemaVersion, j.JobID, j.State, j.Seq, j.Progress, j.Message, time.Time(j.UpdatedAt),
 		(*time.Time)(j.StartedAt), (*time.Time)(j.FinishedAt), j.PID, j.Host, j.ExitCode, j.Error, j.Remedy}
 	return nil
+}
+
+// checkVersion refuses to encode a spec of another schema version than the
+// one this package writes; 0 (not set) is written as the current one.
+func (s JobSpec) checkVersion() error {
+	return checkWriteVersion(s.SchemaVersion, JobSchemaVersion)
+}
+
+// checkVersion: see JobSpec.checkVersion.
+func (s JobStatus) checkVersion() error {
+	return checkWriteVersion(s.SchemaVersion, StatusSchemaVersion)
+}
+
+func checkWriteVersion(v, current int) error {
+	if v == 0 || v == current {
+		return nil
+	}
+	return errInvalid("", "", "schema_version", v, current, fmt.Sprintf("%d is not the version this jobstore writes", v), "")
 }
 
 func checkYear(op, path, field string, t time.Time) error {

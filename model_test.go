@@ -3,6 +3,7 @@ package jobstore_test
 import (
 	"encoding/json"
 	"fmt"
+	"path/filepath"
 	"regexp"
 	"testing"
 	"time"
@@ -168,13 +169,14 @@ func TestJSONNames_AreTheFileFormat(t *testing.T) {
 		return out
 	}
 	started := submitted
-	assert.ElementsMatch(t, []string{"schema_version", "job_id", "kind", "submitted_at"}, keys(jobstore.JobSpec{}))
+	// The least a valid record has (MarshalJSON refuses an invalid one).
+	assert.ElementsMatch(t, []string{"schema_version", "job_id", "kind", "submitted_at"}, keys(jobstore.JobSpec{ID: "j", Kind: "k"}))
 	assert.ElementsMatch(t, []string{"schema_version", "job_id", "kind", "params", "submitted_at", "submitted_by", "labels"},
-		keys(jobstore.JobSpec{Params: json.RawMessage(`{}`), SubmittedBy: "x", Labels: map[string]string{"a": "b"}}))
-	assert.ElementsMatch(t, []string{"schema_version", "job_id", "state", "seq", "updated_at"}, keys(jobstore.JobStatus{}))
+		keys(jobstore.JobSpec{ID: "j", Kind: "k", Params: json.RawMessage(`{}`), SubmittedBy: "x", Labels: map[string]string{"a": "b"}}))
+	assert.ElementsMatch(t, []string{"schema_version", "job_id", "state", "seq", "updated_at"}, keys(jobstore.JobStatus{State: jobstore.Queued}))
 	assert.ElementsMatch(t, []string{"schema_version", "job_id", "state", "seq", "progress", "message", "updated_at",
 		"started_at", "finished_at", "pid", "host", "exit_code", "error", "remedy"},
-		keys(jobstore.JobStatus{Progress: ptr(0.0), Message: "m", StartedAt: &started, FinishedAt: &started,
+		keys(jobstore.JobStatus{State: jobstore.Running, Progress: ptr(0.0), Message: "m", StartedAt: &started, FinishedAt: &started,
 			PID: 1, Host: "h", ExitCode: ptr(0), Error: "e", Remedy: "r"}))
 }
 
@@ -192,4 +194,135 @@ func TestDecode_IgnoresFieldsItDoesNotKnow(t *testing.T) {
 		"submitted_at": "2026-11-30T09:35:40+00:00", "priority": "high"}`))
 	require.NoError(t, err)
 	assert.Equal(t, "k", spec.Kind)
+}
+
+// TestJSON_ValidatesAsTheRecordPathsDo: encoding/json applies the rules of
+// DecodeStatus/DecodeSpec on the way in and of WriteStatus/WriteSpec on the
+// way out, with the same typed errors; on a refused decode the value is
+// left as it was.
+func TestJSON_ValidatesAsTheRecordPathsDo(t *testing.T) {
+	subjectOf := func(t *testing.T, err error) (error, string) {
+		t.Helper()
+		var e *jobstore.Error
+		require.ErrorAs(t, err, &e, "%v", err)
+		return e.Sentinel, e.Subject
+	}
+	const ts = `"updated_at":"2026-11-30T09:00:00+00:00"`
+	badStatuses := []struct{ name, data string }{
+		{"unknown state", `{"schema_version":1,"state":"bogus","seq":1,` + ts + `}`},
+		{"progress over 1", `{"schema_version":1,"state":"running","seq":1,"progress":2,` + ts + `}`},
+		{"negative progress", `{"schema_version":1,"state":"running","seq":1,"progress":-0.5,` + ts + `}`},
+		{"bad job_id", `{"schema_version":1,"job_id":"a/b","state":"queued","seq":1,` + ts + `}`},
+		{"newer schema", `{"schema_version":2,"state":"queued","seq":1,` + ts + `}`},
+		{"no schema_version", `{"state":"queued","seq":1,` + ts + `}`},
+	}
+	for _, tt := range badStatuses {
+		t.Run("status in/"+tt.name, func(t *testing.T) {
+			_, _, derr := jobstore.DecodeStatus([]byte(tt.data))
+			require.Error(t, derr)
+			keep := jobstore.JobStatus{State: jobstore.Queued, Seq: 7}
+			got := keep
+			uerr := json.Unmarshal([]byte(tt.data), &got)
+			require.Error(t, uerr, "json.Unmarshal accepts what DecodeStatus refuses")
+			ds, dsub := subjectOf(t, derr)
+			us, usub := subjectOf(t, uerr)
+			assert.Equal(t, ds, us)
+			assert.Equal(t, dsub, usub)
+			assert.Equal(t, keep, got, "a refused decode changes nothing")
+		})
+	}
+	specIn := []struct{ name, data string }{
+		{"empty kind", `{"schema_version":1,"job_id":"j","kind":"","submitted_at":"2026-11-30T09:00:00+00:00"}`},
+		{"reserved job_id", `{"schema_version":1,"job_id":"CON","kind":"k","submitted_at":"2026-11-30T09:00:00+00:00"}`},
+		{"newer schema", `{"schema_version":9,"job_id":"j","kind":"k","submitted_at":"2026-11-30T09:00:00+00:00"}`},
+	}
+	for _, tt := range specIn {
+		t.Run("spec in/"+tt.name, func(t *testing.T) {
+			_, _, derr := jobstore.DecodeSpec([]byte(tt.data))
+			require.Error(t, derr)
+			var got jobstore.JobSpec
+			uerr := json.Unmarshal([]byte(tt.data), &got)
+			require.Error(t, uerr, "json.Unmarshal accepts what DecodeSpec refuses")
+			ds, dsub := subjectOf(t, derr)
+			us, usub := subjectOf(t, uerr)
+			assert.Equal(t, ds, us)
+			assert.Equal(t, dsub, usub)
+			assert.Zero(t, got)
+		})
+	}
+
+	statusOut := []struct {
+		name string
+		st   jobstore.JobStatus
+	}{
+		{"unknown state", jobstore.JobStatus{State: "bogus"}},
+		{"no state", jobstore.JobStatus{}},
+		{"progress over 1", jobstore.JobStatus{State: jobstore.Running, Progress: ptr(2.0)}},
+		{"bad job_id", jobstore.JobStatus{State: jobstore.Running, JobID: "../x"}},
+		{"year 10000", jobstore.JobStatus{State: jobstore.Running, UpdatedAt: time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)}},
+		{"other schema_version", jobstore.JobStatus{State: jobstore.Running, SchemaVersion: 2}},
+	}
+	for _, tt := range statusOut {
+		t.Run("status out/"+tt.name, func(t *testing.T) {
+			_, merr := json.Marshal(tt.st)
+			require.Error(t, merr, "json.Marshal writes what WriteStatus refuses")
+			require.ErrorIs(t, merr, jobstore.ErrInvalid)
+			msub := func() string { _, s := subjectOf(t, merr); return s }()
+			if tt.st.SchemaVersion != 0 {
+				assert.Equal(t, "schema_version", msub) // WriteStatus stamps the version instead
+				return
+			}
+			dir := writeJob(t, tempDir(t), specAt("j1", 0), nil)
+			werr := jobstore.WriteStatus(dir, tt.st)
+			require.ErrorIs(t, werr, jobstore.ErrInvalid)
+			_, wsub := subjectOf(t, werr)
+			assert.Equal(t, wsub, msub)
+		})
+	}
+	specOut := []struct {
+		name string
+		spec jobstore.JobSpec
+	}{
+		{"no ID", jobstore.JobSpec{Kind: "k"}},
+		{"no kind", jobstore.JobSpec{ID: "j"}},
+		{"params not JSON", jobstore.JobSpec{ID: "j", Kind: "k", Params: json.RawMessage(`{oops`)}},
+		{"device ID", jobstore.JobSpec{ID: "aux.txt", Kind: "k"}},
+	}
+	for _, tt := range specOut {
+		t.Run("spec out/"+tt.name, func(t *testing.T) {
+			_, merr := json.Marshal(tt.spec)
+			require.ErrorIs(t, merr, jobstore.ErrInvalid, "json.Marshal writes what WriteSpec refuses")
+			_, msub := subjectOf(t, merr)
+			id := tt.spec.ID
+			if id == "" {
+				id = "j"
+			}
+			werr := jobstore.WriteSpec(jobstore.JobDir(filepath.Join(tempDir(t), id)), tt.spec)
+			require.ErrorIs(t, werr, jobstore.ErrInvalid)
+			_, wsub := subjectOf(t, werr)
+			assert.Equal(t, wsub, msub)
+		})
+	}
+}
+
+// TestJSON_RoundTripsAValidRecord: what json.Marshal writes, json.Unmarshal
+// reads back to the same value, with schema_version stamped as WriteStatus
+// and WriteSpec stamp it.
+func TestJSON_RoundTripsAValidRecord(t *testing.T) {
+	st := jobstore.JobStatus{JobID: "j", State: jobstore.Running, Seq: 3, Progress: ptr(0.25),
+		UpdatedAt: time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)}
+	b, err := json.Marshal(st)
+	require.NoError(t, err)
+	var back jobstore.JobStatus
+	require.NoError(t, json.Unmarshal(b, &back))
+	st.SchemaVersion = jobstore.StatusSchemaVersion
+	assert.Equal(t, st, back)
+
+	spec := jobstore.JobSpec{ID: "j", Kind: "k", Params: json.RawMessage(`{"a":1}`), SubmittedAt: submitted}
+	b, err = json.Marshal(spec)
+	require.NoError(t, err)
+	var sback jobstore.JobSpec
+	require.NoError(t, json.Unmarshal(b, &sback))
+	spec.SchemaVersion = jobstore.JobSchemaVersion
+	assert.Equal(t, spec, sback)
 }

@@ -3,6 +3,7 @@ package jobstore
 import (
 	"fmt"
 	"path/filepath"
+	"strings"
 )
 
 // File names inside a job directory.
@@ -35,17 +36,32 @@ func (d JobDir) CancelPath() string { return filepath.Join(string(d), CancelFile
 // ID returns the job ID, the directory's base name.
 func (d JobDir) ID() string { return filepath.Base(string(d)) }
 
-// ValidateJobID checks that id can name a job directory on every platform:
-// 1 to 128 characters of [A-Za-z0-9._-], not starting with '.' or '-' (so it
-// is never hidden, never taken for a flag, and never "." or ".."). The error
-// is an *Error of kind ErrInvalid with Subject "job_id".
+// ValidateJobID checks that id can name a job directory under a root on
+// Linux, macOS and Windows (roots are shared over SMB) without colliding
+// with a name the package uses itself. It accepts exactly:
+//
+//   - 1 to 128 characters, each one of [A-Za-z0-9._-];
+//   - not starting with '.' or '-' (so an ID is never hidden, never taken for
+//     a flag or a temp file, and never "." or "..");
+//   - not ending with '.' (Windows drops trailing dots, so "job." would be
+//     the directory "job");
+//   - not a Windows device name: CON, PRN, AUX, NUL, COM0-COM9 or LPT0-LPT9,
+//     in any case, alone or followed by an extension ("aux.txt", "LPT9.log"),
+//     which Windows cannot create as a directory;
+//   - not a name the root reserves for itself: index.json (IndexFile), in
+//     any case, since case-insensitive filesystems do not tell them apart.
+//
+// The error is an *Error of kind ErrInvalid with Subject "job_id", Found the
+// ID, and a message naming the rule it breaks.
 func ValidateJobID(id string) error { return validateJobID("validate job ID", "", id) }
 
 // validateJobID is ValidateJobID with the op and path of the caller's error.
 func validateJobID(op, path, id string) error {
 	bad := func(msg string) error {
-		return errInvalid(op, path, "job_id", id, "1-128 characters of [A-Za-z0-9._-], not starting with '.' or '-'", msg,
-			"choose an ID of letters, digits, '.', '_' and '-' that starts with a letter or digit")
+		return errInvalid(op, path, "job_id", id,
+			"1-128 characters of [A-Za-z0-9._-], not starting with '.' or '-', not ending with '.', "+
+				"not a Windows device name (CON, PRN, AUX, NUL, COM0-9, LPT0-9, with any extension), not "+IndexFile,
+			msg, "choose an ID of letters, digits, '.', '_' and '-' that starts with a letter or digit")
 	}
 	switch {
 	case id == "":
@@ -61,7 +77,41 @@ func validateJobID(op, path, id string) error {
 			return bad(fmt.Sprintf("%q has the character %q at byte %d", id, c, i))
 		}
 	}
+	switch {
+	case id[len(id)-1] == '.':
+		return bad(fmt.Sprintf("%q ends with '.', which Windows drops from a file name", id))
+	case isWindowsDeviceName(id):
+		return bad(fmt.Sprintf("%q is a Windows device name, which Windows cannot create as a directory", id))
+	}
+	for _, name := range reservedRootNames {
+		if strings.EqualFold(id, name) {
+			return bad(fmt.Sprintf("%q is the name of the root's %s", id, name))
+		}
+	}
 	return nil
+}
+
+// reservedRootNames are the files the package itself keeps in a root, next
+// to the job directories (temp files start with '.', which IDs cannot).
+var reservedRootNames = [...]string{IndexFile}
+
+// isWindowsDeviceName reports whether Windows takes name for a device: its
+// part before the first '.' is CON, PRN, AUX, NUL, COMn or LPTn (n a digit),
+// in any case. Only ASCII is checked: IDs are ASCII, so the superscript
+// digits Windows also accepts after COM and LPT cannot occur.
+func isWindowsDeviceName(name string) bool {
+	stem, _, _ := strings.Cut(name, ".")
+	switch strings.ToUpper(stem) {
+	case "CON", "PRN", "AUX", "NUL":
+		return true
+	}
+	if len(stem) == 4 && '0' <= stem[3] && stem[3] <= '9' {
+		switch strings.ToUpper(stem[:3]) {
+		case "COM", "LPT":
+			return true
+		}
+	}
+	return false
 }
 
 // DirFor validates id and returns root/id.

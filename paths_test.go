@@ -3,6 +3,7 @@ package jobstore_test
 import (
 	"errors"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -24,7 +25,13 @@ func TestValidateJobID_AcceptsOnlySafePortableNames(t *testing.T) {
 		{"dot inside", "render.v2", true},
 		{"dash inside", "job-1", true},
 		{"underscore first", "_job", true},
-		{"ends with dot", "job.", true},
+		{"ends with dot", "job.", false},
+		{"device name with extension inside", "con.v2.txt", false},
+		{"device-like but longer", "CONSOLE", true},
+		{"device-like with letter", "COMX", true},
+		{"device-like with two digits", "LPT10", true},
+		{"device name after a prefix", "my-aux", true},
+		{"index.json with suffix", "index.json2", true},
 		{"128 characters", strings.Repeat("a", 128), true},
 		{"129 characters", strings.Repeat("a", 129), false},
 		{"empty", "", false},
@@ -60,6 +67,49 @@ func TestValidateJobID_AcceptsOnlySafePortableNames(t *testing.T) {
 			assert.Equal(t, tt.id, e.Found)
 			assert.NotEmpty(t, e.Supported)
 			assert.NotEmpty(t, e.Remedy)
+		})
+	}
+}
+
+// TestValidateJobID_RefusesReservedAndWindowsNames: names that Windows
+// cannot create, that Windows changes, and the root's own files are refused,
+// in any case, with the reason in the message.
+func TestValidateJobID_RefusesReservedAndWindowsNames(t *testing.T) {
+	tests := []struct{ id, reason string }{
+		{"index.json", "name of the root's index.json"},
+		{"INDEX.JSON", "name of the root's index.json"},
+		{"Index.Json", "name of the root's index.json"},
+		{"job.", "ends with '.'"},
+		{"job..", "ends with '.'"},
+		{"a.b.", "ends with '.'"},
+	}
+	for _, dev := range []string{"CON", "PRN", "AUX", "NUL"} {
+		tests = append(tests,
+			struct{ id, reason string }{dev, "Windows device name"},
+			struct{ id, reason string }{strings.ToLower(dev), "Windows device name"},
+			struct{ id, reason string }{dev[:1] + strings.ToLower(dev[1:]) + ".txt", "Windows device name"})
+	}
+	for d := '0'; d <= '9'; d++ {
+		for _, dev := range []string{"COM", "LPT"} {
+			tests = append(tests,
+				struct{ id, reason string }{dev + string(d), "Windows device name"},
+				struct{ id, reason string }{strings.ToLower(dev) + string(d) + ".log", "Windows device name"})
+		}
+	}
+	tests = append(tests, struct{ id, reason string }{"aux.tar.gz", "Windows device name"})
+	for _, tt := range tests {
+		t.Run(tt.id, func(t *testing.T) {
+			err := jobstore.ValidateJobID(tt.id)
+			require.ErrorIs(t, err, jobstore.ErrInvalid)
+			var e *jobstore.Error
+			require.ErrorAs(t, err, &e)
+			assert.Equal(t, "job_id", e.Subject)
+			assert.Equal(t, tt.id, e.Found)
+			assert.Contains(t, e.Msg, tt.reason)
+			assert.Contains(t, e.Msg, strconv.Quote(tt.id), "the message names the ID")
+
+			_, err = jobstore.Submit(tempDir(t), jobstore.JobSpec{ID: tt.id, Kind: "test"})
+			assert.ErrorIs(t, err, jobstore.ErrInvalid, "Submit refuses it too")
 		})
 	}
 }

@@ -23,6 +23,8 @@ const lostRemedy = "the runner died without finishing; resubmit the job or inspe
 // request is marked cancelled if its lock is free, as RequestCancel does;
 // other queued jobs, and terminal ones, are left alone. changed reports
 // that lost or cancelled was written.
+// A running job at seq 2^64-1 cannot be marked (seq never wraps):
+// ErrInvalid, Subject "seq", and nothing is written.
 func Reconcile(dir JobDir) (changed bool, err error) {
 	st, err := ReadStatus(dir)
 	if err == nil && (st == nil || st.State == Queued) {
@@ -47,10 +49,14 @@ func Reconcile(dir JobDir) (changed bool, err error) {
 	if err != nil || st == nil || st.State != Running {
 		return false, err
 	}
+	seq, err := nextSeq("reconcile", dir.StatusPath(), st.Seq)
+	if err != nil {
+		return false, err
+	}
 	lost := copyStatus(*st)
 	now := Now()
 	lost.State = Lost
-	lost.Seq++
+	lost.Seq = seq
 	lost.UpdatedAt = now
 	lost.FinishedAt = &now
 	lost.Message = fmt.Sprintf("the runner (pid %d on host %q, last update %s) is gone: job.lock was free while the status said running",

@@ -36,7 +36,9 @@ func Submit(root string, spec JobSpec) (JobDir, error) {
 // several goroutines.
 //
 // Every update writes status.json whole with seq one more than the last
-// and updated_at stamped with Now(). A write that fails leaves the handle's
+// and updated_at stamped with Now(). seq never wraps: once it is 2^64-1,
+// every update (Start's included) is refused with ErrInvalid, Subject "seq",
+// and writes nothing. A write that fails leaves the handle's
 // status as it was (the next write reuses the seq); status.json is then the
 // previous record (see WriteStatus).
 type Run struct {
@@ -96,7 +98,7 @@ func start(op string, dir JobDir, lk *Lock) (*Run, error) {
 	}
 	host, _ := os.Hostname() // unknown host: written as none
 	now := Now()
-	if err := r.write(JobStatus{State: Running, StartedAt: &now, PID: os.Getpid(), Host: host}, now); err != nil {
+	if err := r.write(op, JobStatus{State: Running, StartedAt: &now, PID: os.Getpid(), Host: host}, now); err != nil {
 		return nil, err
 	}
 	return r, nil
@@ -104,10 +106,14 @@ func start(op string, dir JobDir, lk *Lock) (*Run, error) {
 
 // write publishes next as the new status (seq and updated_at filled in) and,
 // only if that worked, makes it the handle's status. Callers hold r.mu.
-func (r *Run) write(next JobStatus, now time.Time, opts ...WriteOption) error {
+func (r *Run) write(op string, next JobStatus, now time.Time, opts ...WriteOption) error {
+	seq, err := nextSeq(op, r.dir.StatusPath(), r.st.Seq)
+	if err != nil {
+		return err
+	}
 	next.SchemaVersion = StatusSchemaVersion
 	next.JobID = r.dir.ID()
-	next.Seq = r.st.Seq + 1
+	next.Seq = seq
 	next.UpdatedAt = now
 	if err := WriteStatus(r.dir, next, opts...); err != nil {
 		return err
@@ -164,19 +170,20 @@ func (r *Run) Progress(fraction float64, message string) error {
 	if message != "" {
 		next.Message = message
 	}
-	return r.write(next, Now(), NoSync())
+	return r.write(op, next, Now(), NoSync())
 }
 
 // SetMessage replaces the status message (empty clears it), durably.
 func (r *Run) SetMessage(message string) error {
+	const op = "set message"
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if err := r.usable("set message"); err != nil {
+	if err := r.usable(op); err != nil {
 		return err
 	}
 	next := copyStatus(r.st)
 	next.Message = message
-	return r.write(next, Now())
+	return r.write(op, next, Now())
 }
 
 // Outcome is how a job ended, for Finish.
@@ -220,7 +227,7 @@ func (r *Run) Finish(o Outcome) error {
 		code := *o.ExitCode
 		next.ExitCode = &code
 	}
-	if err := r.write(next, now); err != nil {
+	if err := r.write(op, next, now); err != nil {
 		return err
 	}
 	r.finished = true
@@ -246,6 +253,20 @@ func (r *Run) Close() error {
 		return nil
 	}
 	return lk.Unlock()
+}
+
+// nextSeq returns the seq that follows seq. seq never wraps: at the largest
+// value (2^64-1) the next update is refused with an *Error of kind
+// ErrInvalid, Subject "seq", since a poller takes a smaller seq for an older
+// record and would never show the update.
+func nextSeq(op, path string, seq uint64) (uint64, error) {
+	if seq == math.MaxUint64 {
+		return 0, &Error{Op: op, Path: path, Subject: "seq", Sentinel: ErrInvalid, Found: seq,
+			Supported: fmt.Sprintf("a seq below %d to update from", uint64(math.MaxUint64)),
+			Msg:       fmt.Sprintf("is %d, the largest there is: the next update would wrap it to 0, and seq never goes back", seq),
+			Remedy:    "this job's status cannot change any more; submit a new job"}
+	}
+	return seq + 1, nil
 }
 
 // copyStatus copies st deeply, so that no pointer field is shared.

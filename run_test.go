@@ -376,6 +376,49 @@ func TestStart_TwoProcessesRaceExactlyOneWins(t *testing.T) {
 	}
 }
 
+// TestStart_EveryLoserOfARaceNamesTheWinner: job.lock names its holder
+// from the moment it is taken, so every loser of a Start race names the
+// winner's pid, even one that looked before the winner wrote running.
+func TestStart_EveryLoserOfARaceNamesTheWinner(t *testing.T) {
+	const racers = 8
+	for round := range raceRounds {
+		t.Run(strconv.Itoa(round), func(t *testing.T) {
+			dir, err := jobstore.Submit(tempDir(t), jobstore.JobSpec{Kind: "test"})
+			require.NoError(t, err)
+			var cs []*child
+			for range racers {
+				cs = append(cs, startRole(t, "racer", dirEnv+"="+string(dir)))
+			}
+			for _, c := range cs {
+				_, err := c.stdin.Write([]byte("g"))
+				require.NoError(t, err)
+			}
+			var winners []int
+			var losses []string
+			for _, c := range cs {
+				switch said := c.line(t); {
+				case said == "won":
+					winners = append(winners, c.cmd.Process.Pid)
+				case strings.HasPrefix(said, "locked "):
+					losses = append(losses, said)
+				default:
+					t.Fatalf("racer said %q", said)
+				}
+			}
+			require.Len(t, winners, 1, "exactly one Start wins")
+			require.Len(t, losses, racers-1)
+			for _, l := range losses {
+				assert.Contains(t, l, "held by pid "+strconv.Itoa(winners[0])+" on host")
+				assert.Contains(t, l, "as job.lock records it", "named from the first instant, not from status.json")
+			}
+			for _, c := range cs {
+				require.NoError(t, c.stdin.Close())
+				require.NoError(t, c.cmd.Wait())
+			}
+		})
+	}
+}
+
 func TestRun_ConcurrentUpdatesEachGetTheirOwnSeq(t *testing.T) {
 	const goroutines, updates = 4, 25
 	dir, r := startJob(t)
@@ -392,4 +435,67 @@ func TestRun_ConcurrentUpdatesEachGetTheirOwnSeq(t *testing.T) {
 	want := start + goroutines*updates
 	assert.Equal(t, want, r.Status().Seq, "no update lost or numbered twice")
 	assert.Equal(t, want, readStatus(t, dir).Seq)
+}
+
+// TestSeq_NeverWraps: at seq 2^64-1 every update that would advance seq is
+// refused with ErrInvalid naming seq, and status.json stays byte-identical.
+func TestSeq_NeverWraps(t *testing.T) {
+	const top = uint64(math.MaxUint64)
+	// atTop is a handle whose last write was seq 2^64-1.
+	atTop := func(t *testing.T) (jobstore.JobDir, *jobstore.Run) {
+		t.Helper()
+		dir := writeJob(t, tempDir(t), specAt("j1", 0), statusIn(jobstore.Queued, top-1))
+		r, err := jobstore.Start(dir)
+		require.NoError(t, err)
+		t.Cleanup(func() { _ = r.Close() })
+		require.Equal(t, top, r.Status().Seq, "Start may still take the last seq")
+		return dir, r
+	}
+	// Each setup returns the job and the update to try on it.
+	tests := []struct {
+		name  string
+		setup func(t *testing.T) (jobstore.JobDir, func() error)
+	}{
+		{"start", func(t *testing.T) (jobstore.JobDir, func() error) {
+			dir := writeJob(t, tempDir(t), specAt("j1", 0), statusIn(jobstore.Queued, top))
+			return dir, func() error {
+				r, err := jobstore.Start(dir)
+				if err == nil {
+					_ = r.Close()
+				}
+				return err
+			}
+		}},
+		{"progress", func(t *testing.T) (jobstore.JobDir, func() error) {
+			dir, r := atTop(t)
+			return dir, func() error { return r.Progress(0.5, "half") }
+		}},
+		{"set message", func(t *testing.T) (jobstore.JobDir, func() error) {
+			dir, r := atTop(t)
+			return dir, func() error { return r.SetMessage("hello") }
+		}},
+		{"finish", func(t *testing.T) (jobstore.JobDir, func() error) {
+			dir, r := atTop(t)
+			return dir, func() error { return r.Finish(jobstore.Outcome{State: jobstore.Succeeded}) }
+		}},
+		{"reconcile", func(t *testing.T) (jobstore.JobDir, func() error) {
+			dir := writeJob(t, tempDir(t), specAt("j1", 0), statusIn(jobstore.Running, top))
+			return dir, func() error { _, err := jobstore.Reconcile(dir); return err }
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir, update := tt.setup(t)
+			before := readFile(t, dir.StatusPath())
+			err := update()
+			require.ErrorIs(t, err, jobstore.ErrInvalid)
+			var e *jobstore.Error
+			require.ErrorAs(t, err, &e)
+			assert.Equal(t, "seq", e.Subject)
+			assert.Equal(t, top, e.Found)
+			assert.Contains(t, err.Error(), "wrap")
+			assert.Equal(t, string(before), string(readFile(t, dir.StatusPath())), "status.json untouched")
+			assert.Equal(t, top, readStatus(t, dir).Seq, "seq never goes back")
+		})
+	}
 }

@@ -20,8 +20,9 @@ import (
 // ErrExists (which also matches fs.ErrExist), and the winner's file is
 // untouched. The file is created read-only (0444, or WithPerm's read bits).
 //
-// Invalid input is ErrInvalid with Subject naming the field, before anything
-// is touched. If WriteSpec returns nil, job.json is complete and durable; if
+// Invalid input is ErrInvalid with Subject naming the field, and a record
+// whose encoding is longer than DefaultMaxSize is ErrTooLarge, both before
+// anything is touched. If WriteSpec returns nil, job.json is complete and durable; if
 // it returns an error, job.json is either absent or someone else's complete
 // record, and no temp file is left.
 func WriteSpec(dir JobDir, spec JobSpec, opts ...WriteOption) error {
@@ -38,6 +39,9 @@ func WriteSpec(dir JobDir, spec JobSpec, opts ...WriteOption) error {
 		return errInvalid(op, path, "job_id", spec.ID, dir.ID(), fmt.Sprintf("%q differs from the directory name %q", spec.ID, dir.ID()), "")
 	}
 	data, err := marshalRecord(spec)
+	if errors.Is(err, ErrTooLarge) {
+		return withPath(err, op, path)
+	}
 	if err != nil {
 		return errMalformed(op, path, "spec", "cannot encode the record", "correct the spec's fields", err)
 	}
@@ -85,8 +89,9 @@ func readSpec(dir JobDir, o readOptions, sch schema) (JobSpec, error) {
 // validates: State must be known, Progress nil or within [0, 1], JobID a
 // valid job ID if set, timestamps within years 1..9999. Invalid input is an
 // *Error of kind ErrInvalid with Subject naming the field and Found its
-// value, returned before anything is touched: the previous status.json stays
-// byte-identical. WriteStatus does not check that job.json exists (that
+// value, and a record whose encoding is longer than DefaultMaxSize is
+// ErrTooLarge, both returned before anything is touched: the previous
+// status.json stays byte-identical. WriteStatus does not check that job.json exists (that
 // would cost every update a stat); a missing dir is ErrNotJob.
 //
 // Writers of different jobs never wait for each other; two writers of the
@@ -106,6 +111,9 @@ func WriteStatus(dir JobDir, st JobStatus, opts ...WriteOption) error {
 		return err
 	}
 	data, err := marshalRecord(st)
+	if errors.Is(err, ErrTooLarge) {
+		return withPath(err, op, path)
+	}
 	if err != nil {
 		return errMalformed(op, path, "status", "cannot encode the record", "correct the status's fields", err)
 	}

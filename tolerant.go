@@ -210,8 +210,17 @@ func readOnce(op, path string, maxSize int64) ([]byte, error) {
 
 func tooLarge(op, path string, size, maxSize int64) error {
 	return &Error{Op: op, Path: path, Sentinel: ErrTooLarge, Found: size, Supported: maxSize,
-		Msg:    fmt.Sprintf("%d bytes, more than the limit of %d", size, maxSize),
-		Remedy: "this is not a record jobstore wrote; remove it, or raise the limit with WithMaxSize"}
+		Msg: fmt.Sprintf("%d bytes, more than the limit of %d", size, maxSize),
+		Remedy: "jobstore refuses to write a record this large, so an older writer or another tool made it; " +
+			"read it with a larger WithMaxSize, or remove it"}
+}
+
+// tooLargeToWrite is ErrTooLarge for a record a writer refuses because the
+// readers' default limit would refuse it.
+func tooLargeToWrite(size int) error {
+	return &Error{Sentinel: ErrTooLarge, Found: int64(size), Supported: int64(DefaultMaxSize),
+		Msg:    fmt.Sprintf("the record is %d bytes encoded, more than the readers' limit of %d", size, DefaultMaxSize),
+		Remedy: "nothing was written; make the record smaller: keep bulky data in files and put their paths in params"}
 }
 
 func readError(op, path string, err error) error {

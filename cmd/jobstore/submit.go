@@ -24,7 +24,8 @@ on one line, so that scripts can capture it: ID=$(jobstore submit ...).
 
 The ID is generated (sortable by submission time, unique across processes and
 hosts) unless --id gives one. --params is a JSON value, or @FILE to read it
-from a file (@- reads stdin). --label may be repeated.
+from a file (@- reads stdin); at most 16 MiB, the size limit of a record.
+--label may be repeated.
 
 Exit codes: 0 submitted; 2 bad arguments (missing --kind, invalid JSON, a
 label without '='); 3 the job could not be written (it exists already, the
@@ -101,27 +102,49 @@ func runSubmit(e *env, fs *flag.FlagSet, args []string) error {
 	return nil
 }
 
-// readParams reads --params: inline JSON, @FILE or @-.
+// readParams reads --params: inline JSON, @FILE or @-. A value longer than
+// a whole record may be (jobstore.DefaultMaxSize) is refused after reading
+// one byte more than that, never all of it.
 func readParams(arg string) (json.RawMessage, error) {
 	data, from := []byte(arg), "the value"
 	if name, ok := strings.CutPrefix(arg, "@"); ok {
 		var err error
 		if name == "-" {
-			data, err = io.ReadAll(os.Stdin)
+			data, err = readAtMost(os.Stdin, jobstore.DefaultMaxSize)
 			from = "stdin"
 		} else {
-			data, err = os.ReadFile(name)
+			data, err = readFileAtMost(name, jobstore.DefaultMaxSize)
 			from = "file " + name
 		}
 		if err != nil {
 			return nil, &usageError{msg: fmt.Sprintf("--params: %v", err), remedy: "give a readable file after '@'"}
 		}
 	}
+	if len(data) > jobstore.DefaultMaxSize {
+		return nil, &usageError{msg: fmt.Sprintf("--params: %s is larger than %d bytes, the most a job record may hold", from, jobstore.DefaultMaxSize),
+			remedy: "keep bulky data in a file and give its path in --params"}
+	}
 	if !json.Valid(data) {
 		return nil, &usageError{msg: fmt.Sprintf("--params: %s is not valid JSON", from),
 			remedy: `give one JSON value, e.g. --params '{"frames": 30}'`}
 	}
 	return json.RawMessage(data), nil
+}
+
+// readAtMost reads r to its end, but no more than limit+1 bytes: a longer
+// input comes back limit+1 bytes long, which is enough to refuse it.
+func readAtMost(r io.Reader, limit int64) ([]byte, error) {
+	return io.ReadAll(io.LimitReader(r, limit+1))
+}
+
+// readFileAtMost is readAtMost of the named file.
+func readFileAtMost(name string, limit int64) ([]byte, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return readAtMost(f, limit)
 }
 
 // defaultSubmitter is the user name, or "" when the system cannot say.
