@@ -3,6 +3,7 @@ module github.com/axqua/jobstore
 go 1.25.0
 
 require (
+	github.com/fsnotify/fsnotify v1.10.1
 	github.com/google/renameio/v2 v2.0.2
 	golang.org/x/sys v0.47.0
 )
