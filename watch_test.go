@@ -114,9 +114,13 @@ func collect(t *testing.T, ch <-chan jobstore.Update, pause time.Duration) []*jo
 func TestWatch_NotAJobFailsAtOnce(t *testing.T) {
 	root := tempDir(t)
 	for name, dir := range map[string]jobstore.JobDir{
-		"missing":      jobstore.JobDir(filepath.Join(root, "nope")),
-		"no job.json":  jobstore.JobDir(root),
-		"status alone": func() jobstore.JobDir { d := writeJob(t, root, specAt("j", 0), statusIn(jobstore.Running, 1)); require.NoError(t, os.Remove(d.SpecPath())); return d }(),
+		"missing":     jobstore.JobDir(filepath.Join(root, "nope")),
+		"no job.json": jobstore.JobDir(root),
+		"status alone": func() jobstore.JobDir {
+			d := writeJob(t, root, specAt("j", 0), statusIn(jobstore.Running, 1))
+			require.NoError(t, os.Remove(d.SpecPath()))
+			return d
+		}(),
 	} {
 		t.Run(name, func(t *testing.T) {
 			ch, err := jobstore.Watch(context.Background(), dir)
