@@ -28,7 +28,8 @@ func Example_lifecycle() {
 		panic(err)
 	}
 	defer run.Close()
-	_ = run.Progress(0.5, "frame 50 of 100")
+	_ = run.Progress(0.5, "frame 50 of 100") // recorded; written within 100 ms
+	_ = run.Flush()                          // written now
 
 	_, err = jobstore.Start(dir)
 	fmt.Println("second start locked:", errors.Is(err, jobstore.ErrLocked))

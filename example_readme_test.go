@@ -35,10 +35,13 @@ func Example_runner() {
 	}
 	defer run.Close()
 	for i := 1; i <= 3; i++ {
-		// Atomic, not fsynced: cheap enough for every step.
+		// Kept in memory; at most one write per 100 ms carries the latest.
 		if err := run.Progress(float64(i)/3, fmt.Sprintf("frame %d/3", i)); err != nil {
 			log.Fatal(err)
 		}
+	}
+	if err := run.Flush(); err != nil { // write the latest now
+		log.Fatal(err)
 	}
 
 	// A poller, in any process, about once a second: never a torn file.
@@ -49,7 +52,7 @@ func Example_runner() {
 	case st == nil:
 		fmt.Println("nothing has run yet")
 	default:
-		fmt.Println(st.State, st.Message, "seq", st.Seq)
+		fmt.Println(st.State, st.Message) // seq counts writes, not calls
 	}
 
 	// Atomic and durable: once Finish returns nil, a power cut keeps it.
@@ -79,7 +82,7 @@ func Example_runner() {
 		fmt.Println(r.Dir.ID(), "marked lost:", r.Changed, "error:", r.Err)
 	}
 	// Output:
-	// running frame 3/3 seq 5
+	// running frame 3/3
 	// render-1 marked lost: false error: <nil>
 	// render-2 marked lost: true error: <nil>
 }

@@ -19,11 +19,11 @@ import (
 func init() {
 	// runner: like holder, but it reports progress first; it is killed.
 	children["runner"] = func() int {
-		r, err := jobstore.Start(jobstore.JobDir(os.Getenv(dirEnv)))
+		r, err := jobstore.Start(jobstore.JobDir(os.Getenv(dirEnv)), jobstore.WithProgressInterval(0))
 		if err != nil {
 			return exitCode(err)
 		}
-		if err := r.Progress(0.3, "working"); err != nil {
+		if err := r.Progress(0.3, "working"); err != nil { // written before "started"
 			return exitCode(err)
 		}
 		fmt.Println("started", os.Getpid())

@@ -1,6 +1,7 @@
 package jobstore
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -35,13 +36,19 @@ func Submit(root string, spec JobSpec) (JobDir, error) {
 // only writer of status.json until Close. Its methods may be called from
 // several goroutines.
 //
-// Every update writes status.json whole with seq one more than the last
-// and updated_at stamped with Now(). seq never wraps: once it is 2^64-1,
-// every update (Start's included) is refused with ErrInvalid, Subject "seq",
-// and writes nothing. A write that fails leaves the handle's
+// Every write puts status.json whole with seq one more than the last and
+// updated_at stamped with Now(). seq never wraps: once it is 2^64-1, every
+// update (Start's included) is refused with ErrInvalid, Subject "seq", and
+// writes nothing. A write that fails leaves the handle's
 // status as it was (the next write reuses the seq); status.json is then the
-// previous record (see WriteStatus).
+// previous record (see WriteStatus). Progress is coalesced: see Progress
+// and WithProgressInterval.
 type Run struct {
+	// wmu serialises the writes of status.json, so that seq never goes back;
+	// it is taken before mu. A background progress write holds wmu alone
+	// during its I/O, so that Progress (which takes only mu) never waits for
+	// the disk.
+	wmu      sync.Mutex
 	mu       sync.Mutex
 	dir      JobDir
 	spec     JobSpec
@@ -49,6 +56,7 @@ type Run struct {
 	st       JobStatus
 	finished bool
 	ctx      *runContext // Context, once asked for
+	progressState
 }
 
 // Start takes job.lock in dir (ErrLocked if held), reads job.json and the
@@ -62,13 +70,19 @@ type Run struct {
 // started again: ErrInvalid, Subject "state". A job whose status says running
 // but whose lock was free had a runner that died; Start takes it over. On any
 // error the lock is released.
-func Start(dir JobDir) (*Run, error) {
+//
+// Options: WithProgressInterval (default DefaultProgressInterval).
+func Start(dir JobDir, opts ...StartOption) (*Run, error) {
 	const op = "start"
+	o, err := newStartOptions(op, dir, opts)
+	if err != nil {
+		return nil, err
+	}
 	lk, err := LockJob(dir)
 	if err != nil {
 		return nil, err
 	}
-	r, err := start(op, dir, lk)
+	r, err := start(op, dir, lk, o)
 	if err != nil {
 		_ = lk.Unlock() // the error that matters is err
 		return nil, err
@@ -76,7 +90,7 @@ func Start(dir JobDir) (*Run, error) {
 	return r, nil
 }
 
-func start(op string, dir JobDir, lk *Lock) (*Run, error) {
+func start(op string, dir JobDir, lk *Lock, o startOptions) (*Run, error) {
 	spec, err := ReadSpec(dir)
 	if err != nil {
 		return nil, err
@@ -88,7 +102,7 @@ func start(op string, dir JobDir, lk *Lock) (*Run, error) {
 	if err := refuseCancelled(op, dir, last); err != nil {
 		return nil, err
 	}
-	r := &Run{dir: dir, spec: spec, lock: lk}
+	r := &Run{dir: dir, spec: spec, lock: lk, progressState: progressState{interval: o.progressInterval}}
 	if last != nil {
 		if last.State.Terminal() {
 			return nil, errInvalid(op, dir.StatusPath(), "state", string(last.State), []State{Queued, Running},
@@ -105,21 +119,33 @@ func start(op string, dir JobDir, lk *Lock) (*Run, error) {
 }
 
 // write publishes next as the new status (seq and updated_at filled in) and,
-// only if that worked, makes it the handle's status. Callers hold r.mu.
+// only if that worked, makes it the handle's status. Callers hold r.wmu and
+// r.mu (or own r alone, as start does).
 func (r *Run) write(op string, next JobStatus, now time.Time, opts ...WriteOption) error {
-	seq, err := nextSeq(op, r.dir.StatusPath(), r.st.Seq)
+	next, err := r.stamp(op, next, now)
 	if err != nil {
 		return err
 	}
-	next.SchemaVersion = StatusSchemaVersion
-	next.JobID = r.dir.ID()
-	next.Seq = seq
-	next.UpdatedAt = now
+	r.lastWrite = time.Now()
 	if err := WriteStatus(r.dir, next, opts...); err != nil {
 		return err
 	}
 	r.st = next
 	return nil
+}
+
+// stamp fills in what every write carries: the schema version, the job ID,
+// the next seq and updated_at. Callers hold r.wmu, so the seq is theirs.
+func (r *Run) stamp(op string, next JobStatus, now time.Time) (JobStatus, error) {
+	seq, err := nextSeq(op, r.dir.StatusPath(), r.st.Seq)
+	if err != nil {
+		return next, err
+	}
+	next.SchemaVersion = StatusSchemaVersion
+	next.JobID = r.dir.ID()
+	next.Seq = seq
+	next.UpdatedAt = now
+	return next, nil
 }
 
 // usable reports why the handle cannot write any more, if it cannot.
@@ -142,7 +168,8 @@ func (r *Run) Dir() JobDir { return r.dir }
 // Spec returns the job's spec, as read by Start.
 func (r *Run) Spec() JobSpec { return r.spec }
 
-// Status returns a copy of the last status written.
+// Status returns a copy of the last status written (not a progress update
+// still pending: see Flush).
 func (r *Run) Status() JobStatus {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -150,13 +177,37 @@ func (r *Run) Status() JobStatus {
 }
 
 // Progress records how far the job is, fraction within [0, 1], and, if
-// message is not empty, replaces the message (an empty one keeps it). The
-// write is NoSync (see there): atomic for readers, but after a power cut or
-// kernel crash status.json may hold an earlier update or, on some
-// filesystems, be empty (ErrCorrupt). A fraction outside [0, 1] (or NaN) is
-// ErrInvalid and writes nothing.
+// message is not empty, replaces the message (an empty one keeps it). A
+// fraction outside [0, 1] (or NaN) is ErrInvalid and records nothing.
+//
+// Progress is coalesced: it records the values in memory and returns
+// without touching the disk. At most one status write per progress interval
+// (WithProgressInterval; default DefaultProgressInterval) carries the latest
+// values, from a timer the Run owns: the latest fraction wins, the latest
+// non-empty message wins, and seq grows by one per write, not per call. A
+// value reported after a quiet interval is written at once (in the
+// background); one reported within an interval of the last write is written
+// when that interval ends, even if nothing else is called. So status.json
+// never lags the latest report by more than one interval plus one write.
+// Flush writes now; SetMessage, Finish and Close include what is pending in
+// their own write. With an interval of 0, every call writes before it
+// returns, as WriteStatus does.
+//
+// Progress writes are NoSync: atomic, but after a power cut status.json may
+// show an earlier update.
+//
+// A background write that fails keeps its values pending (the next write
+// carries them) and the next Progress call returns its error, wrapped; that
+// call's own values are recorded all the same and a new write is tried an
+// interval later. Flush, SetMessage, Finish and Close return the result of
+// their own write, which carries what failed: nil means status.json holds
+// everything reported.
 func (r *Run) Progress(fraction float64, message string) error {
 	const op = "progress"
+	if r.interval == 0 {
+		r.wmu.Lock()
+		defer r.wmu.Unlock()
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if err := r.usable(op); err != nil {
@@ -164,6 +215,9 @@ func (r *Run) Progress(fraction float64, message string) error {
 	}
 	if math.IsNaN(fraction) || fraction < 0 || fraction > 1 {
 		return errInvalid(op, r.dir.StatusPath(), "progress", fraction, "a number within [0, 1]", fmt.Sprintf("%v is not within [0, 1]", fraction), "")
+	}
+	if r.interval > 0 {
+		return r.recordProgress(fraction, message)
 	}
 	next := copyStatus(r.st)
 	next.Progress = &fraction
@@ -173,17 +227,20 @@ func (r *Run) Progress(fraction float64, message string) error {
 	return r.write(op, next, Now(), NoSync())
 }
 
-// SetMessage replaces the status message (empty clears it), durably.
+// SetMessage replaces the status message (empty clears it), durably. A
+// pending progress update is written with it, in the same write.
 func (r *Run) SetMessage(message string) error {
 	const op = "set message"
+	r.wmu.Lock()
+	defer r.wmu.Unlock()
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if err := r.usable(op); err != nil {
 		return err
 	}
-	next := copyStatus(r.st)
+	next := r.withPending()
 	next.Message = message
-	return r.write(op, next, Now())
+	return r.wrote(r.write(op, next, Now()))
 }
 
 // Outcome is how a job ended, for Finish.
@@ -198,10 +255,12 @@ type Outcome struct {
 // Finish writes the job's terminal status, durably: o's state, message,
 // exit code, error and remedy, with finished_at; progress, started_at, pid
 // and host stay as they were. o.State must be Succeeded, Failed or Cancelled
-// (Lost is for Reconcile), else ErrInvalid and nothing is written. After a
-// Finish that returned nil, Progress, SetMessage and Finish fail with
-// ErrInvalid; a Finish that failed may be tried again. Finish does not
-// release the lock: Close does. It ends the run's Context.
+// (Lost is for Reconcile), else ErrInvalid and nothing is written. A
+// pending progress update is included, so the terminal record carries the
+// last progress reported. After a Finish that returned nil, Progress,
+// SetMessage and Finish fail with ErrInvalid; a Finish that failed may be
+// tried again. Finish does not release the lock: Close does. It ends the
+// run's Context.
 //
 // If the job has a cancel request when Finish writes, a Cancelled outcome
 // without a message gets one naming the request, and a Succeeded or Failed
@@ -209,6 +268,8 @@ type Outcome struct {
 // too late; cancel.json stays either way.
 func (r *Run) Finish(o Outcome) error {
 	const op = "finish"
+	r.wmu.Lock()
+	defer r.wmu.Unlock()
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if err := r.usable(op); err != nil {
@@ -218,7 +279,7 @@ func (r *Run) Finish(o Outcome) error {
 		return errInvalid(op, r.dir.StatusPath(), "state", string(o.State), []State{Succeeded, Failed, Cancelled},
 			fmt.Sprintf("%q is not a state a runner finishes in", o.State), "")
 	}
-	next := copyStatus(r.st)
+	next := r.withPending()
 	now := Now()
 	next.State, next.Message, next.Error, next.Remedy = o.State, finishMessage(r.dir, o.State, o.Message), o.Error, o.Remedy
 	next.FinishedAt = &now
@@ -227,7 +288,7 @@ func (r *Run) Finish(o Outcome) error {
 		code := *o.ExitCode
 		next.ExitCode = &code
 	}
-	if err := r.write(op, next, now); err != nil {
+	if err := r.wrote(r.write(op, next, now)); err != nil {
 		return err
 	}
 	r.finished = true
@@ -235,16 +296,20 @@ func (r *Run) Finish(o Outcome) error {
 	return nil
 }
 
-// Close releases job.lock. It does not change status.json: a job closed
-// without Finish still says running, and Reconcile will mark it lost. Closing
-// twice is not an error, and neither is closing a nil *Run (what Start
-// returns with an error), which holds nothing and returns nil. It ends the
-// run's Context and releases its watch.
+// Close writes a pending progress update (NoSync), stops the progress
+// timer, ends the run's Context and releases job.lock, even if that write
+// fails (its error is returned). It does not otherwise change status.json:
+// a job closed without Finish still says running, and Reconcile will mark
+// it lost. Closing twice is not an error, and neither is closing a nil *Run
+// (what Start returns with an error), which holds nothing and returns nil.
 func (r *Run) Close() error {
 	if r == nil {
 		return nil
 	}
+	r.wmu.Lock()
+	defer r.wmu.Unlock()
 	r.mu.Lock()
+	werr := r.closeProgress()
 	lk := r.lock
 	r.lock = nil
 	r.endContext()
@@ -252,7 +317,7 @@ func (r *Run) Close() error {
 	if lk == nil {
 		return nil
 	}
-	return lk.Unlock()
+	return errors.Join(werr, lk.Unlock())
 }
 
 // nextSeq returns the seq that follows seq. seq never wraps: at the largest
@@ -261,10 +326,9 @@ func (r *Run) Close() error {
 // record and would never show the update.
 func nextSeq(op, path string, seq uint64) (uint64, error) {
 	if seq == math.MaxUint64 {
-		return 0, &Error{Op: op, Path: path, Subject: "seq", Sentinel: ErrInvalid, Found: seq,
-			Supported: fmt.Sprintf("a seq below %d to update from", uint64(math.MaxUint64)),
-			Msg:       fmt.Sprintf("is %d, the largest there is: the next update would wrap it to 0, and seq never goes back", seq),
-			Remedy:    "this job's status cannot change any more; submit a new job"}
+		return 0, errInvalid(op, path, "seq", seq, fmt.Sprintf("a seq below %d to update from", uint64(math.MaxUint64)),
+			fmt.Sprintf("is %d, the largest there is: the next update would wrap it to 0, and seq never goes back", seq),
+			"this job's status cannot change any more; submit a new job")
 	}
 	return seq + 1, nil
 }

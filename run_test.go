@@ -50,12 +50,15 @@ func exitCode(err error) int {
 	return 0
 }
 
-// startJob submits a job under a fresh root and starts it.
+// startJob submits a job under a fresh root and starts it with every
+// Progress call written before it returns (WithProgressInterval(0)), so
+// that a test can read what it just reported; the coalescing tests use
+// startCoalesced.
 func startJob(t *testing.T) (jobstore.JobDir, *jobstore.Run) {
 	t.Helper()
 	dir, err := jobstore.Submit(filepath.Join(tempDir(t), "jobs"), jobstore.JobSpec{Kind: "test"})
 	require.NoError(t, err)
-	r, err := jobstore.Start(dir)
+	r, err := jobstore.Start(dir, jobstore.WithProgressInterval(0))
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = r.Close() })
 	return dir, r

@@ -112,7 +112,7 @@ func runDemo(e *env, fs *flag.FlagSet, args []string) error {
 // (takes job.lock, writes running), Progress (NoSync, seq+1), Finish (a
 // durable terminal write), Close (releases the lock).
 func simulateRunner(dir jobstore.JobDir, fail bool) (err error) {
-	run, err := jobstore.Start(dir)
+	run, err := jobstore.Start(dir, jobstore.WithProgressInterval(0)) // one write per step, as the demo counts them
 	if err != nil {
 		return err
 	}

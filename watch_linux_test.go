@@ -1,0 +1,84 @@
+package jobstore_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"testing"
+
+	"github.com/axqua/jobstore"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// inotifyInstances counts the process's inotify descriptors.
+func inotifyInstances(t *testing.T) int {
+	t.Helper()
+	fds, err := os.ReadDir("/proc/self/fd")
+	require.NoError(t, err)
+	n := 0
+	for _, fd := range fds {
+		if target, err := os.Readlink(filepath.Join("/proc/self/fd", fd.Name())); err == nil && target == "anon_inode:inotify" {
+			n++
+		}
+	}
+	return n
+}
+
+// 1,000 concurrent watchers cost one inotify instance (the per-user limit,
+// fs.inotify.max_user_instances, is often 128), one descriptor, and a
+// goroutine each. Job IDs that share prefixes (j1, j10, j100) check that
+// ending one directory's watch leaves the others' alone.
+func TestWatch_ThousandWatchersShareOneInotifyInstance(t *testing.T) {
+	const watchers = 1000
+	root := tempDir(t)
+	dirs := make([]jobstore.JobDir, watchers+1)
+	for i := 1; i <= watchers; i++ {
+		dirs[i] = writeJob(t, root, specAt("j"+strconv.Itoa(i), i), statusIn(jobstore.Running, 1))
+	}
+	goroutines, fds, instances := runtime.NumGoroutine(), openFiles(t), inotifyInstances(t)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	ctx1, cancel1 := context.WithCancel(ctx) // j1's watcher alone
+	chans := make([]<-chan jobstore.Update, watchers+1)
+	for i := 1; i <= watchers; i++ {
+		c := ctx
+		if i == 1 {
+			c = ctx1
+		}
+		ch, err := jobstore.Watch(c, dirs[i], jobstore.WithPollInterval(slowPoll))
+		require.NoError(t, err)
+		chans[i] = ch
+	}
+	for _, ch := range chans[1:] {
+		nextStatus(t, ch)
+	}
+	gotFDs, gotG := openFiles(t)-fds, runtime.NumGoroutine()-goroutines
+	t.Logf("%d watchers: %d more descriptors, %d more inotify instances, %d more goroutines",
+		watchers, gotFDs, inotifyInstances(t)-instances, gotG)
+	assert.Equal(t, 1, inotifyInstances(t)-instances, "one shared instance")
+	assert.LessOrEqual(t, gotFDs, 2, "the inotify descriptor (and at most the runtime's epoll)")
+	assert.LessOrEqual(t, gotG, watchers+3, "a goroutine per watcher and one dispatcher (fsnotify's reader)")
+	n, _ := jobstore.WatchedDirs()
+	assert.Equal(t, watchers, n)
+
+	cancel1()
+	requireClosed(t, chans[1])
+	for _, i := range []int{10, 100, 1000} {
+		require.NoError(t, jobstore.WriteStatus(dirs[i], *statusIn(jobstore.Succeeded, 2), jobstore.NoSync()))
+		assert.Equal(t, jobstore.Succeeded, nextStatus(t, chans[i]).State, "j%d still has its watch", i)
+		requireClosed(t, chans[i])
+	}
+
+	cancel()
+	for _, ch := range chans[2:] {
+		for range ch {
+		}
+	}
+	assert.Equal(t, goroutines, goroutinesBackTo(t, goroutines))
+	assert.Equal(t, fds, openFiles(t))
+	assert.Equal(t, instances, inotifyInstances(t))
+}
