@@ -77,6 +77,9 @@ func (p pendingProgress) merge(newer pendingProgress) pendingProgress {
 // recordProgress notes a validated Progress call and makes sure a write
 // will carry it. Callers hold r.mu.
 func (r *Run) recordProgress(fraction float64, message string) error {
+	if _, err := nextSeq("progress", r.dir.StatusPath(), r.st.Seq); err != nil {
+		return err // no write could carry it: refused now, not in the background
+	}
 	p := r.pending.merge(pendingProgress{set: true, fraction: fraction, message: message})
 	if len(message) > bulkyMessage { // refused now, as an uncoalesced write would be
 		if _, err := marshalRecord(r.apply(p)); err != nil {
