@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"errors"
 	"os"
 
 	"github.com/axqua/jobstore"
@@ -92,16 +91,18 @@ func writtenVersion(raw []byte) *int {
 // at names the operation and file of a decode error (DecodeSpec and
 // DecodeStatus know neither).
 func at(err error, op, path string) error {
-	var e *jobstore.Error
-	if errors.As(err, &e) {
-		if e.Path == "" {
-			e.Path = path
-		}
-		if e.Op == "" || e.Op == "read" {
-			e.Op = op
-		}
+	e, ok := err.(*jobstore.Error)
+	if !ok {
+		return err
 	}
-	return err
+	c := *e // the library's error stays as it was
+	if c.Path == "" {
+		c.Path = path
+	}
+	if c.Op == "" || c.Op == "read" {
+		c.Op = op
+	}
+	return &c
 }
 
 // exists reports whether path names something (a broken symlink counts).
