@@ -45,6 +45,11 @@ var (
 	// ErrLocked: another runner (or a reconciler) holds the job's job.lock.
 	// Error.Msg names the holder as recorded in status.json.
 	ErrLocked error = &sentinel{"job is locked by another process", nil}
+	// ErrNotRegular: a job directory that is not a plain directory (a
+	// symbolic link, which jobstore never follows), or a record or job.lock
+	// that is not a regular file (a link, a FIFO, a socket, a device). It is
+	// reported at once, never retried; Error.Found names the file type.
+	ErrNotRegular error = &sentinel{"not a regular file or directory", nil}
 )
 
 // Error is the error type of every failure the package reports. Like

@@ -2,10 +2,7 @@ module github.com/axqua/jobstore
 
 go 1.25.0
 
-require (
-	github.com/google/renameio/v2 v2.0.2
-	golang.org/x/sys v0.47.0
-)
+require golang.org/x/sys v0.47.0
 
 require (
 	github.com/stretchr/testify v1.12.1

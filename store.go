@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 )
 
 // The migrations of the two records, by the version they migrate from. Both
@@ -56,19 +55,41 @@ func WriteSpec(dir JobDir, spec JobSpec, opts ...WriteOption) error {
 	if err := mkdirDurable(string(dir)); err != nil {
 		return err
 	}
-	return createExclusive(path, data, o)
+	return writeRecord(jobRecord(dir, SpecFile), data, o, createOnly)
 }
 
 // ReadSpec reads job.json from dir: a tolerant read (see ReadJSONTolerant),
 // then migration in memory if the record is older than JobSchemaVersion (the
 // file is never rewritten), then validation. A missing job.json (or dir) is
 // an *Error of kind ErrNotJob, which also matches fs.ErrNotExist. A record
-// from a newer jobstore is ErrNewerSchema.
+// from a newer jobstore is ErrNewerSchema. A dir that is a symbolic link, and
+// a job.json that is not a regular file, are ErrNotRegular, at once.
 func ReadSpec(dir JobDir, opts ...ReadOption) (JobSpec, error) {
+	const op = "read spec"
+	d, err := openJobDir(op, dir)
+	if err != nil {
+		return JobSpec{}, err
+	}
+	defer d.close()
+	return readSpecIn(d, dir, newReadOptions(opts))
+}
+
+// openJobDir opens a job directory for reading: never through a link; a
+// missing one is ErrNotJob.
+func openJobDir(op string, dir JobDir) (dirHandle, error) {
+	d, err := openDirAt(op, jobRecord(dir, ""))
+	if errors.Is(err, fs.ErrNotExist) {
+		return d, notJob(op, dir)
+	}
+	return d, err
+}
+
+// readSpecIn is ReadSpec in the job directory d.
+func readSpecIn(d dirHandle, dir JobDir, o readOptions) (JobSpec, error) {
 	const op = "read spec"
 	path := dir.SpecPath()
 	var spec JobSpec
-	found, err := readTolerant(op, path, newReadOptions(opts), func(b []byte) (err error) {
+	found, err := readTolerant(op, d, jobRecord(dir, SpecFile), o, func(b []byte) (err error) {
 		spec, err = DecodeSpec(b)
 		return err
 	})
@@ -96,7 +117,8 @@ func ReadSpec(dir JobDir, opts ...ReadOption) (JobSpec, error) {
 //
 // Writers of different jobs never wait for each other; two writers of the
 // same job must be serialised by the caller (the runner's job.lock): the
-// last rename wins.
+// last rename wins. A dir that is a symbolic link is ErrNotRegular: nothing
+// is written through it.
 func WriteStatus(dir JobDir, st JobStatus, opts ...WriteOption) error {
 	const op = "write status"
 	path := dir.StatusPath()
@@ -114,11 +136,10 @@ func WriteStatus(dir JobDir, st JobStatus, opts ...WriteOption) error {
 	if err != nil {
 		return invalid(op, path, "status", err.Error(), nil, nil)
 	}
-	err = replaceFile(path, data, newWriteOptions(opts))
-	if err != nil && errors.Is(err, fs.ErrNotExist) {
-		if _, serr := os.Stat(string(dir)); errors.Is(serr, fs.ErrNotExist) {
-			return notJob(op, dir)
-		}
+	err = writeRecord(jobRecord(dir, StatusFile), data, newWriteOptions(opts), replaceTarget)
+	var e *Error
+	if errors.As(err, &e) && e.Op == "open directory" && errors.Is(err, fs.ErrNotExist) {
+		return notJob(op, dir)
 	}
 	return err
 }
@@ -131,24 +152,33 @@ func WriteStatus(dir JobDir, st JobStatus, opts ...WriteOption) error {
 // ("nothing has run yet"), and an *Error of kind ErrNotJob when dir has no
 // job.json or does not exist. It never writes, renames, chmods or removes
 // anything. When the record is current (the usual case) it costs one JSON
-// parse.
+// parse. A dir that is a symbolic link, and a status.json that is not a
+// regular file (a link, a FIFO, a socket, a device), are ErrNotRegular, at
+// once: the reader never follows the link nor blocks on the file.
 func ReadStatus(dir JobDir, opts ...ReadOption) (*JobStatus, error) {
-	st, err := readStatusFile(dir, newReadOptions(opts))
+	const op = "read status"
+	d, err := openJobDir(op, dir)
+	if err != nil {
+		return nil, err
+	}
+	defer d.close()
+	st, err := readStatusIn(d, dir, newReadOptions(opts))
 	if err == nil {
-		if _, serr := os.Lstat(dir.SpecPath()); errors.Is(serr, fs.ErrNotExist) {
-			return nil, notJob("read status", dir)
+		if _, serr := d.lstat(SpecFile); errors.Is(serr, fs.ErrNotExist) {
+			return nil, notJob(op, dir)
 		}
 	}
 	return st, err
 }
 
-// readStatusFile is ReadStatus without the check that job.json exists (List
-// has just read it): nil, nil when status.json is absent.
-func readStatusFile(dir JobDir, o readOptions) (*JobStatus, error) {
+// readStatusIn is ReadStatus in the job directory d, without the check that
+// job.json exists (List has just read it): nil, nil when status.json is
+// absent.
+func readStatusIn(d dirHandle, dir JobDir, o readOptions) (*JobStatus, error) {
 	const op = "read status"
 	path := dir.StatusPath()
 	var st *JobStatus
-	found, err := readTolerant(op, path, o, func(b []byte) (err error) {
+	found, err := readTolerant(op, d, jobRecord(dir, StatusFile), o, func(b []byte) (err error) {
 		st, err = DecodeStatus(b)
 		return err
 	})
