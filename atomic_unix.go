@@ -98,7 +98,7 @@ func (d dirHandle) publishNew(tmp, name string, _ bool) (linked bool, err error)
 	}
 	// No no-replace rename here: link(2) fails with EEXIST on a taken name
 	// just the same, and leaves the temp name for the caller to remove.
-	return true, unix.Linkat(d.fd, tmp, d.fd, name, 0)
+	return true, linkAt(d, tmp, name)
 }
 
 func (d dirHandle) remove(name string) error {
