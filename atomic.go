@@ -405,7 +405,7 @@ func mkdirDurable(dir string) error {
 	}
 	defer d.close()
 	if err := d.sync(); err != nil {
-		return stepError(op, parent.dir, err,
+		return stepError("fsync directory", parent.dir, err,
 			"the directory "+parent.name+" exists, but its parent was not confirmed on disk, so it may not survive a power cut",
 			"check the disk and filesystem, then write again")
 	}
