@@ -28,15 +28,22 @@ import (
 // protocol (its directories are never fsynced).
 type dirHandle struct{ path string }
 
+// openDir checks that dir is a directory (for a job directory, one that is
+// not a link or a junction), as opening it does on Unix.
 func openDir(dir string, job bool) (dirHandle, error) {
+	stat := os.Stat
 	if job {
-		fi, err := os.Lstat(dir)
-		if err != nil {
-			return dirHandle{}, err
-		}
-		if fi.Mode().Type() != fs.ModeDir { // a link, or a junction (ModeDir|ModeIrregular)
-			return dirHandle{}, &notRegularError{fi.Mode()}
-		}
+		stat = os.Lstat
+	}
+	fi, err := stat(dir)
+	if err != nil {
+		return dirHandle{}, err
+	}
+	if job && fi.Mode().Type() != fs.ModeDir { // a link, or a junction (ModeDir|ModeIrregular)
+		return dirHandle{}, &notRegularError{fi.Mode()}
+	}
+	if !fi.IsDir() {
+		return dirHandle{}, &fs.PathError{Op: "open", Path: dir, Err: windows.ERROR_DIRECTORY}
 	}
 	return dirHandle{path: dir}, nil
 }

@@ -28,14 +28,16 @@ func (d dirHandle) openRecord(name string) (recordFile, error) {
 	return f, nil
 }
 
-// openNoFollow is CreateFile with FILE_FLAG_OPEN_REPARSE_POINT.
+// openNoFollow is CreateFile with FILE_FLAG_OPEN_REPARSE_POINT, and
+// FILE_FLAG_BACKUP_SEMANTICS so that a directory opens (and is then refused
+// by its Stat) instead of failing with access denied, which readers retry.
 func openNoFollow(path string, access, share, disposition uint32) (*os.File, error) {
 	p, err := windows.UTF16PtrFromString(path)
 	if err != nil {
 		return nil, &fs.PathError{Op: "open", Path: path, Err: err}
 	}
 	h, err := windows.CreateFile(p, access, share, nil, disposition,
-		windows.FILE_ATTRIBUTE_NORMAL|windows.FILE_FLAG_OPEN_REPARSE_POINT, 0)
+		windows.FILE_ATTRIBUTE_NORMAL|windows.FILE_FLAG_OPEN_REPARSE_POINT|windows.FILE_FLAG_BACKUP_SEMANTICS, 0)
 	if err != nil {
 		return nil, &fs.PathError{Op: "open", Path: path, Err: err}
 	}
