@@ -77,7 +77,7 @@ func TestWriteJSONAtomic_FailureLeavesPreviousFileAndNoTemp(t *testing.T) {
 		{"infinity", func(dir string) string { return filepath.Join(dir, "status.json") }, math.Inf(-1), "marshal", []error{jobstore.ErrInvalid}},
 		{"channel", func(dir string) string { return filepath.Join(dir, "status.json") }, make(chan int), "marshal", []error{jobstore.ErrInvalid}},
 		{"function", func(dir string) string { return filepath.Join(dir, "status.json") }, map[string]any{"f": func() {}}, "marshal", []error{jobstore.ErrInvalid}},
-		{"directory missing", func(dir string) string { return filepath.Join(dir, "gone", "status.json") }, 1, "create temp file", []error{fs.ErrNotExist}},
+		{"directory missing", func(dir string) string { return filepath.Join(dir, "gone", "status.json") }, 1, "open directory", []error{fs.ErrNotExist}},
 		{"target is a directory", func(dir string) string {
 			p := filepath.Join(dir, "sub")
 			require.NoError(t, os.Mkdir(p, 0o755))

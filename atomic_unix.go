@@ -3,162 +3,170 @@
 package jobstore
 
 import (
-	"errors"
 	"io/fs"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"syscall"
+	"strconv"
+	"time"
 
-	"github.com/google/renameio/v2"
+	"golang.org/x/sys/unix"
 )
 
-// writeTemp creates the temp file in path's own directory and writes data
-// to it; on failure nothing is left. The file comes from renameio with
-// WithTempDir: its default (os.TempDir) would probe the temp directory with
-// extra files on every call and rename across directories.
-func writeTemp(path string, data []byte, perm fs.FileMode) (*renameio.PendingFile, error) {
-	pf, err := renameio.NewPendingFile(path, renameio.WithTempDir(filepath.Dir(path)), renameio.WithPermissions(perm))
-	if err != nil {
-		return nil, stepError("create temp file", path, err, "cannot create the temp file in the record's directory", "")
-	}
-	if _, err := pf.Write(data); err != nil {
-		_ = pf.Cleanup() // closes and removes the temp file; its error adds nothing
-		return nil, stepError("write", pf.Name(), err, "cannot write the temp file", "")
-	}
-	return pf, nil
+// Confinement on Unix: a directory descriptor and the *at system calls with
+// O_NOFOLLOW, not os.Root. The job directory is opened once with
+// O_DIRECTORY|O_NOFOLLOW (a link there is refused, wherever it points),
+// then every file of the job is created, renamed, opened and stat'ed
+// relative to that descriptor, never following a link at the file's own
+// name. That is stricter than os.Root (which follows links that stay inside
+// the root) and costs nothing: the protocol needs a descriptor of the
+// directory for its fsync anyway, so WriteStatus makes fewer system calls
+// than with a path-based temp file (os.Root would open the root and the job
+// directory on every call, and a third descriptor for the fsync).
+
+// dirHandle is an open directory: its descriptor and its path (for errors).
+type dirHandle struct {
+	fd   int
+	path string
 }
 
-// replaceFile is the write protocol: temp file in path's directory, write,
-// fsync, close, rename, fsync the directory.
-func replaceFile(path string, data []byte, o writeOptions) error {
-	pf, err := writeTemp(path, data, o.perm)
-	if err != nil {
-		return err
+// openDir opens dir for the dirOps. With job set, dir's last element must
+// be a directory itself: O_NOFOLLOW refuses a link whatever it points to.
+func openDir(dir string, job bool) (dirHandle, error) {
+	flags := unix.O_RDONLY | unix.O_DIRECTORY | unix.O_CLOEXEC
+	if job {
+		flags |= unix.O_NOFOLLOW
 	}
-	published := false
-	defer func() {
-		if !published {
-			_ = pf.Cleanup()
-		}
-	}()
-	if o.noSync {
-		if err := pf.File.Close(); err != nil {
-			return stepError("close", pf.Name(), err, "cannot close the temp file", "")
-		}
-		if err := os.Rename(pf.Name(), path); err != nil {
-			return stepError("rename", path, unwrapLink(err), "cannot replace the record with the temp file", "")
-		}
-		published = true
+	fd, err := openat(unix.AT_FDCWD, dir, flags, 0)
+	if err == nil {
+		return dirHandle{fd: fd, path: dir}, nil
+	}
+	// ELOOP (Linux, macOS), EMLINK (FreeBSD), EFTYPE (NetBSD) or ENOTDIR:
+	// say what is there instead of a directory.
+	if nr := notRegularAt(unix.AT_FDCWD, dir, fs.ModeDir); nr != nil && err != unix.ENOENT {
+		return dirHandle{fd: -1}, nr
+	}
+	return dirHandle{fd: -1}, &fs.PathError{Op: "open", Path: dir, Err: err}
+}
+
+// notRegularAt describes name when it is not of type want (0 for a regular
+// file), without following a link; nil if it is, or cannot be seen.
+func notRegularAt(dirfd int, name string, want fs.FileMode) *notRegularError {
+	var st unix.Stat_t
+	if err := unix.Fstatat(dirfd, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
 		return nil
 	}
-	// fsync, close, rename; which one failed is told by the error's Op.
-	if err := pf.CloseAtomicallyReplace(); err != nil {
-		var le *os.LinkError
-		var pe *fs.PathError
-		switch {
-		case errors.As(err, &le):
-			return stepError("rename", path, le.Err, "cannot replace the record with the temp file", "")
-		case errors.As(err, &pe) && pe.Op == "sync":
-			return stepError("fsync", pf.Name(), err, "the disk did not confirm the temp file (not retried: a second fsync can claim success after losing the data)", "")
-		default:
-			return stepError("close", pf.Name(), err, "cannot close the temp file", "")
-		}
+	if m := fileMode(uint32(st.Mode)); m.Type() != want {
+		return &notRegularError{m}
 	}
-	published = true
-	return syncDir(filepath.Dir(path), path)
+	return nil
 }
 
-// createExclusive publishes data at path only if path does not exist, even
-// when several processes race: the temp file is written and fsynced, then
-// given the name with a no-replace rename (Linux) or link(2), both of which
-// fail with EEXIST if the name is taken. Never check-then-rename.
-func createExclusive(path string, data []byte, o writeOptions) error {
-	pf, err := writeTemp(path, data, o.perm)
-	if err != nil {
-		return err
-	}
-	published := false
-	defer func() {
-		if !published {
-			_ = pf.Cleanup()
-		}
-	}()
-	if !o.noSync {
-		if err := pf.Sync(); err != nil {
-			return stepError("fsync", pf.Name(), err, "the disk did not confirm the temp file (not retried: a second fsync can claim success after losing the data)", "")
+// openat is unix.Openat, retried on EINTR.
+func openat(dirfd int, name string, flags int, perm uint32) (int, error) {
+	for {
+		fd, err := unix.Openat(dirfd, name, flags, perm)
+		if err != unix.EINTR {
+			return fd, err
 		}
 	}
-	if err := pf.File.Close(); err != nil {
-		return stepError("close", pf.Name(), err, "cannot close the temp file", "")
-	}
-	moved, err := renameNoReplace(pf.Name(), path)
-	if err == nil && !moved {
-		err = os.Link(pf.Name(), path) // no no-replace rename here
-	}
-	if err = unwrapLink(err); err != nil {
-		if errors.Is(err, fs.ErrExist) {
-			return &Error{Op: "publish", Path: path, Msg: "already exists; a job record is written once", Err: err,
-				Sentinel: ErrExists, Remedy: "read the existing record, or submit under a new job ID"}
-		}
-		return stepError("publish", path, err, "cannot give the temp file the record's name", "")
-	}
-	published = true
-	if !moved {
-		if err := os.Remove(pf.Name()); err != nil {
-			return stepError("remove temp file", pf.Name(), err, "the record is in place, but its temp name could not be removed", "remove the file by hand; it is a second name of the record")
-		}
-	}
-	if o.noSync {
-		return nil
-	}
-	return syncDir(filepath.Dir(path), path)
 }
 
-func unwrapLink(err error) error {
-	var le *os.LinkError
-	if errors.As(err, &le) {
-		return le.Err
+func (d dirHandle) close() error { return unix.Close(d.fd) }
+
+func (d dirHandle) createTemp(name string, perm fs.FileMode) (tempFile, string, error) {
+	for attempt := 0; ; attempt++ {
+		tmp := "." + name + strconv.FormatInt(rand.Int64(), 10)
+		fd, err := openat(d.fd, tmp, unix.O_RDWR|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, uint32(perm.Perm()))
+		if err == nil {
+			return rawFile(fd), tmp, nil
+		}
+		if err != unix.EEXIST || attempt > 10000 {
+			return nil, "", &fs.PathError{Op: "open", Path: filepath.Join(d.path, tmp), Err: err}
+		}
+	}
+}
+
+func (d dirHandle) replace(tmp, name string, _ bool) error {
+	return unix.Renameat(d.fd, tmp, d.fd, name)
+}
+
+func (d dirHandle) publishNew(tmp, name string, _ bool) (linked bool, err error) {
+	moved, err := renameNoReplace(d.fd, tmp, name)
+	if err != nil || moved {
+		return false, err
+	}
+	// No no-replace rename here: link(2) fails with EEXIST on a taken name
+	// just the same, and leaves the temp name for the caller to remove.
+	return true, linkAt(d, tmp, name)
+}
+
+func (d dirHandle) remove(name string) error {
+	if err := unix.Unlinkat(d.fd, name, 0); err != nil {
+		return &fs.PathError{Op: "remove", Path: filepath.Join(d.path, name), Err: err}
+	}
+	return nil
+}
+
+func (d dirHandle) sync() error {
+	err := unix.Fsync(d.fd)
+	for err == unix.EINTR { // interrupted before it ran (as os.File.Sync retries); not a failed fsync
+		err = unix.Fsync(d.fd)
+	}
+	if err == unix.EINVAL || err == unix.ENOTSUP || err == unix.EOPNOTSUPP {
+		return nil // some filesystems cannot fsync a directory; nothing more to do there
 	}
 	return err
 }
 
-// syncDir makes dir's entries (a rename, a new name) durable. record names
-// the file whose new entry this protects, for the error.
-func syncDir(dir, record string) error {
-	d, err := os.Open(dir) // read-only: O_WRONLY on a directory is EISDIR
-	if err == nil {
-		err = d.Sync()
-		if cerr := d.Close(); err == nil {
-			err = cerr
-		}
+func (d dirHandle) lstat(name string) (fs.FileInfo, error) {
+	var st unix.Stat_t
+	if err := unix.Fstatat(d.fd, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+		return nil, &fs.PathError{Op: "lstat", Path: filepath.Join(d.path, name), Err: err}
 	}
-	if err == nil || errors.Is(err, syscall.EINVAL) || errors.Is(err, syscall.ENOTSUP) || errors.Is(err, syscall.EOPNOTSUPP) {
-		return nil // some filesystems cannot fsync a directory; nothing more to do there
-	}
-	return stepError("fsync directory", dir, err,
-		filepath.Base(record)+" is in place and visible, but the directory was not confirmed on disk, so the change may not survive a power cut",
-		"check the disk and filesystem, then write the record again")
+	return statInfo(name, &st), nil
 }
 
-// mkdirDurable creates dir (and missing parents) and fsyncs each parent, so
-// the new directory entries survive a power cut. An existing dir is not an
-// error; its parent is fsynced all the same, since an earlier creator may
-// have crashed before doing so.
-func mkdirDurable(dir string) error {
-	err := os.Mkdir(dir, 0o755)
-	if errors.Is(err, fs.ErrNotExist) {
-		if perr := mkdirDurable(filepath.Dir(dir)); perr != nil {
-			return perr
-		}
-		err = os.Mkdir(dir, 0o755)
-	}
-	if err != nil && !errors.Is(err, fs.ErrExist) {
-		return stepError("create directory", dir, err, "cannot create the job directory", "check that the root exists and is writable")
-	}
+func (d dirHandle) names() ([]string, error) {
+	fd, err := openat(d.fd, ".", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
-		if fi, serr := os.Stat(dir); serr != nil || !fi.IsDir() {
-			return stepError("create directory", dir, syscall.ENOTDIR, "exists and is not a directory", "remove or rename that file, or choose another job ID")
-		}
+		return nil, &fs.PathError{Op: "open", Path: d.path, Err: err}
 	}
-	return syncDir(filepath.Dir(dir), dir)
+	f := os.NewFile(uintptr(fd), d.path)
+	defer f.Close()
+	return f.Readdirnames(-1)
+}
+
+// statInfo is the fs.FileInfo of a stat.
+func statInfo(name string, st *unix.Stat_t) rawInfo {
+	sec, nsec := st.Mtim.Unix()
+	return rawInfo{name: name, size: st.Size, mode: fileMode(uint32(st.Mode)), mtime: time.Unix(sec, nsec)}
+}
+
+// fileMode is the fs.FileMode of a stat's st_mode.
+func fileMode(m uint32) fs.FileMode {
+	mode := fs.FileMode(m & 0o777)
+	switch m & unix.S_IFMT {
+	case unix.S_IFDIR:
+		mode |= fs.ModeDir
+	case unix.S_IFLNK:
+		mode |= fs.ModeSymlink
+	case unix.S_IFIFO:
+		mode |= fs.ModeNamedPipe
+	case unix.S_IFSOCK:
+		mode |= fs.ModeSocket
+	case unix.S_IFCHR:
+		mode |= fs.ModeDevice | fs.ModeCharDevice
+	case unix.S_IFBLK:
+		mode |= fs.ModeDevice
+	case unix.S_IFREG:
+	default:
+		mode |= fs.ModeIrregular
+	}
+	return mode
+}
+
+// replaceFailure: on Unix a failed rename needs no more words than its errno.
+func replaceFailure(dirHandle, string, error) (msg, remedy string) {
+	return "cannot replace the record with the temp file", ""
 }

@@ -2,11 +2,11 @@ package jobstore
 
 import (
 	"errors"
+	"io/fs"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strconv"
-	"syscall"
 	"time"
 
 	"golang.org/x/sys/windows"
@@ -14,63 +14,113 @@ import (
 
 // Windows has no renameio (every file of it is !windows) and no atomic
 // rename in package os (os.Rename is MoveFileEx without WRITE_THROUGH, and Go
-// documents it as not atomic there). This is the project's own path: the
-// same protocol, with MoveFileEx called directly.
+// documents it as not atomic there). The primitives here call MoveFileEx
+// directly; the protocol above them is writeRecord's, as on Unix.
+//
+// Confinement on Windows: a job directory that is a symbolic link or a
+// junction is refused by an Lstat when it is opened, and records and
+// job.lock are opened with FILE_FLAG_OPEN_REPARSE_POINT, so a link at their
+// name is opened as itself (and refused), never followed. MoveFileEx takes
+// paths, so unlike Unix the directory is named again on every step: a
+// directory swapped for a link between the Lstat and a step is not detected.
+
+// dirHandle is the directory's path: Windows needs no descriptor for the
+// protocol (its directories are never fsynced).
+type dirHandle struct{ path string }
+
+// openDir checks that dir is a directory (for a job directory, one that is
+// not a link or a junction), as opening it does on Unix.
+func openDir(dir string, job bool) (dirHandle, error) {
+	stat := os.Stat
+	if job {
+		stat = os.Lstat
+	}
+	fi, err := stat(dir)
+	if err != nil {
+		return dirHandle{}, err
+	}
+	if job && fi.Mode().Type() != fs.ModeDir { // a link, or a junction (ModeDir|ModeIrregular)
+		return dirHandle{}, &notRegularError{fi.Mode()}
+	}
+	if !fi.IsDir() {
+		return dirHandle{}, &fs.PathError{Op: "open", Path: dir, Err: windows.ERROR_DIRECTORY}
+	}
+	return dirHandle{path: dir}, nil
+}
+
+func (d dirHandle) close() error { return nil }
+
+func (d dirHandle) join(name string) string { return filepath.Join(d.path, name) }
+
+// createTemp: CREATE_NEW (O_EXCL) fails on any existing name, a link
+// included.
+func (d dirHandle) createTemp(name string, perm fs.FileMode) (tempFile, string, error) {
+	for attempt := 0; ; attempt++ {
+		tmp := "." + name + strconv.FormatInt(rand.Int64(), 10)
+		f, err := os.OpenFile(d.join(tmp), os.O_RDWR|os.O_CREATE|os.O_EXCL, perm)
+		if err == nil {
+			return f, tmp, nil
+		}
+		if !errors.Is(err, fs.ErrExist) || attempt > 10000 {
+			return nil, "", err
+		}
+	}
+}
+
+// replace is MoveFileEx(REPLACE_EXISTING), with WRITE_THROUGH unless NoSync,
+// retried while a reader holds the target (moveFile).
+func (d dirHandle) replace(tmp, name string, writeThrough bool) error {
+	flags := uint32(windows.MOVEFILE_REPLACE_EXISTING)
+	if writeThrough {
+		flags |= windows.MOVEFILE_WRITE_THROUGH
+	}
+	return moveFile(d.join(tmp), d.join(name), flags)
+}
+
+// publishNew is MoveFileEx without REPLACE_EXISTING: it fails with
+// ERROR_ALREADY_EXISTS (fs.ErrExist) if the name is taken.
+func (d dirHandle) publishNew(tmp, name string, writeThrough bool) (bool, error) {
+	flags := uint32(0)
+	if writeThrough {
+		flags |= windows.MOVEFILE_WRITE_THROUGH
+	}
+	return false, moveFile(d.join(tmp), d.join(name), flags)
+}
+
+// remove removes a file, read-only or not (job.json's temp is created
+// read-only, and DeleteFile refuses read-only files).
+func (d dirHandle) remove(name string) error {
+	p := d.join(name)
+	err := os.Remove(p)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		_ = os.Chmod(p, 0o600)
+		err = os.Remove(p)
+	}
+	return err
+}
+
+// sync: no directory fsync; Windows cannot (FlushFileBuffers fails on a
+// directory handle). With WRITE_THROUGH, MoveFileEx "does not return until
+// the file has actually been moved on the disk", a guarantee Microsoft
+// spells out only for moves done by copying; for this same-directory rename,
+// durability rests on the NTFS journal.
+func (d dirHandle) sync() error { return nil }
+
+func (d dirHandle) lstat(name string) (fs.FileInfo, error) { return os.Lstat(d.join(name)) }
+
+func (d dirHandle) names() ([]string, error) {
+	des, err := os.ReadDir(d.path)
+	names := make([]string, len(des))
+	for i, de := range des {
+		names[i] = de.Name()
+	}
+	return names, err
+}
 
 // replaceBudget is how long a replace or a read keeps retrying while another
 // process holds the file open without FILE_SHARE_DELETE. Go's own
 // cmd/internal/robustio uses the same 2 s.
 const replaceBudget = 2 * time.Second
-
-// openTemp creates "." + base + random digits in dir, O_EXCL, like renameio
-// does on Unix, so IsTempName recognises it on every platform.
-func openTemp(path string, perm os.FileMode) (*os.File, error) {
-	prefix := filepath.Join(filepath.Dir(path), "."+filepath.Base(path))
-	for attempt := 0; ; attempt++ {
-		f, err := os.OpenFile(prefix+strconv.FormatInt(rand.Int64(), 10), os.O_RDWR|os.O_CREATE|os.O_EXCL, perm)
-		if !errors.Is(err, os.ErrExist) || attempt > 10000 {
-			return f, err
-		}
-	}
-}
-
-// writeTemp writes data to a new temp file beside path, fsyncs it unless
-// noSync, and closes it. On failure the temp file is gone.
-func writeTemp(path string, data []byte, o writeOptions) (string, error) {
-	f, err := openTemp(path, o.perm)
-	if err != nil {
-		return "", stepError("create temp file", path, err, "cannot create the temp file in the record's directory", "")
-	}
-	tmp := f.Name()
-	fail := func(op, msg string, err error) (string, error) {
-		_ = f.Close()
-		_ = removeTemp(tmp)
-		return "", stepError(op, tmp, err, msg, "")
-	}
-	if _, err := f.Write(data); err != nil {
-		return fail("write", "cannot write the temp file", err)
-	}
-	if !o.noSync {
-		if err := f.Sync(); err != nil { // FlushFileBuffers; never retried
-			return fail("fsync", "the disk did not confirm the temp file (not retried)", err)
-		}
-	}
-	if err := f.Close(); err != nil {
-		return fail("close", "cannot close the temp file", err)
-	}
-	return tmp, nil
-}
-
-// removeTemp removes a temp file, read-only or not (job.json's temp is
-// created read-only, and DeleteFile refuses read-only files).
-func removeTemp(name string) error {
-	err := os.Remove(name)
-	if err != nil && !errors.Is(err, os.ErrNotExist) {
-		_ = os.Chmod(name, 0o600)
-		err = os.Remove(name)
-	}
-	return err
-}
 
 // isSharingError: another process has the file open in a way that forbids
 // what we ask (a reader without FILE_SHARE_DELETE, an antivirus scan).
@@ -121,70 +171,16 @@ func isReadOnly(path string) bool {
 	return err == nil && attrs&windows.FILE_ATTRIBUTE_READONLY != 0
 }
 
-func replaceFile(path string, data []byte, o writeOptions) error {
-	// A perm without the owner's write bit makes a read-only file on Windows,
-	// and Windows never replaces a read-only file: the next write would fail.
-	// A record that is rewritten stays writable here.
-	o.perm |= 0o200
-	tmp, err := writeTemp(path, data, o)
-	if err != nil {
-		return err
+// replaceFailure says why MoveFileEx could not replace name.
+func replaceFailure(d dirHandle, name string, err error) (msg, remedy string) {
+	switch {
+	case isReadOnly(d.join(name)):
+		return "cannot replace the record: it is read-only (FILE_ATTRIBUTE_READONLY), and Windows does not replace a read-only file",
+			"the previous record is intact; clear the attribute (attrib -r), then write again"
+	case isSharingError(err):
+		return "cannot replace the record: another process kept it open without FILE_SHARE_DELETE for more than " + replaceBudget.String(),
+			"the previous record is intact; make the reader close the file between reads (or open it with FILE_SHARE_DELETE), then write again; " +
+				"if no process holds it, check that this user may delete the file"
 	}
-	flags := uint32(windows.MOVEFILE_REPLACE_EXISTING)
-	if !o.noSync {
-		flags |= windows.MOVEFILE_WRITE_THROUGH
-	}
-	if err := moveFile(tmp, path, flags); err != nil {
-		_ = removeTemp(tmp)
-		switch {
-		case isReadOnly(path):
-			return stepError("rename", path, err,
-				"cannot replace the record: it is read-only (FILE_ATTRIBUTE_READONLY), and Windows does not replace a read-only file",
-				"the previous record is intact; clear the attribute (attrib -r), then write again")
-		case isSharingError(err):
-			return stepError("rename", path, err,
-				"cannot replace the record: another process kept it open without FILE_SHARE_DELETE for more than "+replaceBudget.String(),
-				"the previous record is intact; make the reader close the file between reads (or open it with FILE_SHARE_DELETE), then write again; "+
-					"if no process holds it, check that this user may delete the file")
-		}
-		return stepError("rename", path, err, "cannot replace the record with the temp file", "")
-	}
-	// No directory fsync: Windows cannot. With WRITE_THROUGH, MoveFileEx
-	// "does not return until the file has actually been moved on the disk",
-	// a guarantee Microsoft spells out only for moves done by copying; for
-	// this same-directory rename, durability rests on the NTFS journal.
-	return nil
-}
-
-func createExclusive(path string, data []byte, o writeOptions) error {
-	tmp, err := writeTemp(path, data, o)
-	if err != nil {
-		return err
-	}
-	flags := uint32(0) // no REPLACE_EXISTING: fails if the name is taken
-	if !o.noSync {
-		flags |= windows.MOVEFILE_WRITE_THROUGH
-	}
-	if err := moveFile(tmp, path, flags); err != nil {
-		_ = removeTemp(tmp)
-		if errors.Is(err, windows.ERROR_ALREADY_EXISTS) || errors.Is(err, windows.ERROR_FILE_EXISTS) {
-			return &Error{Op: "publish", Path: path, Msg: "already exists; a job record is written once",
-				Err: &os.PathError{Op: "MoveFileEx", Path: path, Err: err}, Sentinel: ErrExists,
-				Remedy: "read the existing record, or submit under a new job ID"}
-		}
-		return stepError("publish", path, err, "cannot give the temp file the record's name", "")
-	}
-	return nil
-}
-
-// mkdirDurable creates dir and missing parents. Windows cannot fsync a
-// directory; NTFS journals the new entries.
-func mkdirDurable(dir string) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return stepError("create directory", dir, err, "cannot create the job directory", "check that the root exists and is writable")
-	}
-	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
-		return stepError("create directory", dir, syscall.ENOTDIR, "exists and is not a directory", "remove or rename that file, or choose another job ID")
-	}
-	return nil
+	return "cannot replace the record with the temp file", ""
 }

@@ -58,7 +58,7 @@ func (c CancelRequest) MarshalJSON() ([]byte, error) {
 // (migration, newer-schema refusal, validation, the same *Error). On error c
 // is left as it was.
 func (c *CancelRequest) UnmarshalJSON(b []byte) error {
-	req, err := DecodeCancel(b)
+	req, _, err := DecodeCancel(b)
 	if err != nil {
 		return err
 	}
@@ -90,16 +90,22 @@ func (c *CancelRequest) validate(op, path string) error {
 // DecodeCancel decodes the bytes of a cancel.json exactly as ReadCancel
 // does, with no file and no retry: migration in memory, then validation
 // (job_id a valid job ID, requested_at present). Bytes that are not one JSON
-// value are ErrCorrupt.
-func DecodeCancel(data []byte) (*CancelRequest, error) {
+// value are ErrCorrupt. migrated reports that the request was brought up
+// from an older schema version.
+func DecodeCancel(data []byte) (req *CancelRequest, migrated bool, err error) {
+	return decodeCancel(data)
+}
+
+func decodeCancel(data []byte) (*CancelRequest, bool, error) {
 	c := new(CancelRequest)
-	if _, err := decodeRecord(data, cancelSchema(), c); err != nil {
-		return nil, err
+	migrated, err := decodeRecord(data, cancelSchema(), c)
+	if err != nil {
+		return nil, false, err
 	}
 	if err := c.validate("", ""); err != nil {
-		return nil, err
+		return nil, false, err
 	}
-	return c, nil
+	return c, migrated, nil
 }
 
 // ReadCancel reads cancel.json from dir with the tolerant reader (see
@@ -112,15 +118,20 @@ func DecodeCancel(data []byte) (*CancelRequest, error) {
 func ReadCancel(dir JobDir) (*CancelRequest, error) {
 	const op = "read cancel request"
 	path := dir.CancelPath()
+	d, err := openJobDir(op, dir)
+	if err != nil {
+		return nil, err
+	}
+	defer d.close()
 	var c *CancelRequest
-	found, err := readTolerant(op, path, newReadOptions(nil), func(b []byte) (err error) {
-		c, err = DecodeCancel(b)
+	found, err := readTolerant(op, d, jobRecord(dir, CancelFile), newReadOptions(nil), func(b []byte) (err error) {
+		c, _, err = decodeCancel(b)
 		return err
 	})
 	if err != nil {
 		return nil, withPath(err, op, path)
 	}
-	if _, serr := os.Lstat(dir.SpecPath()); errors.Is(serr, fs.ErrNotExist) {
+	if _, serr := d.lstat(SpecFile); errors.Is(serr, fs.ErrNotExist) {
 		return nil, notJob(op, dir)
 	}
 	if !found {
@@ -194,15 +205,15 @@ func RequestCancel(dir JobDir, req CancelRequest) error {
 		return errInvalid(op, path, "job_id", req.JobID, dir.ID(), fmt.Sprintf("%q differs from the directory name %q", req.JobID, dir.ID()), "")
 	}
 	data, err := marshalRecord(req)
+	if errors.Is(err, ErrTooLarge) {
+		return withPath(err, op, path)
+	}
 	if err != nil {
 		return errMalformed(op, path, "cancel request", "cannot encode the request as JSON", "", err)
 	}
-	if n := int64(len(data)); n > DefaultMaxSize {
-		return tooLarge(op, path, n, DefaultMaxSize)
-	}
 	o := newWriteOptions(nil)
 	o.perm &^= 0o222 // written once, then read-only
-	if err := createExclusive(path, data, o); err != nil && !errors.Is(err, ErrExists) {
+	if err := writeRecord(jobRecord(dir, CancelFile), data, o, createOnly); err != nil && !errors.Is(err, ErrExists) {
 		return err
 	}
 	if st == nil || st.State == Queued {

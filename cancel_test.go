@@ -247,7 +247,7 @@ func TestDecodeCancel(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := jobstore.DecodeCancel([]byte(tt.in))
+			got, _, err := jobstore.DecodeCancel([]byte(tt.in))
 			if tt.err != nil {
 				require.ErrorIs(t, err, tt.err)
 				assert.Nil(t, got)

@@ -27,7 +27,7 @@ func publishCancel(t testing.TB, dir JobDir) {
 	t.Helper()
 	data, err := marshalRecord(CancelRequest{SchemaVersion: CancelSchemaVersion, JobID: dir.ID(), RequestedAt: Now()})
 	require.NoError(t, err)
-	require.NoError(t, createExclusive(dir.CancelPath(), data, newWriteOptions(nil)))
+	require.NoError(t, writeRecord(jobRecord(dir, CancelFile), data, newWriteOptions(nil), createOnly))
 }
 
 // mustFire waits for found to be signalled.

@@ -55,6 +55,11 @@ var (
 	// Start's error for such a job, and the cause of a Run's Context once
 	// the request arrives; Error.Msg names the requester and the reason.
 	ErrCancelRequested error = &sentinel{"cancel_requested", "cancel requested", nil}
+	// ErrNotRegular: a job directory that is not a plain directory (a
+	// symbolic link, which jobstore never follows), or a record or job.lock
+	// that is not a regular file (a link, a FIFO, a socket, a device). It is
+	// reported at once, never retried; Error.Found names the file type.
+	ErrNotRegular error = &sentinel{"not_regular", "not a regular file or directory", nil}
 )
 
 // Error is the error type of every failure the package reports. Like

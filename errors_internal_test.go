@@ -32,6 +32,7 @@ func TestSentinels_EveryOneHasAStableCode(t *testing.T) {
 		"ErrNoMigration":     {ErrNoMigration, "no_migration"},
 		"ErrLocked":          {ErrLocked, "locked"},
 		"ErrCancelRequested": {ErrCancelRequested, "cancel_requested"},
+		"ErrNotRegular":      {ErrNotRegular, "not_regular"},
 	}
 	codeShape := regexp.MustCompile(`^[a-z]+(_[a-z]+)*$`)
 	found := map[string]string{} // variable name -> code in its literal

@@ -27,6 +27,7 @@ var sentinels = map[string]error{
 	"ErrNoMigration":     jobstore.ErrNoMigration,
 	"ErrLocked":          jobstore.ErrLocked,
 	"ErrCancelRequested": jobstore.ErrCancelRequested,
+	"ErrNotRegular":      jobstore.ErrNotRegular,
 }
 
 // oneSentence is the shape of Error(): "jobstore: ", then one line that ends
@@ -70,6 +71,11 @@ func failWith(t *testing.T, name string) error {
 		require.NoError(t, err)
 		t.Cleanup(func() { _ = lk.Unlock() })
 		_, err = jobstore.LockJob(dir)
+		return err
+	case "ErrNotRegular":
+		dir := newJob(t, "status-is-a-directory")
+		require.NoError(t, os.Mkdir(dir.StatusPath(), 0o755))
+		_, err := jobstore.ReadStatus(dir)
 		return err
 	case "ErrCancelRequested":
 		dir := newJob(t, "cancelled-before-start")
@@ -223,7 +229,7 @@ func TestErrorCode_NamesTheKindOfEachFailure(t *testing.T) {
 	want := map[string]string{
 		"ErrNotJob": "not_job", "ErrExists": "exists", "ErrCorrupt": "corrupt", "ErrTooLarge": "too_large",
 		"ErrInvalid": "invalid", "ErrNewerSchema": "newer_schema", "ErrNoMigration": "no_migration", "ErrLocked": "locked",
-		"ErrCancelRequested": "cancel_requested",
+		"ErrCancelRequested": "cancel_requested", "ErrNotRegular": "not_regular",
 	}
 	require.Len(t, want, len(sentinels))
 	for name := range sentinels {

@@ -186,5 +186,5 @@ func ExampleError() {
 	// true progress 1.5 nil or a number within [0, 1]
 	// correct the progress field
 	// true true
-	// create temp file true
+	// open directory true
 }

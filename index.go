@@ -111,7 +111,7 @@ func ReadIndex(root string) (*Index, error) {
 	const op = "read index"
 	path := filepath.Join(root, IndexFile)
 	var idx Index
-	found, err := readTolerant(op, path, newReadOptions(nil), func(b []byte) error {
+	found, err := readPathTolerant(op, path, newReadOptions(nil), func(b []byte) error {
 		_, err := decodeRecord(b, indexSchema(), &idx)
 		return err
 	})

@@ -30,7 +30,9 @@ type Entry struct {
 // directory is an Entry: a directory without job.json has Err of kind
 // ErrNotJob; an unreadable job.json leaves Spec nil and sets Err, and
 // status.json is still read for what it tells; an unreadable status.json
-// sets Err with Spec kept. A damaged record costs the tolerant reader's
+// sets Err with Spec kept. A record that is not a regular file (a FIFO, a
+// socket, a device, a link) is ErrNotRegular in that entry's Err, at once:
+// it is never opened for reading in a way that blocks. A damaged record costs the tolerant reader's
 // retries (DefaultReadAttempts reads, DefaultReadDelay apart: about 150 ms),
 // which the workers spend in parallel with the other jobs.
 //
@@ -61,10 +63,18 @@ func compareEntries(a, b Entry) int {
 	return cmp.Compare(a.Dir.ID(), b.Dir.ID())
 }
 
-// readEntry reads one job for List.
+// readEntry reads one job for List, opening its directory once for both
+// records (never through a link).
 func readEntry(dir JobDir) Entry {
 	e := Entry{Dir: dir}
-	spec, err := ReadSpec(dir)
+	d, err := openJobDir("read spec", dir)
+	if err != nil {
+		e.Err = err
+		return e
+	}
+	defer d.close()
+	o := newReadOptions(nil)
+	spec, err := readSpecIn(d, dir, o, specSchema())
 	if err != nil {
 		e.Err = err
 		if errors.Is(err, ErrNotJob) {
@@ -73,7 +83,7 @@ func readEntry(dir JobDir) Entry {
 	} else {
 		e.Spec = &spec
 	}
-	st, err := readStatusFile(dir, newReadOptions(nil), statusSchema()) // ReadSpec has just seen job.json
+	st, err := readStatusIn(d, dir, o, statusSchema()) // readSpecIn has just seen job.json
 	if err != nil && e.Err == nil {
 		e.Err = err
 	}

@@ -22,7 +22,9 @@ type Lock struct {
 //
 // dir must hold a job.json (else ErrNotJob); job.lock is created (0644) if
 // missing and never deleted, since deleting a lock file lets two processes
-// lock two different files of the same name. If another process, or another
+// lock two different files of the same name. dir must not be a symbolic
+// link, and job.lock must be a regular file in it, else ErrNotRegular: a
+// link named job.lock is never followed, so its target is never created. If another process, or another
 // LockJob call in this process, holds the lock, LockJob fails at once with an
 // *Error of kind ErrLocked whose message names the holder.
 //
@@ -41,10 +43,19 @@ type Lock struct {
 // says running proves that its runner is gone (see Reconcile).
 func LockJob(dir JobDir) (*Lock, error) {
 	const op = "lock"
-	if _, err := os.Lstat(dir.SpecPath()); errors.Is(err, fs.ErrNotExist) {
+	d, err := openJobDir(op, dir)
+	if err != nil {
+		return nil, err
+	}
+	defer d.close()
+	if _, err := d.lstat(SpecFile); errors.Is(err, fs.ErrNotExist) {
 		return nil, notJob(op, dir)
 	}
-	f, err := os.OpenFile(dir.LockPath(), os.O_RDWR|os.O_CREATE, 0o644)
+	f, err := d.openLock(LockFile)
+	var nr *notRegularError
+	if errors.As(err, &nr) {
+		return nil, irregular(op, dir.LockPath(), nr)
+	}
 	if err != nil {
 		return nil, stepError(op, dir.LockPath(), err, "cannot open the lock file",
 			"give this user write permission on the job directory")

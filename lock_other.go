@@ -1,4 +1,4 @@
-//go:build aix || solaris
+//go:build !unix && !windows
 
 package jobstore
 
@@ -7,10 +7,8 @@ import (
 	"os"
 )
 
-// No flock here (fcntl locks belong to the process, so two LockJob calls in
-// one process would not conflict): job locking is not supported.
-var errNoLocking = errors.New("job locking is not supported on this platform")
-
-func lockFile(*os.File) error   { return errNoLocking }
-func unlockFile(*os.File) error { return nil }
+// No file locks here (see atomic_other.go): LockJob fails before it gets
+// this far, with errors.ErrUnsupported.
+func lockFile(*os.File) error   { return errors.ErrUnsupported }
+func unlockFile(*os.File) error { return errors.ErrUnsupported }
 func isLockHeld(error) bool     { return false }

@@ -91,7 +91,7 @@ func readLockHolder(dir JobDir) (h lockHolder, ok bool) {
 			time.Sleep(delay)
 			delay *= 2
 		}
-		data, err := readOnce("lock", dir.LockPath(), maxLockHolderSize)
+		data, err := readLockRecord(dir)
 		if err != nil {
 			var e *Error
 			if errors.As(err, &e) && e.Sentinel == ErrTooLarge {
@@ -118,4 +118,15 @@ func (h lockHolder) describe() string {
 	}
 	return fmt.Sprintf("held by pid %d on host %q%s since %s, as job.lock records it",
 		h.PID, h.Host, prog, time.Time(h.Since).Format(time.RFC3339))
+}
+
+// readLockRecord reads job.lock as a record: never through a link, never
+// blocking on a file that is not regular.
+func readLockRecord(dir JobDir) ([]byte, error) {
+	d, err := openJobDir("lock", dir)
+	if err != nil {
+		return nil, err
+	}
+	defer d.close()
+	return readOnce("lock", d, jobRecord(dir, LockFile), maxLockHolderSize)
 }

@@ -1,23 +1,21 @@
 package jobstore
 
-import (
-	"errors"
-	"os"
+import "golang.org/x/sys/unix"
 
-	"golang.org/x/sys/unix"
-)
-
-// renameNoReplace renames from to to unless to exists (EEXIST). moved is
-// false with a nil error where the filesystem has no RENAME_NOREPLACE, so the
-// caller falls back to link(2).
-func renameNoReplace(from, to string) (moved bool, err error) {
-	err = unix.Renameat2(unix.AT_FDCWD, from, unix.AT_FDCWD, to, unix.RENAME_NOREPLACE)
-	switch {
-	case err == nil:
+// renameNoReplace renames from to to in the directory dirfd unless to exists
+// (EEXIST). moved is false with a nil error where the filesystem has no
+// RENAME_NOREPLACE, so the caller falls back to link(2).
+func renameNoReplace(dirfd int, from, to string) (moved bool, err error) {
+	err = unix.Renameat2(dirfd, from, dirfd, to, unix.RENAME_NOREPLACE)
+	switch err {
+	case nil:
 		return true, nil
-	case errors.Is(err, unix.EINVAL), errors.Is(err, unix.ENOSYS), errors.Is(err, unix.EOPNOTSUPP):
+	case unix.EINVAL, unix.ENOSYS, unix.EOPNOTSUPP:
 		return false, nil
-	default:
-		return false, &os.LinkError{Op: "renameat2", Old: from, New: to, Err: err}
 	}
+	return false, err
 }
+
+// linkAt gives the file tmp in d the second name name (link(2)), failing
+// with EEXIST if name is taken.
+func linkAt(d dirHandle, tmp, name string) error { return unix.Linkat(d.fd, tmp, d.fd, name, 0) }

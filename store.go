@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 )
 
 // WriteSpec publishes job.json, the submission record, in dir.
@@ -50,14 +49,15 @@ func WriteSpec(dir JobDir, spec JobSpec, opts ...WriteOption) error {
 	if err := mkdirDurable(string(dir)); err != nil {
 		return err
 	}
-	return createExclusive(path, data, o)
+	return writeRecord(jobRecord(dir, SpecFile), data, o, createOnly)
 }
 
 // ReadSpec reads job.json from dir: a tolerant read (see ReadJSONTolerant),
 // then migration in memory if the record is older than JobSchemaVersion (the
 // file is never rewritten), then validation. A missing job.json (or dir) is
 // an *Error of kind ErrNotJob, which also matches fs.ErrNotExist. A record
-// from a newer jobstore is ErrNewerSchema.
+// from a newer jobstore is ErrNewerSchema. A dir that is a symbolic link, and
+// a job.json that is not a regular file, are ErrNotRegular, at once.
 func ReadSpec(dir JobDir, opts ...ReadOption) (JobSpec, error) {
 	return readSpec(dir, newReadOptions(opts), specSchema())
 }
@@ -65,9 +65,30 @@ func ReadSpec(dir JobDir, opts ...ReadOption) (JobSpec, error) {
 // readSpec is ReadSpec for a given schema (the tests' way to add a version).
 func readSpec(dir JobDir, o readOptions, sch schema) (JobSpec, error) {
 	const op = "read spec"
+	d, err := openJobDir(op, dir)
+	if err != nil {
+		return JobSpec{}, err
+	}
+	defer d.close()
+	return readSpecIn(d, dir, o, sch)
+}
+
+// openJobDir opens a job directory for reading: never through a link; a
+// missing one is ErrNotJob.
+func openJobDir(op string, dir JobDir) (dirHandle, error) {
+	d, err := openDirAt(op, jobRecord(dir, ""))
+	if errors.Is(err, fs.ErrNotExist) {
+		return d, notJob(op, dir)
+	}
+	return d, err
+}
+
+// readSpecIn is ReadSpec in the job directory d.
+func readSpecIn(d dirHandle, dir JobDir, o readOptions, sch schema) (JobSpec, error) {
+	const op = "read spec"
 	path := dir.SpecPath()
 	var spec JobSpec
-	found, err := readTolerant(op, path, o, func(b []byte) (err error) {
+	found, err := readTolerant(op, d, jobRecord(dir, SpecFile), o, func(b []byte) (err error) {
 		spec, _, err = decodeSpec(b, sch)
 		return err
 	})
@@ -96,7 +117,8 @@ func readSpec(dir JobDir, o readOptions, sch schema) (JobSpec, error) {
 //
 // Writers of different jobs never wait for each other; two writers of the
 // same job must be serialised by the caller (the runner's job.lock): the
-// last rename wins.
+// last rename wins. A dir that is a symbolic link is ErrNotRegular: nothing
+// is written through it.
 func WriteStatus(dir JobDir, st JobStatus, opts ...WriteOption) error {
 	const op = "write status"
 	path := dir.StatusPath()
@@ -117,11 +139,10 @@ func WriteStatus(dir JobDir, st JobStatus, opts ...WriteOption) error {
 	if err != nil {
 		return errMalformed(op, path, "status", "cannot encode the record", "correct the status's fields", err)
 	}
-	err = replaceFile(path, data, newWriteOptions(opts))
-	if err != nil && errors.Is(err, fs.ErrNotExist) {
-		if _, serr := os.Stat(string(dir)); errors.Is(serr, fs.ErrNotExist) {
-			return notJob(op, dir)
-		}
+	err = writeRecord(jobRecord(dir, StatusFile), data, newWriteOptions(opts), replaceTarget)
+	var e *Error
+	if errors.As(err, &e) && e.Op == "open directory" && errors.Is(err, fs.ErrNotExist) {
+		return notJob(op, dir)
 	}
 	return err
 }
@@ -134,24 +155,44 @@ func WriteStatus(dir JobDir, st JobStatus, opts ...WriteOption) error {
 // ("nothing has run yet"), and an *Error of kind ErrNotJob when dir has no
 // job.json or does not exist. It never writes, renames, chmods or removes
 // anything. When the record is current (the usual case) it costs one JSON
-// parse.
+// parse. A dir that is a symbolic link, and a status.json that is not a
+// regular file (a link, a FIFO, a socket, a device), are ErrNotRegular, at
+// once: the reader never follows the link nor blocks on the file.
 func ReadStatus(dir JobDir, opts ...ReadOption) (*JobStatus, error) {
-	st, err := readStatusFile(dir, newReadOptions(opts), statusSchema())
+	const op = "read status"
+	d, err := openJobDir(op, dir)
+	if err != nil {
+		return nil, err
+	}
+	defer d.close()
+	st, err := readStatusIn(d, dir, newReadOptions(opts), statusSchema())
 	if err == nil {
-		if _, serr := os.Lstat(dir.SpecPath()); errors.Is(serr, fs.ErrNotExist) {
-			return nil, notJob("read status", dir)
+		if _, serr := d.lstat(SpecFile); errors.Is(serr, fs.ErrNotExist) {
+			return nil, notJob(op, dir)
 		}
 	}
 	return st, err
 }
 
-// readStatusFile is ReadStatus without the check that job.json exists (List
-// has just read it), for a given schema: nil, nil when status.json is absent.
+// readStatusFile is ReadStatus without the check that job.json exists, for
+// a given schema (the tests' way to add a version).
 func readStatusFile(dir JobDir, o readOptions, sch schema) (*JobStatus, error) {
+	d, err := openJobDir("read status", dir)
+	if err != nil {
+		return nil, err
+	}
+	defer d.close()
+	return readStatusIn(d, dir, o, sch)
+}
+
+// readStatusIn is ReadStatus in the job directory d, for a given schema,
+// without the check that job.json exists (List has just read it): nil, nil
+// when status.json is absent.
+func readStatusIn(d dirHandle, dir JobDir, o readOptions, sch schema) (*JobStatus, error) {
 	const op = "read status"
 	path := dir.StatusPath()
 	var st *JobStatus
-	found, err := readTolerant(op, path, o, func(b []byte) (err error) {
+	found, err := readTolerant(op, d, jobRecord(dir, StatusFile), o, func(b []byte) (err error) {
 		st, _, err = decodeStatus(b, sch)
 		return err
 	})

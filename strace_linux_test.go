@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -29,9 +30,13 @@ const tracedSyscalls = "openat,write,pwrite64,ftruncate,fsync,fdatasync,close,re
 	"newfstatat,fchmod,fchmodat,mkdir,mkdirat"
 
 // maxWriteStatusSyscalls is the budget of file system calls that touch the
-// job directory in one WriteStatus (PLATFORM.md: renameio with WithTempDir
-// and a directory fsync makes 10; today's protocol makes 9).
-const maxWriteStatusSyscalls = 10
+// job directory in one WriteStatus: open the directory (O_NOFOLLOW), create
+// the temp file in it, write, fsync, close, rename, fsync the directory,
+// close it. One descriptor of the directory serves the create, the rename
+// and the fsync, so refusing a job directory that is a link costs no call
+// (renameio with WithTempDir and a directory fsync made 10; the path-based
+// protocol before this one made 9).
+const maxWriteStatusSyscalls = 8
 
 // The steps the "protocol" child runs, in the order of $JOBSTORE_TRACE_STEPS.
 // Each is bracketed by marker stats of <prefix>begin-<step> and, once it
@@ -239,20 +244,32 @@ func formatEvents(evs []fileEvent) string {
 	return b.String()
 }
 
-// publishSteps is the protocol for one record at target: O_EXCL create of a
-// temp file in target's own directory, write, fsync, close, publish (a
-// rename, or what publish accepts), open the directory, fsync it. tmp
+// publishSteps is the protocol for one record at target: open target's
+// directory read-only with O_NOFOLLOW (a job directory that is a link is
+// refused), then, relative to that descriptor, O_EXCL|O_NOFOLLOW create of
+// a temp file, write, fsync, close, publish (a rename, or what publish
+// accepts), and fsync the directory through the same descriptor. tmp
 // receives the temp file's path once it is matched.
 func publishSteps(target string, tmp *string, publish traceStep) []traceStep {
 	dir := filepath.Dir(target)
+	dirfd := "" // the directory's descriptor, as strace prints it
 	on := func(name string, path *string) func(e fileEvent) bool {
 		return func(e fileEvent) bool { return e.Name == name && e.ok() && e.Path == *path }
 	}
 	return []traceStep{
-		{"create the temp file with O_CREAT|O_EXCL in " + dir, func(e fileEvent) bool {
+		{"open the directory " + dir + " read-only, O_DIRECTORY|O_NOFOLLOW", func(e fileEvent) bool {
+			if e.Name != "openat" || !e.ok() || e.Path != dir || hasFlag(e.Flags, "O_CREAT") || !hasFlag(e.Flags, "O_RDONLY") ||
+				!hasFlag(e.Flags, "O_DIRECTORY") || !hasFlag(e.Flags, "O_NOFOLLOW") {
+				return false
+			}
+			dirfd = strconv.Itoa(e.FD)
+			return true
+		}},
+		{"create the temp file with O_CREAT|O_EXCL|O_NOFOLLOW relative to the directory's descriptor", func(e fileEvent) bool {
 			base := filepath.Base(e.Path)
-			if e.Name != "openat" || !e.ok() || filepath.Dir(e.Path) != dir || !jobstore.IsTempName(base) ||
-				!strings.HasPrefix(base, "."+filepath.Base(target)) || !hasFlag(e.Flags, "O_CREAT") || !hasFlag(e.Flags, "O_EXCL") {
+			if e.Name != "openat" || !e.ok() || e.Args[0] != dirfd || filepath.Dir(e.Path) != dir || !jobstore.IsTempName(base) ||
+				!strings.HasPrefix(base, "."+filepath.Base(target)) || !hasFlag(e.Flags, "O_CREAT") || !hasFlag(e.Flags, "O_EXCL") ||
+				!hasFlag(e.Flags, "O_NOFOLLOW") {
 				return false
 			}
 			*tmp = e.Path
@@ -261,11 +278,12 @@ func publishSteps(target string, tmp *string, publish traceStep) []traceStep {
 		{"write the temp file", on("write", tmp)},
 		{"fsync the temp file", on("fsync", tmp)},
 		{"close the temp file", on("close", tmp)},
-		publish,
-		{"open the directory " + dir + " read-only", func(e fileEvent) bool {
-			return e.Name == "openat" && e.ok() && e.Path == dir && !hasFlag(e.Flags, "O_CREAT") && hasFlag(e.Flags, "O_RDONLY")
+		{publish.what + ", relative to the directory's descriptor", func(e fileEvent) bool {
+			return publish.match(e) && e.Args[0] == dirfd && e.Args[2] == dirfd
 		}},
-		{"fsync the directory " + dir, func(e fileEvent) bool { return e.Name == "fsync" && e.ok() && e.Path == dir }},
+		{"fsync the directory " + dir + " through the same descriptor", func(e fileEvent) bool {
+			return e.Name == "fsync" && e.ok() && e.Path == dir && strconv.Itoa(e.FD) == dirfd
+		}},
 	}
 }
 

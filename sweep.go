@@ -4,8 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
-	"path/filepath"
 	"time"
 )
 
@@ -20,23 +18,29 @@ const DefaultSweepAge = 15 * time.Minute
 // writer. It returns the names removed (base names). A file that vanished
 // meanwhile (another sweeper, its writer) is not an error; other failures are
 // reported after the sweep went on with the rest. olderThan < 0 is
-// ErrInvalid.
+// ErrInvalid. dir must not be a symbolic link (ErrNotRegular): the sweep
+// removes names relative to the directory it opened, never through a link.
 func SweepTemps(dir JobDir, olderThan time.Duration) (removed []string, err error) {
 	const op = "sweep temp files"
 	if olderThan < 0 {
 		return nil, errInvalid(op, string(dir), "olderThan", olderThan, "a duration >= 0", fmt.Sprintf("%v is negative", olderThan), "pass a duration >= 0")
 	}
-	des, err := os.ReadDir(string(dir))
+	d, err := openDirAt(op, jobRecord(dir, ""))
+	if err != nil {
+		return nil, err
+	}
+	defer d.close()
+	names, err := d.names()
 	if err != nil {
 		return nil, errIO(op, string(dir), err, "cannot read the directory", "check the path and permissions")
 	}
 	cutoff := time.Now().Add(-olderThan)
 	var errs []error
-	for _, de := range des {
-		if !IsTempName(de.Name()) || !de.Type().IsRegular() {
+	for _, name := range names {
+		if !IsTempName(name) {
 			continue
 		}
-		fi, err := de.Info()
+		fi, err := d.lstat(name)
 		if errors.Is(err, fs.ErrNotExist) {
 			continue
 		}
@@ -44,17 +48,16 @@ func SweepTemps(dir JobDir, olderThan time.Duration) (removed []string, err erro
 			errs = append(errs, err)
 			continue
 		}
-		if !fi.ModTime().Before(cutoff) {
+		if !fi.Mode().IsRegular() || !fi.ModTime().Before(cutoff) {
 			continue
 		}
-		path := filepath.Join(string(dir), de.Name())
-		if err := os.Remove(path); err != nil {
+		if err := d.remove(name); err != nil {
 			if !errors.Is(err, fs.ErrNotExist) {
 				errs = append(errs, err)
 			}
 			continue
 		}
-		removed = append(removed, de.Name())
+		removed = append(removed, name)
 	}
 	if len(errs) > 0 {
 		return removed, errIO(op, string(dir), errors.Join(errs...), "cannot remove some temp files",

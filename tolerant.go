@@ -57,17 +57,37 @@ func WithMaxSize(n int64) ReadOption { return func(o *readOptions) { o.maxSize =
 // kind ErrCorrupt naming the path, the cause and a remedy; its message says
 // whether the file looks like an interrupted write (empty, NUL-filled,
 // truncated), holds more than one JSON value, or is not JSON at all. Not
-// retried: permission denied, a directory, a file larger than WithMaxSize
-// (ErrTooLarge), and JSON that is valid but does not fit v (ErrInvalid).
+// retried: permission denied, a file larger than WithMaxSize (ErrTooLarge),
+// JSON that is valid but does not fit v (ErrInvalid), and anything at path
+// that is not a regular file (ErrNotRegular): a directory, a symbolic link
+// (never followed), a FIFO, socket or device (opened without blocking, then
+// refused at once, never read). path's directory may be reached through
+// links.
 // Trailing data after the value ("{}{}") is corrupt. v is only written by a decode of valid JSON.
 func ReadJSONTolerant(path string, v any, opts ...ReadOption) (found bool, err error) {
-	found, err = readTolerant("read", path, newReadOptions(opts), func(data []byte) error {
+	found, err = readPathTolerant("read", path, newReadOptions(opts), func(data []byte) error {
 		return jsonDecode(data, v)
 	})
 	if err != nil {
 		err = withPath(err, "read", path)
 	}
 	return found, err
+}
+
+// readPathTolerant is readTolerant for a record named by its path (whose
+// directory may be reached through links, the caller's choice): a missing
+// directory reads as a missing record.
+func readPathTolerant(op, path string, o readOptions, decode func([]byte) error) (bool, error) {
+	at := pathRecord(path)
+	d, err := openDirAt(op, at)
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	defer d.close()
+	return readTolerant(op, d, at, o, decode)
 }
 
 // jsonDecode is json.Unmarshal with the package's errors: ErrCorrupt for
@@ -94,13 +114,15 @@ func jsonDecode(data []byte, v any) error {
 // readTolerant is the retry policy every reader goes through. decode gets
 // the file's bytes; an error of kind ErrCorrupt from it means a torn or
 // damaged file and is retried, any other error is returned as it is.
-func readTolerant(op, path string, o readOptions, decode func([]byte) error) (bool, error) {
+// The file is opened in d, which the caller opened on at.dir.
+func readTolerant(op string, d dirHandle, at recordAt, o readOptions, decode func([]byte) error) (bool, error) {
+	path := at.path()
 	var lastErr error
 	for attempt := 0; attempt < o.attempts; attempt++ {
 		if attempt > 0 {
 			time.Sleep(o.delay)
 		}
-		data, err := readOnce(op, path, o.maxSize)
+		data, err := readOnce(op, d, at, o.maxSize)
 		switch {
 		case err == nil:
 			err = decode(data)
@@ -164,16 +186,17 @@ func firstValue(data []byte) (end int64, complete, cut bool) {
 	return dec.InputOffset(), err == nil, errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF)
 }
 
-// recordFile is what readOnce needs of an open file (openRecord).
+// recordFile is what readOnce needs of an open file (dirOps.openRecord).
 type recordFile interface {
 	io.ReadCloser
 	Stat() (fs.FileInfo, error)
 }
 
-// readOnce opens, reads and closes path, refusing directories and files over
-// maxSize.
-func readOnce(op, path string, maxSize int64) ([]byte, error) {
-	f, err := openRecord(path)
+// readOnce opens, reads and closes at.name in d, refusing anything but a
+// regular file, and files over maxSize.
+func readOnce(op string, d dirHandle, at recordAt, maxSize int64) ([]byte, error) {
+	path := at.path()
+	f, err := d.openRecord(at.name)
 	if err != nil {
 		return nil, readError(op, path, err)
 	}
@@ -182,9 +205,8 @@ func readOnce(op, path string, maxSize int64) ([]byte, error) {
 	if err != nil {
 		return nil, readError(op, path, err)
 	}
-	if fi.IsDir() {
-		return nil, &Error{Op: op, Path: path, Msg: "is a directory, not a record file",
-			Remedy: "remove or rename the directory; a record is a regular file"}
+	if !fi.Mode().IsRegular() {
+		return nil, irregular(op, path, &notRegularError{fi.Mode()})
 	}
 	if fi.Size() > maxSize {
 		return nil, tooLarge(op, path, fi.Size(), maxSize)
@@ -224,6 +246,10 @@ func tooLargeToWrite(size int) error {
 }
 
 func readError(op, path string, err error) error {
+	var nr *notRegularError
+	if errors.As(err, &nr) {
+		return irregular(op, path, nr)
+	}
 	var pe *fs.PathError
 	if errors.As(err, &pe) {
 		err = pe.Err

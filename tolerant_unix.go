@@ -6,8 +6,11 @@ import (
 	"errors"
 	"io"
 	"io/fs"
+	"path/filepath"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // isTransientReadError: NFS reports ESTALE when a file was replaced under a
@@ -16,22 +19,29 @@ func isTransientReadError(err error) bool {
 	return errors.Is(err, syscall.ESTALE)
 }
 
-// openRecord opens path for reading with plain system calls: open, fstat,
-// read until EOF, close. os.Open would add four fcntl calls and a failed
-// epoll registration per regular file on Linux (and an *os.File with its
-// cleanup); List reads two records per job.
-func openRecord(path string) (recordFile, error) {
-	for {
-		fd, err := syscall.Open(path, syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
-		if err == nil {
-			return rawFile(fd), nil
-		}
-		if err != syscall.EINTR {
-			return nil, &fs.PathError{Op: "open", Path: path, Err: err}
+// openRecord opens name with plain system calls: openat(O_NONBLOCK|
+// O_NOFOLLOW), fstat, read until EOF, close. O_NONBLOCK keeps a FIFO or a
+// device from blocking the open (readOnce refuses either after fstat; a
+// regular file ignores the flag); O_NOFOLLOW refuses a link (ELOOP, or
+// EMLINK/EFTYPE on some BSDs), and opening a socket fails with ENXIO: those
+// are described by an fstatat on that error path only. os.Open would add
+// four fcntl calls and a failed epoll registration per regular file on Linux
+// (and an *os.File with its cleanup); List reads two records per job.
+func (d dirHandle) openRecord(name string) (recordFile, error) {
+	fd, err := openat(d.fd, name, unix.O_RDONLY|unix.O_CLOEXEC|unix.O_NONBLOCK|unix.O_NOFOLLOW, 0)
+	if err == nil {
+		return rawFile(fd), nil
+	}
+	if err != unix.ENOENT {
+		if nr := notRegularAt(d.fd, name, 0); nr != nil {
+			return nil, nr
 		}
 	}
+	return nil, &fs.PathError{Op: "open", Path: filepath.Join(d.path, name), Err: err}
 }
 
+// rawFile is a file descriptor with the methods the protocol and the
+// readers use.
 type rawFile int
 
 func (f rawFile) Read(b []byte) (int, error) {
@@ -49,14 +59,34 @@ func (f rawFile) Read(b []byte) (int, error) {
 	}
 }
 
-func (f rawFile) Stat() (fs.FileInfo, error) {
-	var st syscall.Stat_t
+func (f rawFile) Write(b []byte) (int, error) {
 	for {
-		err := syscall.Fstat(int(f), &st)
-		if err == nil {
-			return rawInfo{size: st.Size, dir: st.Mode&syscall.S_IFMT == syscall.S_IFDIR}, nil
-		}
+		n, err := syscall.Write(int(f), b)
 		if err != syscall.EINTR {
+			return max(n, 0), err
+		}
+	}
+}
+
+// Sync is fsync(2), retried only when a signal interrupted it before it ran
+// (as os.File.Sync does); a failed fsync is returned, never retried.
+func (f rawFile) Sync() error {
+	for {
+		err := syscall.Fsync(int(f))
+		if err != syscall.EINTR {
+			return err
+		}
+	}
+}
+
+func (f rawFile) Stat() (fs.FileInfo, error) {
+	var st unix.Stat_t
+	for {
+		err := unix.Fstat(int(f), &st)
+		if err == nil {
+			return statInfo("", &st), nil
+		}
+		if err != unix.EINTR {
 			return nil, err
 		}
 	}
@@ -64,21 +94,17 @@ func (f rawFile) Stat() (fs.FileInfo, error) {
 
 func (f rawFile) Close() error { return syscall.Close(int(f)) }
 
-// rawInfo is the part of a file's fs.FileInfo that readOnce uses: its size
-// and whether it is a directory.
+// rawInfo is the fs.FileInfo of a stat.
 type rawInfo struct {
-	size int64
-	dir  bool
+	name  string
+	size  int64
+	mode  fs.FileMode
+	mtime time.Time
 }
 
-func (i rawInfo) Name() string       { return "" }
+func (i rawInfo) Name() string       { return i.name }
 func (i rawInfo) Size() int64        { return i.size }
-func (i rawInfo) IsDir() bool        { return i.dir }
-func (i rawInfo) ModTime() time.Time { return time.Time{} }
+func (i rawInfo) IsDir() bool        { return i.mode.IsDir() }
+func (i rawInfo) ModTime() time.Time { return i.mtime }
 func (i rawInfo) Sys() any           { return nil }
-func (i rawInfo) Mode() fs.FileMode {
-	if i.dir {
-		return fs.ModeDir
-	}
-	return 0
-}
+func (i rawInfo) Mode() fs.FileMode  { return i.mode }

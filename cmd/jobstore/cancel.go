@@ -142,7 +142,7 @@ func readCancel(dir jobstore.JobDir) (*jobstore.CancelRequest, recordInfo) {
 	if info.Err != nil || !info.Present {
 		return nil, info
 	}
-	c, err := jobstore.DecodeCancel(raw)
+	c, _, err := jobstore.DecodeCancel(raw)
 	if err == nil && c.JobID != dir.ID() {
 		err = &jobstore.Error{Subject: "job_id", Sentinel: jobstore.ErrInvalid,
 			Msg:    fmt.Sprintf("%q differs from the directory name %q", c.JobID, dir.ID()),

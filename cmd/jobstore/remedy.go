@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io/fs"
 	"strings"
-	"syscall"
 
 	"github.com/axqua/jobstore"
 )
@@ -65,6 +64,8 @@ func cliRemedy(err error) string {
 		return "use the jobstore release that wrote the record, or correct its schema_version"
 	case "locked":
 		return "another process runs this job: wait for it ('jobstore watch ROOT/ID')"
+	case "not_regular":
+		return "replace it with a regular file (or a real directory); jobstore never follows links"
 	case "cancel_requested":
 		return "the job was asked to stop ('jobstore show ROOT/ID' says by whom); submit a new job to run it"
 	case "invalid":
@@ -83,7 +84,7 @@ func ioRemedy(err error) string {
 		return "check the path"
 	case errors.Is(err, fs.ErrPermission):
 		return "give this user access to the file and its directory"
-	case errors.Is(err, syscall.ENOSPC):
+	case isDiskFull(err):
 		return "free some disk space, then try again"
 	default:
 		return "check the path, the permissions and the disk, then try again"

@@ -69,10 +69,10 @@ func validate(t *testing.T, s *jsonschema.Schema, data []byte) error {
 func decode(record string, data []byte) error {
 	switch record {
 	case specRecord:
-		_, err := jobstore.DecodeSpec(data)
+		_, _, err := jobstore.DecodeSpec(data)
 		return err
 	case statusRecord:
-		_, err := jobstore.DecodeStatus(data)
+		_, _, err := jobstore.DecodeStatus(data)
 		return err
 	}
 	panic("no decoder for " + record)

@@ -1,0 +1,144 @@
+//go:build unix
+
+package jobstore_test
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/axqua/jobstore"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// outsideRoot makes a directory outside any job root that looks like a job
+// (job.json, status.json, an old temp file), so that a call that followed a
+// link into it would succeed there instead of failing.
+func outsideRoot(t *testing.T, id string) string {
+	t.Helper()
+	out := filepath.Join(tempDir(t), id)
+	writeJob(t, filepath.Dir(out), specAt(id, 0), statusIn(jobstore.Running, 3))
+	tmp := filepath.Join(out, ".status.json123")
+	require.NoError(t, os.WriteFile(tmp, []byte("{}"), 0o644))
+	old := time.Now().Add(-time.Hour)
+	require.NoError(t, os.Chtimes(tmp, old, old))
+	return out
+}
+
+// TestConfinement_JobDirThatIsASymlinkIsNeverFollowed: with root/evil a
+// link to a directory elsewhere (or to a sibling job), every writer, reader,
+// the lock and the sweep fail with ErrNotRegular, and nothing is created,
+// changed or removed at the link's target.
+func TestConfinement_JobDirThatIsASymlinkIsNeverFollowed(t *testing.T) {
+	calls := map[string]func(root string, dir jobstore.JobDir) error{
+		"WriteSpec": func(_ string, dir jobstore.JobDir) error {
+			return jobstore.WriteSpec(dir, jobstore.JobSpec{ID: dir.ID(), Kind: "k"})
+		},
+		"Submit": func(root string, dir jobstore.JobDir) error {
+			_, err := jobstore.Submit(root, jobstore.JobSpec{ID: dir.ID(), Kind: "k"})
+			return err
+		},
+		"WriteStatus": func(_ string, dir jobstore.JobDir) error {
+			return jobstore.WriteStatus(dir, jobstore.JobStatus{State: jobstore.Failed})
+		},
+		"WriteStatus NoSync": func(_ string, dir jobstore.JobDir) error {
+			return jobstore.WriteStatus(dir, jobstore.JobStatus{State: jobstore.Failed}, jobstore.NoSync())
+		},
+		"LockJob": func(_ string, dir jobstore.JobDir) error {
+			lk, err := jobstore.LockJob(dir)
+			if err == nil {
+				_ = lk.Unlock()
+			}
+			return err
+		},
+		"Start": func(_ string, dir jobstore.JobDir) error {
+			r, err := jobstore.Start(dir)
+			if err == nil {
+				_ = r.Close()
+			}
+			return err
+		},
+		"Reconcile":  func(_ string, dir jobstore.JobDir) error { _, err := jobstore.Reconcile(dir); return err },
+		"ReadStatus": func(_ string, dir jobstore.JobDir) error { _, err := jobstore.ReadStatus(dir); return err },
+		"ReadSpec":   func(_ string, dir jobstore.JobDir) error { _, err := jobstore.ReadSpec(dir); return err },
+		"SweepTemps": func(_ string, dir jobstore.JobDir) error { _, err := jobstore.SweepTemps(dir, 0); return err },
+	}
+	for _, where := range []string{"outside the root", "a sibling job"} {
+		for name, call := range calls {
+			t.Run(where+"/"+name, func(t *testing.T) {
+				root := tempDir(t)
+				target := outsideRoot(t, "evil")
+				if where == "a sibling job" {
+					target = filepath.Join(root, "other")
+					require.NoError(t, os.Rename(outsideRoot(t, "other"), target))
+				}
+				dir := jobstore.JobDir(filepath.Join(root, "evil"))
+				require.NoError(t, os.Symlink(target, string(dir)))
+				before := snapshotOf(t, target, true)
+
+				err := call(root, dir)
+				require.ErrorIs(t, err, jobstore.ErrNotRegular, "%v", err)
+				e := errOf(t, err)
+				assert.Equal(t, string(dir), e.Path)
+				assert.Contains(t, e.Msg, "symbolic link")
+				assert.NotEmpty(t, e.Remedy)
+				assert.Equal(t, before, snapshotOf(t, target, true), "nothing changed at the link's target")
+				fi, err := os.Lstat(string(dir))
+				require.NoError(t, err)
+				assert.Equal(t, os.ModeSymlink, fi.Mode().Type(), "the link itself is left alone")
+			})
+		}
+	}
+}
+
+// TestConfinement_LockFileSymlinkIsRefusedAndItsTargetNotCreated: a planted
+// job.lock -> /elsewhere/x makes LockJob (and Start) fail with ErrNotRegular;
+// /elsewhere/x is never created.
+func TestConfinement_LockFileSymlinkIsRefusedAndItsTargetNotCreated(t *testing.T) {
+	for _, name := range []string{"LockJob", "Start"} {
+		t.Run(name, func(t *testing.T) {
+			dir := writeJob(t, tempDir(t), specAt("j1", 0), statusIn(jobstore.Queued, 1))
+			elsewhere := filepath.Join(tempDir(t), "x")
+			require.NoError(t, os.Symlink(elsewhere, dir.LockPath()))
+			var err error
+			if name == "LockJob" {
+				_, err = jobstore.LockJob(dir)
+			} else {
+				_, err = jobstore.Start(dir)
+			}
+			require.ErrorIs(t, err, jobstore.ErrNotRegular)
+			assert.Equal(t, dir.LockPath(), errOf(t, err).Path)
+			_, serr := os.Lstat(elsewhere)
+			assert.ErrorIs(t, serr, os.ErrNotExist, "the link's target was created")
+			assert.Equal(t, jobstore.Queued, readStatus(t, dir).State, "Start changed nothing")
+		})
+	}
+}
+
+// TestConfinement_RecordSymlinksAreNotFollowed: status.json or job.json
+// that is a link (to a valid record elsewhere) is refused by the readers;
+// WriteStatus replaces the link with a regular file and never writes its
+// target.
+func TestConfinement_RecordSymlinksAreNotFollowed(t *testing.T) {
+	out := outsideRoot(t, "j1")
+	dir := writeJob(t, tempDir(t), specAt("j1", 0), nil)
+	require.NoError(t, os.Symlink(filepath.Join(out, jobstore.StatusFile), dir.StatusPath()))
+	_, err := jobstore.ReadStatus(dir)
+	require.ErrorIs(t, err, jobstore.ErrNotRegular)
+	assert.Equal(t, dir.StatusPath(), errOf(t, err).Path)
+
+	before := snapshotOf(t, out, true)
+	require.NoError(t, jobstore.WriteStatus(dir, jobstore.JobStatus{State: jobstore.Failed}))
+	assert.Equal(t, before, snapshotOf(t, out, true), "the link's target is untouched")
+	fi, err := os.Lstat(dir.StatusPath())
+	require.NoError(t, err)
+	assert.True(t, fi.Mode().IsRegular(), "the link was replaced by the record")
+
+	spec := writeJob(t, tempDir(t), specAt("j2", 0), nil)
+	require.NoError(t, os.Remove(spec.SpecPath()))
+	require.NoError(t, os.Symlink(filepath.Join(out, jobstore.SpecFile), spec.SpecPath()))
+	_, err = jobstore.ReadSpec(spec)
+	require.ErrorIs(t, err, jobstore.ErrNotRegular)
+}
