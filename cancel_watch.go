@@ -4,8 +4,6 @@ import (
 	"os"
 	"path/filepath"
 	"time"
-
-	"github.com/fsnotify/fsnotify"
 )
 
 // cancelPollInterval is the safety poll of a cancel watch: how late a cancel
@@ -15,11 +13,12 @@ const cancelPollInterval = time.Second
 
 // cancelWatch waits for cancel.json to appear in a job directory and calls
 // found once when it does. It is the one place that knows how the
-// appearance is detected: directory events (fsnotify: inotify, kqueue,
-// ReadDirectoryChangesW; the directory is watched, not the file, since the
-// file is published by a rename or a link) plus a poll every interval as a
-// safety net. A watch that cannot be had (no inotify instance left, an
-// unsupported filesystem) leaves the poll alone, silently.
+// appearance is detected: directory events from the process's one shared
+// OS watcher (watch_events.go; the directory is watched, not the file,
+// since the file is published by a rename or a link) plus a poll every
+// interval as a safety net. A watch that cannot be had (no inotify watch
+// left, an unsupported filesystem) leaves the poll alone, silently; an
+// event-queue overflow wakes the watch to look.
 //
 // The existence of the name is checked after the watch is in place, so a
 // request published at any moment after startCancelWatch is seen: before
@@ -56,14 +55,13 @@ func (w *cancelWatch) run(dir JobDir, interval time.Duration, events bool, found
 			close(w.ready)
 		}
 	}()
-	var evs <-chan fsnotify.Event
-	var errs <-chan error
+	var wake <-chan struct{} // nil: the poll alone
 	if events {
-		if fw, err := fsnotify.NewWatcher(); err == nil {
-			if err := fw.Add(string(dir)); err == nil {
-				evs, errs = fw.Events, fw.Errors
+		if abs, err := filepath.Abs(string(dir)); err == nil {
+			if sub := subscribe(abs, CancelFile); sub != nil {
+				defer sub.cancel()
+				wake = sub.wake
 			}
-			defer fw.Close()
 		}
 	}
 	path := dir.CancelPath()
@@ -83,20 +81,7 @@ func (w *cancelWatch) run(dir JobDir, interval time.Duration, events bool, found
 		select {
 		case <-w.done:
 			return
-		case ev, ok := <-evs:
-			if !ok {
-				evs = nil // the poll goes on
-				continue
-			}
-			if filepath.Base(ev.Name) != CancelFile || !there() {
-				continue
-			}
-		case _, ok := <-errs:
-			if !ok {
-				errs = nil
-				continue
-			}
-			// An overflow or a watch error may have lost the event: look now.
+		case <-wake:
 			if !there() {
 				continue
 			}

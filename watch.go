@@ -98,7 +98,7 @@ func Watch(ctx context.Context, dir JobDir, opts ...WatchOption) (<-chan Update,
 	w := &watcher{dir: dir, poll: o.poll, out: make(chan Update)}
 	if o.events {
 		if abs, err := filepath.Abs(string(dir)); err == nil {
-			w.sub = subscribe(abs) // nil: no events, the poll alone
+			w.sub = subscribe(abs, StatusFile) // nil: no events, the poll alone
 		}
 	}
 	go w.run(ctx)

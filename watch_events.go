@@ -26,17 +26,19 @@ type eventHub struct {
 	n    int // subscriptions in all
 }
 
-// subscription wakes one Watch when its job directory changes.
+// subscription wakes one watcher (a Watch of status.json, a Run's wait for
+// cancel.json) when the file it follows in its job directory changes.
 type subscription struct {
 	hub  *eventHub
 	dir  string
+	name string        // the file followed: StatusFile, CancelFile
 	wake chan struct{} // buffered 1: wakes coalesce
 }
 
-// subscribe returns a subscription to changes in dir (an absolute path), or
-// nil if the OS gives no events for it (no backend, no instance or watch
-// left, the directory gone): the caller then polls alone.
-func subscribe(dir string) *subscription {
+// subscribe returns a subscription to changes of the file name in dir (an
+// absolute path), or nil if the OS gives no events for it (no backend, no
+// instance or watch left, the directory gone): the caller then polls alone.
+func subscribe(dir, name string) *subscription {
 	events.mu.Lock()
 	defer events.mu.Unlock()
 	h := events.hub
@@ -49,7 +51,7 @@ func subscribe(dir string) *subscription {
 		go h.dispatch()
 		events.hub = h
 	}
-	s := &subscription{hub: h, dir: dir, wake: make(chan struct{}, 1)}
+	s := &subscription{hub: h, dir: dir, name: name, wake: make(chan struct{}, 1)}
 	h.mu.Lock()
 	subs := h.dirs[dir]
 	h.mu.Unlock()
@@ -107,8 +109,8 @@ func (h *eventHub) close() {
 	<-h.done
 }
 
-// dispatch wakes the subscribers of a directory when its status.json is
-// created, written, renamed or removed, or the directory itself goes. It
+// dispatch wakes the subscribers of a directory when the file each follows
+// is created, written, renamed or removed, or the directory itself goes. It
 // returns when the watcher is closed. A watcher error (an event queue
 // overflow) wakes everyone: each reads and finds out for itself.
 func (h *eventHub) dispatch() {
@@ -122,10 +124,15 @@ func (h *eventHub) dispatch() {
 				continue
 			}
 			h.mu.Lock()
-			if filepath.Base(ev.Name) == StatusFile {
-				h.wakeLocked(h.dirs[filepath.Dir(ev.Name)])
+			name := filepath.Base(ev.Name)
+			for s := range h.dirs[filepath.Dir(ev.Name)] {
+				if s.name == name {
+					s.wakeLocked()
+				}
 			}
-			h.wakeLocked(h.dirs[ev.Name]) // the directory itself removed or renamed
+			for s := range h.dirs[ev.Name] { // the directory itself removed or renamed
+				s.wakeLocked()
+			}
 			h.mu.Unlock()
 		case _, ok := <-errs:
 			if !ok {
@@ -134,18 +141,19 @@ func (h *eventHub) dispatch() {
 			}
 			h.mu.Lock()
 			for _, subs := range h.dirs {
-				h.wakeLocked(subs)
+				for s := range subs {
+					s.wakeLocked()
+				}
 			}
 			h.mu.Unlock()
 		}
 	}
 }
 
-func (h *eventHub) wakeLocked(subs map[*subscription]struct{}) {
-	for s := range subs {
-		select {
-		case s.wake <- struct{}{}:
-		default: // a wake is already waiting
-		}
+// wakeLocked wakes s; its hub's mu is held.
+func (s *subscription) wakeLocked() {
+	select {
+	case s.wake <- struct{}{}:
+	default: // a wake is already waiting
 	}
 }

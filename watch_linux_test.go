@@ -2,11 +2,13 @@ package jobstore_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/axqua/jobstore"
 	"github.com/stretchr/testify/assert"
@@ -81,4 +83,36 @@ func TestWatch_ThousandWatchersShareOneInotifyInstance(t *testing.T) {
 	assert.Equal(t, goroutines, goroutinesBackTo(t, goroutines))
 	assert.Equal(t, fds, openFiles(t))
 	assert.Equal(t, instances, inotifyInstances(t))
+}
+
+// Runs waiting for cancel.json and Watches of status.json share the one
+// inotify instance: a runner process with many jobs does not exhaust
+// fs.inotify.max_user_instances, and both still hear their own file.
+func TestRunContexts_ShareTheWatchersInotifyInstance(t *testing.T) {
+	instances := inotifyInstances(t)
+	const jobs = 20
+	runs := make([]*jobstore.Run, jobs)
+	for i := range runs {
+		dir := newJob(t, fmt.Sprintf("ctx-%d", i))
+		r, err := jobstore.Start(dir)
+		require.NoError(t, err)
+		t.Cleanup(func() { _ = r.Close() })
+		_ = r.Context() // starts its wait for cancel.json
+		runs[i] = r
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	updates, err := jobstore.Watch(ctx, runs[0].Dir())
+	require.NoError(t, err)
+	<-updates // the current status
+	assert.Equal(t, 1, inotifyInstances(t)-instances, "one shared instance for %d contexts and a Watch", jobs)
+
+	require.NoError(t, jobstore.RequestCancel(runs[7].Dir(), jobstore.CancelRequest{Reason: "shared"}))
+	select {
+	case <-runs[7].Context().Done():
+	case <-time.After(30 * time.Second):
+		t.Fatal("the run's context was not cancelled")
+	}
+	assert.ErrorIs(t, context.Cause(runs[7].Context()), jobstore.ErrCancelRequested)
+	assert.NoError(t, runs[6].Context().Err(), "another job's request is not this one's")
 }
