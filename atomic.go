@@ -91,8 +91,8 @@ func WriteJSONAtomic(path string, v any, opts ...WriteOption) error {
 		return withPath(err, "marshal", path)
 	}
 	if err != nil {
-		return &Error{Op: "marshal", Path: path, Msg: "cannot encode the value as JSON", Err: err,
-			Sentinel: ErrInvalid, Remedy: "pass a value that encoding/json can marshal (no NaN, channels or functions)"}
+		return errMalformed("marshal", path, "", "cannot encode the value as JSON",
+			"pass a value that encoding/json can marshal (no NaN, channels or functions)", err)
 	}
 	return writeRecord(pathRecord(path), data, newWriteOptions(opts), replaceTarget)
 }
@@ -253,13 +253,6 @@ func describeType(m fs.FileMode) string {
 	return "not a regular file"
 }
 
-// irregular is the ErrNotRegular error for path.
-func irregular(op, path string, nr *notRegularError) error {
-	return &Error{Op: op, Path: path, Sentinel: ErrNotRegular, Msg: nr.Error(), Found: nr.mode.Type().String(),
-		Remedy: "remove or rename it: a job directory is a plain directory and its records are regular files; " +
-			"jobstore never follows a link out of the root nor opens a FIFO, socket or device"}
-}
-
 // openDirAt opens at's directory for the protocol or a reader; errors are
 // *Error (ErrNotRegular for a job directory that is a link); a missing
 // directory matches fs.ErrNotExist, for the caller to judge.
@@ -273,8 +266,7 @@ func openDirAt(op string, at recordAt) (dirHandle, error) {
 	case errors.As(err, &nr):
 		return d, irregular(op, at.dir, nr)
 	case errors.Is(err, errors.ErrUnsupported):
-		return d, &Error{Op: op, Path: at.dir, Err: err, Msg: "jobstore has no file primitives on " + runtime.GOOS + "/" + runtime.GOARCH,
-			Remedy: "run jobstore on a Unix system or on Windows"}
+		return d, errUnsupported(op, at.dir, err)
 	}
 	return d, stepError(op, at.dir, err, "cannot open the directory", "check that the directory exists and that this user may search it")
 }
@@ -355,8 +347,7 @@ func publish(d dirHandle, at recordAt, tmp string, mode publishMode, writeThroug
 	if err != nil {
 		_ = d.remove(tmp)
 		if errors.Is(err, fs.ErrExist) {
-			return &Error{Op: "publish", Path: at.path(), Msg: "already exists; a job record is written once", Err: err,
-				Sentinel: ErrExists, Remedy: "read the existing record, or submit under a new job ID"}
+			return errExists("publish", at.path(), err)
 		}
 		return stepError("publish", at.path(), err, "cannot give the temp file the record's name", "")
 	}
@@ -422,16 +413,4 @@ func mkdirDurable(dir string) error {
 			"check the disk and filesystem, then write again")
 	}
 	return nil
-}
-
-// stepError reports a failed step of the write protocol.
-func stepError(op, path string, err error, msg, remedy string) error {
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		err = pe.Err // the path is ours already
-	}
-	if remedy == "" {
-		remedy = "the previous record is intact; check free space, permissions and the disk, then write again"
-	}
-	return &Error{Op: op, Path: path, Msg: msg, Err: err, Remedy: remedy}
 }

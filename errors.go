@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"runtime"
 	"strings"
 )
 
@@ -205,8 +206,42 @@ func errCorrupt(size int, msg, remedy string, cause error) *Error {
 // errTooLarge: a file of size bytes, over the reader's limit.
 func errTooLarge(op, path string, size, limit int64) *Error {
 	return &Error{Op: op, Path: path, Sentinel: ErrTooLarge, Found: size, Supported: limit,
-		Msg:    fmt.Sprintf("%d bytes, more than the limit of %d", size, limit),
-		Remedy: "this is not a record jobstore wrote; remove it, or raise the limit with WithMaxSize"}
+		Msg: fmt.Sprintf("%d bytes, more than the limit of %d", size, limit),
+		Remedy: "jobstore refuses to write a record this large, so an older writer or another tool made it; " +
+			"read it with a larger WithMaxSize, or remove it"}
+}
+
+// tooLargeToWrite: an encoded record of size bytes that a writer refuses,
+// because the readers' default limit would refuse it. Nothing was written.
+func tooLargeToWrite(size int) *Error {
+	return &Error{Sentinel: ErrTooLarge, Found: int64(size), Supported: int64(DefaultMaxSize),
+		Msg:    fmt.Sprintf("the record is %d bytes encoded, more than the readers' limit of %d", size, DefaultMaxSize),
+		Remedy: "nothing was written; make the record smaller: keep bulky data in files and put their paths in params"}
+}
+
+// irregular: what is at path is not what a job directory or a record may
+// be (a link, a FIFO, a socket, a device, a directory); nr says what it is.
+func irregular(op, path string, nr *notRegularError) *Error {
+	return &Error{Op: op, Path: path, Sentinel: ErrNotRegular, Msg: nr.Error(), Found: nr.mode.Type().String(),
+		Remedy: "remove or rename it: a job directory is a plain directory and its records are regular files; " +
+			"jobstore never follows a link out of the root nor opens a FIFO, socket or device"}
+}
+
+// errUnsupported: this platform has no file primitives (js/wasm, wasip1,
+// plan9); cause is errors.ErrUnsupported.
+func errUnsupported(op, path string, cause error) *Error {
+	return &Error{Op: op, Path: path, Err: cause, Msg: "jobstore has no file primitives on " + runtime.GOOS + "/" + runtime.GOARCH,
+		Remedy: "run jobstore on a Unix system or on Windows"}
+}
+
+// stepError: a step of the write protocol (or of taking the lock) failed
+// with err; msg says which. An empty remedy is the protocol's own: the
+// previous record is intact.
+func stepError(op, path string, err error, msg, remedy string) *Error {
+	if remedy == "" {
+		remedy = "the previous record is intact; check free space, permissions and the disk, then write again"
+	}
+	return errIO(op, path, err, msg, remedy)
 }
 
 // errInvalid: a value that breaks a rule. subject names it (a field,

@@ -63,8 +63,7 @@ func LockJob(dir JobDir) (*Lock, error) {
 	if err := lockFile(f); err != nil {
 		f.Close()
 		if isLockHeld(err) {
-			return nil, &Error{Op: op, Path: dir.LockPath(), Sentinel: ErrLocked, Msg: lockedBy(dir),
-				Remedy: "another process works on this job; wait for it to finish, or stop that process"}
+			return nil, errLocked(op, dir.LockPath(), lockedBy(dir))
 		}
 		return nil, stepError(op, dir.LockPath(), err, "cannot lock the lock file",
 			"the filesystem may not support locks (some network filesystems do not); keep job roots on a local disk")

@@ -100,13 +100,13 @@ func jsonDecode(data []byte, v any) error {
 		return corrupt(data, se)
 	}
 	if err != nil {
+		subject := ""
 		var te *json.UnmarshalTypeError
-		e := &Error{Msg: "does not fit the value it is read into", Err: err, Sentinel: ErrInvalid,
-			Remedy: "correct the record, or read it into a matching type"}
 		if errors.As(err, &te) {
-			e.Subject = te.Field
+			subject = te.Field
 		}
-		return e
+		return errMalformed("", "", subject, "does not fit the value it is read into",
+			"correct the record, or read it into a matching type", err)
 	}
 	return nil
 }
@@ -138,14 +138,13 @@ func readTolerant(op string, d dirHandle, at recordAt, o readOptions, decode fun
 	}
 	var e *Error
 	if errors.As(lastErr, &e) && e.Sentinel == ErrCorrupt {
-		e.Msg += fmt.Sprintf(", the same through %d reads", o.attempts)
-		return true, lastErr
+		return true, annotated(e, func(c *Error) { c.Msg += fmt.Sprintf(", the same through %d reads", o.attempts) })
 	}
 	if errors.As(lastErr, &e) && e.Err != nil {
 		lastErr = e.Err // the OS error: its *Error would repeat the path and add a second remedy
 	}
-	return true, &Error{Op: op, Path: path, Err: lastErr, Msg: fmt.Sprintf("still unreadable after %d attempts", o.attempts),
-		Remedy: "the file is busy or on a filesystem that lost track of it; read again later"}
+	return true, errIO(op, path, lastErr, fmt.Sprintf("still unreadable after %d attempts", o.attempts),
+		"the file is busy or on a filesystem that lost track of it; read again later")
 }
 
 const corruptRemedy = "jobstore's durable writes are never torn, so the file was damaged by a power cut after a NoSync write " +
@@ -155,7 +154,7 @@ const corruptRemedy = "jobstore's durable writes are never torn, so the file was
 // corrupt is the ErrCorrupt error for bytes that are not one JSON value; its
 // message names what the damage looks like.
 func corrupt(data []byte, se *json.SyntaxError) error {
-	return &Error{Sentinel: ErrCorrupt, Err: se, Found: len(data), Msg: damage(data, se), Remedy: corruptRemedy}
+	return errCorrupt(len(data), damage(data, se), corruptRemedy, se)
 }
 
 // damage names what a bad file looks like.
@@ -231,18 +230,7 @@ func readOnce(op string, d dirHandle, at recordAt, maxSize int64) ([]byte, error
 }
 
 func tooLarge(op, path string, size, maxSize int64) error {
-	return &Error{Op: op, Path: path, Sentinel: ErrTooLarge, Found: size, Supported: maxSize,
-		Msg: fmt.Sprintf("%d bytes, more than the limit of %d", size, maxSize),
-		Remedy: "jobstore refuses to write a record this large, so an older writer or another tool made it; " +
-			"read it with a larger WithMaxSize, or remove it"}
-}
-
-// tooLargeToWrite is ErrTooLarge for a record a writer refuses because the
-// readers' default limit would refuse it.
-func tooLargeToWrite(size int) error {
-	return &Error{Sentinel: ErrTooLarge, Found: int64(size), Supported: int64(DefaultMaxSize),
-		Msg:    fmt.Sprintf("the record is %d bytes encoded, more than the readers' limit of %d", size, DefaultMaxSize),
-		Remedy: "nothing was written; make the record smaller: keep bulky data in files and put their paths in params"}
+	return errTooLarge(op, path, size, maxSize)
 }
 
 func readError(op, path string, err error) error {
@@ -254,10 +242,9 @@ func readError(op, path string, err error) error {
 	if errors.As(err, &pe) {
 		err = pe.Err
 	}
-	e := &Error{Op: op, Path: path, Err: err, Msg: "cannot read the file",
-		Remedy: "check that the path names a record file in a directory, and the disk, then read again"}
+	remedy := "check that the path names a record file in a directory, and the disk, then read again"
 	if errors.Is(err, fs.ErrPermission) {
-		e.Remedy = "give the reading user read permission on the file and its directory"
+		remedy = "give the reading user read permission on the file and its directory"
 	}
-	return e
+	return errIO(op, path, err, "cannot read the file", remedy)
 }

@@ -9,7 +9,6 @@ import (
 	"regexp"
 	"runtime/debug"
 	"strings"
-	"syscall"
 	"testing"
 
 	"github.com/axqua/jobstore"
@@ -275,11 +274,12 @@ func TestVersion_MatchesTheBinarysBuildInfo(t *testing.T) {
 func TestCLIRemedy_ShortAndSpeaksCLI(t *testing.T) {
 	goName := regexp.MustCompile(`\b[A-Z][a-z]+[A-Z][A-Za-z]*\b|\(\)`)
 	sentinels := []error{jobstore.ErrNotJob, jobstore.ErrExists, jobstore.ErrCorrupt, jobstore.ErrTooLarge,
-		jobstore.ErrInvalid, jobstore.ErrNewerSchema, jobstore.ErrNoMigration, jobstore.ErrLocked, nil}
+		jobstore.ErrInvalid, jobstore.ErrNewerSchema, jobstore.ErrNoMigration, jobstore.ErrLocked,
+		jobstore.ErrCancelRequested, jobstore.ErrNotRegular, nil}
 	seen := map[string]bool{}
 	for _, s := range sentinels {
 		for _, subject := range []string{"", "progress"} {
-			for _, cause := range []error{nil, fs.ErrNotExist, fs.ErrPermission, syscall.ENOSPC} {
+			for _, cause := range []error{nil, fs.ErrNotExist, fs.ErrPermission, errDiskFull} {
 				err := &jobstore.Error{Op: "read status", Path: "p", Sentinel: s, Subject: subject, Err: cause,
 					Remedy: "call RebuildIndex, or raise the limit WithMaxSize()"}
 				remedy := cliRemedy(err)
