@@ -792,7 +792,7 @@ print(request_cancel(sys.argv[1], reason="first", requested_by="a"), request_can
 }
 
 // cancelDoc is the format documentation that holds the Python function.
-const cancelDoc = "docs/cancel.md"
+const cancelDoc = "docs/format.md"
 
 // pythonCancelSnippet returns the Python block of cancelDoc that defines
 // request_cancel.

@@ -27,38 +27,60 @@
 //     yet", not an error.
 //
 // Schema versions: every record carries schema_version. An older record is
-// migrated in memory on read and never rewritten by a reader; an equal one is
-// read as it is; a newer one is refused with ErrNewerSchema, naming both
-// versions.
+// migrated in memory on read and never rewritten by a reader (DecodeSpec,
+// DecodeStatus and DecodeCancel report that it was); an equal one is read as
+// it is; a newer one is refused with ErrNewerSchema, naming both versions.
+//
+// Below the root, nothing is followed: a job directory that is a symbolic
+// link, and a record or job.lock that is not a regular file, are
+// ErrNotRegular; a reader never blocks on a FIFO or a device. Records are at
+// most DefaultMaxSize; a writer refuses a larger one (ErrTooLarge) before
+// touching anything.
 //
 // Around the records: Submit creates a job (job.json, then status queued);
-// Start gives a runner a Run handle that holds job.lock and writes every
-// update (Progress, SetMessage, Finish); Reconcile marks a job whose runner
-// died (status running, lock free) as lost; List reads every job in
-// parallel, and RebuildIndex caches the result in <root>/index.json.
+// Start gives a runner a Run handle that holds job.lock (which names its
+// holder while held) and writes every update. Progress is coalesced: calls
+// are kept in memory and at most one write per interval carries the latest
+// (WithProgressInterval, Flush); SetMessage and Finish write at once,
+// durably. Watch follows a job's status.json through file system events,
+// with a safety poll, all of a process's watches sharing one OS watcher.
+// RequestCancel writes cancel.json, once, from any process; the runner sees
+// it through Run.Context, and a queued job is cancelled at once. Reconcile
+// marks a job whose runner died (status running, lock free) as lost, or
+// cancelled when a request is pending; List reads every job in parallel, and
+// RebuildIndex caches the result in <root>/index.json.
 //
 // Errors are *Error values: what went wrong, about what (Subject), what to do
 // (Remedy), the cause (Unwrap) and the values found and supported. Match
 // them with errors.Is against the sentinels (ErrNotJob, ErrExists,
 // ErrCorrupt, ...) or the standard errors they stand for (fs.ErrNotExist,
-// fs.ErrExist), or against the OS error (syscall.ENOSPC).
+// fs.ErrExist), or against the OS error (syscall.ENOSPC). ErrorCode names
+// the kind as a stable string for scripts and JSON output.
 //
 // Windows: the same protocol with MoveFileEx(REPLACE_EXISTING|WRITE_THROUGH);
 // directories are not fsynced (Windows cannot), and a replace waits up to
 // about 2 s for a reader that holds the file open without FILE_SHARE_DELETE.
 // NFS: rename is atomic for one client; with several, a reader may see a
 // stale file for a few seconds (attribute caching), never a torn one from
-// this package's writers.
+// this package's writers; and a change made by another host gives no file
+// system event, so Watch and Run.Context rely on their poll there. Every
+// GOOS builds; on js/wasm, wasip1 and plan9 the file operations report
+// errors.ErrUnsupported.
 //
 // Files: the write protocol (temp file, write, fsync, close, publish,
-// directory fsync) is written once in atomic.go, over the platform steps of
-// atomic_unix.go and atomic_windows.go (the Windows replace, MoveFileEx and
-// its retries, is in atomic_windows.go). The schema-version rule and the
-// migration steps are in migrate.go; the error type, its sentinels and its
-// constructors in errors.go; the tolerant reader in tolerant.go; job.lock in
-// lock.go and lock_unix.go, lock_windows.go; the records in model.go and
-// index.go; Submit and the Run handle in run.go; Reconcile in reconcile.go;
-// List in list.go. The repository's README and docs/ describe the file
-// format for other languages (docs/format.md, with JSON Schemas), the
-// platforms, how each guarantee is tested, and the benchmarks.
+// directory fsync) is written once in atomic.go, over the platform
+// primitives of atomic_unix.go, atomic_windows.go (MoveFileEx and its
+// retries) and atomic_other.go (ErrUnsupported). The schema-version rule,
+// each record's schema and decodeRecord are in migrate.go; the error type,
+// its sentinels, its constructors and ErrorCode in errors.go; the tolerant
+// reader in tolerant.go (tolerant_unix.go, tolerant_windows.go: opening
+// without following or blocking); job IDs and paths in paths.go and
+// jobid.go; job.lock in lock.go, lock_unix.go, lock_windows.go and its
+// holder record in lockholder.go; the records in model.go and index.go;
+// Submit and the Run handle in run.go, coalesced progress in progress.go;
+// Watch in watch.go and watch_events.go; cancel.json in cancel.go and
+// cancel_watch.go; Reconcile in reconcile.go; SweepTemps in sweep.go; List
+// in list.go. The repository's README and docs/ describe the file format for
+// other languages (docs/format.md, with JSON Schemas), the platforms, how
+// each guarantee is tested, and the benchmarks.
 package jobstore

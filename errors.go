@@ -134,8 +134,9 @@ func (e *Error) Is(target error) bool {
 
 // ErrorCode names the kind of err for programs that cannot match Go values
 // (scripts, JSON output): "not_job", "exists", "corrupt", "too_large",
-// "invalid", "newer_schema", "no_migration" or "locked" when err is, or
-// wraps, an *Error whose Sentinel is ErrNotJob, ErrExists, ... (the first
+// "invalid", "newer_schema", "no_migration", "locked", "cancel_requested"
+// or "not_regular" when err is, or wraps, an *Error whose Sentinel is
+// ErrNotJob, ErrExists, ..., ErrNotRegular (the first
 // such *Error found by errors.Unwrap, depth first); "io" for any other
 // error (an I/O failure, a cause from outside jobstore); "" for nil. The
 // names are stable: a new version may add one, never rename one.

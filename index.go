@@ -53,8 +53,10 @@ type IndexProblem struct {
 // how old the cache is. Its JSON Schema is docs/schema/index.schema.json in
 // the repository. The fields, with their JSON names:
 //
-//   - SchemaVersion (schema_version): IndexSchemaVersion; ReadIndex refuses
-//     a newer one with ErrNewerSchema.
+//   - SchemaVersion (schema_version): 1, the version this package writes;
+//     ReadIndex refuses an older one (a missing one included) with
+//     ErrNoMigration and a newer one with ErrNewerSchema; the remedy of both
+//     is RebuildIndex.
 //   - BuiltAt (built_at): when RebuildIndex built it.
 //   - Jobs (jobs): a row per readable job, in List's order (by submitted_at,
 //     then ID); never null in the file.

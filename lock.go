@@ -24,19 +24,28 @@ type Lock struct {
 // missing and never deleted, since deleting a lock file lets two processes
 // lock two different files of the same name. dir must not be a symbolic
 // link, and job.lock must be a regular file in it, else ErrNotRegular: a
-// link named job.lock is never followed, so its target is never created. If another process, or another
-// LockJob call in this process, holds the lock, LockJob fails at once with an
-// *Error of kind ErrLocked whose message names the holder.
+// link named job.lock is never followed, so its target is never created.
+// If another process, or another LockJob call in this process, holds the
+// lock, LockJob fails at once with an *Error of kind ErrLocked whose message
+// names the holder.
 //
 // The holder is named from job.lock itself: right after taking the lock,
 // LockJob writes this process's pid, host, program name and the time into
-// the file (see lockHolder for the format), and Unlock empties it. A loser
+// the file as one JSON object and a newline, not fsynced:
+//
+//	{"pid":4242,"host":"render-3","program":"myrunner","since":"2026-11-30T09:35:40.123456+00:00"}
+//
+// and Unlock empties it. Readers ignore keys they do not know and read at
+// most 4 KiB. An empty file is a free lock, a holder that has not written
+// yet, or a holder from an older jobstore; a killed holder's record stays
+// until the next holder overwrites it, so it is believed only while the
+// lock is held. A loser
 // that finds the file empty (the holder has locked but not yet written)
 // reads it again for up to about a quarter second; if there is still no
 // record (a holder from a jobstore that did not write one, or one that
 // could not write), it names the holder as status.json records it, on a
-// best-effort basis. On Windows the lock covers one byte beyond the end of
-// the file, not the whole file, so that the record stays readable.
+// best-effort basis. On Windows the lock covers one byte at offset 2^62, far
+// beyond the record, not the whole file, so that the record stays readable.
 //
 // The lock is released by Unlock, and by the operating system when the
 // holder's process exits or is killed: a free lock on a job whose status.json

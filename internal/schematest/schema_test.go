@@ -20,11 +20,12 @@ import (
 // repo is the root of the repository, seen from this module's directory.
 const repo = "../.."
 
-// The three records and their schemas.
+// The four records and their schemas.
 const (
 	specRecord   = "job"
 	statusRecord = "status"
 	indexRecord  = "index"
+	cancelRecord = "cancel"
 )
 
 func schemaPath(record string) string {
@@ -49,11 +50,12 @@ func compile(t *testing.T, record string) *jsonschema.Schema {
 	return s
 }
 
-// schemas compiles all three, once per test.
+// schemas compiles all four, once per test.
 func schemas(t *testing.T) map[string]*jsonschema.Schema {
 	t.Helper()
 	return map[string]*jsonschema.Schema{
 		specRecord: compile(t, specRecord), statusRecord: compile(t, statusRecord), indexRecord: compile(t, indexRecord),
+		cancelRecord: compile(t, cancelRecord),
 	}
 }
 
@@ -73,6 +75,9 @@ func decode(record string, data []byte) error {
 		return err
 	case statusRecord:
 		_, _, err := jobstore.DecodeStatus(data)
+		return err
+	case cancelRecord:
+		_, _, err := jobstore.DecodeCancel(data)
 		return err
 	}
 	panic("no decoder for " + record)
@@ -143,6 +148,20 @@ func TestSchemas_AcceptWhatALifecycleWrites(t *testing.T) {
 
 	require.NoError(t, os.Mkdir(filepath.Join(root, "not a job"), 0o755)) // an unreadable entry in the index
 
+	// Cancel requests, as RequestCancel writes them: one with every field
+	// (the queued job is cancelled by it), one with the fields it stamps.
+	require.NoError(t, jobstore.RequestCancel(queued, jobstore.CancelRequest{RequestedBy: "ana (GUI)", Reason: "wrong <input> & file"}))
+	cancelled, err := jobstore.Submit(root, jobstore.JobSpec{ID: "cancelled-bare", Kind: "k"})
+	require.NoError(t, err)
+	require.NoError(t, jobstore.RequestCancel(cancelled, jobstore.CancelRequest{}))
+	dirs = append(dirs, cancelled)
+	for _, d := range []jobstore.JobDir{queued, cancelled} {
+		assert.NoError(t, validate(t, s[cancelRecord], readFile(t, d.CancelPath())), d.CancelPath())
+		st, err := jobstore.ReadStatus(d)
+		require.NoError(t, err)
+		require.Equal(t, jobstore.Cancelled, st.State, "RequestCancel cancels a queued job: its status is checked below")
+	}
+
 	for _, d := range append(dirs, fresh) {
 		assert.NoError(t, validate(t, s[specRecord], readFile(t, d.SpecPath())), d.SpecPath())
 	}
@@ -152,7 +171,7 @@ func TestSchemas_AcceptWhatALifecycleWrites(t *testing.T) {
 
 	idx, err := jobstore.RebuildIndex(root)
 	require.NoError(t, err)
-	require.Len(t, idx.Jobs, 4)
+	require.Len(t, idx.Jobs, 5)
 	require.Len(t, idx.Unreadable, 1, "the index must show an unreadable entry for this test to cover it")
 	assert.NoError(t, validate(t, s[indexRecord], readFile(t, filepath.Join(root, jobstore.IndexFile))))
 }
@@ -227,13 +246,16 @@ type verdictCase struct {
 
 const goodSpec = `"schema_version": 1, "job_id": "j1", "kind": "render", "submitted_at": "2026-11-30T09:35:40.123456+00:00"`
 const goodStatus = `"schema_version": 1, "job_id": "j1", "state": "running", "seq": 7, "updated_at": "2026-11-30T09:35:40.123456+00:00"`
+const goodCancel = `"schema_version": 1, "job_id": "j1", "requested_at": "2026-11-30T09:41:02.503117+00:00"`
 
 func spec(fields string) string   { return "{" + goodSpec + fields + "}" }
 func status(fields string) string { return "{" + goodStatus + fields + "}" }
+func cancel(fields string) string { return "{" + goodCancel + fields + "}" }
 
 // withSpec and withStatus replace one field of the good record.
 func withSpec(field, value string) string   { return replaceField(goodSpec, field, value) }
 func withStatus(field, value string) string { return replaceField(goodStatus, field, value) }
+func withCancel(field, value string) string { return replaceField(goodCancel, field, value) }
 
 func replaceField(fields, field, value string) string {
 	var m map[string]json.RawMessage
@@ -291,6 +313,27 @@ var verdictCases = []verdictCase{
 	{"exit code a fraction", statusRecord, status(`, "exit_code": 1.5`), false},
 	{"status schema_version 3", statusRecord, withStatus("schema_version", `3`), false},
 	{"ID with a backslash", statusRecord, withStatus("job_id", `"a\\b"`), false},
+	{"ID ending with a dot", specRecord, withSpec("job_id", `"job."`), false},
+	{"ID of one dot-free character", specRecord, withSpec("job_id", `"a"`), true},
+	{"ID with dots inside", specRecord, withSpec("job_id", `"a.b.c"`), true},
+	{"ID ending with a dash", specRecord, withSpec("job_id", `"job-"`), true},
+	{"ID ending with a newline", specRecord, withSpec("job_id", `"job\n"`), false},
+	{"ID of 128 characters ending with a dot", specRecord, withSpec("job_id", `"`+strings.Repeat("a", 127)+`."`), false},
+	{"device name CON", specRecord, withSpec("job_id", `"CON"`), false},
+	{"device name in lower case", specRecord, withSpec("job_id", `"nul"`), false},
+	{"device name in mixed case with an extension", statusRecord, withStatus("job_id", `"aUx.txt"`), false},
+	{"device name with two extensions", specRecord, withSpec("job_id", `"prn.tar.gz"`), false},
+	{"COM0", specRecord, withSpec("job_id", `"COM0"`), false},
+	{"LPT9 with an extension", specRecord, withSpec("job_id", `"LPT9.log"`), false},
+	{"COM without a digit", specRecord, withSpec("job_id", `"COM"`), true},
+	{"COM10", specRecord, withSpec("job_id", `"COM10"`), true},
+	{"device name as a prefix", specRecord, withSpec("job_id", `"console"`), true},
+	{"device name after a prefix", specRecord, withSpec("job_id", `"my-aux"`), true},
+	{"device name with a dash", specRecord, withSpec("job_id", `"aux-1"`), true},
+	{"index.json", specRecord, withSpec("job_id", `"index.json"`), false},
+	{"INDEX.JSON", statusRecord, withStatus("job_id", `"INDEX.JSON"`), false},
+	{"index.json with more after it", specRecord, withSpec("job_id", `"index.json1"`), true},
+	{"index", specRecord, withSpec("job_id", `"index"`), true},
 
 	// Timestamps: the forms jobstore writes and reads, and what it refuses.
 	{"Z offset", statusRecord, withStatus("updated_at", `"2026-11-30T09:35:40Z"`), true},
@@ -309,10 +352,31 @@ var verdictCases = []verdictCase{
 	{"lowercase z", statusRecord, withStatus("updated_at", `"2026-11-30T09:35:40z"`), false},
 	{"a Unix time", statusRecord, withStatus("updated_at", `1764495340`), false},
 	{"spec timestamp with a slash", specRecord, withSpec("submitted_at", `"2026/11/30 09:35:40"`), false},
+
+	// cancel.json.
+	{"good cancel", cancelRecord, cancel(""), true},
+	{"cancel with every optional field", cancelRecord, cancel(`, "requested_by": "alice (render GUI)", "reason": "wrong input file"`), true},
+	{"cancel with a field no version knows", cancelRecord, cancel(`, "priority": 2`), true},
+	{"cancel with empty optional fields", cancelRecord, cancel(`, "requested_by": "", "reason": ""`), true},
+	{"cancel requested_at with Z", cancelRecord, withCancel("requested_at", `"2026-11-30T09:41:02Z"`), true},
+	{"cancel without requested_at", cancelRecord, withCancel("requested_at", ""), false},
+	{"cancel requested_at not a time", cancelRecord, withCancel("requested_at", `"now"`), false},
+	{"cancel requested_at in year 0", cancelRecord, withCancel("requested_at", `"0000-01-01T00:00:00Z"`), false},
+	{"cancel without job_id", cancelRecord, withCancel("job_id", ""), false},
+	{"cancel job_id a device name", cancelRecord, withCancel("job_id", `"lpt1"`), false},
+	{"cancel job_id ending with a dot", cancelRecord, withCancel("job_id", `"j1."`), false},
+	{"cancel requested_by not a string", cancelRecord, cancel(`, "requested_by": 7`), false},
+	{"cancel reason not a string", cancelRecord, cancel(`, "reason": ["a"]`), false},
+	{"cancel schema_version 2", cancelRecord, withCancel("schema_version", `2`), false},
+	{"cancel schema_version 0", cancelRecord, withCancel("schema_version", `0`), false},
+	{"cancel without schema_version", cancelRecord, withCancel("schema_version", ""), false},
+	{"cancel schema_version 1.5", cancelRecord, withCancel("schema_version", `1.5`), false},
+	{"cancel not an object", cancelRecord, `["cancel"]`, false},
 }
 
 // TestSchemas_JudgeLikeTheDecoder: each case gets the expected verdict from
-// the schema, and the same one from DecodeSpec or DecodeStatus.
+// the schema, and the same one from DecodeSpec, DecodeStatus or
+// DecodeCancel.
 func TestSchemas_JudgeLikeTheDecoder(t *testing.T) {
 	s := schemas(t)
 	for _, tt := range verdictCases {
@@ -330,7 +394,7 @@ func TestSchemas_JudgeLikeTheDecoder(t *testing.T) {
 // share are copies, and must stay equal.
 func TestSchemas_SharedDefinitionsAreIdentical(t *testing.T) {
 	defs := map[string]map[string]json.RawMessage{}
-	for _, record := range []string{specRecord, statusRecord, indexRecord} {
+	for _, record := range []string{specRecord, statusRecord, indexRecord, cancelRecord} {
 		var doc struct {
 			Defs map[string]json.RawMessage `json:"$defs"`
 		}
@@ -342,6 +406,8 @@ func TestSchemas_SharedDefinitionsAreIdentical(t *testing.T) {
 		{"timestamp", specRecord, indexRecord},
 		{"jobId", specRecord, statusRecord},
 		{"jobId", specRecord, indexRecord},
+		{"timestamp", specRecord, cancelRecord},
+		{"jobId", specRecord, cancelRecord},
 		{"state", statusRecord, indexRecord},
 	} {
 		require.Contains(t, defs[shared.a], shared.def)
