@@ -157,20 +157,21 @@ func TestWatch_EndsWhenAConcurrentRunnerFinishes(t *testing.T) {
 	}
 }
 
-// A status.json that is torn (by a writer that does not use the atomic
-// protocol) or missing for a while does not end the watch: it says so and
-// goes on, and still ends with the job.
+// A status.json that is missing when the watch starts, or torn (by a writer
+// that does not use the atomic protocol) or removed while watched, does not
+// end the watch: it says so and goes on, and still ends with the job.
 func TestWatch_KeepsWatchingThroughAnUnreadableOrMissingStatus(t *testing.T) {
 	dir := submit(t, testdir.New(t), "j")
+	require.NoError(t, os.Remove(dir.StatusPath()))
 	w := startWatch(t, dir)
-	w.waitLine(t, "queued")
+	w.waitLine(t, "no status.json yet")
 
 	require.NoError(t, os.WriteFile(dir.StatusPath(), []byte(`{"schema_version": 1, "state": "runn`), 0o644))
 	note := w.waitLine(t, "unreadable for now")
 	require.Contains(t, note, "still watching")
 
+	// Removed while watched: nothing newer to show, and the watch goes on.
 	removeWhileWatched(t, dir.StatusPath())
-	w.waitLine(t, "no status.json yet")
 
 	require.NoError(t, jobstore.WriteStatus(dir, jobstore.JobStatus{State: jobstore.Succeeded, Seq: 9}))
 	code, last := w.wait(t)
