@@ -27,7 +27,8 @@ const (
 	lineTimeout = 30 * time.Second
 )
 
-// watchProc is a running "jobstore watch" whose output is read line by line.
+// watchProc is a running "jobstore watch" (or list --watch) whose output is
+// read line by line.
 type watchProc struct {
 	cmd    *exec.Cmd
 	lines  chan string
@@ -43,9 +44,15 @@ func startWatch(t *testing.T, dir jobstore.JobDir, flags ...string) *watchProc {
 	if len(flags) == 0 {
 		flags = []string{"--interval", watchPoll.String()}
 	}
+	return startLines(t, append([]string{"watch", string(dir)}, flags...)...)
+}
+
+// startLines starts the binary with args, its output read line by line.
+func startLines(t *testing.T, args ...string) *watchProc {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), cliTimeout)
 	w := &watchProc{lines: make(chan string, 1000), cancel: cancel}
-	w.cmd = jobstoreCmd(ctx, nil, append([]string{"watch", string(dir)}, flags...)...)
+	w.cmd = jobstoreCmd(ctx, nil, args...)
 	w.cmd.Stderr = &w.stderr
 	out, err := w.cmd.StdoutPipe()
 	require.NoError(t, err)
