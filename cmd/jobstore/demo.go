@@ -16,13 +16,18 @@ func demoCmd() *command {
 		name:    "demo",
 		args:    "[ROOT] [--fail]",
 		summary: "submit a job, run it and watch it in this process, then list and show it",
-		doc: `Shows the whole life of a job in about 4 seconds, in one process:
+		doc: `Shows the whole life of a job in about 2 seconds, in one process:
 
  1. submits a job under ROOT (default: a fresh temporary directory, printed
     and left in place for you to look at);
- 2. runs a simulated runner that holds job.lock and reports progress 10 times
-    a second for 3 seconds, while a watcher polls status.json once a second
-    with ReadStatus, exactly as a GUI would, and draws a progress line;
+ 2. runs a simulated runner that holds job.lock and reports progress per
+    item, 20,000 times in 2 seconds, while a watcher follows status.json
+    with Watch (file system events, a 1 s safety poll) as a GUI can, and
+    draws each status as soon as it is written. Progress is coalesced:
+    at most one status write per 100 ms carries the latest value, so the
+    runner pays about a microsecond per call instead of a disk write.
+    At the end the demo prints how many Progress calls were made and how
+    many times status.json was written (its seq);
  3. lists ROOT and shows the finished job.
 
 --fail makes the runner fail halfway, with an error and a remedy, to show how
@@ -34,13 +39,17 @@ written or read.`,
 	}
 }
 
-// The simulated job: demoSteps progress updates, demoStepEvery apart (10 Hz
-// for 3 s), watched every demoPollEvery (1 Hz, as a GUI polls). The demo
-// takes demoSteps*demoStepEvery plus at most one poll: about 4 s.
+// The simulated job: demoFrames frames of demoTiles tiles, a Progress call
+// per tile, one tile every demoTileEvery (20,000 calls in 2 s), watched with
+// a safety poll of demoPollEvery. The runner keeps to that schedule by
+// sleeping whenever it is ahead by a millisecond or more, so the demo
+// takes about demoFrames*demoTiles*demoTileEvery whatever the timer
+// resolution.
 const (
-	demoSteps     = 30
-	demoStepEvery = 100 * time.Millisecond
-	demoPollEvery = time.Second
+	demoFrames    = 20
+	demoTiles     = 1000
+	demoTileEvery = 100 * time.Microsecond
+	demoPollEvery = jobstore.DefaultPollInterval
 )
 
 func runDemo(e *env, fs *flag.FlagSet, args []string) error {
@@ -61,7 +70,7 @@ func runDemo(e *env, fs *flag.FlagSet, args []string) error {
 		fmt.Fprintf(e.stdout, "jobstore demo, in a fresh temporary directory: %s\n(it is left there for you to look at; remove it when done)\n\n", root)
 	}
 
-	params, _ := json.Marshal(map[string]int{"frames": demoSteps})
+	params, _ := json.Marshal(map[string]int{"frames": demoFrames, "tiles_per_frame": demoTiles})
 	dir, err := jobstore.Submit(root, jobstore.JobSpec{Kind: "demo.render", Params: params,
 		Labels: map[string]string{"origin": "demo"}, SubmittedBy: defaultSubmitter()})
 	if err != nil {
@@ -69,25 +78,33 @@ func runDemo(e *env, fs *flag.FlagSet, args []string) error {
 	}
 	fmt.Fprintf(e.stdout, "1. submit: %s written once, status.json says queued (seq 1)\n   job %s\n\n", jobstore.SpecFile, dir.ID())
 
-	fmt.Fprintf(e.stdout, "2. run: a runner in this process holds %s and reports progress 10 times a second;\n"+
-		"   a watcher reads status.json once a second, as a GUI would:\n\n", jobstore.LockFile)
+	fmt.Fprintf(e.stdout, "2. run: a runner in this process holds %s and calls Progress for each of\n"+
+		"   %d tiles (%d frames), as fast as it renders them; a watcher follows status.json\n"+
+		"   with Watch and draws each status as soon as it is written:\n\n", jobstore.LockFile, demoFrames*demoTiles, demoFrames)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	ran := make(chan error, 1)
+	var calls int
 	go func() {
-		err := simulateRunner(dir, *fail)
+		var err error
+		calls, err = simulateRunner(dir, *fail)
 		if err != nil {
 			cancel() // the watcher would wait for a terminal state forever
 		}
 		ran <- err
 	}()
-	_, watchErr := newWatcher(e.stdout, e.width).watch(ctx, dir, demoPollEvery)
+	final, watchErr := newWatcher(e.stdout, e.width).watch(ctx, dir, demoPollEvery)
 	if err := <-ran; err != nil {
 		return err
 	}
 	if watchErr != nil {
 		return watchErr
 	}
+	// Every write but the first two (queued, running) and the last
+	// (the outcome) carried progress.
+	fmt.Fprintf(e.stdout, "\n   The runner called Progress %d times; status.json was written %d times (seq %d:\n"+
+		"   queued, running, %d progress writes, %s). A write per call would have been %d writes.\n",
+		calls, final.Seq, final.Seq, final.Seq-3, final.State, calls+3)
 
 	fmt.Fprintf(e.stdout, "\n3. list %s:\n\n", root)
 	entries, err := jobstore.List(root)
@@ -109,34 +126,42 @@ func runDemo(e *env, fs *flag.FlagSet, args []string) error {
 }
 
 // simulateRunner is what a real runner does with the runner handle: Start
-// (takes job.lock, writes running), Progress (NoSync, seq+1), Finish (a
-// durable terminal write), Close (releases the lock).
-func simulateRunner(dir jobstore.JobDir, fail bool) (err error) {
-	run, err := jobstore.Start(dir, jobstore.WithProgressInterval(0)) // one write per step, as the demo counts them
+// (takes job.lock, writes running), Progress for each item (coalesced: at
+// most one write per DefaultProgressInterval), Finish (a durable terminal
+// write carrying the last progress), Close (releases the lock). It returns
+// the number of Progress calls made.
+func simulateRunner(dir jobstore.JobDir, fail bool) (calls int, err error) {
+	run, err := jobstore.Start(dir)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	defer func() {
 		if cerr := run.Close(); err == nil {
 			err = cerr
 		}
 	}()
-	tick := time.NewTicker(demoStepEvery)
-	defer tick.Stop()
-	for i := 1; i <= demoSteps; i++ {
-		<-tick.C
-		if fail && i > demoSteps/2 {
+	const total = demoFrames * demoTiles
+	start := time.Now()
+	for f := 1; f <= demoFrames; f++ {
+		if fail && f > demoFrames/2 {
 			code := 2
-			return run.Finish(jobstore.Outcome{State: jobstore.Failed, ExitCode: &code,
-				Message: fmt.Sprintf("stopped at frame %d/%d", i, demoSteps),
-				Error:   fmt.Sprintf("frame %d: no space left on device (simulated)", i),
+			return calls, run.Finish(jobstore.Outcome{State: jobstore.Failed, ExitCode: &code,
+				Message: fmt.Sprintf("stopped at frame %d/%d", f, demoFrames),
+				Error:   fmt.Sprintf("frame %d: no space left on device (simulated)", f),
 				Remedy:  "free some disk space, then submit the job again"})
 		}
-		if err := run.Progress(float64(i)/demoSteps, fmt.Sprintf("frame %d/%d", i, demoSteps)); err != nil {
-			return err
+		for t := 1; t <= demoTiles; t++ {
+			i := (f-1)*demoTiles + t
+			if ahead := time.Until(start.Add(time.Duration(i) * demoTileEvery)); ahead >= time.Millisecond {
+				time.Sleep(ahead)
+			}
+			if err := run.Progress(float64(i)/total, fmt.Sprintf("frame %d/%d, tile %d/%d", f, demoFrames, t, demoTiles)); err != nil {
+				return calls, err
+			}
+			calls++
 		}
 	}
 	code := 0
-	return run.Finish(jobstore.Outcome{State: jobstore.Succeeded, ExitCode: &code,
-		Message: fmt.Sprintf("rendered %d frames", demoSteps)})
+	return calls, run.Finish(jobstore.Outcome{State: jobstore.Succeeded, ExitCode: &code,
+		Message: fmt.Sprintf("rendered %d frames", demoFrames)})
 }

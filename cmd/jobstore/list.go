@@ -1,9 +1,14 @@
 package main
 
 import (
+	"context"
 	"flag"
 	"fmt"
+	"io"
+	"os"
+	"os/signal"
 	"path/filepath"
+	"syscall"
 	"text/tabwriter"
 	"time"
 
@@ -13,7 +18,7 @@ import (
 func listCmd() *command {
 	return &command{
 		name:    "list",
-		args:    "ROOT [--json] [--rebuild]",
+		args:    "ROOT [--json] [--rebuild] [--watch [--interval 1s]]",
 		summary: "list the jobs under ROOT, unreadable ones with their reason",
 		doc: `Lists every job directory under ROOT (dot-names skipped), oldest submission
 first, in a table:
@@ -35,6 +40,27 @@ root (a mistyped path, a home directory): it is an error, exit 3.
 --rebuild also rewrites ROOT/index.json (the one-file summary for pollers)
 from the job directories, which stay authoritative, and says so.
 
+--watch keeps the table current until interrupted (Ctrl-C, SIGINT or
+SIGTERM: exit 0). Each job is followed with Watch (file system events,
+one OS watcher for all the jobs; status.json is also read every
+--interval, a safety poll for filesystems that give no events), ROOT is
+looked at again every --interval for jobs added or removed, and a running
+job is looked at 10 times a second for a cancel request. On a terminal the
+table is redrawn in place, at most 10 times a second, each line cut to the
+terminal's width so that none wraps, and as many lines as the terminal has
+rows (the rest is counted on the last line). Otherwise (a pipe, a file) the
+table is printed once, then a line per change:
+
+  ID  STATE  PROGRESS  seq N  MESSAGE
+  ID  no status yet
+  ID  unreadable: <the reason, as under the table>
+  ID  removed
+
+STATE is as in the table (with its cancel note). A new directory without
+job.json is shown (as unreadable) only after a second, since Submit
+creates the directory a moment before job.json. --watch cannot be
+combined with --json or --rebuild.
+
 --json prints one JSON object instead of the table:
 
   {"root": "ROOT",
@@ -54,8 +80,9 @@ or "" when none; "message" is the error as on stderr without its remedy;
 error that stops the command (exit 2 or 3) is one line on stderr, with
 nothing on stdout.
 
-Exit codes: 0 listed (even if some jobs are unreadable); 3 ROOT cannot be
-read, holds entries but no job, or index.json cannot be written.`,
+Exit codes: 0 listed (even if some jobs are unreadable), or watched until
+interrupted; 2 bad arguments; 3 ROOT cannot be read, holds entries but no
+job, or index.json cannot be written.`,
 		run: runList,
 	}
 }
@@ -85,13 +112,23 @@ type indexNoteJSON struct {
 func runList(e *env, fs *flag.FlagSet, args []string) error {
 	asJSON := fs.Bool("json", false, "print JSON instead of a table (shape in the help text)")
 	rebuild := fs.Bool("rebuild", false, "also rewrite ROOT/index.json from the job directories")
+	watch := fs.Bool("watch", false, "keep the table current until interrupted")
+	interval := fs.Duration("interval", jobstore.DefaultPollInterval, "with --watch: safety poll of each job, and how often ROOT is looked at again")
 	pos, err := parseArgs(fs, args, 1, 1, "ROOT")
 	if err != nil {
+		return err
+	}
+	if err := checkWatchFlags(fs, args, *watch, *interval); err != nil {
 		return err
 	}
 	root := pos[0]
 	if _, err := rootJobDirs("list", root); err != nil {
 		return err
+	}
+	if *watch {
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		defer stop()
+		return watchList(ctx, e, root, *interval)
 	}
 	var note *indexNoteJSON
 	if *rebuild {
@@ -123,14 +160,37 @@ func runList(e *env, fs *flag.FlagSet, args []string) error {
 	return nil
 }
 
+// checkWatchFlags refuses the flags that do not go with --watch, and
+// --interval without it.
+func checkWatchFlags(fs *flag.FlagSet, args []string, watch bool, interval time.Duration) error {
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	switch {
+	case !watch && set["interval"]:
+		return usagef("%s applies only with --watch", flagSpelling(args, "interval"))
+	case watch && set["json"]:
+		return usagef("%s cannot be combined with %s", flagSpelling(args, "watch"), flagSpelling(args, "json"))
+	case watch && set["rebuild"]:
+		return usagef("%s cannot be combined with %s", flagSpelling(args, "watch"), flagSpelling(args, "rebuild"))
+	}
+	return positiveDuration(flagSpelling(args, "interval"), interval)
+}
+
 // printTable prints entries as the list table, then the reasons of the
 // unreadable ones. now is the reference for AGE.
 func printTable(e *env, root string, entries []jobstore.Entry, now time.Time) {
+	writeTable(e.stdout, root, entries, now, readCancel)
+}
+
+// writeTable is printTable to w, with each job's cancel request from
+// cancelOf (readCancel, or what list --watch knows).
+func writeTable(w io.Writer, root string, entries []jobstore.Entry, now time.Time,
+	cancelOf func(jobstore.JobDir) (*jobstore.CancelRequest, recordInfo)) {
 	if len(entries) == 0 {
-		fmt.Fprintf(e.stdout, "no jobs under %s\n", root)
+		fmt.Fprintf(w, "no jobs under %s\n", root)
 		return
 	}
-	tw := tabwriter.NewWriter(e.stdout, 0, 8, 2, ' ', 0)
+	tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tKIND\tSTATE\tPROGRESS\tUPDATED\tAGE")
 	var bad []jobstore.Entry
 	for _, en := range entries {
@@ -142,7 +202,7 @@ func printTable(e *env, root string, entries []jobstore.Entry, now time.Time) {
 		if st := en.Status; st != nil {
 			state, progress, updated = string(st.State), fmtProgress(st.Progress), fmtTime(st.UpdatedAt)
 		}
-		c, info := readCancel(en.Dir)
+		c, info := cancelOf(en.Dir)
 		if note := cancelNote(c, info, en.Status); note != "" {
 			state += ", " + note
 		}
@@ -154,9 +214,9 @@ func printTable(e *env, root string, entries []jobstore.Entry, now time.Time) {
 	}
 	tw.Flush()
 	if len(bad) > 0 {
-		fmt.Fprintf(e.stdout, "\n%d unreadable (the job directory is authoritative: fix or remove it):\n", len(bad))
+		fmt.Fprintf(w, "\n%d unreadable (the job directory is authoritative: fix or remove it):\n", len(bad))
 		for _, en := range bad {
-			fmt.Fprintf(e.stdout, "  %s: %s\n", en.Dir.ID(), oneLine(errorLine(en.Err)))
+			fmt.Fprintf(w, "  %s: %s\n", en.Dir.ID(), oneLine(errorLine(en.Err)))
 		}
 	}
 }

@@ -12,7 +12,8 @@ import (
 	"github.com/axqua/jobstore"
 )
 
-// This file sizes the line that watch redraws on a terminal. A redrawn line
+// This file sizes the line that watch redraws on a terminal (and the table
+// list --watch redraws). A redrawn line
 // must never wrap: '\r' returns to the start of the last screen row only, so
 // every redraw of a wrapped line leaves a new row behind.
 
@@ -37,6 +38,23 @@ func terminalWidth(w io.Writer) func() int {
 			}
 		}
 		return defaultTermWidth
+	}
+}
+
+// defaultTermHeight is assumed when a terminal does not report its size.
+const defaultTermHeight = 24
+
+// terminalHeight is terminalWidth for the number of rows: a display redrawn
+// in place by moving the cursor up must fit in them, since the cursor
+// cannot move above the top row.
+func terminalHeight(w io.Writer) func() int {
+	return func() int {
+		if f, ok := w.(*os.File); ok {
+			if _, rows, err := term.GetSize(int(f.Fd())); err == nil && rows > 0 {
+				return rows
+			}
+		}
+		return defaultTermHeight
 	}
 }
 

@@ -60,6 +60,10 @@ func TestUsageErrors_ExitTwoWithOneLine(t *testing.T) {
 		{"submit with bad id", []string{"submit", root, "--kind", "k", "--id", "../escape"}, "--id"},
 		{"watch with zero interval", []string{"watch", root, "--interval", "0s"}, "--interval must be positive"},
 		{"demo with two roots", []string{"demo", root, root}, "unexpected argument"},
+		{"list --watch with --json", []string{"list", root, "--watch", "--json"}, "--watch cannot be combined with --json"},
+		{"list --watch with --rebuild", []string{"list", root, "-watch", "--rebuild"}, "-watch cannot be combined with --rebuild"},
+		{"list --interval without --watch", []string{"list", root, "--interval", "1s"}, "--interval applies only with --watch"},
+		{"list --watch with zero interval", []string{"list", root, "--watch", "--interval", "0s"}, "--interval must be positive"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := runCLI(t, tc.args...)

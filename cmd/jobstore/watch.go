@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"time"
 
@@ -17,19 +18,31 @@ func watchCmd() *command {
 	return &command{
 		name:    "watch",
 		args:    "DIR [--interval 1s] [--json]",
-		summary: "poll a job's status.json and draw its progress until it ends",
-		doc: `Polls DIR/status.json with ReadStatus every --interval, as a GUI would, and
-draws the job's state, a progress bar, its seq and message:
+		summary: "follow a job's status.json and draw its progress until it ends",
+		doc: `Follows DIR/status.json with Watch, as a GUI can: file system events
+(inotify, kqueue, ReadDirectoryChangesW) bring each status the runner
+writes at once, and status.json is also read every --interval, a safety
+poll for filesystems that give no events for another host's writes (NFS,
+SMB, FUSE). It draws the job's state, a progress bar, its seq and message:
 
-  running   [########------------]  40%  seq 14   frame 12/30
+  running   [########------------]  40%  seq 14  frame 12/30
 
-On a terminal the line is redrawn in place ('\r') and sized to the
+On a terminal the line is redrawn in place ('\r'), at most 10 times a
+second: a status that comes sooner waits, and only the latest one waiting
+is drawn; the job's last status is always drawn. The line is sized to the
 terminal's width, read again at each redraw, so that it never wraps: it
 stops short of the last column, a narrow terminal gets a shorter bar or
 none, and the message is cut with "...". Otherwise (a pipe, a file) a line
-is printed, uncut, each time the status changes. When the job reaches a
-terminal state, a last line says how it ended, with the runner's error and
-remedy if it failed.
+is printed, uncut, for each status received. Statuses written faster than
+they are received may be skipped (the latest wins), but none is shown twice
+or out of seq order. When the job reaches a terminal state, a last line
+says how it ended, with the runner's error and remedy if it failed.
+
+A cancel request (cancel.json, see 'jobstore help cancel') is shown on a
+line of its own as soon as it exists (the job directory is looked at for it
+10 times a second while the job runs):
+
+  cancel requested by "alice" at 2026-11-30T09:35:40Z, reason "wrong input"; waiting for the runner to stop
 
 --json prints one JSON object per line instead, each time the status
 changes or a note is due, and never redraws:
@@ -38,14 +51,17 @@ changes or a note is due, and never redraws:
    "message": "<the line the text output prints>", "error": null}
 
 "event" is "status"; "note" (status.json unreadable for now, or absent:
-"status" is null, "error" says why or is null); or "end", the last line
-("message" says how the job ended). Every key is always present; "error"
-is null or an object as in 'jobstore help list'.
+"status" is null, "error" says why or is null); "cancel" (the job has a
+cancel request: "message" is the line above, "status" the last status read
+or null, "error" why cancel.json cannot be read, or null); or "end", the
+last line ("message" says how the job ended). Every key is always present;
+"error" is null or an object as in 'jobstore help list'.
 
 A status that cannot be read for a moment (corrupt after the reader's
-retries, missing, busy) does not end the watch: a note is printed and polling
-goes on. A status written by a newer jobstore does end it (exit 3), since
-polling again cannot help.
+retries, busy) does not end the watch: a note is printed and watching goes
+on. A status.json that is absent when the watch starts is noted too. A
+status written by a newer jobstore does end it (exit 3), since reading
+again cannot help.
 
 Exit codes: 0 the job succeeded; 1 it failed, was cancelled or was lost;
 2 bad arguments; 3 DIR is not a job (or a record this jobstore cannot read).`,
@@ -54,7 +70,7 @@ Exit codes: 0 the job succeeded; 1 it failed, was cancelled or was lost;
 }
 
 func runWatch(e *env, fs *flag.FlagSet, args []string) error {
-	interval := fs.Duration("interval", time.Second, "time between two reads of status.json")
+	interval := fs.Duration("interval", jobstore.DefaultPollInterval, "safety poll: status.json is also read this often, events or not")
 	asJSON := fs.Bool("json", false, "print one JSON object per line (shape in the help text)")
 	pos, err := parseArgs(fs, args, 1, 1, "DIR")
 	if err != nil {
@@ -76,6 +92,12 @@ func runWatch(e *env, fs *flag.FlagSet, args []string) error {
 	}
 	return nil
 }
+
+// cancelCheckEvery is how often watch (and list --watch) look for a cancel
+// request of a job still running: Watch reports statuses only, and a
+// request changes no status until the runner acts on it. A look is one
+// stat of a name that is usually absent.
+const cancelCheckEvery = 100 * time.Millisecond
 
 // watcher draws a job's progress from successive statuses.
 type watcher struct {
@@ -100,51 +122,103 @@ func newWatcher(out io.Writer, width func() int) *watcher {
 
 // watchEventJSON is one line of "watch --json".
 type watchEventJSON struct {
-	Event   string              `json:"event"` // status, note or end
+	Event   string              `json:"event"` // status, note, cancel or end
 	ID      string              `json:"job_id"`
-	Status  *jobstore.JobStatus `json:"status"`  // the status read (status, end), or null
+	Status  *jobstore.JobStatus `json:"status"`  // the status read (status, cancel, end), or null
 	Message string              `json:"message"` // the line the text output prints
-	Error   *errorJSON          `json:"error"`   // why status.json is unreadable for now (note), or null
+	Error   *errorJSON          `json:"error"`   // why a record is unreadable (note, cancel), or null
 }
 
-// watch polls dir's status every interval until the job is terminal (its
-// last status is returned), ctx ends, or the job cannot be watched.
-func (w *watcher) watch(ctx context.Context, dir jobstore.JobDir, interval time.Duration) (*jobstore.JobStatus, error) {
+// watch follows dir's status with jobstore.Watch (poll is its safety poll)
+// until the job is terminal (its last status is returned), ctx ends, or the
+// job cannot be watched. On a terminal, redraws are spaced by redrawGap.
+func (w *watcher) watch(ctx context.Context, dir jobstore.JobDir, poll time.Duration) (*jobstore.JobStatus, error) {
 	w.id = dir.ID()
-	tick := time.NewTicker(interval)
-	defer tick.Stop()
+	ctx, stop := context.WithCancel(ctx)
+	defer stop() // releases the Watch when this returns early
+	updates, err := jobstore.Watch(ctx, dir, jobstore.WithPollInterval(poll))
+	if err != nil {
+		return nil, err
+	}
+	gate := newRedrawGate(redrawGap)
+	defer gate.stop()
+	cancelTick := time.NewTicker(cancelCheckEvery)
+	defer cancelTick.Stop()
+	var (
+		latest  *jobstore.JobStatus // the last status received (never terminal)
+		pending bool                // latest waits to be drawn (terminal only)
+	)
 	for {
-		st, err := jobstore.ReadStatus(dir)
-		switch {
-		case err != nil && endsWatch(err):
-			w.endLine()
-			return nil, err
-		case err != nil:
-			subject, what, _ := problem(err, jobstore.StatusFile)
-			w.noteErr(err, "%s unreadable for now (%s: %s); still watching", jobstore.StatusFile, subject, what)
-		case st == nil:
-			w.notef("no %s yet: nothing has run; still watching", jobstore.StatusFile)
-		default:
-			w.draw(st)
-			if !w.cancelShown && !st.State.Terminal() {
-				if c, info := readCancel(dir); info.Present || info.Err != nil {
-					w.cancelShown = true
-					w.notef("%s %s; waiting for the runner to stop", cancelNote(c, info, st), requestTextOrNone(c))
+		select {
+		case u, ok := <-updates:
+			if !ok { // Watch ends by itself only after what returns below
+				w.endLine()
+				return nil, context.Cause(ctx)
+			}
+			switch {
+			case u.Err != nil && endsWatch(u.Err):
+				w.endLine()
+				return nil, u.Err
+			case u.Err != nil:
+				subject, what, _ := problem(u.Err, jobstore.StatusFile)
+				w.noteErr(u.Err, "%s unreadable for now (%s: %s); still watching", jobstore.StatusFile, subject, what)
+			case u.Status == nil:
+				w.notef("no %s yet: nothing has run; still watching", jobstore.StatusFile)
+			case u.Status.State.Terminal():
+				w.draw(u.Status) // the last status is always drawn
+				w.endLine()
+				w.end(u.Status)
+				return u.Status, nil
+			default:
+				latest = u.Status
+				if w.width == nil || gate.ask() {
+					w.draw(latest)
+					pending = false
+				} else {
+					pending = true
 				}
 			}
-			if st.State.Terminal() {
-				w.endLine()
-				w.end(st)
-				return st, nil
+			w.checkCancel(dir, latest)
+		case <-gate.C():
+			gate.fired()
+			if pending {
+				w.draw(latest)
+				pending = false
 			}
-		}
-		select {
+		case <-cancelTick.C:
+			w.checkCancel(dir, latest)
 		case <-ctx.Done():
 			w.endLine()
 			return nil, ctx.Err()
-		case <-tick.C:
 		}
 	}
+}
+
+// checkCancel notes dir's cancel request, once, if there is one; st is the
+// last status received (nil: none yet).
+func (w *watcher) checkCancel(dir jobstore.JobDir, st *jobstore.JobStatus) {
+	if w.cancelShown {
+		return
+	}
+	if _, err := os.Lstat(dir.CancelPath()); err != nil {
+		return // absent (or not to be seen): readCancel would say the same, slower
+	}
+	c, info := readCancel(dir)
+	if !info.Present && info.Err == nil {
+		return
+	}
+	w.cancelShown = true
+	note := cancelNote(c, info, st)
+	if text := requestTextOrNone(c); text != "" {
+		note += " " + text
+	}
+	note = oneLine(note + "; waiting for the runner to stop")
+	w.endLine()
+	if w.asJSON {
+		note = w.eventLine("cancel", st, note, info.Err)
+	}
+	fmt.Fprintln(w.out, note)
+	w.note, w.last = "", ""
 }
 
 // endsWatch: errors that polling again cannot cure.

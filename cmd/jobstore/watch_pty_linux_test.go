@@ -3,8 +3,11 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os"
+	"os/exec"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -102,4 +105,120 @@ func TestWatch_OnAPseudoTerminalNeverWraps(t *testing.T) {
 			require.Positive(t, rows, "watch drew nothing:\n%q", out)
 		})
 	}
+}
+
+// ptyProc is the binary running on a pseudo-terminal; screen collects what
+// it draws.
+type ptyProc struct {
+	cmd    *exec.Cmd
+	chunks chan []byte
+	screen bytes.Buffer
+}
+
+// startOnPTY runs the binary with args on a new pseudo-terminal of cols
+// columns and 24 rows.
+func startOnPTY(t *testing.T, cols int, args ...string) *ptyProc {
+	t.Helper()
+	controller, tty := openPTY(t, cols)
+	ctx, cancel := context.WithTimeout(context.Background(), cliTimeout)
+	t.Cleanup(cancel)
+	p := &ptyProc{chunks: make(chan []byte, 1000)}
+	p.cmd = jobstoreCmd(ctx, nil, args...)
+	p.cmd.Stdout, p.cmd.Stderr = tty, tty
+	require.NoError(t, p.cmd.Start())
+	t.Cleanup(func() {
+		cancel()
+		_ = p.cmd.Wait()
+	})
+	tty.Close() // the child holds its own copy; EIO on the controller when it exits
+	go func() {
+		for {
+			b := make([]byte, 4096)
+			n, err := controller.Read(b)
+			if n > 0 {
+				p.chunks <- b[:n]
+			}
+			if err != nil {
+				close(p.chunks)
+				return
+			}
+		}
+	}()
+	return p
+}
+
+// waitFor reads the screen until it satisfies ok.
+func (p *ptyProc) waitFor(t *testing.T, what string, ok func(screen string) bool) {
+	t.Helper()
+	deadline := time.After(lineTimeout)
+	for !ok(p.screen.String()) {
+		select {
+		case b, open := <-p.chunks:
+			if !open {
+				t.Fatalf("the command ended before %s: %q", what, p.screen.String())
+			}
+			p.screen.Write(b)
+		case <-deadline:
+			t.Fatalf("not %s within %v: %q", what, lineTimeout, p.screen.String())
+		}
+	}
+}
+
+// wait waits for the command to end, reads the rest of the screen and
+// returns its exit code.
+func (p *ptyProc) wait(t *testing.T) int {
+	t.Helper()
+	err := p.cmd.Wait()
+	for b := range p.chunks {
+		p.screen.Write(b)
+	}
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		return ee.ExitCode()
+	}
+	require.NoError(t, err)
+	return 0
+}
+
+// redrawRE matches the start of a redraw of watch's line: '\r' not followed
+// by '\n' (the terminal turns each '\n' into "\r\n").
+var redrawRE = regexp.MustCompile("\r[^\n]")
+
+// A runner that writes its status as fast as it can (a write per Progress
+// call) for most of a second: the watch on a terminal redraws at most 10
+// times a second however many statuses arrive, and still draws the last
+// one. Redraws are at least redrawGap apart, bar the last, so over the
+// whole run there can be at most elapsed/redrawGap + 2 of them; the bound
+// below adds one more for the rounding.
+func TestWatch_OnAPseudoTerminalRedrawsAtMostTenTimesASecond(t *testing.T) {
+	dir := submit(t, testdir.New(t), "j")
+	run, err := jobstore.Start(dir, jobstore.WithProgressInterval(0))
+	require.NoError(t, err)
+	defer run.Close()
+
+	began := time.Now()
+	p := startOnPTY(t, 100, "watch", string(dir), "--interval", watchPoll.String())
+	p.waitFor(t, "drawing the job running", func(s string) bool { return strings.Contains(s, "running") })
+
+	const burst = 800 * time.Millisecond
+	calls := 0
+	for start := time.Now(); time.Since(start) < burst; calls++ {
+		require.NoError(t, run.Progress(float64(calls%1000)/1000, fmt.Sprintf("item %d", calls)))
+	}
+	require.NoError(t, run.Finish(jobstore.Outcome{State: jobstore.Succeeded, Message: "all items"}))
+	require.Equal(t, exitOK, p.wait(t))
+	elapsed := time.Since(began)
+
+	out := p.screen.String()
+	require.Contains(t, out, "job j succeeded")
+	redraws := len(redrawRE.FindAllStringIndex(out, -1))
+	bound := int(elapsed/redrawGap) + 3
+	st, err := jobstore.ReadStatus(dir)
+	require.NoError(t, err)
+	t.Logf("%d status writes, %d redraws in %v (bound %d)", st.Seq, redraws, elapsed, bound)
+	require.Greater(t, st.Seq, uint64(100), "the burst wrote too little to test anything")
+	require.LessOrEqual(t, redraws, bound, "more than 10 redraws a second:\n%q", out)
+	require.GreaterOrEqual(t, redraws, 2, "the job running and its end are drawn")
+	rows := screenRows(out)
+	require.Contains(t, rows, fitStatusLine(st, 100), "the last status is drawn")
 }

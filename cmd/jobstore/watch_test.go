@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -26,7 +27,8 @@ const (
 	lineTimeout = 30 * time.Second
 )
 
-// watchProc is a running "jobstore watch" whose output is read line by line.
+// watchProc is a running "jobstore watch" (or list --watch) whose output is
+// read line by line.
 type watchProc struct {
 	cmd    *exec.Cmd
 	lines  chan string
@@ -35,11 +37,22 @@ type watchProc struct {
 	cancel context.CancelFunc
 }
 
-func startWatch(t *testing.T, dir jobstore.JobDir) *watchProc {
+// startWatch starts "jobstore watch DIR" with flags (default: a safety
+// poll of watchPoll).
+func startWatch(t *testing.T, dir jobstore.JobDir, flags ...string) *watchProc {
+	t.Helper()
+	if len(flags) == 0 {
+		flags = []string{"--interval", watchPoll.String()}
+	}
+	return startLines(t, append([]string{"watch", string(dir)}, flags...)...)
+}
+
+// startLines starts the binary with args, its output read line by line.
+func startLines(t *testing.T, args ...string) *watchProc {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), cliTimeout)
 	w := &watchProc{lines: make(chan string, 1000), cancel: cancel}
-	w.cmd = jobstoreCmd(ctx, nil, "watch", string(dir), "--interval", watchPoll.String())
+	w.cmd = jobstoreCmd(ctx, nil, args...)
 	w.cmd.Stderr = &w.stderr
 	out, err := w.cmd.StdoutPipe()
 	require.NoError(t, err)
@@ -157,25 +170,93 @@ func TestWatch_EndsWhenAConcurrentRunnerFinishes(t *testing.T) {
 	}
 }
 
-// A status.json that is torn (by a writer that does not use the atomic
-// protocol) or missing for a while does not end the watch: it says so and
-// goes on, and still ends with the job.
+// A status.json that is missing when the watch starts, or torn (by a writer
+// that does not use the atomic protocol) or removed while watched, does not
+// end the watch: it says so and goes on, and still ends with the job.
 func TestWatch_KeepsWatchingThroughAnUnreadableOrMissingStatus(t *testing.T) {
 	dir := submit(t, testdir.New(t), "j")
+	require.NoError(t, os.Remove(dir.StatusPath()))
 	w := startWatch(t, dir)
-	w.waitLine(t, "queued")
+	w.waitLine(t, "no status.json yet")
 
 	require.NoError(t, os.WriteFile(dir.StatusPath(), []byte(`{"schema_version": 1, "state": "runn`), 0o644))
 	note := w.waitLine(t, "unreadable for now")
 	require.Contains(t, note, "still watching")
 
+	// Removed while watched: nothing newer to show, and the watch goes on.
 	removeWhileWatched(t, dir.StatusPath())
-	w.waitLine(t, "no status.json yet")
 
 	require.NoError(t, jobstore.WriteStatus(dir, jobstore.JobStatus{State: jobstore.Succeeded, Seq: 9}))
 	code, last := w.wait(t)
 	require.Equal(t, exitOK, code)
 	require.Equal(t, "job j succeeded", last)
+}
+
+// A cancel request made by another process (the cancel command, or the
+// library's RequestCancel) is shown as soon as it exists, while the runner
+// is still running and writes nothing: no status change brings it. Then
+// the runner, told by its Context, ends the job cancelled: exit 1.
+func TestWatch_ShowsACancelRequestAsSoonAsItExists(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		json    bool
+		request func(t *testing.T, dir jobstore.JobDir)
+	}{
+		{"jobstore cancel", false, func(t *testing.T, dir jobstore.JobDir) {
+			requireCode(t, runCLI(t, "cancel", string(dir), "--by", "alice", "--reason", "wrong input"), exitOK)
+		}},
+		{"RequestCancel, json", true, func(t *testing.T, dir jobstore.JobDir) {
+			require.NoError(t, jobstore.RequestCancel(dir, jobstore.CancelRequest{
+				RequestedAt: jobstore.Now(), RequestedBy: "alice", Reason: "wrong input"}))
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := submit(t, testdir.New(t), "j")
+			run, err := jobstore.Start(dir)
+			require.NoError(t, err)
+			defer run.Close()
+			require.NoError(t, run.Progress(0.3, "working"))
+			require.NoError(t, run.Flush())
+			flags := []string{"--interval", watchPoll.String()}
+			if tc.json {
+				flags = append(flags, "--json")
+			}
+			w := startWatch(t, dir, flags...)
+			w.waitLine(t, "working")
+
+			tc.request(t, dir)
+			line := w.waitLine(t, "cancel requested")
+			if tc.json {
+				var ev watchEventJSON
+				require.NoError(t, json.Unmarshal([]byte(line), &ev), line)
+				require.Equal(t, "cancel", ev.Event)
+				require.Equal(t, jobstore.Running, ev.Status.State, "the last status read")
+				require.Nil(t, ev.Error)
+				line = ev.Message
+			}
+			require.True(t, strings.HasPrefix(line, `cancel requested by "alice" at `), line)
+			require.Contains(t, line, `reason "wrong input"; waiting for the runner to stop`)
+			st, err := jobstore.ReadStatus(dir)
+			require.NoError(t, err)
+			require.Equal(t, jobstore.Running, st.State, "shown before the runner did anything about it")
+
+			select {
+			case <-run.Context().Done():
+			case <-time.After(lineTimeout):
+				t.Fatal("the runner was not told of the request")
+			}
+			require.NoError(t, run.Finish(jobstore.Outcome{State: jobstore.Cancelled, Message: "stopped on request"}))
+			code, last := w.wait(t)
+			require.Equal(t, exitUnsuccessful, code)
+			require.Contains(t, last, "cancelled")
+			require.Contains(t, last, "stopped on request")
+			n := 0
+			for _, l := range w.seen {
+				n += strings.Count(l, "cancel requested")
+			}
+			require.Equal(t, 1, n, "the request is shown once:\n%s", strings.Join(w.seen, "\n"))
+		})
+	}
 }
 
 // removeWhileWatched removes a file the watcher may have open this instant:

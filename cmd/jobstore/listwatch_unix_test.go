@@ -1,0 +1,72 @@
+//go:build unix
+
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/axqua/jobstore"
+	"github.com/axqua/jobstore/internal/testdir"
+	"github.com/stretchr/testify/require"
+)
+
+// interrupt sends SIGINT to a running command, as Ctrl-C does.
+func (w *watchProc) interrupt(t *testing.T) {
+	t.Helper()
+	require.NoError(t, w.cmd.Process.Signal(os.Interrupt))
+}
+
+// list --watch into a pipe: the table once, then a line per change of any
+// job (a runner's progress, a job added, a cancel request, the end, a job
+// removed, a directory that is not a job), each once, until SIGINT: exit 0.
+func TestListWatch_PipedPrintsALinePerChangeUntilInterrupted(t *testing.T) {
+	root := testdir.New(t)
+	a := submit(t, root, "a")
+	w := startLines(t, "list", root, "--watch", "--interval", watchPoll.String())
+	w.waitLine(t, "ID")
+	require.Regexp(t, `^a\s+render\s+queued\s+-\s+`, w.waitLine(t, "a "))
+
+	run, err := jobstore.Start(a, jobstore.WithProgressInterval(0))
+	require.NoError(t, err)
+	defer run.Close()
+	require.Equal(t, "a  running  -  seq 2", w.waitLine(t, "a  running"))
+	require.NoError(t, run.Progress(0.5, "halfway"))
+	require.Equal(t, "a  running  50%  seq 3  halfway", w.waitLine(t, "halfway"))
+
+	submit(t, root, "b")
+	// A rescan may find it between its job.json and its first status.
+	require.Equal(t, "b  queued  -  seq 1", w.waitLine(t, "b  queued"))
+
+	requireCode(t, runCLI(t, "cancel", string(a), "--by", "alice"), exitOK)
+	require.Equal(t, "a  running, cancel requested  50%  seq 3  halfway", w.waitLine(t, "a  running, cancel requested"))
+	select {
+	case <-run.Context().Done():
+	case <-time.After(lineTimeout):
+		t.Fatal("the runner was not told of the request")
+	}
+	require.NoError(t, run.Finish(jobstore.Outcome{State: jobstore.Cancelled, Message: "stopped"}))
+	require.Equal(t, "a  cancelled, on request  50%  seq 4  stopped", w.waitLine(t, "a  cancelled"))
+
+	require.NoError(t, os.RemoveAll(filepath.Join(root, "b")))
+	w.waitLine(t, "b  removed")
+
+	// A directory that stays without job.json is shown as list shows it,
+	// once it is clearly not a job being submitted.
+	require.NoError(t, os.Mkdir(filepath.Join(root, "c"), 0o755))
+	require.Contains(t, w.waitLine(t, "c  "), "c  unreadable: ")
+
+	w.interrupt(t)
+	code, _ := w.wait(t)
+	require.Equal(t, exitOK, code, "output:\n%s\nstderr: %s", strings.Join(w.seen, "\n"), w.stderr.String())
+	require.Empty(t, w.stderr.String())
+	seen := map[string]bool{}
+	for _, l := range w.seen {
+		require.NotContains(t, l, "b  unreadable", "a job being submitted or removed is not shown half-made:\n%s", strings.Join(w.seen, "\n"))
+		require.False(t, seen[l], "line %q printed twice:\n%s", l, strings.Join(w.seen, "\n"))
+		seen[l] = true
+	}
+}
