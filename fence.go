@@ -1,0 +1,103 @@
+package jobstore
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"syscall"
+)
+
+// ErrNotOwner: the runner no longer owns its job. Its attempt was taken over
+// (a reconciler judged it gone, or a new Start took over an expired attempt),
+// or its lease lapsed by its own clock. Nothing was written; the record of
+// whoever replaced it stands. The runner should stop its work.
+var ErrNotOwner error = &sentinel{"the runner no longer owns the job", nil}
+
+// fenceAttempt ends attempt n for everyone: it renames .run-n to .fenced-n.
+// rename is atomic at the server, so of several fencers (reconcilers on
+// several hosts, a new Start) exactly one gets won; the others find .run-n
+// gone (ENOENT) and must stand down: someone else is taking over. After it,
+// every write of attempt n's runner fails, because the runner creates its
+// temp files in .run-n and renames them by path (see writeStatusFenced),
+// and the path no longer resolves.
+//
+// A .fenced-n that already exists (a claimant that read an old status
+// recreated .run-n for an instant, see claimAttempt) also means not won.
+func fenceAttempt(dir JobDir, n uint64) (won bool, err error) {
+	run := runDirPath(dir, n)
+	err = os.Rename(run, fencedDirPath(dir, n))
+	switch {
+	case err == nil:
+		return true, syncClaim(dir, run)
+	case errors.Is(err, fs.ErrNotExist):
+		return false, nil
+	case errors.Is(err, fs.ErrExist), errors.Is(err, syscall.ENOTEMPTY):
+		return false, nil
+	}
+	return false, stepError("fence", run, linkCause(err), "cannot end the attempt (rename to "+filepath.Base(fencedDirPath(dir, n))+")", "")
+}
+
+// writeStatusFenced is WriteStatus for the owner of attempt n: the temp file
+// is created inside .run-n and renamed by path over status.json. If .run-n
+// was fenced, the create or the rename fails and nothing is written: an
+// *Error of kind ErrNotOwner. A write whose rename resolved .run-n before the
+// fence lands before the fencer's own write (the fencer reads the status
+// after fencing), so the fencer's record always follows it.
+func writeStatusFenced(dir JobDir, n uint64, st JobStatus, opts ...WriteOption) error {
+	const op = "write status"
+	path := dir.StatusPath()
+	st.SchemaVersion = StatusSchemaVersion
+	if st.JobID == "" && ValidateJobID(dir.ID()) == nil {
+		st.JobID = dir.ID()
+	}
+	if st.UpdatedAt.IsZero() {
+		st.UpdatedAt = Now()
+	}
+	if err := st.validate(op, path); err != nil {
+		return err
+	}
+	data, err := marshalRecord(st)
+	if err != nil {
+		return invalid(op, path, "status", err.Error(), nil, nil)
+	}
+	if err := replaceFileVia(runDirPath(dir, n), path, data, newWriteOptions(opts)); err != nil {
+		return fenceError(op, dir, n, err)
+	}
+	return nil
+}
+
+// fenceError turns a failed write of attempt n's owner into ErrNotOwner when
+// the reason is that .run-n is gone (ENOENT or ENOTDIR on the create or the
+// rename, and .run-n no longer there), and ErrNotJob when the job directory
+// itself is gone.
+func fenceError(op string, dir JobDir, n uint64, err error) error {
+	if !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, syscall.ENOTDIR) {
+		return err
+	}
+	run := runDirPath(dir, n)
+	if _, serr := os.Lstat(run); serr == nil {
+		return err
+	}
+	if _, serr := os.Stat(string(dir)); errors.Is(serr, fs.ErrNotExist) {
+		return notJob(op, dir)
+	}
+	return notOwner(op, dir, n, err)
+}
+
+// linkCause is the errno inside an *os.LinkError (rename's error type).
+func linkCause(err error) error {
+	var le *os.LinkError
+	if errors.As(err, &le) {
+		return le.Err
+	}
+	return err
+}
+
+func notOwner(op string, dir JobDir, n uint64, cause error) error {
+	return &Error{Op: op, Path: runDirPath(dir, n), Sentinel: ErrNotOwner, Subject: "attempt", Err: cause,
+		Found: n, Msg: "attempt " + strconv.FormatUint(n, 10) + " was taken over: another host judged this runner gone, and its claim is now " +
+			filepath.Base(fencedDirPath(dir, n)) + "; nothing was written",
+		Remedy: "stop working on the job; read its status to see who replaced this runner (renew the lease more often than its period, or use a longer lease, if this runner was alive)"}
+}

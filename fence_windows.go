@@ -1,0 +1,30 @@
+package jobstore
+
+import (
+	"path/filepath"
+
+	"golang.org/x/sys/windows"
+)
+
+// replaceFileVia is replaceFile with the temp file created in tempDir and
+// moved by path, so that renaming tempDir away makes the move fail.
+func replaceFileVia(tempDir, path string, data []byte, o writeOptions) error {
+	o.perm |= 0o200 // see replaceFile
+	tmp, err := writeTemp(filepath.Join(tempDir, filepath.Base(path)), data, o)
+	if err != nil {
+		return err
+	}
+	flags := uint32(windows.MOVEFILE_REPLACE_EXISTING)
+	if !o.noSync {
+		flags |= windows.MOVEFILE_WRITE_THROUGH
+	}
+	if err := moveFile(tmp, path, flags); err != nil {
+		_ = removeTemp(tmp)
+		return stepError("rename", path, err, "cannot replace the record with the temp file", "")
+	}
+	return nil
+}
+
+// syncClaim does nothing: Windows cannot fsync a directory; NTFS journals
+// the entry.
+func syncClaim(JobDir, string) error { return nil }
