@@ -61,6 +61,13 @@ func claimer() int {
 // how many won.
 func raceAttempt(t *testing.T, kids []*child, goroutines int, op string, dir jobstore.JobDir, n uint64) int {
 	t.Helper()
+	return raceAttemptOn(t, kids, func(int) jobstore.JobDir { return dir }, goroutines, op, dir, n)
+}
+
+// raceAttemptOn is raceAttempt with child i working on kidDir(i), the same
+// job seen through another mount.
+func raceAttemptOn(t *testing.T, kids []*child, kidDir func(i int) jobstore.JobDir, goroutines int, op string, dir jobstore.JobDir, n uint64) int {
+	t.Helper()
 	var mu sync.Mutex
 	won := 0
 	start := make(chan struct{})
@@ -89,8 +96,8 @@ func raceAttempt(t *testing.T, kids []*child, goroutines int, op string, dir job
 			}
 		})
 	}
-	for _, k := range kids {
-		_, err := fmt.Fprintf(k.stdin, "%s:%s:%d\n", op, dir, n)
+	for i, k := range kids {
+		_, err := fmt.Fprintf(k.stdin, "%s:%s:%d\n", op, kidDir(i), n)
 		require.NoError(t, err)
 	}
 	close(start)

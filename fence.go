@@ -68,19 +68,19 @@ func writeStatusFenced(dir JobDir, n uint64, st JobStatus, opts ...WriteOption) 
 	return nil
 }
 
-// fenceError turns a failed write of attempt n's owner into ErrNotOwner when
-// the reason is that .run-n is gone (ENOENT or ENOTDIR on the create or the
-// rename, and .run-n no longer there), and ErrNotJob when the job directory
-// itself is gone.
+// fenceError turns a failed write of attempt n's owner into ErrNotOwner
+// when the reason is that .run-n is gone: ENOENT or ENOTDIR on the create
+// or the rename while the job directory exists. Nothing but a fence (or the
+// owner's own release) removes .run-n, so that is the only cause. .run-n is
+// not looked up again to confirm: through a cached view (a FUSE or NFS
+// client's dentry and attribute caches) it may still appear to exist while
+// every operation inside it fails at the server. ErrNotJob when the job
+// directory itself is gone.
 func fenceError(op string, dir JobDir, n uint64, err error) error {
 	if !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, syscall.ENOTDIR) {
 		return err
 	}
-	run := runDirPath(dir, n)
-	if _, serr := os.Lstat(run); serr == nil {
-		return err
-	}
-	if _, serr := os.Stat(string(dir)); errors.Is(serr, fs.ErrNotExist) {
+	if _, serr := os.Stat(dir.SpecPath()); errors.Is(serr, fs.ErrNotExist) {
 		return notJob(op, dir)
 	}
 	return notOwner(op, dir, n, err)
