@@ -1,6 +1,7 @@
 package jobstore_test
 
 import (
+	"bufio"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -16,7 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// claimerRole reads commands ("claim DIR N" or "fence DIR N") from stdin
+// claimerRole reads commands ("claim|DIR|N" or "fence|DIR|N") from stdin
 // and answers each with "won", "lost" or "err ...", so that several
 // processes race the same claim or fence on the parent's word.
 const claimerRole = "claimer"
@@ -25,13 +26,10 @@ func init() { children[claimerRole] = claimer }
 
 func claimer() int {
 	host, _ := jobstore.HostID()
-	var line string
-	for {
-		if _, err := fmt.Scanln(&line); err != nil {
-			return 0
-		}
-		op, rest, _ := strings.Cut(line, ":")
-		dir, nstr, _ := strings.Cut(rest, ":")
+	in := bufio.NewScanner(os.Stdin)
+	for in.Scan() {
+		op, rest, _ := strings.Cut(in.Text(), "|")
+		dir, nstr, _ := strings.Cut(rest, "|")
 		n, _ := strconv.ParseUint(nstr, 10, 64)
 		var won bool
 		var err error
@@ -54,6 +52,7 @@ func claimer() int {
 			fmt.Println("lost")
 		}
 	}
+	return 0
 }
 
 // raceAttempt runs op ("claim" or "fence") on attempt n of dir from
@@ -97,7 +96,7 @@ func raceAttemptOn(t *testing.T, kids []*child, kidDir func(i int) jobstore.JobD
 		})
 	}
 	for i, k := range kids {
-		_, err := fmt.Fprintf(k.stdin, "%s:%s:%d\n", op, kidDir(i), n)
+		_, err := fmt.Fprintf(k.stdin, "%s|%s|%d\n", op, kidDir(i), n)
 		require.NoError(t, err)
 	}
 	close(start)

@@ -15,28 +15,54 @@ import (
 // whoever replaced it stands. The runner should stop its work.
 var ErrNotOwner error = &sentinel{"the runner no longer owns the job", nil}
 
-// fenceAttempt ends attempt n for everyone: it renames .run-n to .fenced-n.
-// rename is atomic at the server, so of several fencers (reconcilers on
-// several hosts, a new Start) exactly one gets won; the others find .run-n
-// gone (ENOENT) and must stand down: someone else is taking over. After it,
-// every write of attempt n's runner fails, because the runner creates its
-// temp files in .run-n and renames them by path (see writeStatusFenced),
-// and the path no longer resolves.
+// fenceMarker is created, exclusively, in .fenced-N by the one fencer that
+// takes attempt N over.
+const fenceMarker = "fenced-by"
+
+// fenceAttempt ends attempt n for everyone and elects one taker: it renames
+// .run-n to .fenced-n (never replacing an existing .fenced-n), then creates
+// .fenced-n/fenced-by exclusively (O_EXCL; CREATE_NEW on Windows). Exactly
+// one caller on any host gets won: the exclusive create decides, not the
+// rename, because a rename is not a test-and-set everywhere (Windows renames
+// an open handle, and a second fencer whose handle was opened before the
+// first rename "renames" the directory onto its own new name and succeeds).
+// Deciding by the marker also lets another fencer take over when the one
+// that renamed crashed before creating it. The losers must stand down:
+// someone else is taking over.
 //
-// A .fenced-n that already exists (a claimant that read an old status
-// recreated .run-n for an instant, see claimAttempt) also means not won.
+// After the rename every write of attempt n's runner fails, because the
+// runner creates its temp files in .run-n and renames them by path (see
+// writeStatusFenced), and the path no longer resolves.
 func fenceAttempt(dir JobDir, n uint64) (won bool, err error) {
-	run := runDirPath(dir, n)
-	err = os.Rename(run, fencedDirPath(dir, n))
+	run, fenced := runDirPath(dir, n), fencedDirPath(dir, n)
+	err = renameDirNoReplace(run, fenced)
 	switch {
 	case err == nil:
-		return true, syncClaim(dir, run)
-	case errors.Is(err, fs.ErrNotExist):
-		return false, nil
-	case errors.Is(err, fs.ErrExist), errors.Is(err, syscall.ENOTEMPTY):
-		return false, nil
+		if err := syncClaim(dir, run); err != nil {
+			return false, err
+		}
+	case errors.Is(err, fs.ErrNotExist), errors.Is(err, fs.ErrExist), errors.Is(err, syscall.ENOTEMPTY):
+		// Another fencer or the owner's release renamed it, or a claimant
+		// revived .run-n for an instant: the marker decides below.
+	default:
+		return false, stepError("fence", run, linkCause(err), "cannot end the attempt (rename to "+filepath.Base(fenced)+")", "")
 	}
-	return false, stepError("fence", run, linkCause(err), "cannot end the attempt (rename to "+filepath.Base(fencedDirPath(dir, n))+")", "")
+	f, err := os.OpenFile(filepath.Join(fenced, fenceMarker), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	switch {
+	case errors.Is(err, fs.ErrExist), errors.Is(err, fs.ErrNotExist):
+		return false, nil // taken by another fencer, or never claimed
+	case err != nil:
+		return false, stepError("fence", fenced, err, "cannot mark the attempt taken over", "")
+	}
+	host, _ := HostID()
+	_, werr := f.WriteString(host + " pid " + strconv.Itoa(os.Getpid()) + "\n") // for people; the name decides
+	if cerr := f.Close(); werr == nil {
+		werr = cerr
+	}
+	if werr != nil {
+		return true, stepError("fence", fenced, werr, "took the attempt over, but could not record by whom", "nothing to do: the attempt is over and this process took it over")
+	}
+	return true, nil
 }
 
 // writeStatusFenced is WriteStatus for the owner of attempt n: the temp file

@@ -108,3 +108,27 @@ func TestRenewer_LeaseLapsesByTheRunnersOwnClock(t *testing.T) {
 	require.ErrorIs(t, err, jobstore.ErrNotOwner)
 	require.Contains(t, err.Error(), "lease lapsed")
 }
+
+// A fencer that renamed the claim and died before marking it leaves the
+// takeover to the next fencer; the owner's own rename (a release) does too.
+func TestFenceAttempt_RenamedButUnmarkedIsTakenByTheNextFencer(t *testing.T) {
+	dir, err := jobstore.Submit(tempDir(t), jobstore.JobSpec{ID: "j", Kind: "k"})
+	require.NoError(t, err)
+	_, err = jobstore.ClaimAttempt(dir, 1, time.Minute, "hostA")
+	require.NoError(t, err)
+	require.NoError(t, os.Rename(jobstore.RunDirPath(dir, 1), jobstore.FencedDirPath(dir, 1)))
+	won, err := jobstore.FenceAttempt(dir, 1)
+	require.NoError(t, err)
+	require.True(t, won)
+	won, err = jobstore.FenceAttempt(dir, 1)
+	require.NoError(t, err)
+	require.False(t, won)
+}
+
+func TestFenceAttempt_NeverClaimedIsNotWon(t *testing.T) {
+	dir, err := jobstore.Submit(tempDir(t), jobstore.JobSpec{ID: "j", Kind: "k"})
+	require.NoError(t, err)
+	won, err := jobstore.FenceAttempt(dir, 1)
+	require.NoError(t, err)
+	require.False(t, won)
+}

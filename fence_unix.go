@@ -42,3 +42,15 @@ func replaceFileVia(tempDir, path string, data []byte, o writeOptions) error {
 
 // syncClaim makes a new or renamed attempt directory's entry durable.
 func syncClaim(dir JobDir, entry string) error { return syncDir(string(dir), entry) }
+
+// renameDirNoReplace renames a directory unless the target exists: with
+// RENAME_NOREPLACE where the filesystem has it, else rename(2), which
+// replaces only an empty directory (a fenced attempt's directory is empty
+// only if its claimant died before writing owner.json).
+func renameDirNoReplace(from, to string) error {
+	moved, err := renameNoReplace(from, to)
+	if moved || err != nil {
+		return err
+	}
+	return os.Rename(from, to)
+}

@@ -1,6 +1,7 @@
 package jobstore
 
 import (
+	"os"
 	"path/filepath"
 
 	"golang.org/x/sys/windows"
@@ -28,3 +29,20 @@ func replaceFileVia(tempDir, path string, data []byte, o writeOptions) error {
 // syncClaim does nothing: Windows cannot fsync a directory; NTFS journals
 // the entry.
 func syncClaim(JobDir, string) error { return nil }
+
+// renameDirNoReplace is MoveFileEx without MOVEFILE_REPLACE_EXISTING: it
+// fails if the target exists (os.Rename would ask to replace it).
+func renameDirNoReplace(from, to string) error {
+	f, err := windows.UTF16PtrFromString(from)
+	if err != nil {
+		return err
+	}
+	t, err := windows.UTF16PtrFromString(to)
+	if err != nil {
+		return err
+	}
+	if err := windows.MoveFileEx(f, t, 0); err != nil {
+		return &os.LinkError{Op: "rename", Old: from, New: to, Err: err}
+	}
+	return nil
+}
