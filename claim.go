@@ -65,7 +65,10 @@ func attemptDir(name string) (n uint64, fenced, ok bool) {
 		return 0, false, false
 	}
 	n, err := strconv.ParseUint(rest, 10, 64)
-	return n, fenced, err == nil && n > 0
+	if err != nil || n == 0 {
+		return 0, false, false
+	}
+	return n, fenced, true
 }
 
 // claim is a held claim on attempt n: .run-n was created by this process.
