@@ -113,9 +113,12 @@ func claimAttempt(dir JobDir, n uint64, lease time.Duration, host string) (*clai
 			Msg:    "attempt " + strconv.FormatUint(n, 10) + " is over (" + fencedPrefix + strconv.FormatUint(n, 10) + " exists)",
 			Remedy: "read the status again: another runner ran or took over this attempt"}
 	}
-	if err := syncClaim(dir, run); err != nil {
-		return nil, err
-	}
+	// No fsync here, of the directory or of owner.json: the claim matters
+	// once the runner's first status write names the attempt, and that
+	// write's directory fsync persists .run-n's entry too (same directory).
+	// After a power cut before it, .run-n may be lost or lack owner.json;
+	// either way nobody ran the attempt, and a claim without owner.json is
+	// judged by its lease. This keeps Start's cost to one durable write.
 	scope := pidScope()
 	_, start := probeProcess(os.Getpid())
 	c := &claim{dir: dir, n: n, runDir: run, owner: ownerRecord{
@@ -127,7 +130,7 @@ func claimAttempt(dir JobDir, n uint64, lease time.Duration, host string) (*clai
 	if err != nil {
 		return nil, invalid(op, run, "owner", err.Error(), nil, nil)
 	}
-	if err := replaceFile(filepath.Join(run, ownerFile), data, newWriteOptions(nil)); err != nil {
+	if err := replaceFile(filepath.Join(run, ownerFile), data, newWriteOptions([]WriteOption{NoSync()})); err != nil {
 		return nil, fenceError(op, dir, n, err)
 	}
 	return c, nil
