@@ -85,7 +85,7 @@ type claim struct {
 // number of processes on any number of hosts exactly one succeeds. Then it
 // checks that .fenced-n does not exist (a claimant that read an old status
 // must not revive an attempt that is over: .run-n is free again after a
-// fence), makes the claim durable (directory fsync), and writes owner.json.
+// fence), and writes owner.json (not fsynced: see the comment inside).
 //
 // A taken attempt is an *Error of kind ErrLocked naming the owner as
 // owner.json records it; an attempt that is over is ErrLocked too (its
