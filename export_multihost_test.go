@@ -38,7 +38,7 @@ func (r *renewer) Check(now time.Time) error { return r.check(now) }
 
 // JudgeAttempt is judgeAttempt; the verdict as its String.
 func JudgeAttempt(ctx context.Context, dir JobDir, n uint64, host string, fallback, poll time.Duration) (string, string, error) {
-	v, why, err := judgeAttempt(ctx, dir, n, host, fallback, poll)
+	v, why, err := judgeAttempt(ctx, dir, n, host, fallback, poll, true)
 	return v.String(), why, err
 }
 

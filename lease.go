@@ -12,12 +12,50 @@ import (
 	"time"
 )
 
-// defaultLease is the lease a runner takes when it asks for none: long
-// enough that an NFS client's directory attribute cache (acdirmax, 60 s by
-// default) cannot hide a fence from a paused runner (see docs/multihost.md
-// for the bound), short enough that a dead runner on another host is
-// marked lost within about two minutes.
-const defaultLease = 90 * time.Second
+// DefaultLease is the lease a runner takes unless WithLease says otherwise:
+// long enough that an NFS client's directory attribute cache (acdirmax, 60 s
+// by default) cannot hide a fence from a paused runner (see "Many hosts" in
+// docs/platforms.md for the bound), short enough that a dead runner on
+// another host is marked lost within about two minutes.
+const DefaultLease = 90 * time.Second
+
+// defaultLease is DefaultLease under the name the package used first.
+const defaultLease = DefaultLease
+
+// minLease is the shortest lease WithLease accepts: renewals every third of
+// it must be possible on a loaded machine.
+const minLease = 300 * time.Millisecond
+
+// WithLease sets the lease of the Run's claim on its job: the Run renews it
+// every d/3 in the background (a small file in the job's attempt
+// directory), and a process on another host judges the runner gone, and may
+// mark the job lost or start it again, only once it has seen the lease
+// unchanged for a whole d by its own clock. The Run stops writing by its
+// own clock when its last successful renewal is 2d/3 old (ErrNotOwner),
+// before anyone can judge it gone. Default DefaultLease; a d below 300 ms
+// makes Start fail with ErrInvalid. On one host, where job.lock and the
+// process table decide, the lease is never waited for.
+func WithLease(d time.Duration) StartOption {
+	return func(o *startOptions) { o.lease = d }
+}
+
+// ownership completes the ownership options: the host from HostID() when
+// not set, the default lease; an invalid value is ErrInvalid.
+func (o *startOptions) ownership(op string, dir JobDir) error {
+	if o.lease == 0 {
+		o.lease = DefaultLease
+	}
+	if o.lease < minLease {
+		return errInvalid(op, string(dir), "lease", o.lease, fmt.Sprintf("%v or more", minLease),
+			fmt.Sprintf("%v is too short to be renewed every third of it", o.lease), "")
+	}
+	if o.hostSet {
+		return validateHostID(o.host)
+	}
+	h, err := HostID()
+	o.host = h
+	return err
+}
 
 // The runner renews every lease/renewDivisor and stops writing by its own
 // clock once its last successful renewal is selfExpiryNum/selfExpiryDen of
@@ -48,13 +86,20 @@ type renewer struct {
 	err    error     // sticky: ErrNotOwner once the claim is found fenced
 	dir    JobDir
 	att    uint64
+	// lost, if set, is called once from the background when ownership is
+	// lost (fenced, or the lease lapsed by this process's clock); renewal
+	// stops then. Stop must not be called while lost's locks are held.
+	lost func(error)
 }
 
 // startRenewer writes the first lease value, then renews in the background
-// until stop.
-func startRenewer(dir JobDir, n uint64, lease time.Duration) (*renewer, error) {
+// until stop (or until ownership is lost, when it calls lost, if not nil).
+func startRenewer(dir JobDir, n uint64, lease time.Duration, lost ...func(error)) (*renewer, error) {
 	r := &renewer{path: filepath.Join(runDirPath(dir, n), leaseFile), lease: lease,
 		stop: make(chan struct{}), done: make(chan struct{}), dir: dir, att: n}
+	if len(lost) > 0 {
+		r.lost = lost[0]
+	}
 	if err := r.renew(); err != nil {
 		return nil, err
 	}
@@ -71,7 +116,14 @@ func (r *renewer) loop() {
 		case <-r.stop:
 			return
 		case <-t.C:
-			if errors.Is(r.renew(), ErrNotOwner) {
+			err := r.renew()
+			if err != nil && !errors.Is(err, ErrNotOwner) {
+				err = r.check(time.Now()) // a transient failure: fatal once the lease lapses
+			}
+			if err != nil {
+				if r.lost != nil {
+					r.lost(err)
+				}
 				return
 			}
 		}
@@ -111,9 +163,8 @@ func (r *renewer) check(now time.Time) error {
 		return r.err
 	}
 	if age := now.Sub(r.lastOK); age >= r.lease*selfExpiryNum/selfExpiryDen {
-		return &Error{Op: "check lease", Path: r.path, Sentinel: ErrNotOwner, Subject: "lease",
-			Msg:    fmt.Sprintf("the lease lapsed: the last successful renewal was %v ago, lease %v", age.Round(time.Millisecond), r.lease),
-			Remedy: "stop working on the job: another host may already have taken it over (check the shared filesystem; use a longer lease)"}
+		return errNotOwner("check lease", r.path, r.att,
+			fmt.Sprintf("the lease lapsed: the last successful renewal was %v ago, lease %v, so another process may already have taken the job over", age.Round(time.Millisecond), r.lease), nil)
 	}
 	return nil
 }
@@ -187,29 +238,72 @@ func readLease(runDir string) (string, error) {
 type ownerVerdict int
 
 const (
-	ownerAlive   ownerVerdict = iota // the owner lives: leave the job alone
-	ownerGone                        // the owner is dead or its lease expired: fence and take over
-	ownerOver                        // the attempt is already over (.fenced-n): re-read the status
-	ownerNoClaim                     // neither .run-n nor .fenced-n: a runner from before claims
+	ownerAlive     ownerVerdict = iota // the owner lives: leave the job alone
+	ownerGone                          // the owner is dead or its lease expired: fence and take over
+	ownerOver                          // the attempt is already over (.fenced-n): fence decides who takes it
+	ownerNoClaim                       // neither .run-n nor .fenced-n: a runner from before claims
+	ownerUndecided                     // not yet judged: the lease was watched for less than a lease
 )
 
 func (v ownerVerdict) String() string {
-	return [...]string{"alive", "gone", "over", "no claim"}[v]
+	return [...]string{"alive", "gone", "over", "no claim", "undecided"}[v]
+}
+
+// leaseWatch is what this process has seen of the leases it judges, per
+// attempt directory (by path), so that judgements that do not wait (Start,
+// Reconcile, each pass of ReconcileAll) add up to a whole lease of
+// observation across calls. An entry is dropped once its attempt is judged
+// gone or over; one stays per attempt judged alive or undecided.
+var leaseWatch = struct {
+	sync.Mutex
+	m map[string]*leaseObserver
+}{m: map[string]*leaseObserver{}}
+
+// lookAtLease records one look at the lease of the attempt at run.
+func lookAtLease(run, content string, lease time.Duration, now time.Time) (leaseLook, time.Duration) {
+	leaseWatch.Lock()
+	defer leaseWatch.Unlock()
+	o := leaseWatch.m[run]
+	if o == nil {
+		o = &leaseObserver{}
+		leaseWatch.m[run] = o
+	}
+	o.lease = lease
+	look := o.observe(content, now)
+	if look == leaseExpired {
+		delete(leaseWatch.m, run)
+	}
+	return look, now.Sub(o.since)
+}
+
+// forgetLease drops what this process saw of the lease at run.
+func forgetLease(run string) {
+	leaseWatch.Lock()
+	delete(leaseWatch.m, run)
+	leaseWatch.Unlock()
+}
+
+// judgePoll is how often a waiting judgement looks at a lease.
+func judgePoll(lease time.Duration) time.Duration {
+	return min(max(lease/10, 10*time.Millisecond), time.Second)
 }
 
 // judgeAttempt decides whether attempt n's owner is alive, as seen from this
 // process. On the owner's own host (same host identity and pid scope) the
 // process table answers at once: its pid alive with the recorded start time
 // is alive, anything else is gone. Elsewhere, or when the pid proves
-// nothing, the lease is watched by this process's clock until it changes
-// (alive) or has not changed for a whole lease (gone); that takes up to one
-// lease plus one poll. The lease is the owner's own (owner.json) or, before
-// owner.json exists, fallback. The flock fast path (job.lock held: alive)
-// is the caller's, who holds job.lock while judging.
-func judgeAttempt(ctx context.Context, dir JobDir, n uint64, host string, fallback, poll time.Duration) (ownerVerdict, string, error) {
+// nothing, the lease is judged by this process's clock: alive once it
+// changes, gone once this process has seen it unchanged for a whole lease
+// (leaseWatch keeps the looks of earlier calls). With wait, judgeAttempt
+// polls every poll (judgePoll(lease) if poll <= 0) until it decides (up to a lease plus a poll); without,
+// it looks once and may answer ownerUndecided. The lease is the owner's own
+// (owner.json) or, before owner.json exists, fallback. The flock fast path
+// (job.lock held: alive) is the caller's, who holds job.lock while judging.
+func judgeAttempt(ctx context.Context, dir JobDir, n uint64, host string, fallback, poll time.Duration, wait bool) (ownerVerdict, string, error) {
 	run := runDirPath(dir, n)
 	owner, err := readOwner(run)
 	if errors.Is(err, fs.ErrNotExist) {
+		forgetLease(run)
 		if _, ferr := os.Lstat(fencedDirPath(dir, n)); ferr == nil {
 			return ownerOver, "the attempt is over", nil
 		}
@@ -225,26 +319,35 @@ func judgeAttempt(ctx context.Context, dir JobDir, n uint64, host string, fallba
 			case procAlive:
 				return ownerAlive, fmt.Sprintf("pid %d on this host is alive", owner.PID), nil
 			case procDead:
+				forgetLease(run)
 				return ownerGone, fmt.Sprintf("pid %d on this host is gone", owner.PID), nil
 			}
 		}
 	}
-	obs := leaseObserver{lease: lease}
+	if poll <= 0 {
+		poll = judgePoll(lease)
+	}
 	t := time.NewTicker(poll)
 	defer t.Stop()
 	for {
 		content, err := readLease(run)
 		if errors.Is(err, fs.ErrNotExist) {
+			forgetLease(run)
 			return ownerOver, "the attempt ended while it was watched", nil
 		}
 		if err != nil {
 			return 0, "", stepError("judge lease", run, err, "cannot read the lease", "")
 		}
-		switch obs.observe(content, time.Now()) {
+		look, watched := lookAtLease(run, content, lease, time.Now())
+		switch look {
 		case leaseExpired:
 			return ownerGone, fmt.Sprintf("its lease (%v) did not change for a whole lease of observation", lease), nil
 		case leaseChanged:
 			return ownerAlive, "its lease was renewed", nil
+		}
+		if !wait {
+			return ownerUndecided, fmt.Sprintf("its lease (%v) has been watched for %v without a change; it is judged gone after a whole lease",
+				lease, watched.Round(time.Millisecond)), nil
 		}
 		select {
 		case <-ctx.Done():

@@ -56,6 +56,8 @@ type Run struct {
 	st       JobStatus
 	finished bool
 	ctx      *runContext // Context, once asked for
+	own      ownership   // fixed by Start
+	lostErr  error       // ErrNotOwner once ownership is lost: sticky
 	progressState
 }
 
@@ -102,17 +104,25 @@ func start(op string, dir JobDir, lk *Lock, o startOptions) (*Run, error) {
 	if err := refuseCancelled(op, dir, last); err != nil {
 		return nil, err
 	}
+	if last != nil && last.State.Terminal() {
+		return nil, terminalError(op, dir, last.State)
+	}
+	c, last, err := claimForStart(op, dir, last, o)
+	if err != nil {
+		return nil, err
+	}
 	r := &Run{dir: dir, spec: spec, lock: lk, progressState: progressState{interval: o.progressInterval}}
 	if last != nil {
-		if last.State.Terminal() {
-			return nil, errInvalid(op, dir.StatusPath(), "state", string(last.State), []State{Queued, Running},
-				fmt.Sprintf("the job is already %s; a finished job is not started again", last.State), "submit a new job")
-		}
 		r.st.Seq = last.Seq
 	}
-	host, _ := os.Hostname() // unknown host: written as none
+	if err := r.ownedBy(c, o); err != nil {
+		c.withdraw()
+		return nil, err
+	}
 	now := Now()
-	if err := r.write(op, JobStatus{State: Running, StartedAt: &now, PID: os.Getpid(), Host: host}, now); err != nil {
+	if err := r.write(op, JobStatus{State: Running, StartedAt: &now, PID: os.Getpid(), Host: o.host, Attempt: c.n}, now); err != nil {
+		r.own.ren.Stop()
+		c.withdraw()
 		return nil, err
 	}
 	return r, nil
@@ -127,7 +137,8 @@ func (r *Run) write(op string, next JobStatus, now time.Time, opts ...WriteOptio
 		return err
 	}
 	r.lastWrite = time.Now()
-	if err := WriteStatus(r.dir, next, opts...); err != nil {
+	if err := r.put(next, opts...); err != nil {
+		r.noteLost(err)
 		return err
 	}
 	r.st = next
@@ -158,6 +169,8 @@ func (r *Run) usable(op string) error {
 	case r.lock == nil:
 		return errInvalid(op, r.dir.StatusPath(), "run", nil, nil,
 			"the run is closed and no longer holds job.lock", "write updates before Close")
+	case r.lostErr != nil:
+		return r.lostErr
 	}
 	return nil
 }
@@ -313,11 +326,13 @@ func (r *Run) Close() error {
 	lk := r.lock
 	r.lock = nil
 	r.endContext()
+	lost := r.lostErr != nil
 	r.mu.Unlock()
 	if lk == nil {
 		return nil
 	}
-	return errors.Join(werr, lk.Unlock())
+	rerr := r.release(lost)
+	return errors.Join(werr, rerr, lk.Unlock())
 }
 
 // nextSeq returns the seq that follows seq. seq never wraps: at the largest
