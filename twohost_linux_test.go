@@ -131,8 +131,14 @@ func watchSeq(t *testing.T, dir jobstore.JobDir, stop <-chan struct{}) *sync.Wai
 
 // 8 processes, 4 through each mount as two hosts, race Start on 50 jobs:
 // each job must have exactly one runner.
-func TestTwoHosts_StartRaceOneRunnerPerJob(t *testing.T) {
-	h := mountTwoHosts(t, false)
+func TestTwoHosts_StartRaceOneRunnerPerJob(t *testing.T) { startRace(t, false) }
+
+// The same race where the mounts forward locks (NFSv4-like): job.lock
+// decides first, the attempt still holds.
+func TestTwoHosts_StartRaceOneRunnerPerJobWithForwardedLocks(t *testing.T) { startRace(t, true) }
+
+func startRace(t *testing.T, forwardLocks bool) {
+	h := mountTwoHosts(t, forwardLocks)
 	var ids []string
 	for i := range 50 {
 		id := fmt.Sprintf("j%02d", i)
@@ -241,6 +247,7 @@ func TestTwoHosts_StoppedRunnerTakenOverLearnsItFromItsNextWrite(t *testing.T) {
 	require.Equal(t, "started", w.line(t))
 	stop := make(chan struct{})
 	wg := watchSeq(t, dirB, stop)
+	py := startSeedPoller(t, dirB)
 	time.Sleep(300 * time.Millisecond)
 	require.NoError(t, w.cmd.Process.Signal(syscall.SIGSTOP))
 	t.Cleanup(func() { _ = w.cmd.Process.Signal(syscall.SIGCONT) })
@@ -273,4 +280,7 @@ func TestTwoHosts_StoppedRunnerTakenOverLearnsItFromItsNextWrite(t *testing.T) {
 	require.True(t, strings.HasPrefix(line, "progress-err notowner"), "the resumed runner's next write must fail with ErrNotOwner; it said %q", line)
 	close(stop)
 	wg.Wait()
+	seqs := py()
+	require.NotEmpty(t, seqs)
+	require.Equal(t, final.Seq, seqs[len(seqs)-1], "the Python poller ends on host B's final record")
 }
