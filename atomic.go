@@ -130,7 +130,7 @@ func IsTempName(name string) bool {
 }
 
 // tempTargets are the records whose temp files IsTempName recognises.
-var tempTargets = [...]string{SpecFile, StatusFile, CancelFile, "index.json"}
+var tempTargets = [...]string{SpecFile, StatusFile, CancelFile, "index.json", ownerFile}
 
 func allDigits(s string) bool {
 	for i := 0; i < len(s); i++ {
@@ -150,6 +150,13 @@ type recordAt struct {
 	// could lead out of the root). The path above it (the root) is the
 	// caller's choice and may hold links.
 	job bool
+	// sub, if set, is a subdirectory of dir (one name) that holds the temp
+	// file: a Run's attempt directory (.run-N). The temp file is then
+	// renamed from sub by its path relative to dir, which is resolved again
+	// at the rename, never through a descriptor of sub: once sub has been
+	// renamed away (the attempt fenced), the create or the rename fails with
+	// ENOENT and nothing is written. That is how a fenced runner is stopped.
+	sub string
 }
 
 func jobRecord(dir JobDir, name string) recordAt {
@@ -181,9 +188,12 @@ const (
 // that directory, never paths.
 type dirOps interface {
 	// createTemp creates a new file named "." + name + decimal digits in the
-	// directory, exclusively (never an existing file, never through a link),
-	// with perm less the umask, open for writing, and returns it and its name.
-	createTemp(name string, perm fs.FileMode) (tempFile, string, error)
+	// directory, or in its subdirectory sub when sub is not "", exclusively
+	// (never an existing file, never through a link at the file's name), with
+	// perm less the umask, open for writing, and returns it and its name
+	// relative to the directory ("sub/.name123"), which the other methods
+	// accept as tmp: sub is looked up by name in each call.
+	createTemp(sub, name string, perm fs.FileMode) (tempFile, string, error)
 	// replace renames tmp to name, replacing name atomically if it exists (a
 	// link at name is replaced, not followed). writeThrough asks that the
 	// rename reach the disk before it returns where the platform can do that
@@ -276,7 +286,8 @@ func openDirAt(op string, at recordAt) (dirHandle, error) {
 // reported here, by the step that failed.
 //
 //  1. open the directory (a job directory never through a link)
-//  2. create the temp file in it: "." + name + digits, exclusive
+//  2. create the temp file in it (or in its subdirectory at.sub):
+//     "." + name + digits, exclusive
 //  3. write the data
 //  4. fsync the temp file (unless NoSync); a failed fsync is never retried
 //  5. close it
@@ -286,7 +297,9 @@ func openDirAt(op string, at recordAt) (dirHandle, error) {
 // A failure before step 6 removes the temp file and leaves the target as it
 // was. The temp file is made and named relative to the directory opened in
 // step 1, so the whole sequence acts on one directory even if its path is
-// renamed or replaced by a link meanwhile.
+// renamed or replaced by a link meanwhile. A subdirectory (at.sub) is the
+// exception by design: it is named afresh in steps 2 and 6, so a rename of
+// it between them makes the write fail (the fence, see fence.go).
 func writeRecord(at recordAt, data []byte, o writeOptions, mode publishMode) error {
 	d, err := openDirAt("open directory", at)
 	if err != nil {
@@ -298,7 +311,7 @@ func writeRecord(at recordAt, data []byte, o writeOptions, mode publishMode) err
 		// keeps the owner's write bit there, or the next write would fail.
 		o.perm |= 0o200
 	}
-	f, tmp, err := d.createTemp(at.name, o.perm)
+	f, tmp, err := d.createTemp(at.sub, at.name, o.perm)
 	if err != nil {
 		return stepError("create temp file", at.path(), err, "cannot create the temp file in the record's directory", "")
 	}

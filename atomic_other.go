@@ -19,7 +19,7 @@ type dirHandle struct{}
 func openDir(string, bool) (dirHandle, error) { return dirHandle{}, errors.ErrUnsupported }
 
 func (dirHandle) close() error { return nil }
-func (dirHandle) createTemp(string, fs.FileMode) (tempFile, string, error) {
+func (dirHandle) createTemp(string, string, fs.FileMode) (tempFile, string, error) {
 	return nil, "", errors.ErrUnsupported
 }
 func (dirHandle) replace(string, string, bool) error               { return errors.ErrUnsupported }

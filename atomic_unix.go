@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"math/rand/v2"
 	"os"
+	"path"
 	"path/filepath"
 	"strconv"
 	"time"
@@ -74,9 +75,9 @@ func openat(dirfd int, name string, flags int, perm uint32) (int, error) {
 
 func (d dirHandle) close() error { return unix.Close(d.fd) }
 
-func (d dirHandle) createTemp(name string, perm fs.FileMode) (tempFile, string, error) {
+func (d dirHandle) createTemp(sub, name string, perm fs.FileMode) (tempFile, string, error) {
 	for attempt := 0; ; attempt++ {
-		tmp := "." + name + strconv.FormatInt(rand.Int64(), 10)
+		tmp := path.Join(sub, "."+name+strconv.FormatInt(rand.Int64(), 10))
 		fd, err := openat(d.fd, tmp, unix.O_RDWR|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, uint32(perm.Perm()))
 		if err == nil {
 			return rawFile(fd), tmp, nil

@@ -54,9 +54,9 @@ func (d dirHandle) join(name string) string { return filepath.Join(d.path, name)
 
 // createTemp: CREATE_NEW (O_EXCL) fails on any existing name, a link
 // included.
-func (d dirHandle) createTemp(name string, perm fs.FileMode) (tempFile, string, error) {
+func (d dirHandle) createTemp(sub, name string, perm fs.FileMode) (tempFile, string, error) {
 	for attempt := 0; ; attempt++ {
-		tmp := "." + name + strconv.FormatInt(rand.Int64(), 10)
+		tmp := filepath.Join(sub, "."+name+strconv.FormatInt(rand.Int64(), 10))
 		f, err := os.OpenFile(d.join(tmp), os.O_RDWR|os.O_CREATE|os.O_EXCL, perm)
 		if err == nil {
 			return f, tmp, nil

@@ -418,6 +418,8 @@ func (rc *runContext) end(cause error) {
 // run is live. The caller holds r.mu.
 func (r *Run) endCause() error {
 	switch {
+	case r.lostErr != nil:
+		return r.lostErr
 	case r.finished:
 		return &Error{Op: "finish", Path: r.dir.StatusPath(), Err: context.Canceled,
 			Msg: fmt.Sprintf("the run finished (%s); its context ends with it", r.st.State)}

@@ -61,6 +61,14 @@ var (
 	// that is not a regular file (a link, a FIFO, a socket, a device). It is
 	// reported at once, never retried; Error.Found names the file type.
 	ErrNotRegular error = &sentinel{"not_regular", "not a regular file or directory", nil}
+	// ErrNotOwner: a Run no longer owns its job. Its attempt was taken over
+	// (a reconciler or a new Start on some host judged it gone, after its
+	// lease went unrenewed), or its lease lapsed by its own clock before it
+	// could renew. Nothing was written: the record of whoever replaced the
+	// runner stands. It is sticky (every later call of the Run returns it)
+	// and it is the cause of the Run's Context; the runner should stop its
+	// work.
+	ErrNotOwner error = &sentinel{"not_owner", "the runner no longer owns the job", nil}
 )
 
 // Error is the error type of every failure the package reports. Like
@@ -134,9 +142,9 @@ func (e *Error) Is(target error) bool {
 
 // ErrorCode names the kind of err for programs that cannot match Go values
 // (scripts, JSON output): "not_job", "exists", "corrupt", "too_large",
-// "invalid", "newer_schema", "no_migration", "locked", "cancel_requested"
-// or "not_regular" when err is, or wraps, an *Error whose Sentinel is
-// ErrNotJob, ErrExists, ..., ErrNotRegular (the first
+// "invalid", "newer_schema", "no_migration", "locked", "cancel_requested",
+// "not_regular" or "not_owner" when err is, or wraps, an *Error whose
+// Sentinel is ErrNotJob, ErrExists, ..., ErrNotOwner (the first
 // such *Error found by errors.Unwrap, depth first); "io" for any other
 // error (an I/O failure, a cause from outside jobstore); "" for nil. The
 // names are stable: a new version may add one, never rename one.
@@ -290,6 +298,14 @@ func errNoMigration(op string, from, current int, cause error) *Error {
 func errLocked(op, path, holder string) *Error {
 	return &Error{Op: op, Path: path, Sentinel: ErrLocked, Msg: holder,
 		Remedy: "another process works on this job; wait for it to finish, or stop that process"}
+}
+
+// errNotOwner: the Run's attempt n of dir was fenced (cause: the failed
+// operation's error) or, with cause nil, its lease lapsed (msg says how).
+func errNotOwner(op, path string, n uint64, msg string, cause error) *Error {
+	return &Error{Op: op, Path: path, Sentinel: ErrNotOwner, Subject: "attempt", Found: n, Msg: msg, Err: cause,
+		Remedy: "stop working on the job and read its status to see who replaced this runner; " +
+			"if this runner was alive, its lease went unrenewed (a pause, an overloaded host, a slow shared filesystem): use a longer lease (WithLease)"}
 }
 
 // errIO: an operation on path failed with cause, an OS error. There is no

@@ -33,6 +33,7 @@ func TestSentinels_EveryOneHasAStableCode(t *testing.T) {
 		"ErrLocked":          {ErrLocked, "locked"},
 		"ErrCancelRequested": {ErrCancelRequested, "cancel_requested"},
 		"ErrNotRegular":      {ErrNotRegular, "not_regular"},
+		"ErrNotOwner":        {ErrNotOwner, "not_owner"},
 	}
 	codeShape := regexp.MustCompile(`^[a-z]+(_[a-z]+)*$`)
 	found := map[string]string{} // variable name -> code in its literal

@@ -28,6 +28,7 @@ var sentinels = map[string]error{
 	"ErrLocked":          jobstore.ErrLocked,
 	"ErrCancelRequested": jobstore.ErrCancelRequested,
 	"ErrNotRegular":      jobstore.ErrNotRegular,
+	"ErrNotOwner":        jobstore.ErrNotOwner,
 }
 
 // oneSentence is the shape of Error(): "jobstore: ", then one line that ends
@@ -77,6 +78,14 @@ func failWith(t *testing.T, name string) error {
 		require.NoError(t, os.Mkdir(dir.StatusPath(), 0o755))
 		_, err := jobstore.ReadStatus(dir)
 		return err
+	case "ErrNotOwner":
+		dir := newJob(t, "taken-over")
+		run, err := jobstore.Start(dir)
+		require.NoError(t, err)
+		t.Cleanup(func() { _ = run.Close() })
+		// What a fence by another host does: the attempt's directory is renamed away.
+		require.NoError(t, os.Rename(jobstore.RunDirPath(dir, 1), jobstore.FencedDirPath(dir, 1)))
+		return run.SetMessage("after the fence")
 	case "ErrCancelRequested":
 		dir := newJob(t, "cancelled-before-start")
 		require.NoError(t, jobstore.RequestCancel(dir, jobstore.CancelRequest{Reason: "not needed"}))
@@ -229,7 +238,7 @@ func TestErrorCode_NamesTheKindOfEachFailure(t *testing.T) {
 	want := map[string]string{
 		"ErrNotJob": "not_job", "ErrExists": "exists", "ErrCorrupt": "corrupt", "ErrTooLarge": "too_large",
 		"ErrInvalid": "invalid", "ErrNewerSchema": "newer_schema", "ErrNoMigration": "no_migration", "ErrLocked": "locked",
-		"ErrCancelRequested": "cancel_requested", "ErrNotRegular": "not_regular",
+		"ErrCancelRequested": "cancel_requested", "ErrNotRegular": "not_regular", "ErrNotOwner": "not_owner",
 	}
 	require.Len(t, want, len(sentinels))
 	for name := range sentinels {

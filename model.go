@@ -117,7 +117,16 @@ func (s State) Terminal() bool {
 //     Reconcile marking it lost).
 //   - PID (pid, optional): the runner's process ID on Host, written by
 //     Start.
-//   - Host (host, optional): the runner's host name (os.Hostname).
+//   - Host (host, optional): the runner's host identity (HostID, or
+//     WithHost).
+//   - Attempt (attempt, optional): which run of the job wrote the record:
+//     Start claims attempt N+1 over a record of attempt N (0 or absent:
+//     written before a runner claimed one, by Submit, or by a jobstore
+//     without attempts). Every write of a Run carries its attempt, and a
+//     Reconcile or Start that takes a job over keeps the attempt it
+//     fenced, so the record says which attempt's runner it is about. A
+//     reader may use it to tell a re-run from a continuation; seq alone
+//     orders records.
 //   - ExitCode (exit_code, optional): the job's exit code, when the runner
 //     gave one; 0 is written, nil is left out.
 //   - Error (error, optional): what went wrong, for a failed or lost job.
@@ -134,6 +143,7 @@ type JobStatus struct {
 	FinishedAt    *time.Time `json:"finished_at,omitempty"`
 	PID           int        `json:"pid,omitempty"`
 	Host          string     `json:"host,omitempty"`
+	Attempt       uint64     `json:"attempt,omitempty"`
 	ExitCode      *int       `json:"exit_code,omitempty"`
 	Error         string     `json:"error,omitempty"`
 	Remedy        string     `json:"remedy,omitempty"`
@@ -315,6 +325,7 @@ type jobStatusJSON struct {
 	FinishedAt    *isoTime `json:"finished_at,omitempty"`
 	PID           int      `json:"pid,omitempty"`
 	Host          string   `json:"host,omitempty"`
+	Attempt       uint64   `json:"attempt,omitempty"`
 	ExitCode      *int     `json:"exit_code,omitempty"`
 	Error         string   `json:"error,omitempty"`
 	Remedy        string   `json:"remedy,omitempty"`
@@ -337,7 +348,7 @@ func (s JobStatus) MarshalJSON() ([]byte, error) {
 		return nil, err
 	}
 	return encodeNoHTML(jobStatusJSON{s.SchemaVersion, s.JobID, s.State, s.Seq, s.Progress, s.Message,
-		isoTime(s.UpdatedAt), timePtr(s.StartedAt), timePtr(s.FinishedAt), s.PID, s.Host, s.ExitCode, s.Error, s.Remedy})
+		isoTime(s.UpdatedAt), timePtr(s.StartedAt), timePtr(s.FinishedAt), s.PID, s.Host, s.Attempt, s.ExitCode, s.Error, s.Remedy})
 }
 
 // UnmarshalJSON reads the file format exactly as DecodeStatus does: an
@@ -360,7 +371,7 @@ func (s *JobStatus) decode(b []byte) error {
 		return err
 	}
 	*s = JobStatus{j.SchemaVersion, j.JobID, j.State, j.Seq, j.Progress, j.Message, time.Time(j.UpdatedAt),
-		(*time.Time)(j.StartedAt), (*time.Time)(j.FinishedAt), j.PID, j.Host, j.ExitCode, j.Error, j.Remedy}
+		(*time.Time)(j.StartedAt), (*time.Time)(j.FinishedAt), j.PID, j.Host, j.Attempt, j.ExitCode, j.Error, j.Remedy}
 	return nil
 }
 

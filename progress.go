@@ -14,6 +14,9 @@ type StartOption func(*startOptions)
 
 type startOptions struct {
 	progressInterval time.Duration
+	host             string // WithHost; HostID() when not set
+	hostSet          bool
+	lease            time.Duration // WithLease; DefaultLease when 0
 }
 
 // WithProgressInterval sets how often, at most, Run.Progress writes
@@ -33,7 +36,7 @@ func newStartOptions(op string, dir JobDir, opts []StartOption) (startOptions, e
 		return o, errInvalid(op, string(dir), "progress interval", o.progressInterval, "0 (write every update) or more",
 			fmt.Sprintf("%v is negative", o.progressInterval), "")
 	}
-	return o, nil
+	return o, o.ownership(op, dir)
 }
 
 // bulkyMessage is the message length above which Progress encodes the
@@ -150,7 +153,7 @@ func (r *Run) flushDue() {
 	r.mu.Unlock()
 
 	if err == nil { // r.wmu is held: no other write can take this seq meanwhile
-		err = WriteStatus(r.dir, next, NoSync())
+		err = r.put(next, NoSync())
 	}
 
 	r.mu.Lock()
@@ -158,6 +161,7 @@ func (r *Run) flushDue() {
 	if err != nil {
 		r.pending = taken.merge(r.pending)
 		r.bgErr = err
+		r.noteLost(err)
 		return
 	}
 	r.st = next

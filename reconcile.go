@@ -1,8 +1,10 @@
 package jobstore
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 )
 
@@ -13,32 +15,53 @@ const lostRemedy = "the runner died without finishing; resubmit the job or inspe
 //
 // Only a job whose status says running is looked at. If its job.lock is
 // held, the runner (or another reconciler) is alive: the job is left alone.
-// If the lock can be taken, the runner is gone (a process that exits or is
-// killed loses its lock), and, holding the lock, Reconcile reads the status
-// again (the runner may have finished meanwhile) and, if it still says
-// running, writes lost, durably, with seq+1, finished_at, a message naming
-// the last owner (pid, host, last update) and a remedy. A job with a cancel
-// request (cancel.json) is marked cancelled instead, naming both the runner
-// and the request. A queued job (or one with no status) that has a cancel
-// request is marked cancelled if its lock is free, as RequestCancel does;
-// other queued jobs, and terminal ones, are left alone. changed reports
-// that lost or cancelled was written.
-// A running job at seq 2^64-1 cannot be marked (seq never wraps):
-// ErrInvalid, Subject "seq", and nothing is written.
+// If the lock can be taken, the runner is gone from this host (a process
+// that exits or is killed loses its lock). Holding the lock, Reconcile reads
+// the status again (the runner may have finished meanwhile). A status of a
+// runner that claimed an attempt (Attempt > 0) is then judged by that
+// attempt, since the runner may live on another host whose locks do not
+// reach this one: on this host (same host identity and process table) by
+// its pid; elsewhere by its lease, which must have been seen unchanged for a
+// whole lease by this process's clock (see WithLease). Reconcile does not
+// wait for that: each call looks once, and the looks of earlier calls in
+// this process count, so a reconciler that calls it every P marks a runner
+// that died on another host lost within lease + 2P of its death (lease + P
+// after the first call that follows it); ReconcileAll waits. A runner judged
+// gone is fenced first (fence.go): of all the reconcilers and starters on
+// all hosts exactly one takes the job over, and the fenced runner can no
+// longer write. A live runner is never marked lost.
+//
+// The one that takes over writes lost, durably, with seq+1, finished_at, a
+// message naming the last owner (pid, host, last update) and why it is
+// judged gone, and a remedy. A job with a cancel request (cancel.json) is
+// marked cancelled instead, naming both the runner and the request. A
+// queued job (or one with no status) that has a cancel request is marked
+// cancelled if its lock is free, as RequestCancel does; other queued jobs,
+// and terminal ones, are left alone. changed reports that lost or cancelled
+// was written. A running job at seq 2^64-1 cannot be marked (seq never
+// wraps): ErrInvalid, Subject "seq", and nothing is written.
 func Reconcile(dir JobDir) (changed bool, err error) {
+	changed, _, err = reconcile(dir)
+	return changed, err
+}
+
+// reconcile is Reconcile; undecided reports a runner on another host whose
+// lease has not yet been watched for a whole lease.
+func reconcile(dir JobDir) (changed, undecided bool, err error) {
 	st, err := ReadStatus(dir)
 	if err == nil && (st == nil || st.State == Queued) {
-		return cancelQueued(dir) // a request written by a tool that cannot lock
+		changed, err = cancelQueued(dir) // a request written by a tool that cannot lock
+		return changed, false, err
 	}
 	if err != nil || st == nil || st.State != Running {
-		return false, err
+		return false, false, err
 	}
 	lk, err := LockJob(dir)
 	if errors.Is(err, ErrLocked) {
-		return false, nil
+		return false, false, nil
 	}
 	if err != nil {
-		return false, err
+		return false, false, err
 	}
 	defer func() {
 		if uerr := lk.Unlock(); err == nil {
@@ -47,11 +70,35 @@ func Reconcile(dir JobDir) (changed bool, err error) {
 	}()
 	st, err = ReadStatus(dir)
 	if err != nil || st == nil || st.State != Running {
-		return false, err
+		return false, false, err
+	}
+	why := "job.lock was free while the status said running"
+	if a := st.Attempt; a > 0 {
+		host, _ := HostID()
+		v, judged, err := judgeAttempt(context.Background(), dir, a, host, DefaultLease, 0, false)
+		switch {
+		case err != nil:
+			return false, false, err
+		case v == ownerAlive:
+			return false, false, nil
+		case v == ownerUndecided:
+			return false, true, nil
+		case v == ownerGone || v == ownerOver:
+			won, err := fenceAttempt(dir, a)
+			if err != nil || !won {
+				return false, false, err // another process takes it over
+			}
+			// A write of the runner that resolved .run-a before the fence may
+			// have landed: read again, and leave a job that finished.
+			if st, err = ReadStatus(dir); err != nil || st == nil || st.State != Running || st.Attempt != a {
+				return false, false, err
+			}
+			why = "attempt " + strconv.FormatUint(a, 10) + ": " + judged
+		}
 	}
 	seq, err := nextSeq("reconcile", dir.StatusPath(), st.Seq)
 	if err != nil {
-		return false, err
+		return false, false, err
 	}
 	lost := copyStatus(*st)
 	now := Now()
@@ -59,16 +106,16 @@ func Reconcile(dir JobDir) (changed bool, err error) {
 	lost.Seq = seq
 	lost.UpdatedAt = now
 	lost.FinishedAt = &now
-	lost.Message = fmt.Sprintf("the runner (pid %d on host %q, last update %s) is gone: job.lock was free while the status said running",
-		st.PID, st.Host, st.UpdatedAt.Format(time.RFC3339))
+	lost.Message = fmt.Sprintf("the runner (pid %d on host %q, last update %s) is gone: %s",
+		st.PID, st.Host, st.UpdatedAt.Format(time.RFC3339), why)
 	lost.Error = "the runner went away without writing a final state"
 	lost.Remedy = lostRemedy
 	lost.ExitCode = nil
 	reconcileCancelled(dir, &lost)
 	if err := WriteStatus(dir, lost); err != nil {
-		return false, err
+		return false, false, err
 	}
-	return true, nil
+	return true, false, nil
 }
 
 // ReconcileResult is what ReconcileAll did to one job.
@@ -79,26 +126,56 @@ type ReconcileResult struct {
 	Err     error
 }
 
+// reconcilePoll is how often ReconcileAll looks again at the jobs whose
+// runner on another host it has not yet judged.
+const reconcilePoll = 250 * time.Millisecond
+
 // ReconcileAll runs Reconcile and SweepTemps (DefaultSweepAge) on every job
 // directory under root (the directories List reads), in parallel like List,
 // and returns one result per directory, in directory-name order. One job's
 // failure is in its result, never the call's; the error is for root itself.
 // A sweep error is reported only when Reconcile succeeded.
+//
+// Unlike Reconcile, it waits until every running job is judged: a runner on
+// another host (one whose job.lock this host cannot see) is watched, all of
+// them at once, every 250 ms, until its lease changes (alive, within a third
+// of its lease) or has stayed the same for a whole lease (gone). So it
+// returns within the longest lease among those runners plus 250 ms; on one
+// host, where job.lock and the process table decide, at once.
 func ReconcileAll(root string) ([]ReconcileResult, error) {
 	dirs, err := jobDirs("reconcile", root)
 	if err != nil {
 		return nil, err
 	}
 	results := make([]ReconcileResult, len(dirs))
-	parallel(len(dirs), func(i int) {
-		r := ReconcileResult{Dir: dirs[i]}
-		r.Changed, r.Err = Reconcile(dirs[i])
-		var serr error
-		r.Swept, serr = SweepTemps(dirs[i], DefaultSweepAge)
-		if r.Err == nil {
-			r.Err = serr
+	undecided := make([]bool, len(dirs))
+	todo := make([]int, len(dirs))
+	for i := range todo {
+		todo[i] = i
+	}
+	for {
+		parallel(len(todo), func(k int) {
+			i := todo[k]
+			results[i] = ReconcileResult{Dir: dirs[i]}
+			results[i].Changed, undecided[i], results[i].Err = reconcile(dirs[i])
+		})
+		next := todo[:0]
+		for _, i := range todo {
+			if undecided[i] {
+				next = append(next, i)
+			}
 		}
-		results[i] = r
+		if todo = next; len(todo) == 0 {
+			break
+		}
+		time.Sleep(reconcilePoll)
+	}
+	parallel(len(dirs), func(i int) {
+		var serr error
+		results[i].Swept, serr = SweepTemps(dirs[i], DefaultSweepAge)
+		if results[i].Err == nil {
+			results[i].Err = serr
+		}
 	})
 	return results, nil
 }

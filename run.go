@@ -43,6 +43,14 @@ func Submit(root string, spec JobSpec) (JobDir, error) {
 // status as it was (the next write reuses the seq); status.json is then the
 // previous record (see WriteStatus). Progress is coalesced: see Progress
 // and WithProgressInterval.
+//
+// Every record a Run writes carries its Attempt. If the Run loses ownership
+// of its job (another host judged it gone after its lease went unrenewed and
+// took the job over, or its lease lapsed by its own clock), the write fails
+// with ErrNotOwner and writes nothing; from then on every call that writes
+// (Progress included) returns ErrNotOwner, and the Run's Context is done with
+// it as its cause, so the runner can stop its work. A background progress
+// write that fails so is reported by the next call.
 type Run struct {
 	// wmu serialises the writes of status.json, so that seq never goes back;
 	// it is taken before mu. A background progress write holds wmu alone
@@ -56,6 +64,8 @@ type Run struct {
 	st       JobStatus
 	finished bool
 	ctx      *runContext // Context, once asked for
+	own      ownership   // fixed by Start
+	lostErr  error       // ErrNotOwner once ownership is lost: sticky
 	progressState
 }
 
@@ -67,11 +77,23 @@ type Run struct {
 // A job with a cancel request (cancel.json) is not started: ErrCancelRequested,
 // and if the job is not yet terminal it is marked cancelled first, durably.
 // A job in a terminal state (succeeded, failed, cancelled, lost) is not
-// started again: ErrInvalid, Subject "state". A job whose status says running
-// but whose lock was free had a runner that died; Start takes it over. On any
-// error the lock is released.
+// started again: ErrInvalid, Subject "state". On any error the lock is
+// released.
 //
-// Options: WithProgressInterval (default DefaultProgressInterval).
+// Across hosts whose locks do not reach each other, job.lock alone cannot
+// keep a job to one runner, so Start also claims the next attempt (status
+// attempt N+1 over a record of attempt N; see "Many hosts" in
+// docs/platforms.md): of any number of starters on any number of hosts one
+// wins, the others get ErrLocked. A job whose status says running with a
+// free lock is taken over only if its runner is judged gone: at once on the
+// runner's own host (its pid), else once this process has seen the runner's
+// lease unchanged for a whole lease (Start never waits: until then it is
+// ErrLocked; call it again). The Run renews its lease in the background and
+// every write it makes is fenced: once another process has taken the job
+// over, it fails with ErrNotOwner (see Run).
+//
+// Options: WithProgressInterval (default DefaultProgressInterval), WithLease
+// (default DefaultLease), WithHost (default HostID()).
 func Start(dir JobDir, opts ...StartOption) (*Run, error) {
 	const op = "start"
 	o, err := newStartOptions(op, dir, opts)
@@ -102,17 +124,25 @@ func start(op string, dir JobDir, lk *Lock, o startOptions) (*Run, error) {
 	if err := refuseCancelled(op, dir, last); err != nil {
 		return nil, err
 	}
+	if last != nil && last.State.Terminal() {
+		return nil, terminalError(op, dir, last.State)
+	}
+	c, last, err := claimForStart(op, dir, last, o)
+	if err != nil {
+		return nil, err
+	}
 	r := &Run{dir: dir, spec: spec, lock: lk, progressState: progressState{interval: o.progressInterval}}
 	if last != nil {
-		if last.State.Terminal() {
-			return nil, errInvalid(op, dir.StatusPath(), "state", string(last.State), []State{Queued, Running},
-				fmt.Sprintf("the job is already %s; a finished job is not started again", last.State), "submit a new job")
-		}
 		r.st.Seq = last.Seq
 	}
-	host, _ := os.Hostname() // unknown host: written as none
+	if err := r.ownedBy(c, o); err != nil {
+		c.withdraw()
+		return nil, err
+	}
 	now := Now()
-	if err := r.write(op, JobStatus{State: Running, StartedAt: &now, PID: os.Getpid(), Host: host}, now); err != nil {
+	if err := r.write(op, JobStatus{State: Running, StartedAt: &now, PID: os.Getpid(), Host: o.host, Attempt: c.n}, now); err != nil {
+		r.own.ren.Stop()
+		c.withdraw()
 		return nil, err
 	}
 	return r, nil
@@ -127,7 +157,8 @@ func (r *Run) write(op string, next JobStatus, now time.Time, opts ...WriteOptio
 		return err
 	}
 	r.lastWrite = time.Now()
-	if err := WriteStatus(r.dir, next, opts...); err != nil {
+	if err := r.put(next, opts...); err != nil {
+		r.noteLost(err)
 		return err
 	}
 	r.st = next
@@ -158,6 +189,8 @@ func (r *Run) usable(op string) error {
 	case r.lock == nil:
 		return errInvalid(op, r.dir.StatusPath(), "run", nil, nil,
 			"the run is closed and no longer holds job.lock", "write updates before Close")
+	case r.lostErr != nil:
+		return r.lostErr
 	}
 	return nil
 }
@@ -297,8 +330,9 @@ func (r *Run) Finish(o Outcome) error {
 }
 
 // Close writes a pending progress update (NoSync), stops the progress
-// timer, ends the run's Context and releases job.lock, even if that write
-// fails (its error is returned). It does not otherwise change status.json:
+// timer, ends the run's Context, stops renewing the lease and ends the
+// attempt (.run-N becomes .fenced-N), and releases job.lock, even if that
+// write fails (its error is returned). It does not otherwise change status.json:
 // a job closed without Finish still says running, and Reconcile will mark
 // it lost. Closing twice is not an error, and neither is closing a nil *Run
 // (what Start returns with an error), which holds nothing and returns nil.
@@ -313,11 +347,13 @@ func (r *Run) Close() error {
 	lk := r.lock
 	r.lock = nil
 	r.endContext()
+	lost := r.lostErr != nil
 	r.mu.Unlock()
 	if lk == nil {
 		return nil
 	}
-	return errors.Join(werr, lk.Unlock())
+	rerr := r.release(lost)
+	return errors.Join(werr, rerr, lk.Unlock())
 }
 
 // nextSeq returns the seq that follows seq. seq never wraps: at the largest

@@ -120,6 +120,12 @@ func readSpecIn(d dirHandle, dir JobDir, o readOptions, sch schema) (JobSpec, er
 // last rename wins. A dir that is a symbolic link is ErrNotRegular: nothing
 // is written through it.
 func WriteStatus(dir JobDir, st JobStatus, opts ...WriteOption) error {
+	return writeStatus(dir, "", st, opts...)
+}
+
+// writeStatus is WriteStatus with the temp file in the job directory's
+// subdirectory sub, if not "" (see recordAt.sub): a Run's fenced write.
+func writeStatus(dir JobDir, sub string, st JobStatus, opts ...WriteOption) error {
 	const op = "write status"
 	path := dir.StatusPath()
 	st.SchemaVersion = StatusSchemaVersion
@@ -139,7 +145,9 @@ func WriteStatus(dir JobDir, st JobStatus, opts ...WriteOption) error {
 	if err != nil {
 		return errMalformed(op, path, "status", "cannot encode the record", "correct the status's fields", err)
 	}
-	err = writeRecord(jobRecord(dir, StatusFile), data, newWriteOptions(opts), replaceTarget)
+	at := jobRecord(dir, StatusFile)
+	at.sub = sub
+	err = writeRecord(at, data, newWriteOptions(opts), replaceTarget)
 	var e *Error
 	if errors.As(err, &e) && e.Op == "open directory" && errors.Is(err, fs.ErrNotExist) {
 		return notJob(op, dir)

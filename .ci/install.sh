@@ -6,6 +6,7 @@ set -euo pipefail
 need=()
 command -v strace >/dev/null || need+=(strace)
 command -v fusermount3 >/dev/null || need+=(fuse3)
+command -v bindfs >/dev/null || need+=(bindfs) # the two-host kit: two mounts of one directory
 command -v wine >/dev/null || need+=(wine wine64)
 command -v x86_64-w64-mingw32-gcc >/dev/null || need+=(gcc-mingw-w64-x86-64-win32)
 python3 -c 'import jsonschema' 2>/dev/null || need+=(python3-jsonschema)

@@ -66,6 +66,8 @@ func cliRemedy(err error) string {
 		return "another process runs this job: wait for it ('jobstore watch ROOT/ID')"
 	case "not_regular":
 		return "replace it with a regular file (or a real directory); jobstore never follows links"
+	case "not_owner":
+		return "this runner's job was taken over after its lease lapsed: stop it; 'jobstore show ROOT/ID' says who replaced it"
 	case "cancel_requested":
 		return "the job was asked to stop ('jobstore show ROOT/ID' says by whom); submit a new job to run it"
 	case "invalid":

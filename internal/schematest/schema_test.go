@@ -296,7 +296,7 @@ var verdictCases = []verdictCase{
 	{"spec without schema_version", specRecord, withSpec("schema_version", ""), false},
 
 	{"good status", statusRecord, status(""), true},
-	{"status with every optional field", statusRecord, status(`, "progress": 0.5, "message": "m", "started_at": "2026-11-30T09:35:40+00:00", "finished_at": "2026-11-30T09:35:41Z", "pid": 12, "host": "h", "exit_code": -1, "error": "e", "remedy": "r"`), true},
+	{"status with every optional field", statusRecord, status(`, "progress": 0.5, "message": "m", "started_at": "2026-11-30T09:35:40+00:00", "finished_at": "2026-11-30T09:35:41Z", "pid": 12, "host": "h", "attempt": 3, "exit_code": -1, "error": "e", "remedy": "r"`), true},
 	{"every state", statusRecord, withStatus("state", `"lost"`), true},
 	{"unknown state", statusRecord, withStatus("state", `"bogus"`), false},
 	{"state not a string", statusRecord, withStatus("state", `1`), false},

@@ -1,0 +1,96 @@
+package jobstore_test
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"runtime"
+	"testing"
+	"time"
+
+	"github.com/axqua/jobstore"
+	"github.com/stretchr/testify/require"
+)
+
+// setClaimedAt rewrites owner.json's claimed_at: an owner host whose clock
+// is far off.
+func setClaimedAt(t *testing.T, run, when string) {
+	t.Helper()
+	path := filepath.Join(run, "owner.json")
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	var m map[string]any
+	require.NoError(t, json.Unmarshal(b, &m))
+	m["claimed_at"] = when
+	b, err = json.Marshal(m)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(path, b, 0o644))
+}
+
+// Another host judges the owner by watching its lease with its own clock:
+// alive while renewed, gone a lease after renewal stopped, whatever the
+// owner's clock wrote.
+func TestJudgeAttempt_OtherHostByLeaseClockSkewIrrelevant(t *testing.T) {
+	const lease = 300 * time.Millisecond
+	for _, claimedAt := range []string{"", "1990-01-01T00:00:00.000000+00:00", "2990-01-01T00:00:00.000000+00:00"} {
+		t.Run("claimed_at="+claimedAt, func(t *testing.T) {
+			dir, err := jobstore.Submit(tempDir(t), jobstore.JobSpec{ID: "j", Kind: "k"})
+			require.NoError(t, err)
+			run, err := jobstore.ClaimAttempt(dir, 1, lease, "hostA")
+			require.NoError(t, err)
+			if claimedAt != "" {
+				setClaimedAt(t, run, claimedAt)
+			}
+			r, err := jobstore.StartRenewer(dir, 1, lease)
+			require.NoError(t, err)
+			ctx := context.Background()
+			for range 3 {
+				v, why, err := jobstore.JudgeAttempt(ctx, dir, 1, "hostB", time.Minute, lease/10)
+				require.NoError(t, err)
+				require.Equal(t, "alive", v, why)
+			}
+			r.Stop()
+			stopped := time.Now()
+			v, why, err := jobstore.JudgeAttempt(ctx, dir, 1, "hostB", time.Minute, lease/10)
+			require.NoError(t, err)
+			require.Equal(t, "gone", v, why)
+			require.GreaterOrEqual(t, time.Since(stopped), lease, "judged gone before a whole lease of no change")
+		})
+	}
+}
+
+// On the owner's own host the process table answers at once: this process
+// is alive even with its lease stopped.
+func TestJudgeAttempt_SameHostByPid(t *testing.T) {
+	switch runtime.GOOS {
+	case "linux", "darwin", "windows":
+	default:
+		t.Skip("no process start time on " + runtime.GOOS + ": the lease alone decides there")
+	}
+	dir, err := jobstore.Submit(tempDir(t), jobstore.JobSpec{ID: "j", Kind: "k"})
+	require.NoError(t, err)
+	_, err = jobstore.ClaimAttempt(dir, 1, time.Hour, "hostA")
+	require.NoError(t, err)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	v, why, err := jobstore.JudgeAttempt(ctx, dir, 1, "hostA", time.Hour, time.Second)
+	require.NoError(t, err)
+	require.Equal(t, "alive", v, why)
+}
+
+func TestJudgeAttempt_OverAndNoClaim(t *testing.T) {
+	dir, err := jobstore.Submit(tempDir(t), jobstore.JobSpec{ID: "j", Kind: "k"})
+	require.NoError(t, err)
+	ctx := context.Background()
+	v, _, err := jobstore.JudgeAttempt(ctx, dir, 1, "h", time.Hour, time.Second)
+	require.NoError(t, err)
+	require.Equal(t, "no claim", v)
+	_, err = jobstore.ClaimAttempt(dir, 1, time.Hour, "h")
+	require.NoError(t, err)
+	_, err = jobstore.FenceAttempt(dir, 1)
+	require.NoError(t, err)
+	v, _, err = jobstore.JudgeAttempt(ctx, dir, 1, "h", time.Hour, time.Second)
+	require.NoError(t, err)
+	require.Equal(t, "over", v)
+}

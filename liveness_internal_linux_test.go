@@ -1,0 +1,90 @@
+package jobstore
+
+import (
+	"os"
+	"os/exec"
+	"strconv"
+	"testing"
+)
+
+func TestParseProcStat(t *testing.T) {
+	tail := " 1 1 1 0 -1 4194560 100 0 0 0 5 3 0 0 20 0 1 0 987654 1000 100"
+	for _, tc := range []struct {
+		name, line string
+		state      procState
+		start      string
+	}{
+		{"plain", "42 (sleep) S" + tail, procAlive, "987654"},
+		{"comm with ') ('", "42 (a) (b c) R" + tail, procAlive, "987654"},
+		{"zombie", "42 (sleep) Z" + tail, procDead, ""},
+		{"dead", "42 (sleep) X" + tail, procDead, ""},
+		{"short", "42 (sleep) S 1 2", procUnknown, ""},
+		{"no comm", "garbage", procUnknown, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			st, start := parseProcStat(tc.line)
+			if st != tc.state || start != tc.start {
+				t.Fatalf("got %v %q, want %v %q", st, start, tc.state, tc.start)
+			}
+		})
+	}
+}
+
+func TestJudgeProcess_SameHost(t *testing.T) {
+	scope := pidScope()
+	if scope == "" {
+		t.Fatal("no pid scope on Linux: /proc/sys/kernel/random/boot_id or /proc/self/ns/pid unreadable")
+	}
+	st, self := probeProcess(os.Getpid())
+	if st != procAlive || self == "" {
+		t.Fatalf("this process: %v %q", st, self)
+	}
+
+	child := exec.Command("sleep", "60")
+	if err := child.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = child.Process.Kill(); _ = child.Wait() })
+	_, childStart := probeProcess(child.Process.Pid)
+
+	for _, tc := range []struct {
+		name  string
+		scope string
+		pid   int
+		start string
+		want  procState
+	}{
+		{"this process", scope, os.Getpid(), self, procAlive},
+		{"a live child", scope, child.Process.Pid, childStart, procAlive},
+		{"pid reused: another start time", scope, os.Getpid(), self + "1", procDead},
+		{"alive, start unknown: may be a reused pid", scope, os.Getpid(), "", procUnknown},
+		{"another boot or pid namespace", scope + "x", os.Getpid(), self, procUnknown},
+		{"no scope recorded", "", os.Getpid(), self, procUnknown},
+		{"no such pid", scope, 1 << 30, "1", procDead},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := judgeProcess(tc.scope, tc.pid, tc.start); got != tc.want {
+				t.Fatalf("got %v, want %v", got, tc.want)
+			}
+		})
+	}
+
+	// Killed but not reaped: a zombie is dead. Then reaped: no such pid.
+	if err := child.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	pid := child.Process.Pid
+	for range 1000 {
+		if st, _ := probeProcess(pid); st == procDead {
+			break
+		}
+		_, _ = os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	}
+	if got := judgeProcess(scope, pid, childStart); got != procDead {
+		t.Fatalf("killed child (zombie): %v", got)
+	}
+	_ = child.Wait()
+	if got := judgeProcess(scope, pid, childStart); got != procDead {
+		t.Fatalf("reaped child: %v", got)
+	}
+}

@@ -1,0 +1,149 @@
+package jobstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"strconv"
+	"time"
+)
+
+// A Run's ownership of its job, across hosts. job.lock is the fast path
+// where locks reach every process that uses the jobs root; where they do not
+// (two hosts whose shared filesystem does not forward locks), the attempt
+// decides: Start claims attempt N+1 over a record of attempt N by creating
+// .run-(N+1) (claim.go), renews a lease there (lease.go), and writes every
+// status through a temp file inside .run-(N+1), so that a fence (fence.go)
+// stops its writes. See "Many hosts" in docs/platforms.md.
+
+// ownership is a Run's claim; its fields are fixed by Start.
+type ownership struct {
+	attempt uint64
+	host    string
+	ren     *renewer
+}
+
+// claimForStart decides whether this process may run the job whose last
+// status is last, and claims the next attempt for it. The caller holds
+// job.lock, so an earlier runner on this host is gone; one on another host
+// is judged by its attempt: alive or not yet judged is ErrLocked (Start
+// never waits for a lease), gone or over is taken over only by the one
+// process that wins its fence. After the claim the status is read again
+// (and returned): a job that became terminal (ErrInvalid) or was claimed by
+// a later attempt meanwhile (ErrLocked) is left, and the claim withdrawn.
+func claimForStart(op string, dir JobDir, last *JobStatus, o startOptions) (*claim, *JobStatus, error) {
+	var a uint64
+	if last != nil {
+		a = last.Attempt
+	}
+	if last != nil && last.State == Running && a > 0 {
+		v, why, err := judgeAttempt(context.Background(), dir, a, o.host, o.lease, 0, false)
+		if err != nil {
+			return nil, nil, err
+		}
+		switch v {
+		case ownerAlive, ownerUndecided:
+			return nil, nil, errLocked(op, runDirPath(dir, a), "attempt "+strconv.FormatUint(a, 10)+"'s runner may be alive on another host: "+why)
+		case ownerGone, ownerOver:
+			won, err := fenceAttempt(dir, a)
+			if err != nil {
+				return nil, nil, err
+			}
+			if !won {
+				return nil, nil, errLocked(op, fencedDirPath(dir, a), "another process took attempt "+strconv.FormatUint(a, 10)+" over")
+			}
+		}
+		// ownerNoClaim: a runner without attempts; job.lock decided.
+	}
+	c, err := claimAttempt(dir, a+1, o.lease, o.host)
+	if err != nil {
+		return nil, nil, err
+	}
+	// A write of the runner of attempt a that resolved .run-a before the
+	// fence may have landed since last was read: continue from it. Anything
+	// else that changed the status means someone else owns the job now.
+	now, err := ReadStatus(dir)
+	switch {
+	case err != nil || now == nil:
+	case now.State.Terminal():
+		err = terminalError(op, dir, now.State)
+	case now.Attempt > a:
+		err = errLocked(op, dir.StatusPath(), fmt.Sprintf("attempt %d claimed the job meanwhile", now.Attempt))
+	}
+	if err != nil {
+		c.withdraw()
+		return nil, nil, err
+	}
+	return c, now, nil
+}
+
+// terminalError: a job in a terminal state is not started again.
+func terminalError(op string, dir JobDir, state State) error {
+	return errInvalid(op, dir.StatusPath(), "state", string(state), []State{Queued, Running},
+		fmt.Sprintf("the job is already %s; a finished job is not started again", state), "submit a new job")
+}
+
+// withdraw removes a claim that no status names yet, so that the attempt
+// can be claimed again.
+func (c *claim) withdraw() { _ = os.RemoveAll(c.runDir) }
+
+// ownedBy starts the lease renewer of a claim for r; a lost ownership ends
+// r's Context.
+func (r *Run) ownedBy(c *claim, o startOptions) error {
+	ren, err := startRenewer(c.dir, c.n, o.lease, func(err error) {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		r.noteLost(err)
+	})
+	if err != nil {
+		return err
+	}
+	r.own = ownership{attempt: c.n, host: o.host, ren: ren}
+	return nil
+}
+
+// put writes next as the owner of r's attempt: refused by the Run's own
+// clock once its lease lapsed, and by the filesystem once its attempt was
+// fenced (ErrNotOwner either way). Callers hold r.wmu.
+func (r *Run) put(next JobStatus, opts ...WriteOption) error {
+	if err := r.own.ren.check(time.Now()); err != nil {
+		return err
+	}
+	return writeStatusFenced(r.dir, r.own.attempt, next, opts...)
+}
+
+// noteLost makes an ErrNotOwner sticky and ends the Run's Context with it.
+// Callers hold r.mu.
+func (r *Run) noteLost(err error) {
+	if r.lostErr != nil || !errors.Is(err, ErrNotOwner) {
+		return
+	}
+	r.lostErr = err
+	if r.ctx != nil {
+		r.ctx.end(err)
+	}
+}
+
+// release ends the Run's ownership at Close: the renewer stops and
+// .run-N becomes .fenced-N, without a fence marker, so that a reconciler
+// can still take over (mark lost) a job closed without Finish, and no
+// claimant can revive the attempt. A Run that lost ownership has nothing to
+// release. Callers hold no lock of r's but wmu (the renewer's callback
+// takes r.mu).
+func (r *Run) release(lost bool) error {
+	if r.own.ren == nil {
+		return nil
+	}
+	r.own.ren.Stop()
+	if lost {
+		return nil
+	}
+	err := renameDirNoReplace(runDirPath(r.dir, r.own.attempt), fencedDirPath(r.dir, r.own.attempt))
+	if err == nil || errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrExist) {
+		return nil // released, or fenced by another process meanwhile
+	}
+	return stepError("release", runDirPath(r.dir, r.own.attempt), linkCause(err), "cannot end the attempt (rename to "+fencedPrefix+strconv.FormatUint(r.own.attempt, 10)+")",
+		"nothing to do: the attempt's lease is no longer renewed, so it is judged gone after a lease")
+}

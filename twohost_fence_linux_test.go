@@ -1,0 +1,130 @@
+package jobstore_test
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/axqua/jobstore"
+	"github.com/stretchr/testify/require"
+)
+
+// The ownership primitives, proved across the two mounts of the kit.
+
+func TestTwoHosts_ClaimAndFenceRacesAcrossMounts(t *testing.T) {
+	h := mountTwoHosts(t, false)
+	kids := []*child{
+		startRole(t, claimerRole, jobstore.HostEnv+"=hostA"), startRole(t, claimerRole, jobstore.HostEnv+"=hostA"),
+		startRole(t, claimerRole, jobstore.HostEnv+"=hostB"), startRole(t, claimerRole, jobstore.HostEnv+"=hostB"),
+	}
+	for i := range 20 {
+		id := fmt.Sprintf("j%d", i)
+		dirB, err := jobstore.Submit(h.B, jobstore.JobSpec{ID: id, Kind: "k"})
+		require.NoError(t, err)
+		onMount := func(k int) jobstore.JobDir {
+			if k < 2 {
+				return jobstore.JobDir(filepath.Join(h.A, id))
+			}
+			return dirB
+		}
+		require.Equal(t, 1, raceAttemptOn(t, kids, onMount, 2, "claim", dirB, 1), "round %d: claims", i)
+		require.Equal(t, 1, raceAttemptOn(t, kids, onMount, 2, "fence", dirB, 1), "round %d: fences", i)
+	}
+}
+
+// fencedWriterRole claims attempt 1 of $JOB (through its own mount), renews
+// its lease ($LEASE), and on each line from stdin writes a running status,
+// answering "ok", "notowner" or "err ...". "write" checks the lease by the
+// writer's own clock first; "raw" does not, so only the fence can stop it.
+const fencedWriterRole = "fenced-writer"
+
+func init() { children[fencedWriterRole] = fencedWriter }
+
+func fencedWriter() int {
+	dir := jobstore.JobDir(os.Getenv("JOB"))
+	lease, err := time.ParseDuration(os.Getenv("LEASE"))
+	if err != nil {
+		fmt.Println("err", err)
+		return 1
+	}
+	host, _ := jobstore.HostID()
+	if _, err := jobstore.ClaimAttempt(dir, 1, lease, host); err != nil {
+		fmt.Println("err", err)
+		return 1
+	}
+	r, err := jobstore.StartRenewer(dir, 1, lease)
+	if err != nil {
+		fmt.Println("err", err)
+		return 1
+	}
+	defer r.Stop()
+	fmt.Println("claimed")
+	in := bufio.NewScanner(os.Stdin)
+	for seq := uint64(2); in.Scan(); seq++ {
+		var err error
+		if in.Text() != "raw" {
+			err = r.Check(time.Now())
+		}
+		if err == nil {
+			err = jobstore.WriteStatusFenced(dir, 1, jobstore.JobStatus{State: jobstore.Running, Seq: seq, PID: os.Getpid(), Host: host})
+		}
+		switch {
+		case errors.Is(err, jobstore.ErrNotOwner):
+			fmt.Println("notowner")
+		case err != nil:
+			fmt.Println("err", err)
+		default:
+			fmt.Println("ok")
+		}
+	}
+	return 0
+}
+
+// A writer on A is stopped past its lease; B judges it gone by its own
+// clock, fences it and writes lost. Resumed, the writer's next write fails
+// with ErrNotOwner, through A's cached view of the directory, and B's
+// record stands.
+func TestTwoHosts_StoppedWriterIsFencedFromTheOtherMount(t *testing.T) {
+	h := mountTwoHosts(t, false)
+	const lease = 600 * time.Millisecond
+	dirB, err := jobstore.Submit(h.B, jobstore.JobSpec{ID: "j1", Kind: "k"})
+	require.NoError(t, err)
+	w := startRole(t, fencedWriterRole, jobstore.HostEnv+"=hostA", "JOB="+filepath.Join(h.A, "j1"), "LEASE="+lease.String())
+	require.Equal(t, "claimed", w.line(t))
+	fmt.Fprintln(w.stdin, "write")
+	require.Equal(t, "ok", w.line(t))
+
+	ctx := context.Background()
+	v, why, err := jobstore.JudgeAttempt(ctx, dirB, 1, "hostB", time.Minute, lease/10)
+	require.NoError(t, err)
+	require.Equal(t, "alive", v, why)
+
+	require.NoError(t, w.cmd.Process.Signal(syscall.SIGSTOP))
+	t.Cleanup(func() { _ = w.cmd.Process.Signal(syscall.SIGCONT) })
+	v, why, err = jobstore.JudgeAttempt(ctx, dirB, 1, "hostB", time.Minute, lease/10)
+	require.NoError(t, err)
+	require.Equal(t, "gone", v, why)
+	won, err := jobstore.FenceAttempt(dirB, 1)
+	require.NoError(t, err)
+	require.True(t, won)
+	last, err := jobstore.ReadStatus(dirB)
+	require.NoError(t, err)
+	now := jobstore.Now()
+	require.NoError(t, jobstore.WriteStatus(dirB, jobstore.JobStatus{State: jobstore.Lost, Seq: last.Seq + 1, FinishedAt: &now}))
+
+	require.NoError(t, w.cmd.Process.Signal(syscall.SIGCONT))
+	fmt.Fprintln(w.stdin, "raw") // no self-check: the fence alone must stop it
+	require.Equal(t, "notowner", w.line(t))
+	fmt.Fprintln(w.stdin, "write")
+	require.Equal(t, "notowner", w.line(t))
+	st, err := jobstore.ReadStatus(jobstore.JobDir(filepath.Join(h.A, "j1")))
+	require.NoError(t, err)
+	require.Equal(t, jobstore.Lost, st.State, "the fencer's record must stand")
+	require.Equal(t, last.Seq+1, st.Seq)
+}

@@ -1,0 +1,286 @@
+// The end-to-end two-host tests: one jobs root seen through two mounts
+// whose lock tables are independent (twohost_kit_linux_test.go), used by
+// processes that claim two host identities. Without the claim, lease and
+// fence, they fail: a job run twice, a live runner marked lost, a terminal
+// record overwritten with seq going back.
+
+package jobstore_test
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/axqua/jobstore"
+	"github.com/stretchr/testify/require"
+)
+
+// twoHostLease is the lease of the runners in these tests: short, so that
+// the tests take seconds, long enough to be renewed on a loaded machine.
+const twoHostLease = 1500 * time.Millisecond
+
+// twoHostRunnerRole starts $JOB and reports progress every $EVERY until
+// stdin says "finish" or a write fails; it prints "started", then
+// "progress-err notowner|other: ..." or "finished".
+const twoHostRunnerRole = "twohost-runner"
+
+// twoHostStarterRole tries Start on each job of $JOBS (space-separated dirs)
+// once, holds every run it got, prints "won <id>" for each, then "done",
+// and waits for stdin to close.
+const twoHostStarterRole = "twohost-starter"
+
+func init() {
+	children[twoHostRunnerRole] = twoHostRunner
+	children[twoHostStarterRole] = twoHostStarter
+}
+
+func twoHostRunner() int {
+	dir := jobstore.JobDir(os.Getenv("JOB"))
+	every, _ := time.ParseDuration(os.Getenv("EVERY"))
+	r, err := jobstore.Start(dir, jobstore.WithLease(twoHostLease))
+	if err != nil {
+		fmt.Println("err", err)
+		return 1
+	}
+	defer r.Close()
+	fmt.Println("started")
+	finish := make(chan struct{})
+	go func() {
+		in := bufio.NewScanner(os.Stdin)
+		for in.Scan() {
+			if in.Text() == "finish" {
+				close(finish)
+				return
+			}
+		}
+	}()
+	for i := 0; ; i++ {
+		select {
+		case <-finish:
+			if err := r.Finish(jobstore.Outcome{State: jobstore.Succeeded}); err != nil {
+				fmt.Println("finish-err", err)
+				return 1
+			}
+			fmt.Println("finished")
+			return 0
+		case <-time.After(every):
+		}
+		if err := r.Progress(float64(i%100)/100, "working"); err != nil {
+			kind := "other"
+			if errors.Is(err, jobstore.ErrNotOwner) {
+				kind = "notowner"
+			}
+			fmt.Printf("progress-err %s: %v\n", kind, strings.ReplaceAll(err.Error(), "\n", " "))
+			return 0
+		}
+	}
+}
+
+func twoHostStarter() int {
+	var runs []*jobstore.Run
+	for _, d := range strings.Fields(os.Getenv("JOBS")) {
+		r, err := jobstore.Start(jobstore.JobDir(d), jobstore.WithLease(twoHostLease))
+		if err == nil {
+			runs = append(runs, r)
+			fmt.Println("won", filepath.Base(d))
+		}
+	}
+	fmt.Println("done")
+	_, _ = bufio.NewReader(os.Stdin).ReadString('\n')
+	for _, r := range runs {
+		_ = r.Close()
+	}
+	return 0
+}
+
+// watchSeq polls dir's status until stop and fails the test if seq goes
+// back or a terminal state is followed by anything else.
+func watchSeq(t *testing.T, dir jobstore.JobDir, stop <-chan struct{}) *sync.WaitGroup {
+	t.Helper()
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		var last jobstore.JobStatus
+		for {
+			select {
+			case <-stop:
+				return
+			case <-time.After(5 * time.Millisecond):
+			}
+			st, err := jobstore.ReadStatus(dir)
+			if err != nil || st == nil {
+				continue
+			}
+			if st.Seq < last.Seq {
+				t.Errorf("watcher: seq went back from %d (%s) to %d (%s)", last.Seq, last.State, st.Seq, st.State)
+			}
+			if last.State.Terminal() && st.Seq != last.Seq {
+				t.Errorf("watcher: terminal %s (seq %d) replaced by %s (seq %d)", last.State, last.Seq, st.State, st.Seq)
+			}
+			last = *st
+		}
+	})
+	return &wg
+}
+
+// 8 processes, 4 through each mount as two hosts, race Start on 50 jobs:
+// each job must have exactly one runner.
+func TestTwoHosts_StartRaceOneRunnerPerJob(t *testing.T) { startRace(t, false) }
+
+// The same race where the mounts forward locks (NFSv4-like): job.lock
+// decides first, the attempt still holds.
+func TestTwoHosts_StartRaceOneRunnerPerJobWithForwardedLocks(t *testing.T) { startRace(t, true) }
+
+func startRace(t *testing.T, forwardLocks bool) {
+	h := mountTwoHosts(t, forwardLocks)
+	var ids []string
+	for i := range 50 {
+		id := fmt.Sprintf("j%02d", i)
+		_, err := jobstore.Submit(h.Backing, jobstore.JobSpec{ID: id, Kind: "k"})
+		require.NoError(t, err)
+		ids = append(ids, id)
+	}
+	jobsOn := func(mnt string) string {
+		var b strings.Builder
+		for _, id := range ids {
+			b.WriteString(filepath.Join(mnt, id) + " ")
+		}
+		return b.String()
+	}
+	var kids []*child
+	for i := range 8 {
+		mnt, host := h.A, "hostA"
+		if i%2 == 1 {
+			mnt, host = h.B, "hostB"
+		}
+		kids = append(kids, startRole(t, twoHostStarterRole, jobstore.HostEnv+"="+host, "JOBS="+jobsOn(mnt)))
+	}
+	runners := map[string]int{}
+	for _, k := range kids {
+		for {
+			line := k.line(t)
+			if line == "done" {
+				break
+			}
+			runners[strings.TrimPrefix(line, "won ")]++
+		}
+	}
+	twice := 0
+	for _, id := range ids {
+		if runners[id] != 1 {
+			twice++
+			t.Errorf("job %s has %d runners", id, runners[id])
+		}
+	}
+	t.Logf("%d of %d jobs ran more than once", twice, len(ids))
+}
+
+// A live runner on A reporting progress; reconcilers loop on B for 3 lease
+// periods: the job is never marked lost.
+func TestTwoHosts_LiveRunnerIsNeverMarkedLostFromTheOtherHost(t *testing.T) {
+	h := mountTwoHosts(t, false)
+	dirB, err := jobstore.Submit(h.B, jobstore.JobSpec{ID: "j1", Kind: "k"})
+	require.NoError(t, err)
+	w := startRole(t, twoHostRunnerRole, jobstore.HostEnv+"=hostA", "JOB="+filepath.Join(h.A, "j1"), "EVERY=100ms")
+	require.Equal(t, "started", w.line(t))
+	stop := make(chan struct{})
+	wg := watchSeq(t, dirB, stop)
+	t.Setenv(jobstore.HostEnv, "hostB")
+	deadline := time.Now().Add(3 * twoHostLease)
+	for time.Now().Before(deadline) {
+		changed, err := jobstore.Reconcile(dirB)
+		require.NoError(t, err)
+		if changed {
+			t.Errorf("a reconciler on host B marked the live runner's job lost")
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	fmt.Fprintln(w.stdin, "finish")
+	require.Equal(t, "finished", w.line(t), "the runner must finish its own job")
+	close(stop)
+	wg.Wait()
+}
+
+// A runner SIGKILLed on A is marked lost by a reconciler on B within the
+// lease bound.
+func TestTwoHosts_KilledRunnerIsReconciledFromTheOtherHostWithinTheLease(t *testing.T) {
+	h := mountTwoHosts(t, false)
+	dirB, err := jobstore.Submit(h.B, jobstore.JobSpec{ID: "j1", Kind: "k"})
+	require.NoError(t, err)
+	w := startRole(t, twoHostRunnerRole, jobstore.HostEnv+"=hostA", "JOB="+filepath.Join(h.A, "j1"), "EVERY=100ms")
+	require.Equal(t, "started", w.line(t))
+	require.NoError(t, w.cmd.Process.Kill())
+	_ = w.cmd.Wait()
+	t.Setenv(jobstore.HostEnv, "hostB")
+	killed := time.Now()
+	for {
+		changed, err := jobstore.Reconcile(dirB)
+		require.NoError(t, err)
+		if changed {
+			break
+		}
+		// A deadlock guard, generous: the bound is one lease plus one poll.
+		require.Less(t, time.Since(killed), 10*twoHostLease, "never reconciled")
+		time.Sleep(50 * time.Millisecond)
+	}
+	st, err := jobstore.ReadStatus(dirB)
+	require.NoError(t, err)
+	require.Equal(t, jobstore.Lost, st.State)
+}
+
+// A runner on A is stopped past its lease, B takes the job over and
+// finishes it, then A is resumed: A's next write fails with ErrNotOwner and
+// B's record stands; a watcher on B never sees seq go back or a terminal
+// state replaced.
+func TestTwoHosts_StoppedRunnerTakenOverLearnsItFromItsNextWrite(t *testing.T) {
+	h := mountTwoHosts(t, false)
+	dirB, err := jobstore.Submit(h.B, jobstore.JobSpec{ID: "j1", Kind: "k"})
+	require.NoError(t, err)
+	w := startRole(t, twoHostRunnerRole, jobstore.HostEnv+"=hostA", "JOB="+filepath.Join(h.A, "j1"), "EVERY=100ms")
+	require.Equal(t, "started", w.line(t))
+	stop := make(chan struct{})
+	wg := watchSeq(t, dirB, stop)
+	py := startSeedPoller(t, dirB)
+	time.Sleep(300 * time.Millisecond)
+	require.NoError(t, w.cmd.Process.Signal(syscall.SIGSTOP))
+	t.Cleanup(func() { _ = w.cmd.Process.Signal(syscall.SIGCONT) })
+
+	t.Setenv(jobstore.HostEnv, "hostB")
+	var r *jobstore.Run
+	stopped := time.Now()
+	for {
+		r, err = jobstore.Start(dirB)
+		if err == nil {
+			break
+		}
+		require.ErrorIs(t, err, jobstore.ErrLocked)
+		require.Less(t, time.Since(stopped), 10*twoHostLease, "never taken over")
+		time.Sleep(50 * time.Millisecond)
+	}
+	require.NoError(t, r.Progress(0.5, "host B took over"))
+	require.NoError(t, r.Finish(jobstore.Outcome{State: jobstore.Succeeded, Message: "finished by host B"}))
+	require.NoError(t, r.Close())
+	final, err := jobstore.ReadStatus(dirB)
+	require.NoError(t, err)
+
+	require.NoError(t, w.cmd.Process.Signal(syscall.SIGCONT))
+	time.Sleep(500 * time.Millisecond) // five of the runner's progress periods
+	st, err := jobstore.ReadStatus(dirB)
+	require.NoError(t, err)
+	require.Equal(t, final.Seq, st.Seq, "host B's final record must stand; the resumed runner wrote %s seq %d over it", st.State, st.Seq)
+	require.Equal(t, "finished by host B", st.Message)
+	line := w.line(t)
+	require.True(t, strings.HasPrefix(line, "progress-err notowner"), "the resumed runner's next write must fail with ErrNotOwner; it said %q", line)
+	close(stop)
+	wg.Wait()
+	seqs := py()
+	require.NotEmpty(t, seqs)
+	require.Equal(t, final.Seq, seqs[len(seqs)-1], "the Python poller ends on host B's final record")
+}
