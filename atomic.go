@@ -315,7 +315,7 @@ func openDirAt(op string, at recordAt) (dirHandle, error) {
 func writeRecord(at recordAt, data []byte, o writeOptions, mode publishMode) error {
 	if o.replaceTimeout < 0 {
 		return &Error{Op: "write", Path: at.path(), Sentinel: ErrInvalid, Found: o.replaceTimeout.String(), Subject: "replace timeout",
-			Msg: "the replace timeout is negative", Remedy: "pass WithReplaceTimeout a duration of 0 or more"}
+			Msg: "must be 0 or more, got " + o.replaceTimeout.String(), Remedy: "pass WithReplaceTimeout a duration of 0 or more"}
 	}
 	d, err := openDirAt("open directory", at)
 	if err != nil {
