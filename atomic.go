@@ -100,8 +100,9 @@ func WithReplaceTimeout(d time.Duration) WriteOption {
 // rename (which succeeds where every reader shares delete, as this
 // package's readers do) and retries for WithReplaceTimeout (2 s by default)
 // while a reader holds path open without FILE_SHARE_DELETE (every Go
-// os.Open, most readers); directories are not fsynced, as Windows cannot. On platforms without the primitives (js/wasm,
-// wasip1, plan9) every write fails with errors.ErrUnsupported.
+// os.Open, most readers); directories are not fsynced, as Windows cannot.
+// On platforms without the primitives (js/wasm, wasip1, plan9) every write
+// fails with errors.ErrUnsupported.
 func WriteJSONAtomic(path string, v any, opts ...WriteOption) error {
 	data, err := marshalRecord(v)
 	if errors.Is(err, ErrTooLarge) {
