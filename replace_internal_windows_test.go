@@ -252,6 +252,13 @@ func TestOpenRecord_SharesDelete(t *testing.T) {
 	r, err := dirHandle{path: f.d.path}.openRecord(f.target)
 	require.NoError(t, err)
 	assert.NoError(t, openForDelete(), "our reader's handle must share delete")
+	// What a plain MoveFileEx makes of it depends on the system: a classic
+	// rename (Wine 8, older Windows) still refuses to replace an open file.
+	from, err := windows.UTF16PtrFromString(f.d.join(f.tmp))
+	require.NoError(t, err)
+	to, err := windows.UTF16PtrFromString(f.d.join(f.target))
+	require.NoError(t, err)
+	t.Logf("MoveFileEx(REPLACE_EXISTING) over a file our reader holds: %v", windows.MoveFileEx(from, to, windows.MOVEFILE_REPLACE_EXISTING))
 	require.NoError(t, r.Close())
 
 	held, err := os.Open(f.d.join(f.target))
