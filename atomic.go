@@ -10,18 +10,20 @@ import (
 	"path/filepath"
 	"runtime"
 	"syscall"
+	"time"
 )
 
 // WriteOption changes how a record is written.
 type WriteOption func(*writeOptions)
 
 type writeOptions struct {
-	noSync bool
-	perm   fs.FileMode
+	noSync         bool
+	perm           fs.FileMode
+	replaceTimeout time.Duration
 }
 
 func newWriteOptions(opts []WriteOption) writeOptions {
-	o := writeOptions{perm: 0o644}
+	o := writeOptions{perm: 0o644, replaceTimeout: DefaultReplaceTimeout}
 	for _, f := range opts {
 		f(&o)
 	}
@@ -46,6 +48,19 @@ func NoSync() WriteOption { return func(o *writeOptions) { o.noSync = true } }
 // is rewritten (status.json) keeps it there.
 func WithPerm(perm fs.FileMode) WriteOption {
 	return func(o *writeOptions) { o.perm = perm & fs.ModePerm }
+}
+
+// DefaultReplaceTimeout is how long a replace keeps trying on Windows while
+// another process holds the record open (WithReplaceTimeout).
+const DefaultReplaceTimeout = 2 * time.Second
+
+// WithReplaceTimeout sets how long a replace keeps trying while another
+// process holds the record open in a way that forbids it (default
+// DefaultReplaceTimeout; 0 tries once). It has an effect on Windows only:
+// elsewhere a rename never waits for readers. A negative d is ErrInvalid,
+// reported by the write before anything is touched.
+func WithReplaceTimeout(d time.Duration) WriteOption {
+	return func(o *writeOptions) { o.replaceTimeout = d }
 }
 
 // WriteJSONAtomic writes v as JSON to path, replacing any previous file
@@ -80,11 +95,14 @@ func WithPerm(perm fs.FileMode) WriteOption {
 // send them elsewhere. A symbolic link at path itself is replaced, never
 // followed.
 //
-// On Windows, the replace is MoveFileEx(REPLACE_EXISTING|WRITE_THROUGH),
-// retried for about 2 s while another process holds path open without
-// FILE_SHARE_DELETE (every Go os.Open, most readers); directories are not
-// fsynced, as Windows cannot. On platforms without the primitives (js/wasm,
-// wasip1, plan9) every write fails with errors.ErrUnsupported.
+// On Windows, the replace is MoveFileEx(REPLACE_EXISTING|WRITE_THROUGH);
+// while another process holds path open it falls back to a POSIX-semantics
+// rename (which succeeds where every reader shares delete, as this
+// package's readers do) and retries for WithReplaceTimeout (2 s by default)
+// while a reader holds path open without FILE_SHARE_DELETE (every Go
+// os.Open, most readers); directories are not fsynced, as Windows cannot.
+// On platforms without the primitives (js/wasm, wasip1, plan9) every write
+// fails with errors.ErrUnsupported.
 func WriteJSONAtomic(path string, v any, opts ...WriteOption) error {
 	data, err := marshalRecord(v)
 	if errors.Is(err, ErrTooLarge) {
@@ -301,6 +319,10 @@ func openDirAt(op string, at recordAt) (dirHandle, error) {
 // exception by design: it is named afresh in steps 2 and 6, so a rename of
 // it between them makes the write fail (the fence, see fence.go).
 func writeRecord(at recordAt, data []byte, o writeOptions, mode publishMode) error {
+	if o.replaceTimeout < 0 {
+		return &Error{Op: "write", Path: at.path(), Sentinel: ErrInvalid, Found: o.replaceTimeout.String(), Subject: "replace timeout",
+			Msg: "must be 0 or more, got " + o.replaceTimeout.String(), Remedy: "pass WithReplaceTimeout a duration of 0 or more"}
+	}
 	d, err := openDirAt("open directory", at)
 	if err != nil {
 		return err
@@ -332,7 +354,7 @@ func writeRecord(at recordAt, data []byte, o writeOptions, mode publishMode) err
 	if err := f.Close(); err != nil {
 		return fail("close", err, "cannot close the temp file")
 	}
-	if err := publish(d, at, tmp, mode, !o.noSync); err != nil {
+	if err := publish(d, at, tmp, mode, !o.noSync, o.replaceTimeout); err != nil {
 		return err
 	}
 	if o.noSync {
@@ -347,9 +369,9 @@ func writeRecord(at recordAt, data []byte, o writeOptions, mode publishMode) err
 }
 
 // publish is step 6 of writeRecord.
-func publish(d dirHandle, at recordAt, tmp string, mode publishMode, writeThrough bool) error {
+func publish(d dirHandle, at recordAt, tmp string, mode publishMode, writeThrough bool, timeout time.Duration) error {
 	if mode == replaceTarget {
-		if err := d.replace(tmp, at.name, writeThrough); err != nil {
+		if err := replaceWithin(d, tmp, at.name, writeThrough, timeout); err != nil {
 			_ = d.remove(tmp)
 			msg, remedy := replaceFailure(d, at.name, err)
 			return stepError("rename", at.path(), err, msg, remedy)
@@ -371,6 +393,17 @@ func publish(d dirHandle, at recordAt, tmp string, mode publishMode, writeThroug
 		}
 	}
 	return nil
+}
+
+// replaceWithin is dirOps.replace, waiting at most timeout for other
+// processes where the platform's replace waits for them (Windows).
+func replaceWithin(d dirHandle, tmp, name string, writeThrough bool, timeout time.Duration) error {
+	if w, ok := any(d).(interface {
+		replaceWithin(tmp, name string, writeThrough bool, timeout time.Duration) error
+	}); ok {
+		return w.replaceWithin(tmp, name, writeThrough, timeout)
+	}
+	return d.replace(tmp, name, writeThrough)
 }
 
 // writeAll writes all of data (a short write without an error is

@@ -137,6 +137,9 @@ const (
 	// pollPause: "read" mode calls ReadStatus (default retries) on a
 	// 64 KiB status this often: 500 times a second, where GUIs poll once.
 	pollPause = 2 * time.Millisecond
+	// fastPollPause: "readfast" mode calls ReadStatus this often, the
+	// busiest poller anyone writes (and busier than any GUI needs).
+	fastPollPause = 1 * time.Millisecond
 )
 
 func init() { children[windowsPollerRole] = windowsPoller }
@@ -171,6 +174,13 @@ func windowsPoller() int {
 				}
 			}
 			time.Sleep(pollPause)
+		case "readfast":
+			if _, err := jobstore.ReadStatus(dir); err != nil {
+				if failed++; failed == 1 {
+					first = strings.ReplaceAll(err.Error(), "\n", " ")
+				}
+			}
+			time.Sleep(fastPollPause)
 		default:
 			fmt.Fprintf(os.Stderr, "poller: unknown mode %q\n", mode)
 			return 2
@@ -441,4 +451,79 @@ func TestWriteStatus_ReadOnlyTargetIsNamedAsSuch(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, string(before), string(after))
 	requireNoTemps(t, dir)
+}
+
+// TestWriteStatus_OurReadersNeverBlockAReplace: 8 pollers in other
+// processes call ReadStatus every millisecond while the writer rewrites
+// status.json 200 times. Our readers share delete, so where the POSIX
+// rename works (NTFS) no write may fail and no read may fail. (Pollers that use os.Open, which does not share delete,
+// are another matter: 8 of them at 1 ms make some writes fail after the
+// replace timeout; see TestWriteStatus_FindsTheGapsOfABusyPoller for what
+// one such poller leaves the writer.)
+func TestWriteStatus_OurReadersNeverBlockAReplace(t *testing.T) {
+	const (
+		pollers = 8
+		writes  = 200
+	)
+	dir := newWindowsJob(t, "j1")
+	supported, err := jobstore.POSIXRenameSupported(string(dir))
+	require.NoError(t, err)
+	if !supported {
+		t.Skip("this system has no POSIX-semantics rename (Wine 8, FAT/exFAT, older Windows): a classic rename " +
+			"cannot replace a file that any reader holds open, even one that shares delete, so readers can block a write " +
+			"here as os.Open's do, until the replace timeout")
+	}
+	stops := make([]func() string, pollers)
+	for i := range stops {
+		stops[i] = startPoller(t, dir, "readfast")
+	}
+	var failed []error
+	for seq := uint64(2); seq <= writes+1; seq++ {
+		if err := jobstore.WriteStatus(dir, jobstore.JobStatus{State: jobstore.Running, Seq: seq}); err != nil {
+			failed = append(failed, err)
+		}
+	}
+	for i, stop := range stops {
+		said := stop()
+		t.Logf("poller %d: %s", i, said)
+		assert.Contains(t, said, " failed 0 ", "poller %d: every ReadStatus must succeed", i)
+		assert.NotContains(t, said, "polls 0 ", "poller %d never polled", i)
+	}
+	t.Logf("%d of %d writes failed against %d ReadStatus pollers at %v", len(failed), writes, pollers, fastPollPause)
+	for _, err := range failed[:min(len(failed), 3)] {
+		t.Log(err)
+	}
+	assert.Empty(t, failed, "a reader that shares delete must never make a write fail")
+	st, err := jobstore.ReadStatus(dir)
+	require.NoError(t, err)
+	assert.Equal(t, uint64(writes+1), st.Seq)
+	requireNoTemps(t, dir)
+}
+
+func TestWriteStatus_WithReplaceTimeout(t *testing.T) {
+	t.Run("0 gives up at the first refusal", func(t *testing.T) {
+		dir := newWindowsJob(t, "j1")
+		holdOpen(t, dir.StatusPath())
+		err := jobstore.WriteStatus(dir, jobstore.JobStatus{State: jobstore.Running, Seq: 2}, jobstore.WithReplaceTimeout(0))
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), "another process kept it open")
+		requireNoTemps(t, dir)
+	})
+	t.Run("a longer timeout is waited for", func(t *testing.T) {
+		// Twice the default, so that a write that ignored the option and
+		// gave up after the default would fail the lower bound.
+		timeout := 2 * jobstore.DefaultReplaceTimeout
+		dir := newWindowsJob(t, "j1")
+		holdOpen(t, dir.StatusPath())
+		start := time.Now()
+		err := jobstore.WriteStatus(dir, jobstore.JobStatus{State: jobstore.Running, Seq: 2}, jobstore.WithReplaceTimeout(timeout))
+		waited := time.Since(start)
+		require.Error(t, err, "the reader holds the file for the whole test")
+		t.Logf("failed after %v: %v", waited.Round(time.Millisecond), err)
+		assert.GreaterOrEqual(t, waited, timeout*3/4, "gave up before the timeout it was given")
+		st, err := jobstore.ReadStatus(dir)
+		require.NoError(t, err)
+		assert.Equal(t, uint64(1), st.Seq, "the previous record is intact")
+		requireNoTemps(t, dir)
+	})
 }
