@@ -39,31 +39,32 @@ const (
 // not a speed limit (the speed is logged and benchmarked).
 const cancelDeadline = 20 * time.Second
 
-func init() {
-	children[cancelRunnerRole] = cancelRunner
-	children[cancelHolderRole] = func() int {
-		r, err := jobstore.Start(jobstore.JobDir(os.Getenv(dirEnv)))
-		if err != nil {
-			return exitCode(err)
-		}
-		fmt.Println("started", os.Getpid())
-		_, _ = io.Copy(io.Discard, os.Stdin) // until killed
-		return exitCode(r.Close())
+// cancelHolder starts the job in dirEnv, says "started <pid>", then waits
+// to be killed.
+func cancelHolder() int {
+	r, err := jobstore.Start(jobstore.JobDir(os.Getenv(dirEnv)))
+	if err != nil {
+		return exitCode(err)
 	}
-	children[cancelRequesterRole] = func() int {
-		var b [1]byte
-		_, _ = os.Stdin.Read(b[:])
-		name := os.Getenv(cancelNameEnv)
-		err := jobstore.RequestCancel(jobstore.JobDir(os.Getenv(dirEnv)),
-			jobstore.CancelRequest{RequestedBy: name, Reason: "reason of " + name})
-		if err != nil {
-			fmt.Println("error", oneLine(err.Error()))
-			return 1
-		}
-		fmt.Println("ok")
-		return 0
+	fmt.Println("started", os.Getpid())
+	_, _ = io.Copy(io.Discard, os.Stdin) // until killed
+	return exitCode(r.Close())
+}
+
+// cancelRequester, on a byte of stdin, requests a cancel as nameEnv and
+// says "ok" or "error <error>".
+func cancelRequester() int {
+	var b [1]byte
+	_, _ = os.Stdin.Read(b[:])
+	name := os.Getenv(cancelNameEnv)
+	err := jobstore.RequestCancel(jobstore.JobDir(os.Getenv(dirEnv)),
+		jobstore.CancelRequest{RequestedBy: name, Reason: "reason of " + name})
+	if err != nil {
+		fmt.Println("error", oneLine(err.Error()))
+		return 1
 	}
-	children[cancelFinisherRole] = cancelFinisher
+	fmt.Println("ok")
+	return 0
 }
 
 func oneLine(s string) string { return strings.ReplaceAll(s, "\n", " ") }

@@ -139,7 +139,7 @@ const (
 	pollPause = 2 * time.Millisecond
 )
 
-func init() { children[windowsPollerRole] = windowsPoller }
+func init() { roles[windowsPollerRole] = windowsPoller }
 
 // windowsPoller polls until stdin closes, then prints
 // "polls N failed M first ERROR". In "hold" mode a failed open is a moment

@@ -83,7 +83,7 @@ func tracedSpec(id string) jobstore.JobSpec {
 }
 
 func init() {
-	children["protocol"] = func() int {
+	roles["protocol"] = func() int {
 		root, mark := os.Getenv(traceRootEnv), os.Getenv(traceMarkEnv)
 		a, b := jobstore.JobDir(filepath.Join(root, tracedJobA)), jobstore.JobDir(filepath.Join(root, tracedJobB))
 		for _, step := range strings.Split(os.Getenv(traceStepsEnv), ",") {
