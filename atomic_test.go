@@ -104,7 +104,7 @@ func TestWriteJSONAtomic_FailureLeavesPreviousFileAndNoTemp(t *testing.T) {
 			}
 			assert.NotEmpty(t, e.Remedy)
 			assert.Equal(t, before, fileSnapshot(t, dir), "the previous record is byte-identical and no temp file is left")
-			assertNoTempFiles(t, filepath.Dir(path))
+			requireNoTempFiles(t, filepath.Dir(path))
 		})
 	}
 }

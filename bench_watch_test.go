@@ -15,25 +15,23 @@ import (
 	"github.com/axqua/jobstore"
 )
 
-func init() {
-	// latencywriter: for each line N on stdin, write status.json of the job
-	// in JOBSTORE_TEST_DIR with seq N and, as its message, the wall clock
-	// (Unix ns) just before the write; exit when stdin closes.
-	children["latencywriter"] = func() int {
-		dir := jobstore.JobDir(os.Getenv(dirEnv))
-		in := bufio.NewScanner(os.Stdin)
-		for in.Scan() {
-			seq, err := strconv.ParseUint(strings.TrimSpace(in.Text()), 10, 64)
-			if err != nil {
-				return exitCode(err)
-			}
-			st := jobstore.JobStatus{State: jobstore.Running, Seq: seq, Message: strconv.FormatInt(time.Now().UnixNano(), 10)}
-			if err := jobstore.WriteStatus(dir, st, jobstore.NoSync()); err != nil {
-				return exitCode(err)
-			}
+// latencyWriter, for each line N on stdin, writes status.json of the job
+// in JOBSTORE_TEST_DIR with seq N and, as its message, the wall clock
+// (Unix ns) just before the write; it exits when stdin closes.
+func latencyWriter() int {
+	dir := jobstore.JobDir(os.Getenv(dirEnv))
+	in := bufio.NewScanner(os.Stdin)
+	for in.Scan() {
+		seq, err := strconv.ParseUint(strings.TrimSpace(in.Text()), 10, 64)
+		if err != nil {
+			return exitCode(err)
 		}
-		return 0
+		st := jobstore.JobStatus{State: jobstore.Running, Seq: seq, Message: strconv.FormatInt(time.Now().UnixNano(), 10)}
+		if err := jobstore.WriteStatus(dir, st, jobstore.NoSync()); err != nil {
+			return exitCode(err)
+		}
 	}
+	return 0
 }
 
 // BenchmarkWatchLatency measures how long a status written by another

@@ -39,31 +39,32 @@ const (
 // not a speed limit (the speed is logged and benchmarked).
 const cancelDeadline = 20 * time.Second
 
-func init() {
-	children[cancelRunnerRole] = cancelRunner
-	children[cancelHolderRole] = func() int {
-		r, err := jobstore.Start(jobstore.JobDir(os.Getenv(dirEnv)))
-		if err != nil {
-			return exitCode(err)
-		}
-		fmt.Println("started", os.Getpid())
-		_, _ = io.Copy(io.Discard, os.Stdin) // until killed
-		return exitCode(r.Close())
+// cancelHolder starts the job in dirEnv, says "started <pid>", then waits
+// to be killed.
+func cancelHolder() int {
+	r, err := jobstore.Start(jobstore.JobDir(os.Getenv(dirEnv)))
+	if err != nil {
+		return exitCode(err)
 	}
-	children[cancelRequesterRole] = func() int {
-		var b [1]byte
-		_, _ = os.Stdin.Read(b[:])
-		name := os.Getenv(cancelNameEnv)
-		err := jobstore.RequestCancel(jobstore.JobDir(os.Getenv(dirEnv)),
-			jobstore.CancelRequest{RequestedBy: name, Reason: "reason of " + name})
-		if err != nil {
-			fmt.Println("error", oneLine(err.Error()))
-			return 1
-		}
-		fmt.Println("ok")
-		return 0
+	fmt.Println("started", os.Getpid())
+	_, _ = io.Copy(io.Discard, os.Stdin) // until killed
+	return exitCode(r.Close())
+}
+
+// cancelRequester, on a byte of stdin, requests a cancel as nameEnv and
+// says "ok" or "error <error>".
+func cancelRequester() int {
+	var b [1]byte
+	_, _ = os.Stdin.Read(b[:])
+	name := os.Getenv(cancelNameEnv)
+	err := jobstore.RequestCancel(jobstore.JobDir(os.Getenv(dirEnv)),
+		jobstore.CancelRequest{RequestedBy: name, Reason: "reason of " + name})
+	if err != nil {
+		fmt.Println("error", oneLine(err.Error()))
+		return 1
 	}
-	children[cancelFinisherRole] = cancelFinisher
+	fmt.Println("ok")
+	return 0
 }
 
 func oneLine(s string) string { return strings.ReplaceAll(s, "\n", " ") }
@@ -147,24 +148,6 @@ func readLines(r io.Reader) <-chan string {
 	return ch
 }
 
-// submitJob submits a queued job under a fresh root.
-func submitJob(t *testing.T) jobstore.JobDir {
-	t.Helper()
-	dir, err := jobstore.Submit(tempDir(t), jobstore.JobSpec{Kind: "test"})
-	require.NoError(t, err)
-	return dir
-}
-
-// requireNoTempFiles fails if a temp file is left in dir.
-func requireNoTempFiles(t *testing.T, dir jobstore.JobDir) {
-	t.Helper()
-	entries, err := os.ReadDir(string(dir))
-	require.NoError(t, err)
-	for _, e := range entries {
-		assert.False(t, jobstore.IsTempName(e.Name()), "temp file left behind: %s", e.Name())
-	}
-}
-
 // waitDone waits for ctx to be done, failing after cancelDeadline.
 func waitDone(t *testing.T, ctx context.Context) error {
 	t.Helper()
@@ -209,7 +192,7 @@ func TestRequestCancel_PublishesOnceAndTheFirstRequestStands(t *testing.T) {
 }
 
 func TestReadCancel_NoneAndNotAJob(t *testing.T) {
-	dir := submitJob(t)
+	dir := submitJob(t, "")
 	req, err := jobstore.ReadCancel(dir)
 	require.NoError(t, err)
 	assert.Nil(t, req, "no request is nil, nil")
@@ -260,7 +243,7 @@ func TestDecodeCancel(t *testing.T) {
 }
 
 func TestRequestCancel_QueuedJobIsCancelledWithoutARunner(t *testing.T) {
-	dir := submitJob(t)
+	dir := submitJob(t, "")
 	require.NoError(t, jobstore.RequestCancel(dir, jobstore.CancelRequest{RequestedBy: "alice", Reason: "not needed"}))
 	st := readStatus(t, dir)
 	assert.Equal(t, jobstore.Cancelled, st.State)
@@ -282,7 +265,7 @@ func TestRequestCancel_QueuedJobIsCancelledWithoutARunner(t *testing.T) {
 }
 
 func TestRequestCancel_QueuedJobWhoseLockIsHeldIsLeftToTheRunner(t *testing.T) {
-	dir := submitJob(t)
+	dir := submitJob(t, "")
 	lk, err := jobstore.LockJob(dir) // a runner in the middle of Start
 	require.NoError(t, err)
 	require.NoError(t, jobstore.RequestCancel(dir, jobstore.CancelRequest{Reason: "stop"}))
@@ -354,7 +337,7 @@ func TestRequestCancel_RefusedCases(t *testing.T) {
 	}
 	for field, req := range invalid {
 		t.Run("invalid "+field, func(t *testing.T) {
-			dir := submitJob(t)
+			dir := submitJob(t, "")
 			err := jobstore.RequestCancel(dir, req)
 			require.ErrorIs(t, err, jobstore.ErrInvalid)
 			var e *jobstore.Error
@@ -479,7 +462,7 @@ func TestReconcile_CancelRequests(t *testing.T) {
 		requireCancelledOrphan(t, dir, prev, "stop")
 	})
 	t.Run("queued, request written by a tool that cannot lock", func(t *testing.T) {
-		dir := submitJob(t)
+		dir := submitJob(t, "")
 		writeCancelJSON(t, dir, "from python")
 		changed, err := jobstore.Reconcile(dir)
 		require.NoError(t, err)
@@ -490,7 +473,7 @@ func TestReconcile_CancelRequests(t *testing.T) {
 		assert.Contains(t, st.Message, `"from python"`)
 	})
 	t.Run("queued, no request", func(t *testing.T) {
-		dir := submitJob(t)
+		dir := submitJob(t, "")
 		changed, err := jobstore.Reconcile(dir)
 		require.NoError(t, err)
 		assert.False(t, changed)
@@ -568,7 +551,7 @@ func TestRequestCancel_TwoProcessesRaceOneFileFirstReason(t *testing.T) {
 	for round := range raceCancelRounds {
 		queued := round%2 == 0
 		t.Run(fmt.Sprintf("%d queued=%v", round, queued), func(t *testing.T) {
-			dir := submitJob(t)
+			dir := submitJob(t, "")
 			var r *jobstore.Run
 			if queued {
 				// nothing: the requesters race for the lock too
@@ -625,7 +608,7 @@ func TestFinish_RaceWithARequestEndsOneWayOnly(t *testing.T) {
 	outcomes := map[string]int{}
 	for round := range raceFinishRounds {
 		t.Run(strconv.Itoa(round), func(t *testing.T) {
-			dir := submitJob(t)
+			dir := submitJob(t, "")
 			runner := startRole(t, cancelFinisherRole, dirEnv+"="+string(dir))
 			require.Equal(t, "ready", runner.line(t))
 			_, err := fmt.Fprintln(runner.stdin, rand.N(3000))

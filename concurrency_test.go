@@ -234,7 +234,7 @@ func raceWriteSpec(t *testing.T, opts ...jobstore.WriteOption) {
 	require.NoError(t, jobstore.WriteSpec(ref, spec(winner)))
 	assert.Equal(t, string(readFile(t, ref.SpecPath())), string(readFile(t, dir.SpecPath())))
 	assert.Equal(t, []string{"job.json"}, names(t, string(dir)), "no temp file left")
-	assertNoTempFiles(t, filepath.Dir(string(dir)))
+	requireNoTempFiles(t, filepath.Dir(string(dir)))
 	got, err := jobstore.ReadSpec(dir)
 	require.NoError(t, err)
 	assert.Equal(t, fmt.Sprintf("racer-%d", winner), got.SubmittedBy)

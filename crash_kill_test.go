@@ -30,8 +30,6 @@ const (
 	killWriterReadyLine = "ready"
 )
 
-func init() { children[killWriterRole] = killWriter }
-
 // killWriter is the child: it rewrites status.json with seq = start+1,
 // start+2, ... as fast as it can, printing each seq once WriteStatus has
 // returned nil (an acknowledgement), until it is killed. os.Stdout is not

@@ -63,8 +63,8 @@ func TestDiskFull_WritesFailWithENOSPCAndLeaveRecordsIntact(t *testing.T) {
 			other := filepath.Join(mnt, "index.json")
 			require.NoError(t, jobstore.WriteSpec(job, jobstore.JobSpec{ID: "job-1", Kind: "render"}))
 			require.NoError(t, jobstore.WriteStatus(job, jobstore.JobStatus{State: jobstore.Running, Seq: 1}))
-			oldSpec := fileBytes(t, job.SpecPath())
-			oldStatus := fileBytes(t, job.StatusPath())
+			oldSpec := readFile(t, job.SpecPath())
+			oldStatus := readFile(t, job.StatusPath())
 
 			free := tt.fill(t, mnt)
 
@@ -93,11 +93,11 @@ func TestDiskFull_WritesFailWithENOSPCAndLeaveRecordsIntact(t *testing.T) {
 				}
 				assert.NotErrorIs(t, err, jobstore.ErrExists, "%s: the disk filled before job.json was published", name)
 
-				assert.Equal(t, oldSpec, fileBytes(t, job.SpecPath()), "%s changed job.json", name)
-				assert.Equal(t, oldStatus, fileBytes(t, job.StatusPath()), "%s changed status.json", name)
+				assert.Equal(t, oldSpec, readFile(t, job.SpecPath()), "%s changed job.json", name)
+				assert.Equal(t, oldStatus, readFile(t, job.StatusPath()), "%s changed status.json", name)
 				assert.NoFileExists(t, newJob.SpecPath(), "%s", name)
 				assert.NoFileExists(t, other, "%s", name)
-				assert.Empty(t, tempLitterUnder(t, mnt), "%s left a temp file", name)
+				requireNoTempFiles(t, mnt, "%s left a temp file", name)
 			}
 
 			free()
@@ -114,8 +114,8 @@ func TestDiskFull_WritesFailWithENOSPCAndLeaveRecordsIntact(t *testing.T) {
 			spec, err := jobstore.ReadSpec(newJob)
 			require.NoError(t, err)
 			assert.Equal(t, "job-2", spec.ID)
-			assert.Equal(t, oldSpec, fileBytes(t, job.SpecPath()))
-			assert.Empty(t, tempLitterUnder(t, mnt))
+			assert.Equal(t, oldSpec, readFile(t, job.SpecPath()))
+			requireNoTempFiles(t, mnt)
 		})
 	}
 }
@@ -181,28 +181,4 @@ func fillInodes(t *testing.T, mnt string) (free func()) {
 			require.NoError(t, os.Remove(p))
 		}
 	}
-}
-
-// tempLitterUnder lists the jobstore temp files anywhere under root.
-func tempLitterUnder(t *testing.T, root string) []string {
-	t.Helper()
-	var temps []string
-	err := filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if jobstore.IsTempName(d.Name()) {
-			temps = append(temps, path)
-		}
-		return nil
-	})
-	require.NoError(t, err)
-	return temps
-}
-
-func fileBytes(t *testing.T, path string) []byte {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	require.NoError(t, err)
-	return b
 }

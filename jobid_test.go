@@ -14,21 +14,19 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-func init() {
-	// jobids: print JOBSTORE_TEST_COUNT new job IDs, one a line.
-	children["jobids"] = func() int {
-		n, err := strconv.Atoi(os.Getenv(countEnv))
-		if err != nil {
-			return exitCode(err)
-		}
-		var b strings.Builder
-		for range n {
-			b.WriteString(jobstore.NewJobID())
-			b.WriteByte('\n')
-		}
-		_, err = os.Stdout.WriteString(b.String())
+// jobIDs prints JOBSTORE_TEST_COUNT new job IDs, one a line.
+func jobIDs() int {
+	n, err := strconv.Atoi(os.Getenv(countEnv))
+	if err != nil {
 		return exitCode(err)
 	}
+	var b strings.Builder
+	for range n {
+		b.WriteString(jobstore.NewJobID())
+		b.WriteByte('\n')
+	}
+	_, err = os.Stdout.WriteString(b.String())
+	return exitCode(err)
 }
 
 // idsPerProcess: the test takes this many IDs from each of two processes.

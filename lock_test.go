@@ -18,26 +18,24 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-func init() {
-	// holder: Start the job in JOBSTORE_TEST_DIR, say "started <pid>", hold
-	// the lock until stdin closes, then finish and close.
-	children["holder"] = func() int {
-		r, err := jobstore.Start(jobstore.JobDir(os.Getenv(dirEnv)))
-		if err != nil {
-			fmt.Println("error", err)
-			return 1
-		}
-		fmt.Println("started", os.Getpid())
-		_, _ = io.Copy(io.Discard, os.Stdin) // until the parent closes stdin (or kills us)
-		if err := r.Finish(jobstore.Outcome{State: jobstore.Succeeded}); err != nil {
-			fmt.Println("error", err)
-			return 1
-		}
-		if err := r.Close(); err != nil {
-			return 1
-		}
-		return 0
+// holder starts the job in JOBSTORE_TEST_DIR, says "started <pid>", holds
+// the lock until stdin closes, then finishes and closes.
+func holder() int {
+	r, err := jobstore.Start(jobstore.JobDir(os.Getenv(dirEnv)))
+	if err != nil {
+		fmt.Println("error", err)
+		return 1
 	}
+	fmt.Println("started", os.Getpid())
+	_, _ = io.Copy(io.Discard, os.Stdin) // until the parent closes stdin (or kills us)
+	if err := r.Finish(jobstore.Outcome{State: jobstore.Succeeded}); err != nil {
+		fmt.Println("error", err)
+		return 1
+	}
+	if err := r.Close(); err != nil {
+		return 1
+	}
+	return 0
 }
 
 func TestLockJob_SecondLockInSameProcessFails(t *testing.T) {

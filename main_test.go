@@ -9,17 +9,13 @@ import (
 	"github.com/axqua/jobstore/internal/testdir"
 )
 
-// childEnv selects a child role when the test binary re-executes itself as a
-// helper process (a writer to kill, a racing submitter, a reader). Roles are
-// registered in init functions of the test files that use them.
+// childEnv selects a child role (roles_test.go) when the test binary
+// re-executes itself as a helper process.
 const childEnv = "JOBSTORE_TEST_CHILD"
-
-// children maps a role to its body; the body's result is the exit code.
-var children = map[string]func() int{}
 
 func TestMain(m *testing.M) {
 	if role := os.Getenv(childEnv); role != "" {
-		body, ok := children[role]
+		body, ok := roles[role]
 		if !ok {
 			fmt.Fprintf(os.Stderr, "jobstore test child: unknown role %q\n", role)
 			os.Exit(2)

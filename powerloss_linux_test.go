@@ -12,50 +12,11 @@ import (
 	"testing"
 
 	"github.com/axqua/jobstore"
+	"github.com/axqua/jobstore/internal/crashmodel"
+	"github.com/axqua/jobstore/internal/strace"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
-
-// powerLossReport counts what one model run covered.
-type powerLossReport struct {
-	ops, enumerated, checked int
-	violations               []string
-}
-
-// checkEveryCrashState enumerates the states of every crash point of m,
-// materialises each distinct one under scratch and checks it. A state is
-// acknowledged when the cut came after the last operation (the call had
-// returned nil).
-func checkEveryCrashState(t testing.TB, m *crashModel, scratch string, check func(root string, acked bool) []string) powerLossReport {
-	t.Helper()
-	r := powerLossReport{ops: len(m.ops)}
-	seen := map[string]bool{}
-	for k := 0; k <= len(m.ops); k++ {
-		acked := k == len(m.ops)
-		at := "before the first call"
-		if k > 0 {
-			at = "after " + m.ops[k-1].String()
-		}
-		n, err := m.crashStates(k, func(img fsImage, what string) {
-			key := fmt.Sprint(acked, "\n", img.render())
-			if seen[key] {
-				return
-			}
-			seen[key] = true
-			r.checked++
-			dst := filepath.Join(scratch, fmt.Sprint("state", r.checked))
-			require.NoError(t, os.Mkdir(dst, 0o755))
-			require.NoError(t, img.materialize(dst))
-			for _, p := range check(dst, acked) {
-				r.violations = append(r.violations, fmt.Sprintf("power cut %s (acknowledged: %v)\n\t\tpending: %s\n\t\t=> %s", at, acked, what, p))
-			}
-			require.NoError(t, os.RemoveAll(dst))
-		})
-		require.NoError(t, err)
-		r.enumerated += n
-	}
-	return r
-}
 
 // strictRead reads once: the model's states are final, there is no writer
 // to wait for.
@@ -156,33 +117,12 @@ func checkSpecState(specB []byte) func(root string, acked bool) []string {
 // TestPowerLoss_EveryCrashStateHoldsOldOrNewRecord enumerates power-loss
 // states in the manner of ALICE and LazyFS. The syscall trace (strace) of
 // one WriteStatus over an existing status.json, and of one WriteSpec that
-// creates its job directory, is replayed on a small abstract file system
-// (crashmodel_linux_test.go: directories of named entries pointing at inodes
-// that hold data). After every call of the trace a power cut is assumed;
-// every on-disk state that cut could leave is built, written out to a real
-// directory and read back with the public readers (ReadStatus, ReadSpec)
-// and plain os.ReadFile.
-//
-// The persistence model, a pessimistic reading of POSIX that journaling
-// file systems (ext4, xfs, btrfs) stay within:
-//
-//   - Durable: the state before the call (the test's own setup is taken as
-//     synced); file data written before a completed fsync of that file; a
-//     directory entry change (create, rename, link, unlink, mkdir) made
-//     before a completed fsync of its directory (both directories for a
-//     cross-directory rename). Nothing else is: fsync of a file does not
-//     make its name durable, and fsync of a directory does not make the
-//     directory's own name in its parent durable.
-//   - Pending (everything else executed before the cut): any subset may
-//     have reached the disk, not only a prefix, so operations between two
-//     syncs land in any order. A pending entry change is lost or applied
-//     whole (a rename is atomic). A pending write is lost, applied, applied
-//     as zeros (the size grew but the data blocks never landed), or half
-//     applied (a prefix: torn). A pending truncate is lost or applied.
-//     The persisted ones take effect in program order, so a later change to
-//     the same name or byte wins.
-//   - Not modelled: permissions and timestamps, the disk lying about a
-//     flush, and a failed fsync (the fault tests cover that).
+// creates its job directory, is replayed on the abstract file system of
+// internal/crashmodel, whose package documentation states the persistence
+// model. After every call of the trace a power cut is assumed; every on-disk
+// state that cut could leave is built, written out to a real directory and
+// read back with the public readers (ReadStatus, ReadSpec) and plain
+// os.ReadFile.
 //
 // What must hold in every state: status.json is the old record or the new
 // one, complete (equal bytes, and ReadStatus returns that record), and the
@@ -192,21 +132,21 @@ func checkSpecState(specB []byte) func(root string, acked bool) []string {
 // (IsTempName). Deleting the file fsync or a directory fsync from the trace
 // must produce violations, which proves the model and the checks can fail.
 func TestPowerLoss_EveryCrashStateHoldsOldOrNewRecord(t *testing.T) {
-	var statusBase, specBase fsImage
+	var statusBase, specBase crashmodel.Image
 	statusRun := traceProtocol(t, func(root string) {
 		prepareTracedRoot(t, root)
-		statusBase = snapshotTree(t, root)
+		statusBase = snapshotImage(t, root)
 	}, stepWriteStatus)
-	specRun := traceProtocol(t, func(root string) { specBase = snapshotTree(t, root) }, stepWriteSpec)
-	var inPlaceBase fsImage
+	specRun := traceProtocol(t, func(root string) { specBase = snapshotImage(t, root) }, stepWriteSpec)
+	var inPlaceBase crashmodel.Image
 	inPlaceRun := traceProtocol(t, func(root string) {
 		prepareTracedRoot(t, root)
-		inPlaceBase = snapshotTree(t, root)
+		inPlaceBase = snapshotImage(t, root)
 	}, stepWriteStatusInPlace)
 
 	// The records as the child wrote them: the bytes are the reference.
 	jobA := jobstore.JobDir(statusRun.jobDir(tracedJobA))
-	aSpec, aOld := statusBase[mustLookup(t, statusBase, tracedJobA+"/"+jobstore.SpecFile)].data, statusBase[mustLookup(t, statusBase, tracedJobA+"/"+jobstore.StatusFile)].data
+	aSpec, aOld := statusBase[mustLookup(t, statusBase, tracedJobA+"/"+jobstore.SpecFile)].Data, statusBase[mustLookup(t, statusBase, tracedJobA+"/"+jobstore.StatusFile)].Data
 	aNew, err := os.ReadFile(jobA.StatusPath())
 	require.NoError(t, err)
 	require.NotEqual(t, aOld, aNew)
@@ -215,14 +155,14 @@ func TestPowerLoss_EveryCrashStateHoldsOldOrNewRecord(t *testing.T) {
 	aNewInPlace, err := os.ReadFile(jobstore.JobDir(inPlaceRun.jobDir(tracedJobA)).StatusPath())
 	require.NoError(t, err)
 
-	fileFsync := func(e fileEvent) bool { return e.Name == "fsync" && jobstore.IsTempName(e.Path) }
-	dirFsync := func(dir string) func(e fileEvent) bool {
-		return func(e fileEvent) bool { return e.Name == "fsync" && e.Path == dir }
+	fileFsync := func(e strace.Event) bool { return e.Name == "fsync" && jobstore.IsTempName(e.Path) }
+	dirFsync := func(dir string) func(e strace.Event) bool {
+		return func(e strace.Event) bool { return e.Name == "fsync" && e.Path == dir }
 	}
-	statusCase := func(name string, drop func(fileEvent) bool, wantViolations bool) powerLossCase {
+	statusCase := func(name string, drop func(strace.Event) bool, wantViolations bool) powerLossCase {
 		return powerLossCase{name, statusRun, statusBase, stepWriteStatus, drop, checkStatusState(aOld, aNew, aSpec), wantViolations}
 	}
-	specCase := func(name string, drop func(fileEvent) bool, wantViolations bool) powerLossCase {
+	specCase := func(name string, drop func(strace.Event) bool, wantViolations bool) powerLossCase {
 		return powerLossCase{name, specRun, specBase, stepWriteSpec, drop, checkSpecState(bSpec), wantViolations}
 	}
 	var states, checked int
@@ -244,20 +184,21 @@ func TestPowerLoss_EveryCrashStateHoldsOldOrNewRecord(t *testing.T) {
 				require.Equal(t, 1, len(evs)-len(kept), "the call to delete must be in the trace exactly once:\n%s", formatEvents(evs))
 				evs = kept
 			}
-			m, err := buildCrashModel(tc.run.root, tc.base, evs)
+			m, err := crashmodel.Build(tc.run.root, tc.base, evs)
 			require.NoError(t, err)
-			r := checkEveryCrashState(t, m, tempDir(t), tc.check)
+			r, err := m.Check(tempDir(t), tc.check)
+			require.NoError(t, err)
 			t.Logf("%d model operations, %d crash points, %d states enumerated, %d distinct states checked, %d violations",
-				r.ops, r.ops+1, r.enumerated, r.checked, len(r.violations))
+				r.Ops, r.Ops+1, r.Enumerated, r.Checked, len(r.Violations))
 			if tc.wantViolations {
-				require.NotEmpty(t, r.violations, "the model found no state that breaks the guarantee, so it cannot tell")
-				t.Logf("first violation (expected):\n\t%s", r.violations[0])
+				require.NotEmpty(t, r.Violations, "the model found no state that breaks the guarantee, so it cannot tell")
+				t.Logf("first violation (expected):\n\t%s", r.Violations[0])
 				return
 			}
-			states, checked = states+r.enumerated, checked+r.checked
-			if len(r.violations) > 0 {
+			states, checked = states+r.Enumerated, checked+r.Checked
+			if len(r.Violations) > 0 {
 				t.Errorf("%d states a power cut may leave break the guarantee; the first ones:\n\t%s",
-					len(r.violations), strings.Join(r.violations[:min(len(r.violations), 4)], "\n\t"))
+					len(r.Violations), strings.Join(r.Violations[:min(len(r.Violations), 4)], "\n\t"))
 			}
 		})
 	}
@@ -267,16 +208,24 @@ func TestPowerLoss_EveryCrashStateHoldsOldOrNewRecord(t *testing.T) {
 type powerLossCase struct {
 	name           string
 	run            *protocolTrace
-	base           fsImage
+	base           crashmodel.Image
 	step           string
-	drop           func(fileEvent) bool // the call deleted from the trace, or nil
+	drop           func(strace.Event) bool // the call deleted from the trace, or nil
 	check          func(root string, acked bool) []string
 	wantViolations bool
 }
 
-func mustLookup(t testing.TB, img fsImage, rel string) int {
+func mustLookup(t testing.TB, img crashmodel.Image, rel string) int {
 	t.Helper()
-	ino, ok := img.lookup(rel)
+	ino, ok := img.Lookup(rel)
 	require.True(t, ok, "%s not in the snapshot", rel)
 	return ino
+}
+
+// snapshotImage reads the tree under root into a model image.
+func snapshotImage(t testing.TB, root string) crashmodel.Image {
+	t.Helper()
+	img, err := crashmodel.Snapshot(root)
+	require.NoError(t, err)
+	return img
 }

@@ -2,7 +2,6 @@ package jobstore_test
 
 import (
 	"bufio"
-	"fmt"
 	"os"
 	"os/exec"
 	"strconv"
@@ -21,16 +20,6 @@ const (
 	flockDelay = time.Second
 	settle     = 300 * time.Millisecond
 )
-
-func init() {
-	// reconciler: say "reading", Reconcile the job, say what it did.
-	children["reconciler"] = func() int {
-		fmt.Println("reading")
-		changed, err := jobstore.Reconcile(jobstore.JobDir(os.Getenv(dirEnv)))
-		fmt.Printf("changed=%v err=%v\n", changed, err)
-		return 0
-	}
-}
 
 // TestReconcile_RunnerFinishingBeforeTheLockIsNotMarkedLost: the reconciler
 // reads running, then (its flock delayed by strace) the runner finishes and

@@ -1,6 +1,8 @@
 package jobstore_test
 
 import (
+	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -10,6 +12,29 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
+
+// reconciler says "reading", reconciles the job in JOBSTORE_TEST_DIR, and
+// says what it did.
+func reconciler() int {
+	fmt.Println("reading")
+	changed, err := jobstore.Reconcile(jobstore.JobDir(os.Getenv(dirEnv)))
+	fmt.Printf("changed=%v err=%v\n", changed, err)
+	return 0
+}
+
+// runner is holder that reports progress first; it waits to be killed.
+func runner() int {
+	r, err := jobstore.Start(jobstore.JobDir(os.Getenv(dirEnv)), jobstore.WithProgressInterval(0))
+	if err != nil {
+		return exitCode(err)
+	}
+	if err := r.Progress(0.3, "working"); err != nil { // written before "started"
+		return exitCode(err)
+	}
+	fmt.Println("started", os.Getpid())
+	_, _ = io.Copy(io.Discard, os.Stdin) // until killed (or the parent gives up)
+	return 1
+}
 
 // requireLost checks that dir was marked lost after a status of prev.
 func requireLost(t *testing.T, dir jobstore.JobDir, prev jobstore.JobStatus) {

@@ -3,9 +3,6 @@
 package jobstore_test
 
 import (
-	"fmt"
-	"io"
-	"os"
 	"os/exec"
 	"strconv"
 	"syscall"
@@ -15,22 +12,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
-
-func init() {
-	// runner: like holder, but it reports progress first; it is killed.
-	children["runner"] = func() int {
-		r, err := jobstore.Start(jobstore.JobDir(os.Getenv(dirEnv)), jobstore.WithProgressInterval(0))
-		if err != nil {
-			return exitCode(err)
-		}
-		if err := r.Progress(0.3, "working"); err != nil { // written before "started"
-			return exitCode(err)
-		}
-		fmt.Println("started", os.Getpid())
-		_, _ = io.Copy(io.Discard, os.Stdin) // until killed (or the parent gives up)
-		return 1
-	}
-}
 
 func TestReconcile_RunnerKilledBySIGKILLIsLostALiveOneIsNot(t *testing.T) {
 	root := tempDir(t)

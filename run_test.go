@@ -18,28 +18,26 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-func init() {
-	// racer: wait for a line on stdin, Start the job in JOBSTORE_TEST_DIR,
-	// say "won" or "locked <error>", then hold what it won until stdin closes.
-	children["racer"] = func() int {
-		var b [1]byte
-		_, _ = os.Stdin.Read(b[:]) // the parent's one-byte "go"
-		r, err := jobstore.Start(jobstore.JobDir(os.Getenv(dirEnv)))
-		switch {
-		case errors.Is(err, jobstore.ErrLocked):
-			fmt.Println("locked", err)
-		case err != nil:
-			fmt.Println("error", err)
-			return 1
-		default:
-			fmt.Println("won")
-		}
-		_, _ = io.Copy(io.Discard, os.Stdin) // hold the lock until the parent has both answers and closes stdin
-		if r != nil {
-			return exitCode(r.Close())
-		}
-		return 0
+// racer waits for a byte on stdin, starts the job in JOBSTORE_TEST_DIR,
+// says "won" or "locked <error>", then holds what it won until stdin closes.
+func racer() int {
+	var b [1]byte
+	_, _ = os.Stdin.Read(b[:]) // the parent's one-byte "go"
+	r, err := jobstore.Start(jobstore.JobDir(os.Getenv(dirEnv)))
+	switch {
+	case errors.Is(err, jobstore.ErrLocked):
+		fmt.Println("locked", err)
+	case err != nil:
+		fmt.Println("error", err)
+		return 1
+	default:
+		fmt.Println("won")
 	}
+	_, _ = io.Copy(io.Discard, os.Stdin) // hold the lock until the parent has both answers and closes stdin
+	if r != nil {
+		return exitCode(r.Close())
+	}
+	return 0
 }
 
 func exitCode(err error) int {

@@ -36,8 +36,6 @@ const (
 	racerFailPrefix = "fail" // fail <job-id> <error>: anything else
 )
 
-func init() { children[racerRole] = specRacer }
-
 func raceJobID(i int) string { return fmt.Sprintf("job-%03d", i) }
 
 // specRacer is the racing child: once its stdin closes (the start line for

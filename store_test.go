@@ -6,7 +6,6 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"sort"
 	"testing"
 	"time"
 
@@ -14,126 +13,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
-
-// submitted is a timestamp the file format keeps exactly (UTC, microseconds).
-var submitted = time.Date(2026, 11, 30, 9, 35, 40, 123456000, time.UTC)
-
-// newJobDir returns the path of a job directory that does not exist yet.
-func newJobDir(t testing.TB, id string) jobstore.JobDir {
-	t.Helper()
-	dir, err := jobstore.DirFor(tempDir(t), id)
-	require.NoError(t, err)
-	return dir
-}
-
-// newJob returns a job directory holding a job.json.
-func newJob(t testing.TB, id string) jobstore.JobDir {
-	t.Helper()
-	dir := newJobDir(t, id)
-	require.NoError(t, jobstore.WriteSpec(dir, jobstore.JobSpec{ID: id, Kind: "test", SubmittedAt: submitted}))
-	return dir
-}
-
-func readFile(t testing.TB, path string) []byte {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	require.NoError(t, err)
-	return b
-}
-
-func writeFile(t testing.TB, path string, data []byte) {
-	t.Helper()
-	require.NoError(t, os.WriteFile(path, data, 0o644))
-}
-
-// fileState is what a reader must never change about a file.
-type fileState struct {
-	Mode    fs.FileMode
-	ModTime time.Time
-	Data    string
-}
-
-// snapshot records every name in dir (recursively) with its mode, mtime and
-// bytes, to show that a read changed nothing.
-func snapshot(t testing.TB, dir string) map[string]fileState {
-	t.Helper()
-	return snapshotOf(t, dir, true)
-}
-
-// fileSnapshot is snapshot without the directories' mtimes: a writer that
-// fails or loses a race still creates and removes a temp file, which moves
-// the directory's mtime, but must leave every file as it was.
-func fileSnapshot(t testing.TB, dir string) map[string]fileState {
-	t.Helper()
-	return snapshotOf(t, dir, false)
-}
-
-func snapshotOf(t testing.TB, dir string, dirTimes bool) map[string]fileState {
-	t.Helper()
-	m := map[string]fileState{}
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		fi, err := d.Info()
-		if err != nil {
-			return err
-		}
-		st := fileState{Mode: fi.Mode(), ModTime: fi.ModTime()}
-		if d.IsDir() && !dirTimes {
-			st.ModTime = time.Time{}
-		}
-		if d.Type().IsRegular() {
-			b, err := os.ReadFile(p)
-			if err != nil {
-				return err
-			}
-			st.Data = string(b)
-		}
-		rel, _ := filepath.Rel(dir, p)
-		m[rel] = st
-		return nil
-	})
-	require.NoError(t, err)
-	return m
-}
-
-// names lists a directory's entries, sorted.
-func names(t testing.TB, dir string) []string {
-	t.Helper()
-	ents, err := os.ReadDir(dir)
-	require.NoError(t, err)
-	var out []string
-	for _, e := range ents {
-		out = append(out, e.Name())
-	}
-	sort.Strings(out)
-	return out
-}
-
-// assertNoTempFiles fails if dir holds one of the package's temp files.
-func assertNoTempFiles(t testing.TB, dir string) {
-	t.Helper()
-	ents, err := os.ReadDir(dir)
-	if os.IsNotExist(err) {
-		return
-	}
-	require.NoError(t, err)
-	for _, e := range ents {
-		assert.False(t, jobstore.IsTempName(e.Name()), "temp file left behind: %s", e.Name())
-	}
-}
-
-// errOf returns err as an *Error, failing the test if it is not one.
-func errOf(t testing.TB, err error) *jobstore.Error {
-	t.Helper()
-	require.Error(t, err)
-	var e *jobstore.Error
-	require.ErrorAs(t, err, &e, "want a *jobstore.Error, got %T: %v", err, err)
-	return e
-}
-
-func ptr[T any](v T) *T { return &v }
 
 func TestWriteSpec_StampsVersionAndTimeAndCreatesMissingDirectories(t *testing.T) {
 	root := tempDir(t)

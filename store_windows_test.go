@@ -34,25 +34,6 @@ const (
 	readRetryWindow = 40 // attempts, readRetryDelay apart: 2 s
 )
 
-// newWindowsJob makes a job directory with a job.json and a first status.json.
-func newWindowsJob(t *testing.T, id string) jobstore.JobDir {
-	t.Helper()
-	dir := jobstore.JobDir(filepath.Join(tempDir(t), id))
-	require.NoError(t, jobstore.WriteSpec(dir, jobstore.JobSpec{ID: id, Kind: "test"}))
-	require.NoError(t, jobstore.WriteStatus(dir, jobstore.JobStatus{State: jobstore.Queued, Seq: 1}))
-	return dir
-}
-
-// requireNoTemps fails if a temp file is left in dir.
-func requireNoTemps(t *testing.T, dir jobstore.JobDir) {
-	t.Helper()
-	entries, err := os.ReadDir(string(dir))
-	require.NoError(t, err)
-	for _, e := range entries {
-		assert.False(t, jobstore.IsTempName(e.Name()), "temp file left behind: %s", e.Name())
-	}
-}
-
 // holdOpen opens path the way Go's os.Open (and most readers) do: sharing
 // read and write, not delete, so MoveFileEx cannot replace the file while the
 // handle is open.
@@ -65,7 +46,7 @@ func holdOpen(t *testing.T, path string) *os.File {
 }
 
 func TestWriteStatus_ReplaceWaitsForReaderThatClosesInTime(t *testing.T) {
-	dir := newWindowsJob(t, "j1")
+	dir := submitJob(t, "j1")
 	reader := holdOpen(t, dir.StatusPath())
 
 	var released atomic.Bool
@@ -85,11 +66,11 @@ func TestWriteStatus_ReplaceWaitsForReaderThatClosesInTime(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, jobstore.Running, st.State)
 	assert.Equal(t, uint64(2), st.Seq)
-	requireNoTemps(t, dir)
+	requireNoTempFiles(t, dir)
 }
 
 func TestWriteStatus_ReaderHoldingPastBudgetFailsCleanly(t *testing.T) {
-	dir := newWindowsJob(t, "j1")
+	dir := submitJob(t, "j1")
 	before, err := os.ReadFile(dir.StatusPath())
 	require.NoError(t, err)
 	holdOpen(t, dir.StatusPath()) // held until the test ends: longer than any budget
@@ -115,7 +96,7 @@ func TestWriteStatus_ReaderHoldingPastBudgetFailsCleanly(t *testing.T) {
 	after, err := os.ReadFile(dir.StatusPath())
 	require.NoError(t, err)
 	assert.Equal(t, string(before), string(after), "the old status must stay byte-identical")
-	requireNoTemps(t, dir)
+	requireNoTempFiles(t, dir)
 }
 
 // A poller is a child process (this test binary in the role
@@ -142,7 +123,7 @@ const (
 	fastPollPause = 1 * time.Millisecond
 )
 
-func init() { children[windowsPollerRole] = windowsPoller }
+func init() { roles[windowsPollerRole] = windowsPoller }
 
 // windowsPoller polls until stdin closes, then prints
 // "polls N failed M first ERROR". In "hold" mode a failed open is a moment
@@ -234,7 +215,7 @@ func writeStatuses(dir jobstore.JobDir, first, last uint64, message string) erro
 // budget (a few tries spread over 2 s would not).
 func TestWriteStatus_FindsTheGapsOfABusyPoller(t *testing.T) {
 	const writes = 20
-	dir := newWindowsJob(t, "j1")
+	dir := submitJob(t, "j1")
 	stop := startPoller(t, dir, "hold")
 	err := writeStatuses(dir, 2, writes, "")
 	said := stop()
@@ -243,7 +224,7 @@ func TestWriteStatus_FindsTheGapsOfABusyPoller(t *testing.T) {
 	st, err := jobstore.ReadStatus(dir)
 	require.NoError(t, err)
 	assert.Equal(t, uint64(writes), st.Seq)
-	requireNoTemps(t, dir)
+	requireNoTempFiles(t, dir)
 }
 
 // TestWriteStatus_FastPollerAndWriterBothGetThrough: a poller in another
@@ -259,7 +240,7 @@ func TestWriteStatus_FindsTheGapsOfABusyPoller(t *testing.T) {
 // replaced), and the error says so.
 func TestWriteStatus_FastPollerAndWriterBothGetThrough(t *testing.T) {
 	const writes = 300
-	dir := newWindowsJob(t, "j1")
+	dir := submitJob(t, "j1")
 	message := strings.Repeat("x", 64<<10)
 	require.NoError(t, writeStatuses(dir, 1, 1, message))
 	stop := startPoller(t, dir, "read")
@@ -271,7 +252,7 @@ func TestWriteStatus_FastPollerAndWriterBothGetThrough(t *testing.T) {
 	st, err := jobstore.ReadStatus(dir)
 	require.NoError(t, err)
 	assert.Equal(t, uint64(writes), st.Seq)
-	requireNoTemps(t, dir)
+	requireNoTempFiles(t, dir)
 }
 
 func TestWriteSpec_SecondWriteIsErrExists(t *testing.T) {
@@ -291,7 +272,7 @@ func TestWriteSpec_SecondWriteIsErrExists(t *testing.T) {
 	spec, err := jobstore.ReadSpec(dir)
 	require.NoError(t, err)
 	assert.Equal(t, "first", spec.Kind)
-	requireNoTemps(t, dir)
+	requireNoTempFiles(t, dir)
 }
 
 func TestWriteSpec_RacingWritersExactlyOneWins(t *testing.T) {
@@ -331,12 +312,12 @@ func TestWriteSpec_RacingWritersExactlyOneWins(t *testing.T) {
 		spec, err := jobstore.ReadSpec(dir)
 		require.NoError(t, err)
 		assert.Equal(t, string(rune('A'+winner)), spec.SubmittedBy, "%s: job.json must hold the winner's record", id)
-		requireNoTemps(t, dir)
+		requireNoTempFiles(t, dir)
 	}
 }
 
 func TestReadStatus_RetriesSharingViolation(t *testing.T) {
-	dir := newWindowsJob(t, "j1")
+	dir := submitJob(t, "j1")
 	require.NoError(t, jobstore.WriteStatus(dir, jobstore.JobStatus{State: jobstore.Running, Seq: 7}))
 
 	lock := func() windows.Handle {
@@ -404,7 +385,7 @@ func TestWindows_RoundTripLeavesNoTemps(t *testing.T) {
 	fi, err := os.Stat(dir.SpecPath())
 	require.NoError(t, err)
 	assert.Zero(t, fi.Mode().Perm()&0o222, "job.json must be read-only, mode %v", fi.Mode())
-	requireNoTemps(t, dir)
+	requireNoTempFiles(t, dir)
 }
 
 func TestWriteStatus_MissingDirIsErrNotJob(t *testing.T) {
@@ -416,7 +397,7 @@ func TestWriteStatus_MissingDirIsErrNotJob(t *testing.T) {
 }
 
 func TestWriteStatus_WithReadOnlyPermCanBeWrittenAgain(t *testing.T) {
-	dir := newWindowsJob(t, "j1")
+	dir := submitJob(t, "j1")
 	for seq := uint64(2); seq <= 3; seq++ {
 		require.NoError(t, jobstore.WriteStatus(dir, jobstore.JobStatus{State: jobstore.Running, Seq: seq}, jobstore.WithPerm(0o444)),
 			"write %d: a rewritten record must stay replaceable", seq)
@@ -427,7 +408,7 @@ func TestWriteStatus_WithReadOnlyPermCanBeWrittenAgain(t *testing.T) {
 	fi, err := os.Stat(dir.StatusPath())
 	require.NoError(t, err)
 	assert.NotZero(t, fi.Mode().Perm()&0o200, "status.json must not get FILE_ATTRIBUTE_READONLY: Windows would refuse the next replace")
-	requireNoTemps(t, dir)
+	requireNoTempFiles(t, dir)
 }
 
 func TestWriteStatus_ReadOnlyTargetIsNamedAsSuch(t *testing.T) {
@@ -435,7 +416,7 @@ func TestWriteStatus_ReadOnlyTargetIsNamedAsSuch(t *testing.T) {
 		t.Skip("Wine 8's MoveFileEx(REPLACE_EXISTING) replaces a target that has FILE_ATTRIBUTE_READONLY; " +
 			"Windows refuses with ERROR_ACCESS_DENIED, which is what this test checks is reported")
 	}
-	dir := newWindowsJob(t, "j1")
+	dir := submitJob(t, "j1")
 	require.NoError(t, os.Chmod(dir.StatusPath(), 0o444)) // FILE_ATTRIBUTE_READONLY, as attrib +r sets it
 	before, err := os.ReadFile(dir.StatusPath())
 	require.NoError(t, err)
@@ -450,7 +431,7 @@ func TestWriteStatus_ReadOnlyTargetIsNamedAsSuch(t *testing.T) {
 	after, err := os.ReadFile(dir.StatusPath())
 	require.NoError(t, err)
 	assert.Equal(t, string(before), string(after))
-	requireNoTemps(t, dir)
+	requireNoTempFiles(t, dir)
 }
 
 // TestWriteStatus_OurReadersNeverBlockAReplace: 8 pollers in other

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/axqua/jobstore"
+	"github.com/axqua/jobstore/internal/strace"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -82,7 +83,7 @@ func tracedSpec(id string) jobstore.JobSpec {
 }
 
 func init() {
-	children["protocol"] = func() int {
+	roles["protocol"] = func() int {
 		root, mark := os.Getenv(traceRootEnv), os.Getenv(traceMarkEnv)
 		a, b := jobstore.JobDir(filepath.Join(root, tracedJobA)), jobstore.JobDir(filepath.Join(root, tracedJobB))
 		for _, step := range strings.Split(os.Getenv(traceStepsEnv), ",") {
@@ -132,7 +133,7 @@ type protocolTrace struct {
 	dir    string // holds root and the (never created) markers
 	root   string // the job root: tracedJobA prepared by the parent, tracedJobB made by the child
 	mark   string // marker path prefix
-	events []fileEvent
+	events []strace.Event
 }
 
 // jobDir returns the path of a job dir of the run.
@@ -140,7 +141,7 @@ func (p *protocolTrace) jobDir(id string) string { return filepath.Join(p.root, 
 
 // step returns the events of one step: after its begin marker, before its
 // ack marker. A step that was not acknowledged fails the test.
-func (p *protocolTrace) step(t testing.TB, step string) []fileEvent {
+func (p *protocolTrace) step(t testing.TB, step string) []strace.Event {
 	t.Helper()
 	begin, ack := -1, -1
 	for i, e := range p.events {
@@ -179,7 +180,7 @@ func requireStrace(t testing.TB) string {
 // run's directory.
 func traceProtocol(t testing.TB, prepare func(root string), steps ...string) *protocolTrace {
 	t.Helper()
-	strace := requireStrace(t)
+	straceBin := requireStrace(t)
 	dir := tempDir(t)
 	p := &protocolTrace{dir: dir, root: filepath.Join(dir, "root"), mark: filepath.Join(dir, "mark-")}
 	require.NoError(t, os.Mkdir(p.root, 0o755))
@@ -190,7 +191,7 @@ func traceProtocol(t testing.TB, prepare func(root string), steps ...string) *pr
 	cmd := childCommand(t, "protocol", traceRootEnv+"="+p.root, traceMarkEnv+"="+p.mark,
 		traceStepsEnv+"="+strings.Join(steps, ","))
 	cmd.Args = append([]string{"strace", "-f", "-qq", "-s", "65536", "-e", "trace=" + tracedSyscalls, "-o", logFile, "--"}, cmd.Args...)
-	cmd.Path = strace
+	cmd.Path = straceBin
 	var stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stderr, &stderr
 	if err := cmd.Run(); err != nil {
@@ -201,9 +202,9 @@ func traceProtocol(t testing.TB, prepare func(root string), steps ...string) *pr
 	}
 	log, err := os.ReadFile(logFile)
 	require.NoError(t, err)
-	calls, err := parseStrace(string(log))
+	calls, err := strace.Parse(string(log))
 	require.NoError(t, err)
-	p.events, err = resolveFiles(calls, dir)
+	p.events, err = strace.Resolve(calls, dir)
 	require.NoError(t, err)
 	return p
 }
@@ -211,14 +212,14 @@ func traceProtocol(t testing.TB, prepare func(root string), steps ...string) *pr
 // traceStep is one expected call of a protocol, matched in order.
 type traceStep struct {
 	what  string
-	match func(e fileEvent) bool
+	match func(e strace.Event) bool
 }
 
 // requireInOrder finds each step after the previous one's match and returns
 // the matched events.
-func requireInOrder(t testing.TB, evs []fileEvent, steps []traceStep) []fileEvent {
+func requireInOrder(t testing.TB, evs []strace.Event, steps []traceStep) []strace.Event {
 	t.Helper()
-	var found []fileEvent
+	var found []strace.Event
 	i := 0
 	for _, s := range steps {
 		j := slices.IndexFunc(evs[i:], s.match)
@@ -236,7 +237,7 @@ func requireInOrder(t testing.TB, evs []fileEvent, steps []traceStep) []fileEven
 	return found
 }
 
-func formatEvents(evs []fileEvent) string {
+func formatEvents(evs []strace.Event) string {
 	var b strings.Builder
 	for _, e := range evs {
 		fmt.Fprintf(&b, "\t%s\n", e.Line)
@@ -253,23 +254,23 @@ func formatEvents(evs []fileEvent) string {
 func publishSteps(target string, tmp *string, publish traceStep) []traceStep {
 	dir := filepath.Dir(target)
 	dirfd := "" // the directory's descriptor, as strace prints it
-	on := func(name string, path *string) func(e fileEvent) bool {
-		return func(e fileEvent) bool { return e.Name == name && e.ok() && e.Path == *path }
+	on := func(name string, path *string) func(e strace.Event) bool {
+		return func(e strace.Event) bool { return e.Name == name && e.OK() && e.Path == *path }
 	}
 	return []traceStep{
-		{"open the directory " + dir + " read-only, O_DIRECTORY|O_NOFOLLOW", func(e fileEvent) bool {
-			if e.Name != "openat" || !e.ok() || e.Path != dir || hasFlag(e.Flags, "O_CREAT") || !hasFlag(e.Flags, "O_RDONLY") ||
-				!hasFlag(e.Flags, "O_DIRECTORY") || !hasFlag(e.Flags, "O_NOFOLLOW") {
+		{"open the directory " + dir + " read-only, O_DIRECTORY|O_NOFOLLOW", func(e strace.Event) bool {
+			if e.Name != "openat" || !e.OK() || e.Path != dir || strace.HasFlag(e.Flags, "O_CREAT") || !strace.HasFlag(e.Flags, "O_RDONLY") ||
+				!strace.HasFlag(e.Flags, "O_DIRECTORY") || !strace.HasFlag(e.Flags, "O_NOFOLLOW") {
 				return false
 			}
 			dirfd = strconv.Itoa(e.FD)
 			return true
 		}},
-		{"create the temp file with O_CREAT|O_EXCL|O_NOFOLLOW relative to the directory's descriptor", func(e fileEvent) bool {
+		{"create the temp file with O_CREAT|O_EXCL|O_NOFOLLOW relative to the directory's descriptor", func(e strace.Event) bool {
 			base := filepath.Base(e.Path)
-			if e.Name != "openat" || !e.ok() || e.Args[0] != dirfd || filepath.Dir(e.Path) != dir || !jobstore.IsTempName(base) ||
-				!strings.HasPrefix(base, "."+filepath.Base(target)) || !hasFlag(e.Flags, "O_CREAT") || !hasFlag(e.Flags, "O_EXCL") ||
-				!hasFlag(e.Flags, "O_NOFOLLOW") {
+			if e.Name != "openat" || !e.OK() || e.Args[0] != dirfd || filepath.Dir(e.Path) != dir || !jobstore.IsTempName(base) ||
+				!strings.HasPrefix(base, "."+filepath.Base(target)) || !strace.HasFlag(e.Flags, "O_CREAT") || !strace.HasFlag(e.Flags, "O_EXCL") ||
+				!strace.HasFlag(e.Flags, "O_NOFOLLOW") {
 				return false
 			}
 			*tmp = e.Path
@@ -278,11 +279,11 @@ func publishSteps(target string, tmp *string, publish traceStep) []traceStep {
 		{"write the temp file", on("write", tmp)},
 		{"fsync the temp file", on("fsync", tmp)},
 		{"close the temp file", on("close", tmp)},
-		{publish.what + ", relative to the directory's descriptor", func(e fileEvent) bool {
+		{publish.what + ", relative to the directory's descriptor", func(e strace.Event) bool {
 			return publish.match(e) && e.Args[0] == dirfd && e.Args[2] == dirfd
 		}},
-		{"fsync the directory " + dir + " through the same descriptor", func(e fileEvent) bool {
-			return e.Name == "fsync" && e.ok() && e.Path == dir && strconv.Itoa(e.FD) == dirfd
+		{"fsync the directory " + dir + " through the same descriptor", func(e strace.Event) bool {
+			return e.Name == "fsync" && e.OK() && e.Path == dir && strconv.Itoa(e.FD) == dirfd
 		}},
 	}
 }
@@ -290,20 +291,20 @@ func publishSteps(target string, tmp *string, publish traceStep) []traceStep {
 // requireTempFileSettled checks what the order alone does not: every write
 // of the temp file comes before its one fsync (never retried), and nothing
 // writes the target in place.
-func requireTempFileSettled(t testing.TB, evs []fileEvent, tmp, target string) {
+func requireTempFileSettled(t testing.TB, evs []strace.Event, tmp, target string) {
 	t.Helper()
 	fsyncs, lastWrite, firstSync := 0, -1, -1
 	for i, e := range evs {
 		switch {
 		case e.Path == tmp && (e.Name == "write" || e.Name == "pwrite64" || e.Name == "ftruncate"):
 			lastWrite = i
-		case e.Path == tmp && (e.Name == "fsync" || e.Name == "fdatasync") && e.ok(): // not one a signal interrupted
+		case e.Path == tmp && (e.Name == "fsync" || e.Name == "fdatasync") && e.OK(): // not one a signal interrupted
 			fsyncs++
 			if firstSync < 0 {
 				firstSync = i
 			}
 		case e.Path == target && e.NewPath == "" && e.Name == "openat" &&
-			(hasFlag(e.Flags, "O_WRONLY") || hasFlag(e.Flags, "O_RDWR") || hasFlag(e.Flags, "O_TRUNC")):
+			(strace.HasFlag(e.Flags, "O_WRONLY") || strace.HasFlag(e.Flags, "O_RDWR") || strace.HasFlag(e.Flags, "O_TRUNC")):
 			t.Errorf("the record is opened for writing in place: %s", e.Line)
 		}
 	}
@@ -312,7 +313,7 @@ func requireTempFileSettled(t testing.TB, evs []fileEvent, tmp, target string) {
 }
 
 // touches reports whether e names a path in dir (or dir itself).
-func touches(e fileEvent, dir string) bool {
+func touches(e strace.Event, dir string) bool {
 	in := func(p string) bool { return p == dir || strings.HasPrefix(p, dir+string(filepath.Separator)) }
 	return in(e.Path) || in(e.NewPath)
 }
@@ -329,12 +330,12 @@ func TestProtocol_SyscallBySyscall(t *testing.T) {
 		dir := p.jobDir(tracedJobA)
 		target := filepath.Join(dir, jobstore.StatusFile)
 		var tmp string
-		requireInOrder(t, evs, publishSteps(target, &tmp, traceStep{"rename the temp file over status.json", func(e fileEvent) bool {
-			return (e.Name == "renameat" || e.Name == "renameat2") && e.ok() && e.Path == tmp && e.NewPath == target
+		requireInOrder(t, evs, publishSteps(target, &tmp, traceStep{"rename the temp file over status.json", func(e strace.Event) bool {
+			return (e.Name == "renameat" || e.Name == "renameat2") && e.OK() && e.Path == tmp && e.NewPath == target
 		}}))
 		requireTempFileSettled(t, evs, tmp, target)
 
-		var mine []fileEvent
+		var mine []strace.Event
 		for _, e := range evs {
 			if touches(e, dir) {
 				mine = append(mine, e)
@@ -350,15 +351,15 @@ func TestProtocol_SyscallBySyscall(t *testing.T) {
 		target := filepath.Join(dir, jobstore.SpecFile)
 		var tmp string
 		steps := []traceStep{
-			{"create the job directory", func(e fileEvent) bool {
-				return (e.Name == "mkdirat" || e.Name == "mkdir") && e.ok() && e.Path == dir
+			{"create the job directory", func(e strace.Event) bool {
+				return (e.Name == "mkdirat" || e.Name == "mkdir") && e.OK() && e.Path == dir
 			}},
-			{"open the parent directory", func(e fileEvent) bool { return e.Name == "openat" && e.ok() && e.Path == root }},
-			{"fsync the parent directory", func(e fileEvent) bool { return e.Name == "fsync" && e.ok() && e.Path == root }},
+			{"open the parent directory", func(e strace.Event) bool { return e.Name == "openat" && e.OK() && e.Path == root }},
+			{"fsync the parent directory", func(e strace.Event) bool { return e.Name == "fsync" && e.OK() && e.Path == root }},
 		}
-		steps = append(steps, publishSteps(target, &tmp, traceStep{"publish with renameat2(RENAME_NOREPLACE) or linkat", func(e fileEvent) bool {
-			noReplace := e.Name == "renameat2" && hasFlag(e.Flags, "RENAME_NOREPLACE") || e.Name == "linkat"
-			return noReplace && e.ok() && e.Path == tmp && e.NewPath == target
+		steps = append(steps, publishSteps(target, &tmp, traceStep{"publish with renameat2(RENAME_NOREPLACE) or linkat", func(e strace.Event) bool {
+			noReplace := e.Name == "renameat2" && strace.HasFlag(e.Flags, "RENAME_NOREPLACE") || e.Name == "linkat"
+			return noReplace && e.OK() && e.Path == tmp && e.NewPath == target
 		}})...)
 		requireInOrder(t, evs, steps)
 		requireTempFileSettled(t, evs, tmp, target)
@@ -373,8 +374,8 @@ func TestProtocol_SyscallBySyscall(t *testing.T) {
 	t.Run("ReadStatus writes, renames, chmods and removes nothing", func(t *testing.T) {
 		evs := p.step(t, stepReadStatus)
 		status := filepath.Join(p.jobDir(tracedJobA), jobstore.StatusFile)
-		require.True(t, slices.ContainsFunc(evs, func(e fileEvent) bool {
-			return e.Name == "openat" && e.ok() && e.Path == status
+		require.True(t, slices.ContainsFunc(evs, func(e strace.Event) bool {
+			return e.Name == "openat" && e.OK() && e.Path == status
 		}), "ReadStatus did not open status.json under trace:\n%s", formatEvents(evs))
 		for _, e := range evs {
 			switch e.Name {
@@ -383,7 +384,7 @@ func TestProtocol_SyscallBySyscall(t *testing.T) {
 				t.Errorf("ReadStatus changed something: %s", e.Line)
 			case "openat":
 				for _, f := range []string{"O_WRONLY", "O_RDWR", "O_CREAT", "O_TRUNC", "O_APPEND"} {
-					if hasFlag(e.Flags, f) {
+					if strace.HasFlag(e.Flags, f) {
 						t.Errorf("ReadStatus opened for writing (%s): %s", f, e.Line)
 					}
 				}

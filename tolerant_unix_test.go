@@ -25,7 +25,7 @@ import (
 const permDeniedRole = "read-permission-denied"
 
 func init() {
-	children[permDeniedRole] = func() int {
+	roles[permDeniedRole] = func() int {
 		if os.Getenv("JOBSTORE_DROP_ROOT") != "" { // the test binary itself is unreadable to nobody: drop here
 			const nobody = 65534
 			if err := syscall.Setgid(nobody); err != nil {

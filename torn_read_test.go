@@ -40,8 +40,6 @@ const (
 	tornCountsPrefix     = "counts" // a reader's totals, reported when its stdin closes
 )
 
-func init() { children[tornReaderRole] = tornReader }
-
 // readCounts is what spinning readers saw.
 type readCounts struct {
 	reads    int64

@@ -15,26 +15,23 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-func init() {
-	// statuswriter: run the job in JOBSTORE_TEST_DIR with Run, writing
-	// JOBSTORE_TEST_COUNT progress updates (each its own write), then
-	// succeed.
-	children["statuswriter"] = func() int {
-		n, _ := strconv.Atoi(os.Getenv(countEnv))
-		r, err := jobstore.Start(jobstore.JobDir(os.Getenv(dirEnv)), jobstore.WithProgressInterval(0))
-		if err != nil {
-			return exitCode(err)
-		}
-		for i := 1; i <= n; i++ {
-			if err := r.Progress(float64(i)/float64(n), "step "+strconv.Itoa(i)); err != nil {
-				return exitCode(err)
-			}
-		}
-		if err := r.Finish(jobstore.Outcome{State: jobstore.Succeeded, Message: "all done"}); err != nil {
-			return exitCode(err)
-		}
-		return exitCode(r.Close())
+// statusWriter runs the job in JOBSTORE_TEST_DIR with Run, writing
+// JOBSTORE_TEST_COUNT progress updates (each its own write), then succeeds.
+func statusWriter() int {
+	n, _ := strconv.Atoi(os.Getenv(countEnv))
+	r, err := jobstore.Start(jobstore.JobDir(os.Getenv(dirEnv)), jobstore.WithProgressInterval(0))
+	if err != nil {
+		return exitCode(err)
 	}
+	for i := 1; i <= n; i++ {
+		if err := r.Progress(float64(i)/float64(n), "step "+strconv.Itoa(i)); err != nil {
+			return exitCode(err)
+		}
+	}
+	if err := r.Finish(jobstore.Outcome{State: jobstore.Succeeded, Message: "all done"}); err != nil {
+		return exitCode(err)
+	}
+	return exitCode(r.Close())
 }
 
 // fastPoll keeps the poll-only tests quick; the event tests keep the poll

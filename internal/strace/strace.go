@@ -1,23 +1,24 @@
-package jobstore_test
+// Package strace reads the logs of `strace -f -qq -o FILE`, just enough for
+// jobstore's own protocol and power-loss tests: one line per call,
+// "PID name(args) = ret", with "<unfinished ...>" / "<... name resumed>"
+// pairs merged and signal, exit and detach lines skipped. Resolve then keeps
+// the calls that touch one directory tree and replaces file descriptors by
+// the paths they were opened with.
+//
+// It is internal: only the jobstore module's tests use it. The calls it
+// knows are Linux's (openat, renameat2, newfstatat...); the parser itself
+// is plain text handling and builds everywhere.
+package strace
 
 import (
 	"fmt"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"testing"
-
-	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 )
 
-// A reader of `strace -f -qq -o FILE` logs, just large enough for the
-// protocol and power-loss tests: one line per call, "PID name(args) = ret",
-// with "<unfinished ...>" / "<... name resumed>" pairs merged and signal,
-// exit and detach lines skipped.
-
-// sysCall is one completed system call.
-type sysCall struct {
+// Call is one completed system call.
+type Call struct {
 	PID   int
 	Name  string
 	Args  []string // as strace printed them, split at top-level commas
@@ -26,11 +27,14 @@ type sysCall struct {
 	Line  string   // the whole (merged) line, for messages
 }
 
-func (c sysCall) ok() bool { return c.Errno == "" }
+// OK reports whether the call succeeded (strace printed no errno and no "?").
+func (c Call) OK() bool { return c.Errno == "" }
 
-// parseStrace parses a whole log.
-func parseStrace(log string) ([]sysCall, error) {
-	var calls []sysCall
+// Parse parses a whole log written with -f (every line starts with a pid).
+// A line it cannot read is an error naming the line, never skipped: a test
+// that silently lost a call could pass on a broken protocol.
+func Parse(log string) ([]Call, error) {
+	var calls []Call
 	unfinished := map[int]string{} // pid -> the line's text before " <unfinished ...>"
 	for n, line := range strings.Split(log, "\n") {
 		if strings.TrimSpace(line) == "" {
@@ -57,7 +61,7 @@ func parseStrace(log string) ([]sysCall, error) {
 			delete(unfinished, pid)
 			rest = head + rest[i+len(" resumed>"):]
 		}
-		c, err := parseStraceCall(rest)
+		c, err := parseCall(rest)
 		if err != nil {
 			return nil, fmt.Errorf("line %d: %w", n+1, err)
 		}
@@ -76,9 +80,9 @@ func splitPID(line string) (int, string, error) {
 	return pid, strings.TrimLeft(rest, " "), nil
 }
 
-// parseStraceCall parses "name(args) = ret [ERRNO (text)]".
-func parseStraceCall(s string) (sysCall, error) {
-	c := sysCall{Line: s, Ret: -1}
+// parseCall parses "name(args) = ret [ERRNO (text)]".
+func parseCall(s string) (Call, error) {
+	c := Call{Line: s, Ret: -1}
 	open := strings.IndexByte(s, '(')
 	if open <= 0 {
 		return c, fmt.Errorf("not a call: %q", s)
@@ -144,9 +148,9 @@ func splitArgs(s string) (args []string, rest string, err error) {
 	return nil, "", fmt.Errorf("unbalanced argument list")
 }
 
-// straceString decodes a string argument ("a\nb\0"...): C escapes, octal
+// unquote decodes a string argument ("a\nb\0"...): C escapes, octal
 // and \x hex. truncated reports strace's "..." (the string was longer than -s).
-func straceString(arg string) (s string, truncated bool, err error) {
+func unquote(arg string) (s string, truncated bool, err error) {
 	if len(arg) < 2 || arg[0] != '"' {
 		return "", false, fmt.Errorf("not a string argument: %q", arg)
 	}
@@ -196,10 +200,10 @@ func straceString(arg string) (s string, truncated bool, err error) {
 	return "", false, fmt.Errorf("unterminated string: %q", arg)
 }
 
-// fileEvent is a call resolved against the tree under study: the paths it
+// Event is a call resolved against the tree under study: the paths it
 // acts on, with file descriptors replaced by the path they were opened with.
-type fileEvent struct {
-	sysCall
+type Event struct {
+	Call
 	Path    string // the path acted on: named, or the fd's (write, fsync, close, fchmod)
 	NewPath string // renameat, renameat2, linkat: the new name
 	FD      int    // the fd acted on or returned by openat; -1 if none
@@ -208,17 +212,17 @@ type fileEvent struct {
 	Offset  int64  // pwrite64: the offset; ftruncate: the length
 }
 
-// resolveFiles keeps the calls that touch the tree under root (a path in it,
+// Resolve keeps the calls that touch the tree under root (a path in it,
 // or an fd opened on such a path) and resolves their fds. Everything else
 // (the Go runtime reading /proc and /sys, its eventfd wake-ups) is noise.
 // The log must be of one process (threads share its fd table).
-func resolveFiles(calls []sysCall, root string) ([]fileEvent, error) {
+func Resolve(calls []Call, root string) ([]Event, error) {
 	root = filepath.Clean(root)
 	inRoot := func(p string) bool { return p == root || strings.HasPrefix(p, root+string(filepath.Separator)) }
 	fds := map[int]string{}
-	var events []fileEvent
-	path := func(c sysCall, dirArg, pathArg int) (string, error) {
-		p, _, err := straceString(c.Args[pathArg])
+	var events []Event
+	path := func(c Call, dirArg, pathArg int) (string, error) {
+		p, _, err := unquote(c.Args[pathArg])
 		if err != nil || filepath.IsAbs(p) {
 			return filepath.Clean(p), err
 		}
@@ -231,7 +235,7 @@ func resolveFiles(calls []sysCall, root string) ([]fileEvent, error) {
 		}
 		return "", fmt.Errorf("relative path in %q: use absolute paths in traced code", c.Line)
 	}
-	fdArg := func(c sysCall) (int, error) {
+	fdArg := func(c Call) (int, error) {
 		fd, err := strconv.Atoi(c.Args[0])
 		if err != nil {
 			return 0, fmt.Errorf("fd %q in %q", c.Args[0], c.Line)
@@ -239,7 +243,7 @@ func resolveFiles(calls []sysCall, root string) ([]fileEvent, error) {
 		return fd, nil
 	}
 	for _, c := range calls {
-		ev := fileEvent{sysCall: c, FD: -1}
+		ev := Event{Call: c, FD: -1}
 		var err error
 		need := map[string]int{"openat": 3, "mkdirat": 3, "mkdir": 2, "unlinkat": 3, "newfstatat": 4, "fchmodat": 3,
 			"renameat": 4, "renameat2": 5, "linkat": 5, "write": 3, "pwrite64": 4, "fsync": 1, "fdatasync": 1,
@@ -251,7 +255,7 @@ func resolveFiles(calls []sysCall, root string) ([]fileEvent, error) {
 		case "openat":
 			ev.Path, err = path(c, 0, 1)
 			ev.Flags = c.Args[2]
-			if c.ok() {
+			if c.OK() {
 				ev.FD = int(c.Ret)
 				delete(fds, ev.FD)
 				if inRoot(ev.Path) {
@@ -287,11 +291,11 @@ func resolveFiles(calls []sysCall, root string) ([]fileEvent, error) {
 			case "write", "pwrite64":
 				var s string
 				var truncated bool
-				if s, truncated, err = straceString(c.Args[1]); err == nil && truncated {
+				if s, truncated, err = unquote(c.Args[1]); err == nil && truncated {
 					err = fmt.Errorf("strace cut the data short (raise -s): %q", c.Line)
 				}
 				ev.Data = []byte(s)
-				if c.ok() && int(c.Ret) < len(ev.Data) {
+				if c.OK() && int(c.Ret) < len(ev.Data) {
 					ev.Data = ev.Data[:c.Ret] // a short write
 				}
 				if c.Name == "pwrite64" && err == nil {
@@ -313,142 +317,12 @@ func resolveFiles(calls []sysCall, root string) ([]fileEvent, error) {
 	return events, nil
 }
 
-// hasFlag reports whether a strace flag set ("O_RDWR|O_CREAT") holds flag.
-func hasFlag(flags, flag string) bool {
+// HasFlag reports whether a strace flag set ("O_RDWR|O_CREAT") holds flag.
+func HasFlag(flags, flag string) bool {
 	for _, f := range strings.Split(flags, "|") {
 		if f == flag {
 			return true
 		}
 	}
 	return false
-}
-
-func TestParseStrace_ReadsTheLinesTheTestsNeed(t *testing.T) {
-	for _, tc := range []struct {
-		name, log string
-		want      []sysCall
-	}{
-		{
-			name: "openat with flags and mode",
-			log:  `7 openat(AT_FDCWD, "/r/j/.status.json123", O_RDWR|O_CREAT|O_EXCL|O_CLOEXEC, 0644) = 5`,
-			want: []sysCall{{PID: 7, Name: "openat", Ret: 5,
-				Args: []string{"AT_FDCWD", `"/r/j/.status.json123"`, "O_RDWR|O_CREAT|O_EXCL|O_CLOEXEC", "0644"}}},
-		},
-		{
-			name: "failed call",
-			log:  `7 newfstatat(AT_FDCWD, "/m/x", 0xc000, AT_SYMLINK_NOFOLLOW) = -1 ENOENT (No such file or directory)`,
-			want: []sysCall{{PID: 7, Name: "newfstatat", Ret: -1, Errno: "ENOENT",
-				Args: []string{"AT_FDCWD", `"/m/x"`, "0xc000", "AT_SYMLINK_NOFOLLOW"}}},
-		},
-		{
-			name: "struct and string holding commas, quotes and parentheses",
-			log:  `7 newfstatat(AT_FDCWD, "/a, \"b\" (c)", {st_mode=S_IFREG|0644, st_size=82, ...}, 0) = 0`,
-			want: []sysCall{{PID: 7, Name: "newfstatat", Ret: 0,
-				Args: []string{"AT_FDCWD", `"/a, \"b\" (c)"`, "{st_mode=S_IFREG|0644, st_size=82, ...}", "0"}}},
-		},
-		{
-			name: "unfinished and resumed across threads, signal and exit lines skipped",
-			log: "7 fsync(5 <unfinished ...>\n" +
-				"8 --- SIGURG {si_signo=SIGURG, si_code=SI_TKILL, si_pid=7, si_uid=0} ---\n" +
-				"8 close(3) = 0\n" +
-				"7 <... fsync resumed>) = 0\n" +
-				"7 write(1, \"x\", 1 <unfinished ...>\n" +
-				"7 <... write resumed>) = ?\n" +
-				"7 +++ exited with 0 +++\n" +
-				"9 ???( <detached ...>\n",
-			want: []sysCall{
-				{PID: 8, Name: "close", Ret: 0, Args: []string{"3"}},
-				{PID: 7, Name: "fsync", Ret: 0, Args: []string{"5"}},
-				{PID: 7, Name: "write", Ret: -1, Errno: "?", Args: []string{"1", `"x"`, "1"}},
-			},
-		},
-		{
-			name: "no arguments",
-			log:  `7 sync() = 0`,
-			want: []sysCall{{PID: 7, Name: "sync", Ret: 0}},
-		},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			got, err := parseStrace(tc.log)
-			require.NoError(t, err)
-			for i := range got {
-				got[i].Line = ""
-			}
-			assert.Equal(t, tc.want, got)
-		})
-	}
-
-	t.Run("malformed lines are errors, not skipped", func(t *testing.T) {
-		for _, log := range []string{
-			`openat(AT_FDCWD, "/x", O_RDONLY) = 3`, // no pid
-			`7 openat(AT_FDCWD, "/x", O_RDONLY`,    // cut short
-			`7 <... fsync resumed>) = 0`,           // no start
-			`7 close(3) = what`,
-		} {
-			_, err := parseStrace(log)
-			assert.Error(t, err, log)
-		}
-	})
-}
-
-func TestStraceString_DecodesEscapes(t *testing.T) {
-	for _, tc := range []struct {
-		arg, want string
-		truncated bool
-	}{
-		{`"plain"`, "plain", false},
-		{`"{\n  \"a\": \"b\\\\c\"\t}\r\v\f"`, "{\n  \"a\": \"b\\\\c\"\t}\r\v\f", false},
-		{`"\0\0\1\177x"`, "\x00\x00\x01\x7fx", false},
-		{`"\x00\xff\x41"`, "\x00\xffA", false},
-		{`"\08"`, "\x008", false}, // octal stops at a non-octal digit
-		{`"abc"...`, "abc", true},
-	} {
-		got, truncated, err := straceString(tc.arg)
-		require.NoError(t, err, tc.arg)
-		assert.Equal(t, tc.want, got, tc.arg)
-		assert.Equal(t, tc.truncated, truncated, tc.arg)
-	}
-	for _, bad := range []string{`AT_FDCWD`, `"open`, `"a"b`, `"\x4"`} {
-		_, _, err := straceString(bad)
-		assert.Error(t, err, bad)
-	}
-}
-
-func TestResolveFiles_FollowsDescriptorsAndDropsNoise(t *testing.T) {
-	log := `1 openat(AT_FDCWD, "/proc/self/cgroup", O_RDONLY|O_CLOEXEC) = 3
-1 write(3, "noise", 5) = 5
-1 close(3) = 0
-1 openat(AT_FDCWD, "/r/j/.status.json9", O_RDWR|O_CREAT|O_EXCL|O_CLOEXEC, 0644) = 3
-1 write(3, "{}\n", 3) = 3
-1 write(4, "\1\0\0\0\0\0\0\0", 8) = 8
-1 fsync(3) = 0
-1 close(3) = 0
-1 renameat(AT_FDCWD, "/r/j/.status.json9", AT_FDCWD, "/r/j/status.json") = 0
-1 openat(AT_FDCWD, "/r/j", O_RDONLY|O_CLOEXEC) = 3
-1 openat(3, "status.json", O_RDONLY) = 5
-1 fsync(3) = 0
-1 close(3) = 0
-1 fsync(3) = 0
-`
-	calls, err := parseStrace(log)
-	require.NoError(t, err)
-	evs, err := resolveFiles(calls, "/r")
-	require.NoError(t, err)
-	var got []string
-	for _, e := range evs {
-		got = append(got, fmt.Sprintf("%s %s%s fd=%d %q", e.Name, e.Path, map[bool]string{true: " -> " + e.NewPath}[e.NewPath != ""], e.FD, e.Data))
-	}
-	assert.Equal(t, []string{
-		`openat /r/j/.status.json9 fd=3 ""`,
-		`write /r/j/.status.json9 fd=3 "{}\n"`,
-		`fsync /r/j/.status.json9 fd=3 ""`,
-		`close /r/j/.status.json9 fd=3 ""`,
-		`renameat /r/j/.status.json9 -> /r/j/status.json fd=-1 ""`,
-		`openat /r/j fd=3 ""`,
-		`openat /r/j/status.json fd=5 ""`,
-		`fsync /r/j fd=3 ""`,
-		`close /r/j fd=3 ""`,
-	}, got, "the last fsync(3) is on a closed fd and must not be attributed to /r/j")
-	assert.True(t, hasFlag(evs[0].Flags, "O_EXCL"))
-	assert.False(t, hasFlag(evs[5].Flags, "O_CREAT"))
 }
