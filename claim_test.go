@@ -22,8 +22,6 @@ import (
 // processes race the same claim or fence on the parent's word.
 const claimerRole = "claimer"
 
-func init() { children[claimerRole] = claimer }
-
 func claimer() int {
 	host, _ := jobstore.HostID()
 	in := bufio.NewScanner(os.Stdin)

@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"syscall"
 )
 
 // fenceMarker is created, exclusively, in .fenced-N by the one fencer that
@@ -35,7 +34,7 @@ func fenceAttempt(dir JobDir, n uint64) (won bool, err error) {
 		if err := syncClaim(dir, run); err != nil {
 			return false, err
 		}
-	case errors.Is(err, fs.ErrNotExist), errors.Is(err, fs.ErrExist), errors.Is(err, syscall.ENOTEMPTY):
+	case errors.Is(err, fs.ErrNotExist), errors.Is(err, fs.ErrExist), isDirNotEmpty(err):
 		// Another fencer or the owner's release renamed it, or a claimant
 		// revived .run-n for an instant: the marker decides below.
 	default:
@@ -96,7 +95,7 @@ func syncClaim(dir JobDir, entry string) error {
 // every operation inside it fails at the server. ErrNotJob when the job
 // directory itself is gone.
 func fenceError(op string, dir JobDir, n uint64, err error) error {
-	if !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, syscall.ENOTDIR) {
+	if !errors.Is(err, fs.ErrNotExist) && !isNotDir(err) {
 		return err
 	}
 	if _, serr := os.Stat(dir.SpecPath()); errors.Is(serr, fs.ErrNotExist) {

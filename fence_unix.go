@@ -3,7 +3,9 @@
 package jobstore
 
 import (
+	"errors"
 	"os"
+	"syscall"
 
 	"golang.org/x/sys/unix"
 )
@@ -19,3 +21,11 @@ func renameDirNoReplace(from, to string) error {
 	}
 	return os.Rename(from, to)
 }
+
+// isDirNotEmpty reports a rename refused because the target is a directory
+// that is not empty.
+func isDirNotEmpty(err error) bool { return errors.Is(err, syscall.ENOTEMPTY) }
+
+// isNotDir reports a path that runs through something that is not a
+// directory.
+func isNotDir(err error) bool { return errors.Is(err, syscall.ENOTDIR) }

@@ -1,7 +1,9 @@
 package jobstore
 
 import (
+	"errors"
 	"os"
+	"syscall"
 
 	"golang.org/x/sys/windows"
 )
@@ -22,3 +24,11 @@ func renameDirNoReplace(from, to string) error {
 	}
 	return nil
 }
+
+// isDirNotEmpty reports a rename refused because the target is a directory
+// that is not empty.
+func isDirNotEmpty(err error) bool { return errors.Is(err, syscall.ENOTEMPTY) }
+
+// isNotDir reports a path that runs through something that is not a
+// directory.
+func isNotDir(err error) bool { return errors.Is(err, syscall.ENOTDIR) }

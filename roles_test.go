@@ -6,7 +6,7 @@ package jobstore_test
 // exit code; its input is its environment and stdin, its answers are lines
 // on stdout. Each body is defined beside the tests that use it.
 //
-// Three roles need their platform and are added to this map by the file
+// The roles that need their platform are added to this map by the file
 // that defines them, in an init function:
 //
 //   - "protocol" (strace_linux_test.go): run the steps named in
@@ -15,6 +15,11 @@ package jobstore_test
 //     file it may not read, reporting what ReadJSONTolerant said.
 //   - windowsPollerRole (store_windows_test.go): poll status.json until
 //     stdin closes, holding it open or reading it, and report the failures.
+//   - fencedWriterRole (twohost_fence_linux_test.go): write through an
+//     attempt, stop, and after being fenced write again, reporting the error.
+//   - twoHostRunnerRole, twoHostStarterRole (twohost_linux_test.go): run or
+//     race Start on a job through one mount of the two-host kit, as a host
+//     named by JOBSTORE_HOST.
 var roles = map[string]func() int{
 	// Runs and locks.
 	"holder":            holder,          // start the job, hold its lock until stdin closes, then finish
@@ -31,4 +36,7 @@ var roles = map[string]func() int{
 	cancelHolderRole:    cancelHolder,    // start the job, then wait to be killed
 	cancelRequesterRole: cancelRequester, // on a byte of stdin, request a cancel
 	cancelFinisherRole:  cancelFinisher,  // race Finish(Succeeded) against the cancel request
+
+	// Ownership across hosts.
+	claimerRole: claimer, // claim or fence the attempts named on stdin; say "won" or "lost"
 }

@@ -446,7 +446,7 @@ func TestWriteStatus_OurReadersNeverBlockAReplace(t *testing.T) {
 		pollers = 8
 		writes  = 200
 	)
-	dir := newWindowsJob(t, "j1")
+	dir := submitJob(t, "j1")
 	supported, err := jobstore.POSIXRenameSupported(string(dir))
 	require.NoError(t, err)
 	if !supported {
@@ -478,23 +478,23 @@ func TestWriteStatus_OurReadersNeverBlockAReplace(t *testing.T) {
 	st, err := jobstore.ReadStatus(dir)
 	require.NoError(t, err)
 	assert.Equal(t, uint64(writes+1), st.Seq)
-	requireNoTemps(t, dir)
+	requireNoTempFiles(t, dir)
 }
 
 func TestWriteStatus_WithReplaceTimeout(t *testing.T) {
 	t.Run("0 gives up at the first refusal", func(t *testing.T) {
-		dir := newWindowsJob(t, "j1")
+		dir := submitJob(t, "j1")
 		holdOpen(t, dir.StatusPath())
 		err := jobstore.WriteStatus(dir, jobstore.JobStatus{State: jobstore.Running, Seq: 2}, jobstore.WithReplaceTimeout(0))
 		require.Error(t, err)
 		assert.Contains(t, err.Error(), "another process kept it open")
-		requireNoTemps(t, dir)
+		requireNoTempFiles(t, dir)
 	})
 	t.Run("a longer timeout is waited for", func(t *testing.T) {
 		// Twice the default, so that a write that ignored the option and
 		// gave up after the default would fail the lower bound.
 		timeout := 2 * jobstore.DefaultReplaceTimeout
-		dir := newWindowsJob(t, "j1")
+		dir := submitJob(t, "j1")
 		holdOpen(t, dir.StatusPath())
 		start := time.Now()
 		err := jobstore.WriteStatus(dir, jobstore.JobStatus{State: jobstore.Running, Seq: 2}, jobstore.WithReplaceTimeout(timeout))
@@ -505,6 +505,6 @@ func TestWriteStatus_WithReplaceTimeout(t *testing.T) {
 		st, err := jobstore.ReadStatus(dir)
 		require.NoError(t, err)
 		assert.Equal(t, uint64(1), st.Seq, "the previous record is intact")
-		requireNoTemps(t, dir)
+		requireNoTempFiles(t, dir)
 	})
 }

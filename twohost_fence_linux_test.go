@@ -44,7 +44,7 @@ func TestTwoHosts_ClaimAndFenceRacesAcrossMounts(t *testing.T) {
 // writer's own clock first; "raw" does not, so only the fence can stop it.
 const fencedWriterRole = "fenced-writer"
 
-func init() { children[fencedWriterRole] = fencedWriter }
+func init() { roles[fencedWriterRole] = fencedWriter }
 
 func fencedWriter() int {
 	dir := jobstore.JobDir(os.Getenv("JOB"))

@@ -37,8 +37,8 @@ const twoHostRunnerRole = "twohost-runner"
 const twoHostStarterRole = "twohost-starter"
 
 func init() {
-	children[twoHostRunnerRole] = twoHostRunner
-	children[twoHostStarterRole] = twoHostStarter
+	roles[twoHostRunnerRole] = twoHostRunner
+	roles[twoHostStarterRole] = twoHostStarter
 }
 
 func twoHostRunner() int {
