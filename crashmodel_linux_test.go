@@ -396,7 +396,7 @@ func buildCrashModel(root string, base fsImage, evs []fileEvent) (*crashModel, e
 				return nil, fmt.Errorf("%w: %s", err, e.Line)
 			}
 			ops = append(ops, modelOp{kind: opEntries, changes: []entryChange{{dir, name, 0}}})
-		case "newfstatat", "fchmod", "fchmodat":
+		case "newfstatat", "fstat", "fchmod", "fchmodat":
 			// metadata is not modelled
 		default:
 			return nil, fmt.Errorf("the model has no rule for %s", e.Line)
