@@ -38,6 +38,7 @@ func (d dirHandle) createTemp(name string, perm fs.FileMode) (tempFile, string, 
 		return nil, "", err
 	}
 	defer root.Close() // the temp file stays open without it
+	atTempSeam("create", d.path)
 	// WithPermissions only: the umask applies at the create and renameio has
 	// no chmod to do, the one step after which NewPendingFile fails with the
 	// temp file left open and in place.
@@ -56,9 +57,18 @@ func (d dirHandle) createTemp(name string, perm fs.FileMode) (tempFile, string, 
 	return pf.File, tmp, nil
 }
 
-// beforeTempRoot, when set (by tests only), runs just before tempRoot opens
-// the root: the instant at which a swap of the directory must be caught.
-var beforeTempRoot atomic.Pointer[func(dir string)]
+// tempSeam, when set (by tests only), runs at two instants at which a swap
+// of the directory must change nothing outside it: before tempRoot opens the
+// root (step "open root": the swap must be refused) and between the root's
+// check and renameio's create (step "create": the root holds the directory,
+// so the file is made there whatever the path now names).
+var tempSeam atomic.Pointer[func(step, dir string)]
+
+func atTempSeam(step, dir string) {
+	if h := tempSeam.Load(); h != nil {
+		(*h)(step, dir)
+	}
+}
 
 // errDirReplaced: the path no longer names the directory the protocol
 // opened.
@@ -74,9 +84,7 @@ var errDirReplaced = errors.New("the directory was replaced while the record was
 // Only writers pay for it (an open, two stats and a close): readers never
 // create a temp file.
 func (d dirHandle) tempRoot() (*os.Root, error) {
-	if h := beforeTempRoot.Load(); h != nil {
-		(*h)(d.path)
-	}
+	atTempSeam("open root", d.path)
 	// "/." makes the open resolve the path as a directory: a FIFO or device
 	// swapped in fails with ENOTDIR instead of being opened (a FIFO would
 	// block, as os.OpenRoot has no O_NONBLOCK).
