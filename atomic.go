@@ -334,6 +334,10 @@ func writeRecord(at recordAt, data []byte, o writeOptions, mode publishMode) err
 		o.perm |= 0o200
 	}
 	f, tmp, err := d.createTemp(at.sub, at.name, o.perm)
+	var nr *notRegularError
+	if errors.As(err, &nr) { // the directory was swapped for a link meanwhile
+		return irregular("create temp file", at.dir, nr)
+	}
 	if err != nil {
 		return stepError("create temp file", at.path(), err, "cannot create the temp file in the record's directory", "")
 	}

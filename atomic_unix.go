@@ -4,31 +4,30 @@ package jobstore
 
 import (
 	"io/fs"
-	"math/rand/v2"
 	"os"
-	"path"
 	"path/filepath"
-	"strconv"
 	"time"
 
 	"golang.org/x/sys/unix"
 )
 
 // Confinement on Unix: a directory descriptor and the *at system calls with
-// O_NOFOLLOW, not os.Root. The job directory is opened once with
-// O_DIRECTORY|O_NOFOLLOW (a link there is refused, wherever it points),
-// then every file of the job is created, renamed, opened and stat'ed
-// relative to that descriptor, never following a link at the file's own
-// name. That is stricter than os.Root (which follows links that stay inside
-// the root) and costs nothing: the protocol needs a descriptor of the
-// directory for its fsync anyway, so WriteStatus makes fewer system calls
-// than with a path-based temp file (os.Root would open the root and the job
-// directory on every call, and a third descriptor for the fsync).
+// O_NOFOLLOW. The job directory is opened once with O_DIRECTORY|O_NOFOLLOW
+// (a link there is refused, wherever it points), then every file of the job
+// is renamed, opened and stat'ed relative to that descriptor, never
+// following a link at the file's own name. That is stricter than os.Root
+// (which follows links that stay inside the root), and readers pay nothing
+// more than the open. The one step done through an os.Root is the temp
+// file's creation, which renameio does (tempfile_unix.go): writers open a
+// root of the same directory, check that it is the one the descriptor holds
+// (a swap in between is refused), and let renameio create the file in it.
 
-// dirHandle is an open directory: its descriptor and its path (for errors).
+// dirHandle is an open directory: its descriptor and its path (for errors
+// and for the temp file's os.Root, see tempRoot).
 type dirHandle struct {
 	fd   int
 	path string
+	job  bool // opened with O_NOFOLLOW: a link in its place is refused
 }
 
 // openDir opens dir for the dirOps. With job set, dir's last element must
@@ -40,7 +39,7 @@ func openDir(dir string, job bool) (dirHandle, error) {
 	}
 	fd, err := openat(unix.AT_FDCWD, dir, flags, 0)
 	if err == nil {
-		return dirHandle{fd: fd, path: dir}, nil
+		return dirHandle{fd: fd, path: dir, job: job}, nil
 	}
 	// ELOOP (Linux, macOS), EMLINK (FreeBSD), EFTYPE (NetBSD) or ENOTDIR:
 	// say what is there instead of a directory.
@@ -74,19 +73,6 @@ func openat(dirfd int, name string, flags int, perm uint32) (int, error) {
 }
 
 func (d dirHandle) close() error { return unix.Close(d.fd) }
-
-func (d dirHandle) createTemp(sub, name string, perm fs.FileMode) (tempFile, string, error) {
-	for attempt := 0; ; attempt++ {
-		tmp := path.Join(sub, "."+name+strconv.FormatInt(rand.Int64(), 10))
-		fd, err := openat(d.fd, tmp, unix.O_RDWR|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, uint32(perm.Perm()))
-		if err == nil {
-			return rawFile(fd), tmp, nil
-		}
-		if err != unix.EEXIST || attempt > 10000 {
-			return nil, "", &fs.PathError{Op: "open", Path: filepath.Join(d.path, tmp), Err: err}
-		}
-	}
-}
 
 func (d dirHandle) replace(tmp, name string, _ bool) error {
 	return unix.Renameat(d.fd, tmp, d.fd, name)

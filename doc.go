@@ -11,7 +11,10 @@
 //	             RequestCancel or any tool, seen by the runner through Run.Context
 //
 // Temp files are siblings named "." + target + random digits (IsTempName);
-// a directory scan must skip dot-names.
+// a directory scan must skip dot-names. On Unix, github.com/google/renameio/v2
+// creates each one (its name, the exclusive create, a new name on a
+// collision, the permissions) in an os.Root checked to be the directory the
+// write opened without following a link.
 //
 // Two guarantees, one for each moment that matters:
 //

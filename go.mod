@@ -4,6 +4,7 @@ go 1.25.0
 
 require (
 	github.com/fsnotify/fsnotify v1.10.1
+	github.com/google/renameio/v2 v2.0.2
 	golang.org/x/sys v0.47.0
 	golang.org/x/term v0.45.0
 )

@@ -26,18 +26,30 @@ import (
 
 // tracedSyscalls are the calls strace records: everything that creates,
 // writes, syncs, names or unnames a file, plus newfstatat for the step
-// markers (and pwrite64/ftruncate, so that an in-place writer would show).
+// markers (and pwrite64/ftruncate, so that an in-place writer would show),
+// and fstat, which the temp file's root check makes.
 const tracedSyscalls = "openat,write,pwrite64,ftruncate,fsync,fdatasync,close,renameat,renameat2,linkat,unlinkat," +
-	"newfstatat,fchmod,fchmodat,mkdir,mkdirat"
+	"newfstatat,fstat,fchmod,fchmodat,mkdir,mkdirat"
 
 // maxWriteStatusSyscalls is the budget of file system calls that touch the
-// job directory in one WriteStatus: open the directory (O_NOFOLLOW), create
-// the temp file in it, write, fsync, close, rename, fsync the directory,
-// close it. One descriptor of the directory serves the create, the rename
-// and the fsync, so refusing a job directory that is a link costs no call
-// (renameio with WithTempDir and a directory fsync made 10; the path-based
-// protocol before this one made 9).
-const maxWriteStatusSyscalls = 8
+// job directory in one WriteStatus, 13:
+//
+//   - open the directory (O_DIRECTORY|O_NOFOLLOW: a job directory that is a
+//     link is refused); this descriptor serves the rename and the fsync;
+//   - renameio creates the temp file in an os.Root, which cannot be made
+//     from a descriptor, so: open the root by the directory's path + "/."
+//     (1), fstat it (2, os.OpenRoot checks that it is a directory), fstat
+//     the descriptor and stat the root's "." (3, 4: the same device and
+//     inode, else a swap is refused), renameio's O_EXCL create relative to
+//     the root (5), close the root (6);
+//   - write, fsync, close the temp file; rename relative to the directory's
+//     descriptor; fsync the directory; close it.
+//
+// Calls 1-4 and 6 are the price of renameio doing the create: the
+// protocol with its own openat relative to the descriptor made 8;
+// renameio with WithTempDir (path-based, no check) and a directory fsync
+// made 10.
+const maxWriteStatusSyscalls = 13
 
 // The steps the "protocol" child runs, in the order of $JOBSTORE_TRACE_STEPS.
 // Each is bracketed by marker stats of <prefix>begin-<step> and, once it
@@ -247,13 +259,16 @@ func formatEvents(evs []strace.Event) string {
 
 // publishSteps is the protocol for one record at target: open target's
 // directory read-only with O_NOFOLLOW (a job directory that is a link is
-// refused), then, relative to that descriptor, O_EXCL|O_NOFOLLOW create of
-// a temp file, write, fsync, close, publish (a rename, or what publish
-// accepts), and fsync the directory through the same descriptor. tmp
-// receives the temp file's path once it is matched.
+// refused); open an os.Root of it by path + "/." and check that root and
+// descriptor are the same directory (fstat of the descriptor, stat of the
+// root's "."); renameio's O_EXCL|O_NOFOLLOW create of a temp file relative
+// to the root; close the root; write, fsync, close; publish (a rename, or
+// what publish accepts) relative to the directory's descriptor, and fsync
+// the directory through it. tmp receives the temp file's path once it is
+// matched.
 func publishSteps(target string, tmp *string, publish traceStep) []traceStep {
 	dir := filepath.Dir(target)
-	dirfd := "" // the directory's descriptor, as strace prints it
+	dirfd, rootfd := "", "" // the directory's descriptor and the root's, as strace prints them
 	on := func(name string, path *string) func(e strace.Event) bool {
 		return func(e strace.Event) bool { return e.Name == name && e.OK() && e.Path == *path }
 	}
@@ -266,9 +281,23 @@ func publishSteps(target string, tmp *string, publish traceStep) []traceStep {
 			dirfd = strconv.Itoa(e.FD)
 			return true
 		}},
-		{"create the temp file with O_CREAT|O_EXCL|O_NOFOLLOW relative to the directory's descriptor", func(e strace.Event) bool {
+		{"open an os.Root of the directory by its path + \"/.\", read-only", func(e strace.Event) bool {
+			if e.Name != "openat" || !e.OK() || e.Path != dir || !strings.HasSuffix(e.Args[1], `/."`) ||
+				strace.HasFlag(e.Flags, "O_CREAT") || !strace.HasFlag(e.Flags, "O_RDONLY") {
+				return false
+			}
+			rootfd = strconv.Itoa(e.FD)
+			return true
+		}},
+		{"fstat the directory's descriptor (its device and inode)", func(e strace.Event) bool {
+			return e.Name == "fstat" && e.OK() && e.Args[0] == dirfd
+		}},
+		{"stat the root's \".\" (the same device and inode, or the write is refused)", func(e strace.Event) bool {
+			return e.Name == "newfstatat" && e.OK() && e.Args[0] == rootfd && e.Args[1] == `"."`
+		}},
+		{"create the temp file with O_CREAT|O_EXCL|O_NOFOLLOW relative to the root", func(e strace.Event) bool {
 			base := filepath.Base(e.Path)
-			if e.Name != "openat" || !e.OK() || e.Args[0] != dirfd || filepath.Dir(e.Path) != dir || !jobstore.IsTempName(base) ||
+			if e.Name != "openat" || !e.OK() || e.Args[0] != rootfd || filepath.Dir(e.Path) != dir || !jobstore.IsTempName(base) ||
 				!strings.HasPrefix(base, "."+filepath.Base(target)) || !strace.HasFlag(e.Flags, "O_CREAT") || !strace.HasFlag(e.Flags, "O_EXCL") ||
 				!strace.HasFlag(e.Flags, "O_NOFOLLOW") {
 				return false
@@ -276,6 +305,7 @@ func publishSteps(target string, tmp *string, publish traceStep) []traceStep {
 			*tmp = e.Path
 			return true
 		}},
+		{"close the root", func(e strace.Event) bool { return e.Name == "close" && e.OK() && e.Args[0] == rootfd }},
 		{"write the temp file", on("write", tmp)},
 		{"fsync the temp file", on("fsync", tmp)},
 		{"close the temp file", on("close", tmp)},

@@ -438,7 +438,7 @@ func Build(root string, base Image, evs []strace.Event) (*Model, error) {
 				return nil, fmt.Errorf("%w: %s", err, e.Line)
 			}
 			ops = append(ops, Op{kind: opEntries, changes: []entryChange{{dir, name, 0}}})
-		case "newfstatat", "fchmod", "fchmodat":
+		case "newfstatat", "fstat", "fchmod", "fchmodat":
 			// metadata is not modelled
 		default:
 			return nil, fmt.Errorf("the model has no rule for %s", e.Line)

@@ -247,7 +247,7 @@ func Resolve(calls []Call, root string) ([]Event, error) {
 		var err error
 		need := map[string]int{"openat": 3, "mkdirat": 3, "mkdir": 2, "unlinkat": 3, "newfstatat": 4, "fchmodat": 3,
 			"renameat": 4, "renameat2": 5, "linkat": 5, "write": 3, "pwrite64": 4, "fsync": 1, "fdatasync": 1,
-			"close": 1, "fchmod": 2, "ftruncate": 2}[c.Name]
+			"close": 1, "fstat": 2, "fchmod": 2, "ftruncate": 2}[c.Name]
 		if len(c.Args) < need {
 			return nil, fmt.Errorf("%d arguments, want %d: %q", len(c.Args), need, c.Line)
 		}
@@ -276,7 +276,7 @@ func Resolve(calls []Call, root string) ([]Event, error) {
 			if len(c.Args) > 4 {
 				ev.Flags = c.Args[4]
 			}
-		case "write", "pwrite64", "fsync", "fdatasync", "close", "fchmod", "ftruncate":
+		case "write", "pwrite64", "fsync", "fdatasync", "close", "fchmod", "ftruncate", "fstat":
 			if ev.FD, err = fdArg(c); err != nil {
 				break
 			}
