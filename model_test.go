@@ -201,11 +201,16 @@ func TestDecode_IgnoresFieldsItDoesNotKnow(t *testing.T) {
 // way out, with the same typed errors; on a refused decode the value is
 // left as it was.
 func TestJSON_ValidatesAsTheRecordPathsDo(t *testing.T) {
-	subjectOf := func(t *testing.T, err error) (error, string) {
+	// subjectOf is what two errors must share: the sentinel and the subject.
+	type kindOf struct {
+		sentinel error
+		subject  string
+	}
+	subjectOf := func(t *testing.T, err error) kindOf {
 		t.Helper()
 		var e *jobstore.Error
 		require.ErrorAs(t, err, &e, "%v", err)
-		return e.Sentinel, e.Subject
+		return kindOf{e.Sentinel, e.Subject}
 	}
 	const ts = `"updated_at":"2026-11-30T09:00:00+00:00"`
 	badStatuses := []struct{ name, data string }{
@@ -224,10 +229,7 @@ func TestJSON_ValidatesAsTheRecordPathsDo(t *testing.T) {
 			got := keep
 			uerr := json.Unmarshal([]byte(tt.data), &got)
 			require.Error(t, uerr, "json.Unmarshal accepts what DecodeStatus refuses")
-			ds, dsub := subjectOf(t, derr)
-			us, usub := subjectOf(t, uerr)
-			assert.Equal(t, ds, us)
-			assert.Equal(t, dsub, usub)
+			assert.Equal(t, subjectOf(t, derr), subjectOf(t, uerr))
 			assert.Equal(t, keep, got, "a refused decode changes nothing")
 		})
 	}
@@ -243,10 +245,7 @@ func TestJSON_ValidatesAsTheRecordPathsDo(t *testing.T) {
 			var got jobstore.JobSpec
 			uerr := json.Unmarshal([]byte(tt.data), &got)
 			require.Error(t, uerr, "json.Unmarshal accepts what DecodeSpec refuses")
-			ds, dsub := subjectOf(t, derr)
-			us, usub := subjectOf(t, uerr)
-			assert.Equal(t, ds, us)
-			assert.Equal(t, dsub, usub)
+			assert.Equal(t, subjectOf(t, derr), subjectOf(t, uerr))
 			assert.Zero(t, got)
 		})
 	}
@@ -267,7 +266,7 @@ func TestJSON_ValidatesAsTheRecordPathsDo(t *testing.T) {
 			_, merr := json.Marshal(tt.st)
 			require.Error(t, merr, "json.Marshal writes what WriteStatus refuses")
 			require.ErrorIs(t, merr, jobstore.ErrInvalid)
-			msub := func() string { _, s := subjectOf(t, merr); return s }()
+			msub := subjectOf(t, merr).subject
 			if tt.st.SchemaVersion != 0 {
 				assert.Equal(t, "schema_version", msub) // WriteStatus stamps the version instead
 				return
@@ -275,7 +274,7 @@ func TestJSON_ValidatesAsTheRecordPathsDo(t *testing.T) {
 			dir := writeJob(t, tempDir(t), specAt("j1", 0), nil)
 			werr := jobstore.WriteStatus(dir, tt.st)
 			require.ErrorIs(t, werr, jobstore.ErrInvalid)
-			_, wsub := subjectOf(t, werr)
+			wsub := subjectOf(t, werr).subject
 			assert.Equal(t, wsub, msub)
 		})
 	}
@@ -292,14 +291,14 @@ func TestJSON_ValidatesAsTheRecordPathsDo(t *testing.T) {
 		t.Run("spec out/"+tt.name, func(t *testing.T) {
 			_, merr := json.Marshal(tt.spec)
 			require.ErrorIs(t, merr, jobstore.ErrInvalid, "json.Marshal writes what WriteSpec refuses")
-			_, msub := subjectOf(t, merr)
+			msub := subjectOf(t, merr).subject
 			id := tt.spec.ID
 			if id == "" {
 				id = "j"
 			}
 			werr := jobstore.WriteSpec(jobstore.JobDir(filepath.Join(tempDir(t), id)), tt.spec)
 			require.ErrorIs(t, werr, jobstore.ErrInvalid)
-			_, wsub := subjectOf(t, werr)
+			wsub := subjectOf(t, werr).subject
 			assert.Equal(t, wsub, msub)
 		})
 	}

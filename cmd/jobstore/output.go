@@ -7,7 +7,6 @@ import (
 	"io"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/axqua/jobstore"
 )
@@ -70,15 +69,6 @@ func progressBarN(p *float64, width int) string {
 	n := int(*p*float64(width) + 1e-9)
 	n = min(max(n, 0), width)
 	return "[" + strings.Repeat("#", n) + strings.Repeat("-", width-n) + "]"
-}
-
-// truncate cuts s to at most n runes, marking the cut with "...".
-func truncate(s string, n int) string {
-	if utf8.RuneCountInString(s) <= n {
-		return s
-	}
-	r := []rune(s)
-	return string(r[:max(n-3, 0)]) + "..."
 }
 
 // oneLine folds s onto one line: an error message must not break the
