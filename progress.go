@@ -16,7 +16,8 @@ type startOptions struct {
 	progressInterval time.Duration
 	host             string // WithHost; HostID() when not set
 	hostSet          bool
-	lease            time.Duration // WithLease; DefaultLease when 0
+	lease            time.Duration      // WithLease; DefaultLease when 0
+	hook             func(stage string) // tests only: called at named points of start
 }
 
 // WithProgressInterval sets how often, at most, Run.Progress writes
@@ -37,6 +38,13 @@ func newStartOptions(op string, dir JobDir, opts []StartOption) (startOptions, e
 			fmt.Sprintf("%v is negative", o.progressInterval), "")
 	}
 	return o, o.ownership(op, dir)
+}
+
+// at calls the test hook, if any, at stage.
+func (o startOptions) at(stage string) {
+	if o.hook != nil {
+		o.hook(stage)
+	}
 }
 
 // bulkyMessage is the message length above which Progress encodes the
