@@ -189,10 +189,9 @@ func RequestCancel(dir JobDir, req CancelRequest) error {
 		if st.State == Cancelled && exists(path) {
 			return nil
 		}
-		return &Error{Op: op, Path: dir.StatusPath(), Subject: "state", Sentinel: ErrInvalid,
-			Msg:   fmt.Sprintf("the job is already %s; a finished job cannot be cancelled", st.State),
-			Found: string(st.State), Supported: []State{Queued, Running},
-			Remedy: "nothing to cancel: the job has ended"}
+		return errInvalid(op, dir.StatusPath(), "state", string(st.State), []State{Queued, Running},
+			fmt.Sprintf("the job is already %s; a finished job cannot be cancelled", st.State),
+			"nothing to cancel: the job has ended")
 	}
 	req.SchemaVersion = CancelSchemaVersion
 	if req.JobID == "" {
@@ -274,8 +273,7 @@ func (p *pendingCancel) asError(op string, dir JobDir, msg, remedy string) *Erro
 		msg = "; " + msg
 	}
 	msg = p.String() + msg
-	return &Error{Op: op, Path: dir.CancelPath(), Sentinel: ErrCancelRequested, Msg: msg, Err: p.err,
-		Remedy: remedy}
+	return errCancelRequested(op, dir.CancelPath(), msg, remedy, p.err)
 }
 
 // writeCancelled writes the terminal cancelled status after last (nil: no
@@ -452,7 +450,7 @@ func newRunContext(dir JobDir, ended error) *runContext {
 	rc.watch = startCancelWatch(dir, cancelPollInterval, true, func() {
 		p := findCancel(dir)
 		if p == nil { // removed by hand between the look and the read
-			p = &pendingCancel{err: &Error{Op: "read cancel request", Path: dir.CancelPath(), Msg: "vanished after it appeared"}}
+			p = &pendingCancel{err: errBecause("read cancel request", dir.CancelPath(), nil, "vanished after it appeared", "")}
 		}
 		cancel(p.asError("cancel", dir, "", "stop the job's work, then call Finish(Outcome{State: Cancelled})"))
 	})
@@ -475,11 +473,11 @@ func (r *Run) endCause() error {
 	case r.lostErr != nil:
 		return r.lostErr
 	case r.finished:
-		return &Error{Op: "finish", Path: r.dir.StatusPath(), Err: context.Canceled,
-			Msg: fmt.Sprintf("the run finished (%s); its context ends with it", r.st.State)}
+		return errBecause("finish", r.dir.StatusPath(), context.Canceled,
+			fmt.Sprintf("the run finished (%s); its context ends with it", r.st.State), "")
 	case r.lock == nil:
-		return &Error{Op: "close", Path: r.dir.StatusPath(), Err: context.Canceled,
-			Msg: "the run was closed; its context ends with it"}
+		return errBecause("close", r.dir.StatusPath(), context.Canceled,
+			"the run was closed; its context ends with it", "")
 	}
 	return nil
 }

@@ -103,9 +103,9 @@ func (r *Run) recordProgress(fraction float64, message string) error {
 	}
 	if err := r.bgErr; err != nil {
 		r.bgErr = nil
-		return &Error{Op: "progress", Path: r.dir.StatusPath(), Err: err,
-			Msg:    "a background progress write failed; status.json shows an earlier update",
-			Remedy: "the latest values are kept and written again within the progress interval; Flush to retry now"}
+		return errBecause("progress", r.dir.StatusPath(), err,
+			"a background progress write failed; status.json shows an earlier update",
+			"the latest values are kept and written again within the progress interval; Flush to retry now")
 	}
 	return nil
 }
