@@ -59,11 +59,7 @@ func (c CancelRequest) MarshalJSON() ([]byte, error) {
 // is left as it was.
 func (c *CancelRequest) UnmarshalJSON(b []byte) error {
 	req, _, err := DecodeCancel(b)
-	if err != nil {
-		return err
-	}
-	*c = *req
-	return nil
+	return setDecoded(c, req, err)
 }
 
 // decode: see JobSpec.decode.

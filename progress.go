@@ -209,10 +209,7 @@ func (r *Run) wrote(err error) error {
 // error; with nothing pending it does nothing and returns nil. After a nil
 // Flush, status.json holds every value Progress was given before it.
 func (r *Run) Flush() error {
-	r.wmu.Lock()
-	defer r.wmu.Unlock()
-	r.mu.Lock()
-	defer r.mu.Unlock()
+	defer r.lockWrite()()
 	if !r.pending.set {
 		r.bgErr = nil // what failed has since been written
 		return nil

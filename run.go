@@ -188,6 +188,17 @@ func (r *Run) stamp(op string, next JobStatus, now time.Time) (JobStatus, error)
 	return next, nil
 }
 
+// lockWrite takes wmu, then mu, for a write that holds both throughout;
+// the function it returns releases them.
+func (r *Run) lockWrite() (unlock func()) {
+	r.wmu.Lock()
+	r.mu.Lock()
+	return func() {
+		r.mu.Unlock()
+		r.wmu.Unlock()
+	}
+}
+
 // usable reports why the handle cannot write any more, if it cannot.
 func (r *Run) usable(op string) error {
 	switch {
@@ -273,10 +284,7 @@ func (r *Run) Progress(fraction float64, message string) error {
 // pending progress update is written with it, in the same write.
 func (r *Run) SetMessage(message string) error {
 	const op = "set message"
-	r.wmu.Lock()
-	defer r.wmu.Unlock()
-	r.mu.Lock()
-	defer r.mu.Unlock()
+	defer r.lockWrite()()
 	if err := r.usable(op); err != nil {
 		return err
 	}
@@ -310,10 +318,7 @@ type Outcome struct {
 // too late; cancel.json stays either way.
 func (r *Run) Finish(o Outcome) error {
 	const op = "finish"
-	r.wmu.Lock()
-	defer r.wmu.Unlock()
-	r.mu.Lock()
-	defer r.mu.Unlock()
+	defer r.lockWrite()()
 	if err := r.usable(op); err != nil {
 		return err
 	}
