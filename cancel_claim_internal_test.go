@@ -5,6 +5,8 @@ import (
 	"os"
 	"sync"
 	"testing"
+
+	"github.com/axqua/jobstore/internal/testdir"
 )
 
 // withStartHook makes start call hook at its named stages: "read" (the
@@ -38,7 +40,7 @@ func cancelFromOtherHost(t *testing.T, dir JobDir) bool {
 
 func submitQueued(t *testing.T) JobDir {
 	t.Helper()
-	dir, err := Submit(t.TempDir(), JobSpec{Kind: "k"})
+	dir, err := Submit(testdir.New(t), JobSpec{Kind: "k"})
 	if err != nil {
 		t.Fatal(err)
 	}
