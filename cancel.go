@@ -59,11 +59,7 @@ func (c CancelRequest) MarshalJSON() ([]byte, error) {
 // is left as it was.
 func (c *CancelRequest) UnmarshalJSON(b []byte) error {
 	req, _, err := DecodeCancel(b)
-	if err != nil {
-		return err
-	}
-	*c = *req
-	return nil
+	return setDecoded(c, req, err)
 }
 
 // decode: see JobSpec.decode.
@@ -158,9 +154,12 @@ func ReadCancel(dir JobDir) (*CancelRequest, error) {
 // Where the request takes effect:
 //   - Queued job (or no status.json yet): RequestCancel takes job.lock
 //     without waiting and, if it gets it and the job is still queued,
-//     writes cancelled itself, durably (seq+1, finished_at, the request in
-//     the message). If the lock is held, a runner is starting the job, and
-//     its Start or its Run's Context sees the request. A later Start fails
+//     claims the job's next attempt exactly as Start does (job.lock may not
+//     reach a starter on another host; the claim does) and, if it wins,
+//     writes cancelled itself, durably (seq+1, finished_at, the attempt, the
+//     request in the message), and ends the attempt. If the lock is held or
+//     a starter won the claim, that starter sees the request after its
+//     claim and refuses, or its Run's Context sees it. A later Start fails
 //     with ErrCancelRequested.
 //   - Running job: the runner's Run.Context is done, with ErrCancelRequested
 //     as its cause; the runner then calls Finish(Outcome{State: Cancelled}).
@@ -186,10 +185,9 @@ func RequestCancel(dir JobDir, req CancelRequest) error {
 		if st.State == Cancelled && exists(path) {
 			return nil
 		}
-		return &Error{Op: op, Path: dir.StatusPath(), Subject: "state", Sentinel: ErrInvalid,
-			Msg:   fmt.Sprintf("the job is already %s; a finished job cannot be cancelled", st.State),
-			Found: string(st.State), Supported: []State{Queued, Running},
-			Remedy: "nothing to cancel: the job has ended"}
+		return errInvalid(op, dir.StatusPath(), "state", string(st.State), []State{Queued, Running},
+			fmt.Sprintf("the job is already %s; a finished job cannot be cancelled", st.State),
+			"nothing to cancel: the job has ended")
 	}
 	req.SchemaVersion = CancelSchemaVersion
 	if req.JobID == "" {
@@ -271,13 +269,16 @@ func (p *pendingCancel) asError(op string, dir JobDir, msg, remedy string) *Erro
 		msg = "; " + msg
 	}
 	msg = p.String() + msg
-	return &Error{Op: op, Path: dir.CancelPath(), Sentinel: ErrCancelRequested, Msg: msg, Err: p.err,
-		Remedy: remedy}
+	return errCancelRequested(op, dir.CancelPath(), msg, remedy, p.err)
 }
 
 // writeCancelled writes the terminal cancelled status after last (nil: no
-// status yet), durably, with seq+1 and finished_at. The caller holds job.lock.
-func writeCancelled(dir JobDir, last *JobStatus, msg string) error {
+// status yet) as the owner of claim c, durably, with seq+1, finished_at and
+// c's attempt, then ends the attempt (.run-N becomes .fenced-N, so nobody
+// revives it). Only the holder of the next attempt writes cancelled on a job
+// that has not ended: job.lock may not reach other hosts, and a starter
+// there that claimed the attempt would write running over the record.
+func writeCancelled(c *claim, last *JobStatus, msg string) error {
 	next := JobStatus{}
 	if last != nil {
 		next = copyStatus(*last)
@@ -285,11 +286,16 @@ func writeCancelled(dir JobDir, last *JobStatus, msg string) error {
 	now := Now()
 	next.State = Cancelled
 	next.Seq++
+	next.Attempt = c.n
 	next.UpdatedAt = now
 	next.FinishedAt = &now
 	next.Message = msg
 	next.ExitCode, next.Error, next.Remedy = nil, "", ""
-	return WriteStatus(dir, next)
+	if err := writeStatusFenced(c.dir, c.n, next); err != nil {
+		c.withdraw()
+		return err
+	}
+	return c.end("cancel")
 }
 
 // cancelQueued writes cancelled for a job that is queued (or has no status)
@@ -312,36 +318,78 @@ func cancelQueued(dir JobDir) (changed bool, err error) {
 			err = uerr
 		}
 	}()
+	return cancelClaimed(dir, p)
+}
+
+// cancelClaimed is cancelQueued's work once it holds job.lock, which may not
+// reach a starter on another host: it claims the job's next attempt as
+// Start does (claimForStart), so that exactly one of the canceller and any
+// starter goes on. Having won, it writes cancelled. Having lost, it writes
+// nothing: the winner is a starter, which checks for the request after its
+// claim (published before this claim, so it sees it) or runs the job, whose
+// runner's Context ends on the request; or the job ended meanwhile.
+func cancelClaimed(dir JobDir, p *pendingCancel) (bool, error) {
+	const op = "cancel"
 	st, err := ReadStatus(dir) // again, under the lock
 	if err != nil || (st != nil && st.State != Queued) {
 		return false, err
 	}
-	if err := writeCancelled(dir, st, "cancelled before it started: "+p.String()); err != nil {
+	o, err := newStartOptions(op, dir, nil)
+	if err != nil {
+		return false, err
+	}
+	c, st, err := claimForStart(op, dir, st, o)
+	if lostClaim(err) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	if err := writeCancelled(c, st, "cancelled before it started: "+p.String()); err != nil {
 		return false, err
 	}
 	return true, nil
 }
 
-// refuseCancelled is Start's check, made holding job.lock after reading the
-// last status: a job with a cancel request is not started; if it is not yet
-// terminal it is marked cancelled now.
-func refuseCancelled(op string, dir JobDir, last *JobStatus) error {
+// lostClaim reports that claimForStart failed because another process
+// owns, or ended, the job's next attempt (or the job ended meanwhile).
+func lostClaim(err error) bool {
+	var e *Error
+	return errors.Is(err, ErrLocked) || (errors.As(err, &e) && e.Sentinel == ErrInvalid && e.Subject == "state")
+}
+
+// refuseLost is Start's answer when its claim failed with err: a job with a
+// cancel request is ErrCancelRequested (the claim was lost to the
+// canceller, which writes cancelled, or to a runner, whose Context ends on
+// the request), written by nobody here; else err.
+func refuseLost(op string, dir JobDir, err error) error {
+	if !lostClaim(err) {
+		return err
+	}
 	p := findCancel(dir)
 	if p == nil {
-		return nil
+		return err
 	}
-	if last != nil && last.State.Terminal() {
-		return p.asError(op, dir, fmt.Sprintf("the job is already %s and is not started again", last.State),
-			"submit a new job to run this work again")
+	return p.asError(op, dir, "the job was not started: "+err.Error(), "skip this job; submit a new job to run this work again")
+}
+
+// refuseCancelled is Start's check, made after it claimed the job's next
+// attempt (c) and read the status again (last): a job with a cancel request
+// is not started, and is marked cancelled now (it is not terminal: the
+// claim would have failed).
+func refuseCancelled(op string, c *claim, last *JobStatus) error {
+	p := findCancel(c.dir)
+	if p == nil {
+		return nil
 	}
 	when := "before it started"
 	if last != nil && last.State == Running {
 		when = "while its runner was gone" // Start takes over a dead runner's job
 	}
-	if err := writeCancelled(dir, last, "cancelled "+when+": "+p.String()); err != nil {
+	if err := writeCancelled(c, last, "cancelled "+when+": "+p.String()); err != nil {
 		return err
 	}
-	return p.asError(op, dir, "the job is now cancelled and is not started",
+	return p.asError(op, c.dir, "the job is now cancelled and is not started",
 		"skip this job; submit a new job to run this work again")
 }
 
@@ -398,7 +446,7 @@ func newRunContext(dir JobDir, ended error) *runContext {
 	rc.watch = startCancelWatch(dir, cancelPollInterval, true, func() {
 		p := findCancel(dir)
 		if p == nil { // removed by hand between the look and the read
-			p = &pendingCancel{err: &Error{Op: "read cancel request", Path: dir.CancelPath(), Msg: "vanished after it appeared"}}
+			p = &pendingCancel{err: errBecause("read cancel request", dir.CancelPath(), nil, "vanished after it appeared", "")}
 		}
 		cancel(p.asError("cancel", dir, "", "stop the job's work, then call Finish(Outcome{State: Cancelled})"))
 	})
@@ -421,11 +469,11 @@ func (r *Run) endCause() error {
 	case r.lostErr != nil:
 		return r.lostErr
 	case r.finished:
-		return &Error{Op: "finish", Path: r.dir.StatusPath(), Err: context.Canceled,
-			Msg: fmt.Sprintf("the run finished (%s); its context ends with it", r.st.State)}
+		return errBecause("finish", r.dir.StatusPath(), context.Canceled,
+			fmt.Sprintf("the run finished (%s); its context ends with it", r.st.State), "")
 	case r.lock == nil:
-		return &Error{Op: "close", Path: r.dir.StatusPath(), Err: context.Canceled,
-			Msg: "the run was closed; its context ends with it"}
+		return errBecause("close", r.dir.StatusPath(), context.Canceled,
+			"the run was closed; its context ends with it", "")
 	}
 	return nil
 }

@@ -100,8 +100,8 @@ func claimAttempt(dir JobDir, n uint64, lease time.Duration, host string) (*clai
 	if err := os.Mkdir(run, 0o755); err != nil {
 		switch {
 		case errors.Is(err, fs.ErrExist):
-			return nil, &Error{Op: op, Path: run, Sentinel: ErrLocked, Msg: "attempt " + strconv.FormatUint(n, 10) + " is claimed: " + describeOwner(run),
-				Remedy: "another runner owns this attempt; read the status again and wait for it to finish or be judged gone"}
+			return nil, errClaimTaken(op, run, "attempt "+strconv.FormatUint(n, 10)+" is claimed: "+describeOwner(run),
+				"another runner owns this attempt; read the status again and wait for it to finish or be judged gone")
 		case errors.Is(err, fs.ErrNotExist):
 			return nil, notJob(op, dir)
 		}
@@ -109,9 +109,8 @@ func claimAttempt(dir JobDir, n uint64, lease time.Duration, host string) (*clai
 	}
 	if _, err := os.Lstat(fencedDirPath(dir, n)); err == nil {
 		_ = os.Remove(run) // ours and empty; a failure leaves an empty claim that expires
-		return nil, &Error{Op: op, Path: run, Sentinel: ErrLocked,
-			Msg:    "attempt " + strconv.FormatUint(n, 10) + " is over (" + fencedPrefix + strconv.FormatUint(n, 10) + " exists)",
-			Remedy: "read the status again: another runner ran or took over this attempt"}
+		return nil, errClaimTaken(op, run, "attempt "+strconv.FormatUint(n, 10)+" is over ("+fencedPrefix+strconv.FormatUint(n, 10)+" exists)",
+			"read the status again: another runner ran or took over this attempt")
 	}
 	// No fsync here, of the directory or of owner.json: the claim matters
 	// once the runner's first status write names the attempt, and that
@@ -151,8 +150,7 @@ func readOwner(runDir string) (*ownerRecord, error) {
 	}
 	var o ownerRecord
 	if err := json.Unmarshal(b, &o); err != nil {
-		return nil, &Error{Op: "read owner", Path: filepath.Join(runDir, ownerFile), Sentinel: ErrCorrupt, Err: err,
-			Remedy: "the owner is then judged by its lease alone"}
+		return nil, withPath(errCorrupt(len(b), "", "the owner is then judged by its lease alone", err), "read owner", filepath.Join(runDir, ownerFile))
 	}
 	return &o, nil
 }

@@ -308,6 +308,26 @@ func errNotOwner(op, path string, n uint64, msg string, cause error) *Error {
 			"if this runner was alive, its lease went unrenewed (a pause, an overloaded host, a slow shared filesystem): use a longer lease (WithLease)"}
 }
 
+// errClaimTaken: attempt directory path is claimed or over (ErrLocked);
+// msg says by whom or how, remedy what the claimant should do.
+func errClaimTaken(op, path, msg, remedy string) *Error {
+	return &Error{Op: op, Path: path, Sentinel: ErrLocked, Msg: msg, Remedy: remedy}
+}
+
+// errCancelRequested: the job has a cancel request; msg names it, cause is
+// why cancel.json could not be read, if it could not.
+func errCancelRequested(op, path, msg, remedy string, cause error) *Error {
+	return &Error{Op: op, Path: path, Sentinel: ErrCancelRequested, Msg: msg, Err: cause, Remedy: remedy}
+}
+
+// errBecause: op on path stopped because of cause, an error from elsewhere
+// (an earlier failure, context.Canceled), kept whole: unlike errIO, its
+// sentinel and every error it wraps still match with errors.Is. cause may
+// be nil.
+func errBecause(op, path string, cause error, msg, remedy string) *Error {
+	return &Error{Op: op, Path: path, Err: cause, Msg: msg, Remedy: remedy}
+}
+
 // errIO: an operation on path failed with cause, an OS error. There is no
 // sentinel: errors.Is reaches the cause (fs.ErrPermission, syscall.ENOSPC).
 // A *fs.PathError is unwrapped, since the path is in the *Error already.

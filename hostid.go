@@ -52,9 +52,8 @@ func WithHost(id string) StartOption {
 
 func validateHostID(id string) error {
 	bad := func(msg string) error {
-		return &Error{Op: "host identity", Subject: HostEnv, Msg: msg, Found: id,
-			Supported: "1-255 bytes without control characters", Sentinel: ErrInvalid,
-			Remedy: "set " + HostEnv + " to a short name for this host (or unset it to use the hostname)"}
+		return errInvalid("host identity", "", HostEnv, id, "1-255 bytes without control characters", msg,
+			"set "+HostEnv+" to a short name for this host (or unset it to use the hostname)")
 	}
 	if len(id) > maxHostIDLen {
 		return bad(fmt.Sprintf("is %d bytes long, more than %d", len(id), maxHostIDLen))

@@ -4,7 +4,6 @@ package jobstore
 
 import (
 	"errors"
-	"strconv"
 	"sync"
 
 	"golang.org/x/sys/unix"
@@ -12,13 +11,7 @@ import (
 
 // pidScope is this boot of this kernel (kern.boottime). golang.org/x/sys
 // offers no kinfo_proc here, so a process's start time is unknown.
-var pidScope = sync.OnceValue(func() string {
-	tv, err := unix.SysctlTimeval("kern.boottime")
-	if err != nil {
-		return ""
-	}
-	return "bsd/" + strconv.FormatInt(int64(tv.Sec), 10) + "." + strconv.FormatInt(int64(tv.Usec), 10)
-})
+var pidScope = sync.OnceValue(func() string { return bootScope("bsd/") })
 
 // probeProcess can prove death (ESRCH) but not life: without a start time a
 // live pid may belong to another process, so it is procUnknown and the

@@ -9,13 +9,7 @@ import (
 )
 
 // pidScope is this boot of this kernel (kern.boottime, to the microsecond).
-var pidScope = sync.OnceValue(func() string {
-	tv, err := unix.SysctlTimeval("kern.boottime")
-	if err != nil {
-		return ""
-	}
-	return "darwin/" + strconv.FormatInt(int64(tv.Sec), 10) + "." + strconv.FormatInt(int64(tv.Usec), 10)
-})
+var pidScope = sync.OnceValue(func() string { return bootScope("darwin/") })
 
 // szomb is p_stat of a zombie (sys/proc.h).
 const szomb = 5

@@ -280,10 +280,16 @@ func (s JobSpec) MarshalJSON() ([]byte, error) {
 // as nil, so that a spec re-reads to the value it was written with.
 func (s *JobSpec) UnmarshalJSON(b []byte) error {
 	spec, _, err := DecodeSpec(b)
+	return setDecoded(s, &spec, err)
+}
+
+// setDecoded is the end of every UnmarshalJSON: dst takes the decoded
+// value, unless decoding failed, when dst is left as it was.
+func setDecoded[T any](dst, decoded *T, err error) error {
 	if err != nil {
 		return err
 	}
-	*s = spec
+	*dst = *decoded
 	return nil
 }
 
@@ -357,11 +363,7 @@ func (s JobStatus) MarshalJSON() ([]byte, error) {
 // DecodeStatus returns. On error s is left as it was.
 func (s *JobStatus) UnmarshalJSON(b []byte) error {
 	st, _, err := DecodeStatus(b)
-	if err != nil {
-		return err
-	}
-	*s = *st
-	return nil
+	return setDecoded(s, st, err)
 }
 
 // decode: see JobSpec.decode.

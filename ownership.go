@@ -89,6 +89,18 @@ func terminalError(op string, dir JobDir, state State) error {
 // can be claimed again.
 func (c *claim) withdraw() { _ = os.RemoveAll(c.runDir) }
 
+// end ends a claim whose attempt is over (.run-N becomes .fenced-N, never
+// replacing one), so that no claimant can revive it. Fenced by another
+// process meanwhile is not an error.
+func (c *claim) end(op string) error {
+	err := renameDirNoReplace(c.runDir, fencedDirPath(c.dir, c.n))
+	if err == nil || errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrExist) {
+		return nil
+	}
+	return stepError(op, c.runDir, linkCause(err), "cannot end the attempt (rename to "+fencedPrefix+strconv.FormatUint(c.n, 10)+")",
+		"nothing to do: the attempt's lease is no longer renewed, so it is judged gone after a lease")
+}
+
 // ownedBy starts the lease renewer of a claim for r; a lost ownership ends
 // r's Context.
 func (r *Run) ownedBy(c *claim, o startOptions) error {
@@ -140,10 +152,6 @@ func (r *Run) release(lost bool) error {
 	if lost {
 		return nil
 	}
-	err := renameDirNoReplace(runDirPath(r.dir, r.own.attempt), fencedDirPath(r.dir, r.own.attempt))
-	if err == nil || errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrExist) {
-		return nil // released, or fenced by another process meanwhile
-	}
-	return stepError("release", runDirPath(r.dir, r.own.attempt), linkCause(err), "cannot end the attempt (rename to "+fencedPrefix+strconv.FormatUint(r.own.attempt, 10)+")",
-		"nothing to do: the attempt's lease is no longer renewed, so it is judged gone after a lease")
+	c := claim{dir: r.dir, n: r.own.attempt, runDir: runDirPath(r.dir, r.own.attempt)}
+	return c.end("release")
 }

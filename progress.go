@@ -16,7 +16,8 @@ type startOptions struct {
 	progressInterval time.Duration
 	host             string // WithHost; HostID() when not set
 	hostSet          bool
-	lease            time.Duration // WithLease; DefaultLease when 0
+	lease            time.Duration      // WithLease; DefaultLease when 0
+	hook             func(stage string) // tests only: called at named points of start
 }
 
 // WithProgressInterval sets how often, at most, Run.Progress writes
@@ -37,6 +38,13 @@ func newStartOptions(op string, dir JobDir, opts []StartOption) (startOptions, e
 			fmt.Sprintf("%v is negative", o.progressInterval), "")
 	}
 	return o, o.ownership(op, dir)
+}
+
+// at calls the test hook, if any, at stage.
+func (o startOptions) at(stage string) {
+	if o.hook != nil {
+		o.hook(stage)
+	}
 }
 
 // bulkyMessage is the message length above which Progress encodes the
@@ -95,9 +103,9 @@ func (r *Run) recordProgress(fraction float64, message string) error {
 	}
 	if err := r.bgErr; err != nil {
 		r.bgErr = nil
-		return &Error{Op: "progress", Path: r.dir.StatusPath(), Err: err,
-			Msg:    "a background progress write failed; status.json shows an earlier update",
-			Remedy: "the latest values are kept and written again within the progress interval; Flush to retry now"}
+		return errBecause("progress", r.dir.StatusPath(), err,
+			"a background progress write failed; status.json shows an earlier update",
+			"the latest values are kept and written again within the progress interval; Flush to retry now")
 	}
 	return nil
 }
@@ -201,10 +209,7 @@ func (r *Run) wrote(err error) error {
 // error; with nothing pending it does nothing and returns nil. After a nil
 // Flush, status.json holds every value Progress was given before it.
 func (r *Run) Flush() error {
-	r.wmu.Lock()
-	defer r.wmu.Unlock()
-	r.mu.Lock()
-	defer r.mu.Unlock()
+	defer r.lockWrite()()
 	if !r.pending.set {
 		r.bgErr = nil // what failed has since been written
 		return nil

@@ -75,7 +75,10 @@ type Run struct {
 // status.json starts at 1).
 //
 // A job with a cancel request (cancel.json) is not started: ErrCancelRequested,
-// and if the job is not yet terminal it is marked cancelled first, durably.
+// and if the job is not yet terminal it is marked cancelled, durably, by
+// whichever of this Start and the canceller claimed the job's next attempt
+// (see RequestCancel); a request published after Start's claim and check
+// ends the Run's Context instead.
 // A job in a terminal state (succeeded, failed, cancelled, lost) is not
 // started again: ErrInvalid, Subject "state". On any error the lock is
 // released.
@@ -121,14 +124,20 @@ func start(op string, dir JobDir, lk *Lock, o startOptions) (*Run, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := refuseCancelled(op, dir, last); err != nil {
-		return nil, err
-	}
 	if last != nil && last.State.Terminal() {
+		if p := findCancel(dir); p != nil {
+			return nil, p.asError(op, dir, fmt.Sprintf("the job is already %s and is not started again", last.State),
+				"submit a new job to run this work again")
+		}
 		return nil, terminalError(op, dir, last.State)
 	}
+	o.at("read")
 	c, last, err := claimForStart(op, dir, last, o)
 	if err != nil {
+		return nil, refuseLost(op, dir, err)
+	}
+	o.at("claimed")
+	if err := refuseCancelled(op, c, last); err != nil {
 		return nil, err
 	}
 	r := &Run{dir: dir, spec: spec, lock: lk, progressState: progressState{interval: o.progressInterval}}
@@ -177,6 +186,17 @@ func (r *Run) stamp(op string, next JobStatus, now time.Time) (JobStatus, error)
 	next.Seq = seq
 	next.UpdatedAt = now
 	return next, nil
+}
+
+// lockWrite takes wmu, then mu, for a write that holds both throughout;
+// the function it returns releases them.
+func (r *Run) lockWrite() (unlock func()) {
+	r.wmu.Lock()
+	r.mu.Lock()
+	return func() {
+		r.mu.Unlock()
+		r.wmu.Unlock()
+	}
 }
 
 // usable reports why the handle cannot write any more, if it cannot.
@@ -264,10 +284,7 @@ func (r *Run) Progress(fraction float64, message string) error {
 // pending progress update is written with it, in the same write.
 func (r *Run) SetMessage(message string) error {
 	const op = "set message"
-	r.wmu.Lock()
-	defer r.wmu.Unlock()
-	r.mu.Lock()
-	defer r.mu.Unlock()
+	defer r.lockWrite()()
 	if err := r.usable(op); err != nil {
 		return err
 	}
@@ -301,10 +318,7 @@ type Outcome struct {
 // too late; cancel.json stays either way.
 func (r *Run) Finish(o Outcome) error {
 	const op = "finish"
-	r.wmu.Lock()
-	defer r.wmu.Unlock()
-	r.mu.Lock()
-	defer r.mu.Unlock()
+	defer r.lockWrite()()
 	if err := r.usable(op); err != nil {
 		return err
 	}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"path/filepath"
 	"time"
 )
 
@@ -14,29 +15,68 @@ const DefaultSweepAge = 15 * time.Minute
 
 // SweepTemps removes the temp files a crashed writer left in dir: names for
 // which IsTempName is true, regular files, last modified more than olderThan
-// ago. Nothing else is ever removed, and a younger temp file is left to its
-// writer. It returns the names removed (base names). A file that vanished
-// meanwhile (another sweeper, its writer) is not an error; other failures are
-// reported after the sweep went on with the rest. olderThan < 0 is
-// ErrInvalid. dir must not be a symbolic link (ErrNotRegular): the sweep
-// removes names relative to the directory it opened, never through a link.
+// ago. It also sweeps, by the same rule, the .fenced-N directories of
+// attempts that are over (a runner fenced while writing may leave its temp
+// file there; no writer ever uses that directory again), and returns those
+// names as ".fenced-N/<name>". It leaves alone everything else: the records,
+// a younger temp file (left to its writer), the .run-N directory of an
+// attempt not yet over (its live runner's temp files, owner.json and
+// lease), and the .fenced-N directories themselves and their fence marker,
+// which must stay forever so that nobody revives the attempt.
+//
+// It returns the names removed (base names, or relative to dir as above). A
+// file that vanished meanwhile (another sweeper, its writer) is not an
+// error; other failures are reported after the sweep went on with the rest.
+// olderThan < 0 is ErrInvalid. dir must not be a symbolic link
+// (ErrNotRegular), and neither is a .fenced-N followed: the sweep removes
+// names relative to the directory it opened, never through a link.
 func SweepTemps(dir JobDir, olderThan time.Duration) (removed []string, err error) {
 	const op = "sweep temp files"
 	if olderThan < 0 {
 		return nil, errInvalid(op, string(dir), "olderThan", olderThan, "a duration >= 0", fmt.Sprintf("%v is negative", olderThan), "pass a duration >= 0")
 	}
-	d, err := openDirAt(op, jobRecord(dir, ""))
+	cutoff := time.Now().Add(-olderThan)
+	removed, fenced, errs, err := sweepDir(op, jobRecord(dir, ""), cutoff)
 	if err != nil {
 		return nil, err
+	}
+	for _, name := range fenced {
+		more, _, ferrs, err := sweepDir(op, recordAt{dir: filepath.Join(string(dir), name), job: true}, cutoff)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+		case err != nil:
+			errs = append(errs, err)
+		}
+		for _, m := range more {
+			removed = append(removed, filepath.Join(name, m))
+		}
+		errs = append(errs, ferrs...)
+	}
+	if len(errs) > 0 {
+		return removed, errIO(op, string(dir), errors.Join(errs...), "cannot remove some temp files",
+			"check the permissions of the directory; the files are safe to remove by hand")
+	}
+	return removed, nil
+}
+
+// sweepDir removes the old temp files directly in at.dir (see SweepTemps)
+// and lists the .fenced-N names it holds. err is for the directory itself;
+// errs for the files.
+func sweepDir(op string, at recordAt, cutoff time.Time) (removed, fenced []string, errs []error, err error) {
+	d, err := openDirAt(op, at)
+	if err != nil {
+		return nil, nil, nil, err
 	}
 	defer d.close()
 	names, err := d.names()
 	if err != nil {
-		return nil, errIO(op, string(dir), err, "cannot read the directory", "check the path and permissions")
+		return nil, nil, nil, errIO(op, at.dir, err, "cannot read the directory", "check the path and permissions")
 	}
-	cutoff := time.Now().Add(-olderThan)
-	var errs []error
 	for _, name := range names {
+		if _, isFenced, ok := attemptDir(name); ok && isFenced {
+			fenced = append(fenced, name)
+			continue
+		}
 		if !IsTempName(name) {
 			continue
 		}
@@ -59,9 +99,5 @@ func SweepTemps(dir JobDir, olderThan time.Duration) (removed []string, err erro
 		}
 		removed = append(removed, name)
 	}
-	if len(errs) > 0 {
-		return removed, errIO(op, string(dir), errors.Join(errs...), "cannot remove some temp files",
-			"check the permissions of the directory; the files are safe to remove by hand")
-	}
-	return removed, nil
+	return removed, fenced, errs, nil
 }

@@ -65,3 +65,34 @@ func TestSweepTemps_BadInput(t *testing.T) {
 	_, err = jobstore.SweepTemps(jobstore.JobDir(filepath.Join(tempDir(t), "nope")), time.Second)
 	require.ErrorIs(t, err, os.ErrNotExist)
 }
+
+// A runner fenced while writing may leave its temp file in .fenced-N: the
+// sweep removes it there too, and leaves the fence, its marker, and the
+// .run-N of an attempt not over (a live runner's) alone.
+func TestSweepTemps_SweepsFencedAttemptDirectories(t *testing.T) {
+	dir := writeJob(t, tempDir(t), specAt("j1", 0), statusIn(jobstore.Running, 2))
+	old := 2 * sweepAge
+	fenced := jobstore.FencedDirPath(dir, 1)
+	run := jobstore.RunDirPath(dir, 2)
+	require.NoError(t, os.Mkdir(fenced, 0o755))
+	require.NoError(t, os.Mkdir(run, 0o755))
+	tempFile(t, fenced, ".status.json123", old)
+	tempFile(t, fenced, ".owner.json9", old)
+	tempFile(t, fenced, ".status.json456", 0) // young: left to its writer
+	tempFile(t, fenced, "fenced-by", old)     // the marker
+	tempFile(t, run, ".status.json123", old)  // a live attempt's
+	tempFile(t, run, "lease", old)
+
+	removed, err := jobstore.SweepTemps(dir, sweepAge)
+	require.NoError(t, err)
+	base := filepath.Base(fenced)
+	assert.ElementsMatch(t, []string{filepath.Join(base, ".status.json123"), filepath.Join(base, ".owner.json9")}, removed)
+	assert.NoFileExists(t, filepath.Join(fenced, ".status.json123"))
+	assert.NoFileExists(t, filepath.Join(fenced, ".owner.json9"))
+	assert.FileExists(t, filepath.Join(fenced, ".status.json456"))
+	assert.FileExists(t, filepath.Join(fenced, "fenced-by"))
+	assert.FileExists(t, filepath.Join(run, ".status.json123"))
+	assert.FileExists(t, filepath.Join(run, "lease"))
+	assert.DirExists(t, fenced)
+	assert.DirExists(t, run)
+}

@@ -92,8 +92,7 @@ func Watch(ctx context.Context, dir JobDir, opts ...WatchOption) (<-chan Update,
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, notJob(op, dir)
 		}
-		return nil, &Error{Op: op, Path: dir.SpecPath(), Err: err, Msg: "cannot look at the job",
-			Remedy: "check the path and its permissions"}
+		return nil, errIO(op, dir.SpecPath(), err, "cannot look at the job", "check the path and its permissions")
 	}
 	w := &watcher{dir: dir, poll: o.poll, out: make(chan Update)}
 	if o.events {
