@@ -20,6 +20,9 @@ package jobstore_test
 //   - twoHostRunnerRole, twoHostStarterRole (twohost_linux_test.go): run or
 //     race Start on a job through one mount of the two-host kit, as a host
 //     named by JOBSTORE_HOST.
+//   - twoHostCancellerRole, twoHostStartWaitRole
+//     (twohost_cancel_linux_test.go): on a line of stdin, request a cancel
+//     of, or Start, the jobs named in $JOBS through one mount.
 var roles = map[string]func() int{
 	// Runs and locks.
 	"holder":            holder,          // start the job, hold its lock until stdin closes, then finish

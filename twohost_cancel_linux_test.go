@@ -24,7 +24,7 @@ const twoHostCancellerRole = "twohost-canceller"
 const twoHostStartWaitRole = "twohost-startwait"
 
 func init() {
-	children[twoHostCancellerRole] = func() int {
+	roles[twoHostCancellerRole] = func() int {
 		_, _ = bufio.NewReader(os.Stdin).ReadString('\n')
 		for _, d := range strings.Fields(os.Getenv("JOBS")) {
 			if err := jobstore.RequestCancel(jobstore.JobDir(d), jobstore.CancelRequest{RequestedBy: "host B"}); err != nil {
@@ -34,7 +34,7 @@ func init() {
 		fmt.Println("done")
 		return 0
 	}
-	children[twoHostStartWaitRole] = func() int {
+	roles[twoHostStartWaitRole] = func() int {
 		in := bufio.NewReader(os.Stdin)
 		_, _ = in.ReadString('\n')
 		var runs []*jobstore.Run
