@@ -44,11 +44,7 @@ type cancelRequestJSON struct {
 // requested_at set. So encoding/json never writes a request that
 // ReadCancel would refuse.
 func (c CancelRequest) MarshalJSON() ([]byte, error) {
-	if err := checkWriteVersion(c.SchemaVersion, CancelSchemaVersion); err != nil {
-		return nil, err
-	}
-	c.SchemaVersion = CancelSchemaVersion
-	if err := c.validate("", ""); err != nil {
+	if err := readyToEncode(&c.SchemaVersion, CancelSchemaVersion, c.validate); err != nil {
 		return nil, err
 	}
 	return encodeNoHTML(cancelRequestJSON{c.SchemaVersion, c.JobID, isoTime(c.RequestedAt), c.RequestedBy, c.Reason})

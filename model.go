@@ -262,11 +262,7 @@ type jobSpecJSON struct {
 // errors.Is and errors.As see through it. Unlike WriteSpec it does not stamp
 // SubmittedAt, and it does not check the ID against a directory.
 func (s JobSpec) MarshalJSON() ([]byte, error) {
-	if err := s.checkVersion(); err != nil {
-		return nil, err
-	}
-	s.SchemaVersion = JobSchemaVersion
-	if err := s.validate("", ""); err != nil {
+	if err := readyToEncode(&s.SchemaVersion, JobSchemaVersion, s.validate); err != nil {
 		return nil, err
 	}
 	return encodeNoHTML(jobSpecJSON{s.SchemaVersion, s.ID, s.Kind, s.Params, isoTime(s.SubmittedAt), s.SubmittedBy, s.Labels})
@@ -346,11 +342,7 @@ type jobStatusJSON struct {
 // *json.MarshalerError; errors.Is and errors.As see through it. Unlike
 // WriteStatus it stamps neither UpdatedAt nor JobID.
 func (s JobStatus) MarshalJSON() ([]byte, error) {
-	if err := s.checkVersion(); err != nil {
-		return nil, err
-	}
-	s.SchemaVersion = StatusSchemaVersion
-	if err := s.validate("", ""); err != nil {
+	if err := readyToEncode(&s.SchemaVersion, StatusSchemaVersion, s.validate); err != nil {
 		return nil, err
 	}
 	return encodeNoHTML(jobStatusJSON{s.SchemaVersion, s.JobID, s.State, s.Seq, s.Progress, s.Message,
@@ -377,17 +369,20 @@ func (s *JobStatus) decode(b []byte) error {
 	return nil
 }
 
-// checkVersion refuses to encode a spec of another schema version than the
-// one this package writes; 0 (not set) is written as the current one.
-func (s JobSpec) checkVersion() error {
-	return checkWriteVersion(s.SchemaVersion, JobSchemaVersion)
+// readyToEncode is what every record's MarshalJSON checks before it
+// encodes: a schema_version of 0 (not set) is stamped current, another one
+// than current is refused, and then the record's own validation (which
+// sees the stamp) must pass.
+func readyToEncode(version *int, current int, validate func(op, path string) error) error {
+	if err := checkWriteVersion(*version, current); err != nil {
+		return err
+	}
+	*version = current
+	return validate("", "")
 }
 
-// checkVersion: see JobSpec.checkVersion.
-func (s JobStatus) checkVersion() error {
-	return checkWriteVersion(s.SchemaVersion, StatusSchemaVersion)
-}
-
+// checkWriteVersion refuses to encode a record of another schema version
+// than the one this package writes; 0 (not set) is written as current.
 func checkWriteVersion(v, current int) error {
 	if v == 0 || v == current {
 		return nil
