@@ -49,12 +49,13 @@ func Reconcile(dir JobDir) (changed bool, err error) {
 // lease has not yet been watched for a whole lease.
 func reconcile(dir JobDir) (changed, undecided bool, err error) {
 	st, err := ReadStatus(dir)
-	if err == nil && (st == nil || st.State == Queued) {
+	queued := err == nil && (st == nil || st.State == Queued)
+	if queued && findCancel(dir) != nil {
 		changed, err = cancelQueued(dir) // a request written by a tool that cannot lock
 		return changed, false, err
 	}
-	if err != nil || st == nil || st.State != Running {
-		return false, false, err
+	if err != nil || (!queued && st.State != Running) || (queued && !claimPending(dir, st)) {
+		return false, false, err // a queued job without a claim is not locked: a Start may be taking it
 	}
 	lk, err := LockJob(dir)
 	if errors.Is(err, ErrLocked) {
@@ -69,8 +70,14 @@ func reconcile(dir JobDir) (changed, undecided bool, err error) {
 		}
 	}()
 	st, err = ReadStatus(dir)
-	if err != nil || st == nil || st.State != Running {
+	if err != nil {
 		return false, false, err
+	}
+	if st == nil || st.State == Queued {
+		return clearStaleClaims(dir, st)
+	}
+	if st.State != Running {
+		return false, false, nil
 	}
 	why := "job.lock was free while the status said running"
 	if a := st.Attempt; a > 0 {
@@ -96,6 +103,11 @@ func reconcile(dir JobDir) (changed, undecided bool, err error) {
 			why = "attempt " + strconv.FormatUint(a, 10) + ": " + judged
 		}
 	}
+	return markLost(dir, st, why)
+}
+
+// markLost writes lost over st, the status of a runner judged gone.
+func markLost(dir JobDir, st *JobStatus, why string) (changed, undecided bool, err error) {
 	seq, err := nextSeq("reconcile", dir.StatusPath(), st.Seq)
 	if err != nil {
 		return false, false, err
@@ -116,6 +128,44 @@ func reconcile(dir JobDir) (changed, undecided bool, err error) {
 		return false, false, err
 	}
 	return true, false, nil
+}
+
+// clearStaleClaims is Reconcile of a queued job (st, nil if it has no
+// status), under its job.lock: claims of later attempts whose claimants
+// crashed before their first status write are judged and fenced
+// (passStaleClaims), so that the next Start proceeds; the status stays
+// queued. If a fenced claimant's write landed meanwhile (it resolved its
+// .run directory before the fence), the job is running an attempt this
+// process took over, and is marked lost.
+func clearStaleClaims(dir JobDir, st *JobStatus) (changed, undecided bool, err error) {
+	var a uint64
+	if st != nil {
+		a = st.Attempt
+	}
+	host, _ := HostID()
+	_, taken, undecided, err := passStaleClaims("reconcile", dir, a, host, DefaultLease)
+	if errors.Is(err, ErrLocked) {
+		return false, undecided, nil // alive, undecided, or taken over by another process
+	}
+	if err != nil || taken == 0 {
+		return false, false, err
+	}
+	if st, err = ReadStatus(dir); err != nil || st == nil || st.State != Running || st.Attempt != taken {
+		return false, false, err
+	}
+	return markLost(dir, st, "attempt "+strconv.FormatUint(taken, 10)+": its claimant was judged gone and fenced")
+}
+
+// claimPending reports whether a later attempt than st's (nil: no status)
+// is claimed, past the attempts already over.
+func claimPending(dir JobDir, st *JobStatus) bool {
+	var n uint64 = 1
+	if st != nil {
+		n = st.Attempt + 1
+	}
+	for ; exists(fencedDirPath(dir, n)); n++ {
+	}
+	return exists(runDirPath(dir, n))
 }
 
 // ReconcileResult is what ReconcileAll did to one job.
