@@ -13,8 +13,17 @@ const lostRemedy = "the runner died without finishing; resubmit the job or inspe
 
 // Reconcile marks a job whose runner is gone as lost.
 //
-// Only a job whose status says running is looked at. If its job.lock is
-// held, the runner (or another reconciler) is alive: the job is left alone.
+// A queued job (or one with no status) is looked at only if a later attempt
+// is claimed: a starter or canceller that crashed between its claim and its
+// first status write leaves one, and it would make every Start ErrLocked.
+// Holding job.lock (if held, a starter is at work: the job is left alone),
+// Reconcile judges the claimant as it judges a runner (below; by the lease
+// alone, DefaultLease, for a claim without owner.json) and fences it if it
+// is gone. The status stays queued (changed is false), and the next Start
+// claims the attempt after the fenced one.
+//
+// Otherwise only a job whose status says running is looked at. If its
+// job.lock is held, the runner (or another reconciler) is alive: the job is left alone.
 // If the lock can be taken, the runner is gone from this host (a process
 // that exits or is killed loses its lock). Holding the lock, Reconcile reads
 // the status again (the runner may have finished meanwhile). A status of a
@@ -37,8 +46,10 @@ const lostRemedy = "the runner died without finishing; resubmit the job or inspe
 // marked cancelled instead, naming both the runner and the request. A
 // queued job (or one with no status) that has a cancel request is marked
 // cancelled if its lock is free, as RequestCancel does; other queued jobs,
-// and terminal ones, are left alone. changed reports that lost or cancelled
-// was written. A running job at seq 2^64-1 cannot be marked (seq never
+// and terminal ones, are left alone (but for the stale claims above).
+// changed reports that lost or cancelled was written (lost, too, for a
+// queued job whose fenced claimant's first write landed before the fence:
+// the job is then running an attempt judged gone). A running job at seq 2^64-1 cannot be marked (seq never
 // wraps): ErrInvalid, Subject "seq", and nothing is written.
 func Reconcile(dir JobDir) (changed bool, err error) {
 	changed, _, err = reconcile(dir)
@@ -186,7 +197,8 @@ const reconcilePoll = 250 * time.Millisecond
 // failure is in its result, never the call's; the error is for root itself.
 // A sweep error is reported only when Reconcile succeeded.
 //
-// Unlike Reconcile, it waits until every running job is judged: a runner on
+// Unlike Reconcile, it waits until every running job (and every stale
+// claim of a queued one) is judged: a runner on
 // another host (one whose job.lock this host cannot see) is watched, all of
 // them at once, every 250 ms, until its lease changes (alive, within a third
 // of its lease) or has stayed the same for a whole lease (gone). So it
