@@ -57,19 +57,24 @@ func claimForStart(op string, dir JobDir, last *JobStatus, o startOptions) (*cla
 		}
 		// ownerNoClaim: a runner without attempts; job.lock decided.
 	}
-	c, err := claimAttempt(dir, a+1, o.lease, o.host)
+	next, taken, _, err := passStaleClaims(op, dir, a, o.host, o.lease)
 	if err != nil {
 		return nil, nil, err
 	}
-	// A write of the runner of attempt a that resolved .run-a before the
-	// fence may have landed since last was read: continue from it. Anything
-	// else that changed the status means someone else owns the job now.
+	c, err := claimAttempt(dir, next, o.lease, o.host)
+	if err != nil {
+		return nil, nil, err
+	}
+	// A write of the runner of attempt a (or of a stale claimant this
+	// process fenced) that resolved its .run directory before the fence may
+	// have landed since last was read: continue from it. Anything else that
+	// changed the status means someone else owns the job now.
 	now, err := ReadStatus(dir)
 	switch {
 	case err != nil || now == nil:
 	case now.State.Terminal():
 		err = terminalError(op, dir, now.State)
-	case now.Attempt > a:
+	case now.Attempt > max(a, taken):
 		err = errLocked(op, dir.StatusPath(), fmt.Sprintf("attempt %d claimed the job meanwhile", now.Attempt))
 	}
 	if err != nil {
@@ -77,6 +82,49 @@ func claimForStart(op string, dir JobDir, last *JobStatus, o startOptions) (*cla
 		return nil, nil, err
 	}
 	return c, now, nil
+}
+
+// passStaleClaims finds the attempt to claim after a status of attempt a,
+// clearing the way past claims that no status names: a claimant of a+1
+// (a starter or a canceller) that crashed between its mkdir and its first
+// status write leaves .run-(a+1) on a job still at attempt a, and would
+// block the job for good. Each such claimant is judged exactly as a running
+// owner is (judgeAttempt: on its host by pid and start time, elsewhere by
+// its lease on this process's clock; a claim without owner.json by its
+// lease file, or its absence, watched for a whole fallback lease, since a
+// live claimant writes owner.json and its first lease at once). A gone one
+// is fenced, and only the process that wins its fence passes it (taken is
+// the last attempt it won, 0 if none); an attempt already over (.fenced-n
+// without .run-n) is passed by anyone. Fencing is what makes a wrong
+// verdict safe: a fenced claimant can no longer write anything.
+//
+// next is the first attempt with neither directory. A claimant that may be
+// alive, or is not yet judged, is ErrLocked, with undecided set for the
+// latter; so is a fence lost to another process. Nothing waits.
+func passStaleClaims(op string, dir JobDir, a uint64, host string, fallback time.Duration) (next, taken uint64, undecided bool, err error) {
+	for n := a + 1; ; n++ {
+		v, why, err := judgeAttempt(context.Background(), dir, n, host, fallback, 0, false)
+		if err != nil {
+			return 0, 0, false, err
+		}
+		switch v {
+		case ownerNoClaim:
+			return n, taken, false, nil
+		case ownerOver:
+			continue
+		case ownerAlive, ownerUndecided:
+			return 0, 0, v == ownerUndecided, errLocked(op, runDirPath(dir, n), "attempt "+strconv.FormatUint(n, 10)+
+				" is claimed, and its claimant, which has not written a status yet, may be alive: "+why)
+		}
+		won, err := fenceAttempt(dir, n)
+		if err != nil {
+			return 0, 0, false, err
+		}
+		if !won {
+			return 0, 0, false, errLocked(op, fencedDirPath(dir, n), "another process took attempt "+strconv.FormatUint(n, 10)+" over")
+		}
+		taken = n
+	}
 }
 
 // terminalError: a job in a terminal state is not started again.

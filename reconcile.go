@@ -13,8 +13,17 @@ const lostRemedy = "the runner died without finishing; resubmit the job or inspe
 
 // Reconcile marks a job whose runner is gone as lost.
 //
-// Only a job whose status says running is looked at. If its job.lock is
-// held, the runner (or another reconciler) is alive: the job is left alone.
+// A queued job (or one with no status) is looked at only if a later attempt
+// is claimed: a starter or canceller that crashed between its claim and its
+// first status write leaves one, and it would make every Start ErrLocked.
+// Holding job.lock (if held, a starter is at work: the job is left alone),
+// Reconcile judges the claimant as it judges a runner (below; by the lease
+// alone, DefaultLease, for a claim without owner.json) and fences it if it
+// is gone. The status stays queued (changed is false), and the next Start
+// claims the attempt after the fenced one.
+//
+// Otherwise only a job whose status says running is looked at. If its
+// job.lock is held, the runner (or another reconciler) is alive: the job is left alone.
 // If the lock can be taken, the runner is gone from this host (a process
 // that exits or is killed loses its lock). Holding the lock, Reconcile reads
 // the status again (the runner may have finished meanwhile). A status of a
@@ -37,8 +46,10 @@ const lostRemedy = "the runner died without finishing; resubmit the job or inspe
 // marked cancelled instead, naming both the runner and the request. A
 // queued job (or one with no status) that has a cancel request is marked
 // cancelled if its lock is free, as RequestCancel does; other queued jobs,
-// and terminal ones, are left alone. changed reports that lost or cancelled
-// was written. A running job at seq 2^64-1 cannot be marked (seq never
+// and terminal ones, are left alone (but for the stale claims above).
+// changed reports that lost or cancelled was written (lost, too, for a
+// queued job whose fenced claimant's first write landed before the fence:
+// the job is then running an attempt judged gone). A running job at seq 2^64-1 cannot be marked (seq never
 // wraps): ErrInvalid, Subject "seq", and nothing is written.
 func Reconcile(dir JobDir) (changed bool, err error) {
 	changed, _, err = reconcile(dir)
@@ -49,12 +60,13 @@ func Reconcile(dir JobDir) (changed bool, err error) {
 // lease has not yet been watched for a whole lease.
 func reconcile(dir JobDir) (changed, undecided bool, err error) {
 	st, err := ReadStatus(dir)
-	if err == nil && (st == nil || st.State == Queued) {
+	queued := err == nil && (st == nil || st.State == Queued)
+	if queued && findCancel(dir) != nil {
 		changed, err = cancelQueued(dir) // a request written by a tool that cannot lock
 		return changed, false, err
 	}
-	if err != nil || st == nil || st.State != Running {
-		return false, false, err
+	if err != nil || (!queued && st.State != Running) || (queued && !claimPending(dir, st)) {
+		return false, false, err // a queued job without a claim is not locked: a Start may be taking it
 	}
 	lk, err := LockJob(dir)
 	if errors.Is(err, ErrLocked) {
@@ -69,8 +81,14 @@ func reconcile(dir JobDir) (changed, undecided bool, err error) {
 		}
 	}()
 	st, err = ReadStatus(dir)
-	if err != nil || st == nil || st.State != Running {
+	if err != nil {
 		return false, false, err
+	}
+	if st == nil || st.State == Queued {
+		return clearStaleClaims(dir, st)
+	}
+	if st.State != Running {
+		return false, false, nil
 	}
 	why := "job.lock was free while the status said running"
 	if a := st.Attempt; a > 0 {
@@ -96,6 +114,11 @@ func reconcile(dir JobDir) (changed, undecided bool, err error) {
 			why = "attempt " + strconv.FormatUint(a, 10) + ": " + judged
 		}
 	}
+	return markLost(dir, st, why)
+}
+
+// markLost writes lost over st, the status of a runner judged gone.
+func markLost(dir JobDir, st *JobStatus, why string) (changed, undecided bool, err error) {
 	seq, err := nextSeq("reconcile", dir.StatusPath(), st.Seq)
 	if err != nil {
 		return false, false, err
@@ -118,6 +141,44 @@ func reconcile(dir JobDir) (changed, undecided bool, err error) {
 	return true, false, nil
 }
 
+// clearStaleClaims is Reconcile of a queued job (st, nil if it has no
+// status), under its job.lock: claims of later attempts whose claimants
+// crashed before their first status write are judged and fenced
+// (passStaleClaims), so that the next Start proceeds; the status stays
+// queued. If a fenced claimant's write landed meanwhile (it resolved its
+// .run directory before the fence), the job is running an attempt this
+// process took over, and is marked lost.
+func clearStaleClaims(dir JobDir, st *JobStatus) (changed, undecided bool, err error) {
+	var a uint64
+	if st != nil {
+		a = st.Attempt
+	}
+	host, _ := HostID()
+	_, taken, undecided, err := passStaleClaims("reconcile", dir, a, host, DefaultLease)
+	if errors.Is(err, ErrLocked) {
+		return false, undecided, nil // alive, undecided, or taken over by another process
+	}
+	if err != nil || taken == 0 {
+		return false, false, err
+	}
+	if st, err = ReadStatus(dir); err != nil || st == nil || st.State != Running || st.Attempt != taken {
+		return false, false, err
+	}
+	return markLost(dir, st, "attempt "+strconv.FormatUint(taken, 10)+": its claimant was judged gone and fenced")
+}
+
+// claimPending reports whether a later attempt than st's (nil: no status)
+// is claimed, past the attempts already over.
+func claimPending(dir JobDir, st *JobStatus) bool {
+	var n uint64 = 1
+	if st != nil {
+		n = st.Attempt + 1
+	}
+	for ; exists(fencedDirPath(dir, n)); n++ {
+	}
+	return exists(runDirPath(dir, n))
+}
+
 // ReconcileResult is what ReconcileAll did to one job.
 type ReconcileResult struct {
 	Dir     JobDir
@@ -136,7 +197,8 @@ const reconcilePoll = 250 * time.Millisecond
 // failure is in its result, never the call's; the error is for root itself.
 // A sweep error is reported only when Reconcile succeeded.
 //
-// Unlike Reconcile, it waits until every running job is judged: a runner on
+// Unlike Reconcile, it waits until every running job (and every stale
+// claim of a queued one) is judged: a runner on
 // another host (one whose job.lock this host cannot see) is watched, all of
 // them at once, every 250 ms, until its lease changes (alive, within a third
 // of its lease) or has stayed the same for a whole lease (gone). So it

@@ -91,7 +91,12 @@ type Run struct {
 // free lock is taken over only if its runner is judged gone: at once on the
 // runner's own host (its pid), else once this process has seen the runner's
 // lease unchanged for a whole lease (Start never waits: until then it is
-// ErrLocked; call it again). The Run renews its lease in the background and
+// ErrLocked; call it again). A claim of attempt N+1 that no status names
+// (its starter or canceller crashed between the claim and its first status
+// write) is judged the same way, by the claimant's pid or lease (by the
+// lease alone, WithLease's, if the claim has no owner.json), and once its
+// claimant is gone it is fenced and Start claims the attempt after it.
+// The Run renews its lease in the background and
 // every write it makes is fenced: once another process has taken the job
 // over, it fails with ErrNotOwner (see Run).
 //
