@@ -65,20 +65,8 @@ func init() {
 // with Start refused, never both, and a cancelled record is never replaced.
 func TestTwoHosts_CancelRacesStartOnAQueuedJob(t *testing.T) {
 	h := mountTwoHosts(t, false)
-	var ids []string
-	for i := range 40 {
-		id := fmt.Sprintf("c%02d", i)
-		_, err := jobstore.Submit(h.Backing, jobstore.JobSpec{ID: id, Kind: "k"})
-		require.NoError(t, err)
-		ids = append(ids, id)
-	}
-	jobsOn := func(mnt string) string {
-		var b strings.Builder
-		for _, id := range ids {
-			b.WriteString(filepath.Join(mnt, id) + " ")
-		}
-		return b.String()
-	}
+	ids := submitQueued(t, h.Backing, "c", 40)
+	jobsOn := func(mnt string) string { return pathsUnder(mnt, ids) }
 	stop := make(chan struct{})
 	for _, id := range ids {
 		wg := watchSeq(t, jobstore.JobDir(filepath.Join(h.B, id)), stop)

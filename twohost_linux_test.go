@@ -139,20 +139,8 @@ func TestTwoHosts_StartRaceOneRunnerPerJobWithForwardedLocks(t *testing.T) { sta
 
 func startRace(t *testing.T, forwardLocks bool) {
 	h := mountTwoHosts(t, forwardLocks)
-	var ids []string
-	for i := range 50 {
-		id := fmt.Sprintf("j%02d", i)
-		_, err := jobstore.Submit(h.Backing, jobstore.JobSpec{ID: id, Kind: "k"})
-		require.NoError(t, err)
-		ids = append(ids, id)
-	}
-	jobsOn := func(mnt string) string {
-		var b strings.Builder
-		for _, id := range ids {
-			b.WriteString(filepath.Join(mnt, id) + " ")
-		}
-		return b.String()
-	}
+	ids := submitQueued(t, h.Backing, "j", 50)
+	jobsOn := func(mnt string) string { return pathsUnder(mnt, ids) }
 	var kids []*child
 	for i := range 8 {
 		mnt, host := h.A, "hostA"
@@ -283,4 +271,27 @@ func TestTwoHosts_StoppedRunnerTakenOverLearnsItFromItsNextWrite(t *testing.T) {
 	seqs := py()
 	require.NotEmpty(t, seqs)
 	require.Equal(t, final.Seq, seqs[len(seqs)-1], "the Python poller ends on host B's final record")
+}
+
+// submitQueued submits n queued jobs named prefix00, prefix01, ... under
+// root and returns their IDs.
+func submitQueued(t *testing.T, root, prefix string, n int) []string {
+	t.Helper()
+	ids := make([]string, n)
+	for i := range ids {
+		ids[i] = fmt.Sprintf("%s%02d", prefix, i)
+		_, err := jobstore.Submit(root, jobstore.JobSpec{ID: ids[i], Kind: "k"})
+		require.NoError(t, err)
+	}
+	return ids
+}
+
+// pathsUnder is the job directories of ids under mnt, as one
+// space-separated list for a child's environment.
+func pathsUnder(mnt string, ids []string) string {
+	var b strings.Builder
+	for _, id := range ids {
+		b.WriteString(filepath.Join(mnt, id) + " ")
+	}
+	return b.String()
 }
