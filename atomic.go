@@ -320,8 +320,8 @@ func openDirAt(op string, at recordAt) (dirHandle, error) {
 // it between them makes the write fail (the fence, see fence.go).
 func writeRecord(at recordAt, data []byte, o writeOptions, mode publishMode) error {
 	if o.replaceTimeout < 0 {
-		return &Error{Op: "write", Path: at.path(), Sentinel: ErrInvalid, Found: o.replaceTimeout.String(), Subject: "replace timeout",
-			Msg: "must be 0 or more, got " + o.replaceTimeout.String(), Remedy: "pass WithReplaceTimeout a duration of 0 or more"}
+		return errInvalid("write", at.path(), "replace timeout", o.replaceTimeout.String(), "0 or more",
+			"must be 0 or more, got "+o.replaceTimeout.String(), "pass WithReplaceTimeout a duration of 0 or more")
 	}
 	d, err := openDirAt("open directory", at)
 	if err != nil {
