@@ -104,15 +104,27 @@ func WithReplaceTimeout(d time.Duration) WriteOption {
 // On platforms without the primitives (js/wasm, wasip1, plan9) every write
 // fails with errors.ErrUnsupported.
 func WriteJSONAtomic(path string, v any, opts ...WriteOption) error {
-	data, err := marshalRecord(v)
-	if errors.Is(err, ErrTooLarge) {
-		return withPath(err, "marshal", path)
-	}
+	data, err := encodeRecord("marshal", path, "", "cannot encode the value as JSON",
+		"pass a value that encoding/json can marshal (no NaN, channels or functions)", v)
 	if err != nil {
-		return errMalformed("marshal", path, "", "cannot encode the value as JSON",
-			"pass a value that encoding/json can marshal (no NaN, channels or functions)", err)
+		return err
 	}
 	return writeRecord(pathRecord(path), data, newWriteOptions(opts), replaceTarget)
+}
+
+// encodeRecord is what every writer does before it touches anything:
+// marshalRecord, with the error named for op and path: ErrTooLarge as it
+// is, any other encoding failure ErrInvalid (subject, msg and remedy say
+// which record and what to do).
+func encodeRecord(op, path, subject, msg, remedy string, v any) ([]byte, error) {
+	data, err := marshalRecord(v)
+	if errors.Is(err, ErrTooLarge) {
+		return nil, withPath(err, op, path)
+	}
+	if err != nil {
+		return nil, errMalformed(op, path, subject, msg, remedy, err)
+	}
+	return data, nil
 }
 
 // marshalRecord is the file format's JSON layout. A record longer than

@@ -130,7 +130,7 @@ func ReadCancel(dir JobDir) (*CancelRequest, error) {
 		return nil, nil
 	}
 	if c.JobID != dir.ID() {
-		return nil, errInvalid(op, path, "job_id", c.JobID, dir.ID(), fmt.Sprintf("%q differs from the directory name %q", c.JobID, dir.ID()), "")
+		return nil, errWrongJobID(op, path, c.JobID, dir)
 	}
 	return c, nil
 }
@@ -196,14 +196,11 @@ func RequestCancel(dir JobDir, req CancelRequest) error {
 		return err
 	}
 	if req.JobID != dir.ID() {
-		return errInvalid(op, path, "job_id", req.JobID, dir.ID(), fmt.Sprintf("%q differs from the directory name %q", req.JobID, dir.ID()), "")
+		return errWrongJobID(op, path, req.JobID, dir)
 	}
-	data, err := marshalRecord(req)
-	if errors.Is(err, ErrTooLarge) {
-		return withPath(err, op, path)
-	}
+	data, err := encodeRecord(op, path, "cancel request", "cannot encode the request as JSON", "", req)
 	if err != nil {
-		return errMalformed(op, path, "cancel request", "cannot encode the request as JSON", "", err)
+		return err
 	}
 	o := newWriteOptions(nil)
 	o.perm &^= 0o222 // written once, then read-only

@@ -125,9 +125,9 @@ func claimAttempt(dir JobDir, n uint64, lease time.Duration, host string) (*clai
 		PID: os.Getpid(), PIDScope: scope, PIDStart: start,
 		LeaseMS: lease.Milliseconds(), ClaimedAt: isoTime(Now()),
 	}}
-	data, err := marshalRecord(c.owner)
+	data, err := encodeRecord(op, run, "owner", "cannot encode the owner record", "", c.owner)
 	if err != nil {
-		return nil, errMalformed(op, run, "owner", "cannot encode the owner record", "", err)
+		return nil, err
 	}
 	if err := writeRecord(recordAt{dir: run, name: ownerFile}, data, newWriteOptions([]WriteOption{NoSync()}), replaceTarget); err != nil {
 		return nil, fenceError(op, dir, n, err)

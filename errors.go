@@ -265,6 +265,13 @@ func errInvalid(op, path, subject string, found, supported any, msg, remedy stri
 		Found: found, Supported: supported, Msg: msg, Remedy: remedy}
 }
 
+// errWrongJobID: a record at path whose job_id is not the name of its job
+// directory dir.
+func errWrongJobID(op, path, jobID string, dir JobDir) *Error {
+	return errInvalid(op, path, "job_id", jobID, dir.ID(),
+		fmt.Sprintf("%q differs from the directory name %q", jobID, dir.ID()), "")
+}
+
 // errMalformed: data that an encoder or decoder refused (ErrInvalid);
 // cause is its error. subject names the field or the record, if known.
 func errMalformed(op, path, subject, msg, remedy string, cause error) *Error {

@@ -2,7 +2,6 @@ package jobstore
 
 import (
 	"errors"
-	"fmt"
 	"io/fs"
 )
 
@@ -35,14 +34,11 @@ func WriteSpec(dir JobDir, spec JobSpec, opts ...WriteOption) error {
 		return err
 	}
 	if spec.ID != dir.ID() {
-		return errInvalid(op, path, "job_id", spec.ID, dir.ID(), fmt.Sprintf("%q differs from the directory name %q", spec.ID, dir.ID()), "")
+		return errWrongJobID(op, path, spec.ID, dir)
 	}
-	data, err := marshalRecord(spec)
-	if errors.Is(err, ErrTooLarge) {
-		return withPath(err, op, path)
-	}
+	data, err := encodeRecord(op, path, "spec", "cannot encode the record", "correct the spec's fields", spec)
 	if err != nil {
-		return errMalformed(op, path, "spec", "cannot encode the record", "correct the spec's fields", err)
+		return err
 	}
 	o := newWriteOptions(opts)
 	o.perm &^= 0o222 // written once, then read-only
@@ -138,12 +134,9 @@ func writeStatus(dir JobDir, sub string, st JobStatus, opts ...WriteOption) erro
 	if err := st.validate(op, path); err != nil {
 		return err
 	}
-	data, err := marshalRecord(st)
-	if errors.Is(err, ErrTooLarge) {
-		return withPath(err, op, path)
-	}
+	data, err := encodeRecord(op, path, "status", "cannot encode the record", "correct the status's fields", st)
 	if err != nil {
-		return errMalformed(op, path, "status", "cannot encode the record", "correct the status's fields", err)
+		return err
 	}
 	at := jobRecord(dir, StatusFile)
 	at.sub = sub
