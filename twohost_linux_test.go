@@ -173,10 +173,7 @@ func startRace(t *testing.T, forwardLocks bool) {
 // periods: the job is never marked lost.
 func TestTwoHosts_LiveRunnerIsNeverMarkedLostFromTheOtherHost(t *testing.T) {
 	h := mountTwoHosts(t, false)
-	dirB, err := jobstore.Submit(h.B, jobstore.JobSpec{ID: "j1", Kind: "k"})
-	require.NoError(t, err)
-	w := startRole(t, twoHostRunnerRole, jobstore.HostEnv+"=hostA", "JOB="+filepath.Join(h.A, "j1"), "EVERY=100ms")
-	require.Equal(t, "started", w.line(t))
+	dirB, w := runningOnA(t, h)
 	stop := make(chan struct{})
 	wg := watchSeq(t, dirB, stop)
 	t.Setenv(jobstore.HostEnv, "hostB")
@@ -200,10 +197,7 @@ func TestTwoHosts_LiveRunnerIsNeverMarkedLostFromTheOtherHost(t *testing.T) {
 // lease bound.
 func TestTwoHosts_KilledRunnerIsReconciledFromTheOtherHostWithinTheLease(t *testing.T) {
 	h := mountTwoHosts(t, false)
-	dirB, err := jobstore.Submit(h.B, jobstore.JobSpec{ID: "j1", Kind: "k"})
-	require.NoError(t, err)
-	w := startRole(t, twoHostRunnerRole, jobstore.HostEnv+"=hostA", "JOB="+filepath.Join(h.A, "j1"), "EVERY=100ms")
-	require.Equal(t, "started", w.line(t))
+	dirB, w := runningOnA(t, h)
 	require.NoError(t, w.cmd.Process.Kill())
 	_ = w.cmd.Wait()
 	t.Setenv(jobstore.HostEnv, "hostB")
@@ -229,10 +223,7 @@ func TestTwoHosts_KilledRunnerIsReconciledFromTheOtherHostWithinTheLease(t *test
 // state replaced.
 func TestTwoHosts_StoppedRunnerTakenOverLearnsItFromItsNextWrite(t *testing.T) {
 	h := mountTwoHosts(t, false)
-	dirB, err := jobstore.Submit(h.B, jobstore.JobSpec{ID: "j1", Kind: "k"})
-	require.NoError(t, err)
-	w := startRole(t, twoHostRunnerRole, jobstore.HostEnv+"=hostA", "JOB="+filepath.Join(h.A, "j1"), "EVERY=100ms")
-	require.Equal(t, "started", w.line(t))
+	dirB, w := runningOnA(t, h)
 	stop := make(chan struct{})
 	wg := watchSeq(t, dirB, stop)
 	py := startSeedPoller(t, dirB)
@@ -242,6 +233,7 @@ func TestTwoHosts_StoppedRunnerTakenOverLearnsItFromItsNextWrite(t *testing.T) {
 
 	t.Setenv(jobstore.HostEnv, "hostB")
 	var r *jobstore.Run
+	var err error
 	stopped := time.Now()
 	for {
 		r, err = jobstore.Start(dirB)
@@ -294,4 +286,16 @@ func pathsUnder(mnt string, ids []string) string {
 		b.WriteString(filepath.Join(mnt, id) + " ")
 	}
 	return b.String()
+}
+
+// runningOnA submits job j1 and starts a runner of it on host A, through
+// mount A, reporting progress every 100 ms; it returns the job as host B
+// sees it and the runner.
+func runningOnA(t *testing.T, h *twoHosts) (jobstore.JobDir, *child) {
+	t.Helper()
+	dirB, err := jobstore.Submit(h.B, jobstore.JobSpec{ID: "j1", Kind: "k"})
+	require.NoError(t, err)
+	w := startRole(t, twoHostRunnerRole, jobstore.HostEnv+"=hostA", "JOB="+filepath.Join(h.A, "j1"), "EVERY=100ms")
+	require.Equal(t, "started", w.line(t))
+	return dirB, w
 }
