@@ -124,7 +124,7 @@ func ReadCancel(dir JobDir) (*CancelRequest, error) {
 		return nil, withPath(err, op, path)
 	}
 	if _, serr := d.lstat(SpecFile); errors.Is(serr, fs.ErrNotExist) {
-		return nil, notJob(op, dir)
+		return nil, errNotJob(op, dir)
 	}
 	if !found {
 		return nil, nil

@@ -103,7 +103,7 @@ func claimAttempt(dir JobDir, n uint64, lease time.Duration, host string) (*clai
 			return nil, errClaimTaken(op, run, "attempt "+strconv.FormatUint(n, 10)+" is claimed: "+describeOwner(run),
 				"another runner owns this attempt; read the status again and wait for it to finish or be judged gone")
 		case errors.Is(err, fs.ErrNotExist):
-			return nil, notJob(op, dir)
+			return nil, errNotJob(op, dir)
 		}
 		return nil, stepError(op, run, err, "cannot create the attempt's ownership directory", "give this user write permission on the job directory")
 	}

@@ -195,9 +195,6 @@ func errNotJob(op string, dir JobDir) *Error {
 		Remedy: "that directory is not a job: check the path, or submit the job first"}
 }
 
-// notJob is errNotJob returned as an error.
-func notJob(op string, dir JobDir) error { return errNotJob(op, dir) }
-
 // errExists: a write-once record is already at path; cause is the OS error
 // that said so.
 func errExists(op, path string, cause error) *Error {

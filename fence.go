@@ -99,7 +99,7 @@ func fenceError(op string, dir JobDir, n uint64, err error) error {
 		return err
 	}
 	if _, serr := os.Stat(dir.SpecPath()); errors.Is(serr, fs.ErrNotExist) {
-		return notJob(op, dir)
+		return errNotJob(op, dir)
 	}
 	return notOwner(op, dir, n, err)
 }

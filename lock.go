@@ -58,7 +58,7 @@ func LockJob(dir JobDir) (*Lock, error) {
 	}
 	defer d.close()
 	if _, err := d.lstat(SpecFile); errors.Is(err, fs.ErrNotExist) {
-		return nil, notJob(op, dir)
+		return nil, errNotJob(op, dir)
 	}
 	f, err := d.openLock(LockFile)
 	var nr *notRegularError

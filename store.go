@@ -74,7 +74,7 @@ func readSpec(dir JobDir, o readOptions, sch schema) (JobSpec, error) {
 func openJobDir(op string, dir JobDir) (dirHandle, error) {
 	d, err := openDirAt(op, jobRecord(dir, ""))
 	if errors.Is(err, fs.ErrNotExist) {
-		return d, notJob(op, dir)
+		return d, errNotJob(op, dir)
 	}
 	return d, err
 }
@@ -89,7 +89,7 @@ func readSpecIn(d dirHandle, dir JobDir, o readOptions, sch schema) (JobSpec, er
 		return err
 	})
 	if err == nil && !found {
-		err = notJob(op, dir)
+		err = errNotJob(op, dir)
 	}
 	if err != nil {
 		return JobSpec{}, withPath(err, op, path)
@@ -143,7 +143,7 @@ func writeStatus(dir JobDir, sub string, st JobStatus, opts ...WriteOption) erro
 	err = writeRecord(at, data, newWriteOptions(opts), replaceTarget)
 	var e *Error
 	if errors.As(err, &e) && e.Op == "open directory" && errors.Is(err, fs.ErrNotExist) {
-		return notJob(op, dir)
+		return errNotJob(op, dir)
 	}
 	return err
 }
@@ -169,7 +169,7 @@ func ReadStatus(dir JobDir, opts ...ReadOption) (*JobStatus, error) {
 	st, err := readStatusIn(d, dir, newReadOptions(opts), statusSchema())
 	if err == nil {
 		if _, serr := d.lstat(SpecFile); errors.Is(serr, fs.ErrNotExist) {
-			return nil, notJob(op, dir)
+			return nil, errNotJob(op, dir)
 		}
 	}
 	return st, err

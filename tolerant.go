@@ -208,7 +208,7 @@ func readOnce(op string, d dirHandle, at recordAt, maxSize int64) ([]byte, error
 		return nil, irregular(op, path, &notRegularError{fi.Mode()})
 	}
 	if fi.Size() > maxSize {
-		return nil, tooLarge(op, path, fi.Size(), maxSize)
+		return nil, errTooLarge(op, path, fi.Size(), maxSize)
 	}
 	buf := make([]byte, 0, fi.Size()+1) // +1: see EOF without growing
 	for {
@@ -221,16 +221,12 @@ func readOnce(op string, d dirHandle, at recordAt, maxSize int64) ([]byte, error
 			return nil, readError(op, path, err)
 		}
 		if int64(len(buf)) > maxSize {
-			return nil, tooLarge(op, path, int64(len(buf)), maxSize)
+			return nil, errTooLarge(op, path, int64(len(buf)), maxSize)
 		}
 		if len(buf) == cap(buf) {
 			buf = append(buf, 0)[:len(buf)] // the file grew while we read
 		}
 	}
-}
-
-func tooLarge(op, path string, size, maxSize int64) error {
-	return errTooLarge(op, path, size, maxSize)
 }
 
 func readError(op, path string, err error) error {

@@ -90,7 +90,7 @@ func Watch(ctx context.Context, dir JobDir, opts ...WatchOption) (<-chan Update,
 	}
 	if _, err := os.Stat(dir.SpecPath()); err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			return nil, notJob(op, dir)
+			return nil, errNotJob(op, dir)
 		}
 		return nil, errIO(op, dir.SpecPath(), err, "cannot look at the job", "check the path and its permissions")
 	}
