@@ -8,6 +8,7 @@ import (
 	"bufio"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
 	"os"
@@ -265,5 +266,11 @@ func requireNoTempFiles[P ~string](t testing.TB, dir P, msgAndArgs ...any) {
 		return
 	}
 	require.NoError(t, err)
-	require.Empty(t, temps, append([]any{"temp files left behind"}, msgAndArgs...)...)
+	msg := "temp files left behind"
+	if len(msgAndArgs) > 0 {
+		if format, ok := msgAndArgs[0].(string); ok {
+			msg += ": " + fmt.Sprintf(format, msgAndArgs[1:]...)
+		}
+	}
+	require.Empty(t, temps, msg)
 }
