@@ -187,6 +187,10 @@ type recordAt struct {
 	// renamed away (the attempt fenced), the create or the rename fails with
 	// ENOENT and nothing is written. That is how a fenced runner is stopped.
 	sub string
+	// held, if set, is sub held open (a Run's, from its claim to Close):
+	// the temp file is made and removed through it instead of a lookup of
+	// sub per write; the rename still resolves sub by name.
+	held *heldDir
 }
 
 func jobRecord(dir JobDir, name string) recordAt {
@@ -328,8 +332,9 @@ func openDirAt(op string, at recordAt) (dirHandle, error) {
 // was. The temp file is made and named relative to the directory opened in
 // step 1, so the whole sequence acts on one directory even if its path is
 // renamed or replaced by a link meanwhile. A subdirectory (at.sub) is the
-// exception by design: it is named afresh in steps 2 and 6, so a rename of
-// it between them makes the write fail (the fence, see fence.go).
+// exception by design: it is named afresh in step 6 (and in step 2 unless
+// at.held holds it open), so a rename of it before the rename makes the
+// write fail (the fence, see fence.go).
 func writeRecord(at recordAt, data []byte, o writeOptions, mode publishMode) error {
 	if o.replaceTimeout < 0 {
 		return errInvalid("write", at.path(), "replace timeout", o.replaceTimeout.String(), "0 or more",
@@ -345,7 +350,11 @@ func writeRecord(at recordAt, data []byte, o writeOptions, mode publishMode) err
 		// keeps the owner's write bit there, or the next write would fail.
 		o.perm |= 0o200
 	}
-	f, tmp, err := d.createTemp(at.sub, at.name, o.perm)
+	create, remove := d.createTemp, d.remove
+	if at.held != nil {
+		create, remove = at.held.createTemp, at.held.remove
+	}
+	f, tmp, err := create(at.sub, at.name, o.perm)
 	var nr *notRegularError
 	if errors.As(err, &nr) { // the directory was swapped for a link meanwhile
 		return irregular("create temp file", at.dir, nr)
@@ -354,7 +363,7 @@ func writeRecord(at recordAt, data []byte, o writeOptions, mode publishMode) err
 		return stepError("create temp file", at.path(), err, "cannot create the temp file in the record's directory", "")
 	}
 	fail := func(op string, err error, msg string) error {
-		_ = d.remove(tmp) // the error that matters is the step's
+		_ = remove(tmp) // the error that matters is the step's
 		return stepError(op, filepath.Join(at.dir, tmp), err, msg, "")
 	}
 	if err := writeAll(f, data); err != nil {
@@ -370,7 +379,7 @@ func writeRecord(at recordAt, data []byte, o writeOptions, mode publishMode) err
 	if err := f.Close(); err != nil {
 		return fail("close", err, "cannot close the temp file")
 	}
-	if err := publish(d, at, tmp, mode, !o.noSync, o.replaceTimeout); err != nil {
+	if err := publish(d, remove, at, tmp, mode, !o.noSync, o.replaceTimeout); err != nil {
 		return err
 	}
 	if o.noSync {
@@ -384,11 +393,12 @@ func writeRecord(at recordAt, data []byte, o writeOptions, mode publishMode) err
 	return nil
 }
 
-// publish is step 6 of writeRecord.
-func publish(d dirHandle, at recordAt, tmp string, mode publishMode, writeThrough bool, timeout time.Duration) error {
+// publish is step 6 of writeRecord; remove removes the temp file after a
+// failure.
+func publish(d dirHandle, remove func(string) error, at recordAt, tmp string, mode publishMode, writeThrough bool, timeout time.Duration) error {
 	if mode == replaceTarget {
 		if err := replaceWithin(d, tmp, at.name, writeThrough, timeout); err != nil {
-			_ = d.remove(tmp)
+			_ = remove(tmp)
 			msg, remedy := replaceFailure(d, at.name, err)
 			return stepError("rename", at.path(), err, msg, remedy)
 		}
@@ -396,14 +406,14 @@ func publish(d dirHandle, at recordAt, tmp string, mode publishMode, writeThroug
 	}
 	linked, err := d.publishNew(tmp, at.name, writeThrough)
 	if err != nil {
-		_ = d.remove(tmp)
+		_ = remove(tmp)
 		if errors.Is(err, fs.ErrExist) {
 			return errExists("publish", at.path(), err)
 		}
 		return stepError("publish", at.path(), err, "cannot give the temp file the record's name", "")
 	}
 	if linked {
-		if err := d.remove(tmp); err != nil {
+		if err := remove(tmp); err != nil {
 			return stepError("remove temp file", filepath.Join(at.dir, tmp), err, "the record is in place, but its temp name could not be removed",
 				"remove the file by hand; it is a second name of the record")
 		}

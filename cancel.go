@@ -284,7 +284,7 @@ func writeCancelled(c *claim, last *JobStatus, msg string) error {
 	next.FinishedAt = &now
 	next.Message = msg
 	next.ExitCode, next.Error, next.Remedy = nil, "", ""
-	if err := writeStatusFenced(c.dir, c.n, next); err != nil {
+	if err := writeStatusFenced(c.dir, c.n, c.held, next); err != nil {
 		c.withdraw()
 		return err
 	}

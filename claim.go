@@ -77,6 +77,8 @@ type claim struct {
 	n      uint64
 	runDir string
 	owner  ownerRecord
+	held   *heldDir  // runDir held open for the owner's writes; nil where the platform holds nothing
+	at     time.Time // monotonic: just before the mkdir, the lease's first "renewal"
 }
 
 // claimAttempt makes this process the owner of attempt n (n >= 1) by
@@ -97,6 +99,7 @@ func claimAttempt(dir JobDir, n uint64, lease time.Duration, host string) (*clai
 	if n == 0 || lease <= 0 {
 		return nil, errInvalid(op, run, "attempt", n, "attempt >= 1 and a positive lease", fmt.Sprintf("attempt %d with lease %v", n, lease), "")
 	}
+	at := time.Now()
 	if err := os.Mkdir(run, 0o755); err != nil {
 		switch {
 		case errors.Is(err, fs.ErrExist):
@@ -118,18 +121,29 @@ func claimAttempt(dir JobDir, n uint64, lease time.Duration, host string) (*clai
 	// After a power cut before it, .run-n may be lost or lack owner.json;
 	// either way nobody ran the attempt, and a claim without owner.json is
 	// judged by its lease. This keeps Start's cost to one durable write.
-	scope := pidScope()
-	_, start := probeProcess(os.Getpid())
-	c := &claim{dir: dir, n: n, runDir: run, owner: ownerRecord{
+	c := &claim{dir: dir, n: n, runDir: run, at: at, owner: ownerRecord{
 		SchemaVersion: ownerSchemaVersion, JobID: dir.ID(), Attempt: n, Host: host,
-		PID: os.Getpid(), PIDScope: scope, PIDStart: start,
+		PID: os.Getpid(), PIDScope: pidScope(), PIDStart: selfStart(),
 		LeaseMS: lease.Milliseconds(), ClaimedAt: isoTime(Now()),
 	}}
 	data, err := encodeRecord(op, run, "owner", "cannot encode the owner record", "", c.owner)
 	if err != nil {
 		return nil, err
 	}
-	if err := writeRecord(recordAt{dir: run, name: ownerFile}, data, newWriteOptions([]WriteOption{NoSync()}), replaceTarget); err != nil {
+	if c.held, err = holdDir(dir, filepath.Base(run)); err != nil {
+		return nil, fenceError(op, dir, n, err)
+	}
+	// owner.json is written in place, once, into the directory this process
+	// just made: a reader that catches it incomplete judges the owner by its
+	// lease, as it does a claim without owner.json. Where no directory is
+	// held, the write protocol publishes it whole.
+	if c.held != nil {
+		err = c.held.writeOnce(ownerFile, data)
+	} else {
+		err = writeRecord(recordAt{dir: run, name: ownerFile}, data, newWriteOptions([]WriteOption{NoSync()}), replaceTarget)
+	}
+	if err != nil {
+		_ = c.held.close()
 		return nil, fenceError(op, dir, n, err)
 	}
 	return c, nil

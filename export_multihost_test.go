@@ -14,6 +14,7 @@ func ClaimAttempt(dir JobDir, n uint64, lease time.Duration, host string) (strin
 	if err != nil {
 		return "", err
 	}
+	_ = c.held.close() // the tests write as the owner through WriteStatusFenced
 	return c.runDir, nil
 }
 
@@ -22,7 +23,7 @@ func FenceAttempt(dir JobDir, n uint64) (bool, error) { return fenceAttempt(dir,
 
 // WriteStatusFenced writes st as attempt n's owner.
 func WriteStatusFenced(dir JobDir, n uint64, st JobStatus, opts ...WriteOption) error {
-	return writeStatusFenced(dir, n, st, opts...)
+	return writeStatusFenced(dir, n, nil, st, opts...)
 }
 
 // Renewer is a running lease renewer.
@@ -30,7 +31,7 @@ type Renewer = renewer
 
 // StartRenewer starts renewing attempt n's lease.
 func StartRenewer(dir JobDir, n uint64, lease time.Duration) (*Renewer, error) {
-	return startRenewer(dir, n, lease)
+	return startRenewer(dir, n, lease, time.Now()), nil
 }
 
 // Check is renewer.check.

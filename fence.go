@@ -65,8 +65,8 @@ func fenceAttempt(dir JobDir, n uint64) (won bool, err error) {
 // ErrNotOwner. A write whose rename resolved .run-n before the fence lands
 // before the fencer's own write (the fencer reads the status after
 // fencing), so the fencer's record always follows it.
-func writeStatusFenced(dir JobDir, n uint64, st JobStatus, opts ...WriteOption) error {
-	if err := writeStatus(dir, runPrefix+strconv.FormatUint(n, 10), st, opts...); err != nil {
+func writeStatusFenced(dir JobDir, n uint64, held *heldDir, st JobStatus, opts ...WriteOption) error {
+	if err := writeStatus(dir, runPrefix+strconv.FormatUint(n, 10), held, st, opts...); err != nil {
 		return fenceError("write status", dir, n, err)
 	}
 	return nil

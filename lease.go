@@ -92,19 +92,20 @@ type renewer struct {
 	lost func(error)
 }
 
-// startRenewer writes the first lease value, then renews in the background
-// until stop (or until ownership is lost, when it calls lost, if not nil).
-func startRenewer(dir JobDir, n uint64, lease time.Duration, lost ...func(error)) (*renewer, error) {
+// startRenewer renews the lease of attempt n, claimed at claimed (a
+// monotonic time from before the claim's mkdir), in the background until
+// stop (or until ownership is lost, when it calls lost, if not nil). The
+// claim itself counts as the first renewal: an observer that finds no lease
+// file yet sees one appear at the first renewal, a third of a lease later,
+// which is a change like any other, so Start writes no lease of its own.
+func startRenewer(dir JobDir, n uint64, lease time.Duration, claimed time.Time, lost ...func(error)) *renewer {
 	r := &renewer{path: filepath.Join(runDirPath(dir, n), leaseFile), lease: lease,
-		stop: make(chan struct{}), done: make(chan struct{}), dir: dir, att: n}
+		stop: make(chan struct{}), done: make(chan struct{}), dir: dir, att: n, lastOK: claimed}
 	if len(lost) > 0 {
 		r.lost = lost[0]
 	}
-	if err := r.renew(); err != nil {
-		return nil, err
-	}
 	go r.loop()
-	return r, nil
+	return r
 }
 
 func (r *renewer) loop() {

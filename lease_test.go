@@ -101,3 +101,25 @@ func TestJudgeAttempt_OverAndNoClaim(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "over", v)
 }
+
+// Start writes no lease: the claim counts as the first renewal, and the
+// lease file appears at the first renewal a third of a lease later, which
+// an observer on another host sees as a change (alive), never as a lease
+// left unchanged.
+func TestStart_FirstRenewalIsSeenAsAliveByAnotherHost(t *testing.T) {
+	dir, err := jobstore.Submit(tempDir(t), jobstore.JobSpec{ID: "j", Kind: "k"})
+	require.NoError(t, err)
+	const lease = 600 * time.Millisecond
+	run, err := jobstore.Start(dir, jobstore.WithHost("hostA"), jobstore.WithLease(lease))
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = run.Close() })
+	leaseFile := filepath.Join(jobstore.RunDirPath(dir, 1), "lease")
+	require.NoFileExists(t, leaseFile, "Start writes no lease of its own")
+	require.FileExists(t, filepath.Join(jobstore.RunDirPath(dir, 1), "owner.json"))
+
+	verdict, why, err := jobstore.JudgeAttempt(context.Background(), dir, 1, "hostB", lease, 20*time.Millisecond)
+	require.NoError(t, err)
+	require.Equal(t, "alive", verdict, why)
+	require.FileExists(t, leaseFile, "the first renewal wrote the lease")
+	require.NoError(t, run.Progress(1, "done"), "the runner still owns its job")
+}

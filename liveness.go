@@ -1,5 +1,10 @@
 package jobstore
 
+import (
+	"os"
+	"sync"
+)
+
 // procState is what this host can tell about a process from its pid.
 type procState int
 
@@ -24,6 +29,13 @@ func (s procState) String() string {
 	}
 	return "unknown"
 }
+
+// selfStart is this process's own start token (see probeProcess), read
+// once: it names this process for as long as it lives.
+var selfStart = sync.OnceValue(func() string {
+	_, start := probeProcess(os.Getpid())
+	return start
+})
 
 // judgeProcess says whether the process an owner record names is alive,
 // as seen from this process: only when both name the same pid scope (the

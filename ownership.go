@@ -23,6 +23,7 @@ type ownership struct {
 	attempt uint64
 	host    string
 	ren     *renewer
+	held    *heldDir // the attempt directory, held open until release
 }
 
 // claimForStart decides whether this process may run the job whose last
@@ -57,11 +58,17 @@ func claimForStart(op string, dir JobDir, last *JobStatus, o startOptions) (*cla
 		}
 		// ownerNoClaim: a runner without attempts; job.lock decided.
 	}
-	next, taken, _, err := passStaleClaims(op, dir, a, o.host, o.lease)
-	if err != nil {
-		return nil, nil, err
+	// The common case first: attempt a+1 is free (its mkdir is the test).
+	// Only if it is claimed or over are the claims after a judged.
+	var taken uint64
+	c, err := claimAttempt(dir, a+1, o.lease, o.host)
+	if errors.Is(err, ErrLocked) {
+		var next uint64
+		if next, taken, _, err = passStaleClaims(op, dir, a, o.host, o.lease); err != nil {
+			return nil, nil, err
+		}
+		c, err = claimAttempt(dir, next, o.lease, o.host)
 	}
-	c, err := claimAttempt(dir, next, o.lease, o.host)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -135,12 +142,16 @@ func terminalError(op string, dir JobDir, state State) error {
 
 // withdraw removes a claim that no status names yet, so that the attempt
 // can be claimed again.
-func (c *claim) withdraw() { _ = os.RemoveAll(c.runDir) }
+func (c *claim) withdraw() {
+	_ = c.held.close()
+	_ = os.RemoveAll(c.runDir)
+}
 
 // end ends a claim whose attempt is over (.run-N becomes .fenced-N, never
 // replacing one), so that no claimant can revive it. Fenced by another
 // process meanwhile is not an error.
 func (c *claim) end(op string) error {
+	_ = c.held.close()
 	err := renameDirNoReplace(c.runDir, fencedDirPath(c.dir, c.n))
 	if err == nil || errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrExist) {
 		return nil
@@ -151,17 +162,13 @@ func (c *claim) end(op string) error {
 
 // ownedBy starts the lease renewer of a claim for r; a lost ownership ends
 // r's Context.
-func (r *Run) ownedBy(c *claim, o startOptions) error {
-	ren, err := startRenewer(c.dir, c.n, o.lease, func(err error) {
+func (r *Run) ownedBy(c *claim, o startOptions) {
+	ren := startRenewer(c.dir, c.n, o.lease, c.at, func(err error) {
 		r.mu.Lock()
 		defer r.mu.Unlock()
 		r.noteLost(err)
 	})
-	if err != nil {
-		return err
-	}
-	r.own = ownership{attempt: c.n, host: o.host, ren: ren}
-	return nil
+	r.own = ownership{attempt: c.n, host: o.host, ren: ren, held: c.held}
 }
 
 // put writes next as the owner of r's attempt: refused by the Run's own
@@ -171,7 +178,7 @@ func (r *Run) put(next JobStatus, opts ...WriteOption) error {
 	if err := r.own.ren.check(time.Now()); err != nil {
 		return err
 	}
-	return writeStatusFenced(r.dir, r.own.attempt, next, opts...)
+	return writeStatusFenced(r.dir, r.own.attempt, r.own.held, next, opts...)
 }
 
 // noteLost makes an ErrNotOwner sticky and ends the Run's Context with it.
@@ -186,20 +193,22 @@ func (r *Run) noteLost(err error) {
 	}
 }
 
-// release ends the Run's ownership at Close: the renewer stops and
-// .run-N becomes .fenced-N, without a fence marker, so that a reconciler
-// can still take over (mark lost) a job closed without Finish, and no
-// claimant can revive the attempt. A Run that lost ownership has nothing to
-// release. Callers hold no lock of r's but wmu (the renewer's callback
-// takes r.mu).
-func (r *Run) release(lost bool) error {
+// release ends the Run's ownership at Close: the renewer stops and, for a
+// job closed without Finish, .run-N becomes .fenced-N, without a fence
+// marker, so that a reconciler can still take over (mark lost) the job and
+// no claimant can revive the attempt. A finished job's .run-N stays as it
+// is: its status is terminal, so no process judges its attempt or claims
+// another, and the rename would cost every job a directory operation. A
+// Run that lost ownership has nothing to release. Callers hold no lock of
+// r's but wmu (the renewer's callback takes r.mu).
+func (r *Run) release(lost, finished bool) error {
 	if r.own.ren == nil {
 		return nil
 	}
 	r.own.ren.Stop()
-	if lost {
-		return nil
+	if lost || finished {
+		return r.own.held.close()
 	}
-	c := claim{dir: r.dir, n: r.own.attempt, runDir: runDirPath(r.dir, r.own.attempt)}
+	c := claim{dir: r.dir, n: r.own.attempt, runDir: runDirPath(r.dir, r.own.attempt), held: r.own.held}
 	return c.end("release")
 }

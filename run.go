@@ -149,10 +149,7 @@ func start(op string, dir JobDir, lk *Lock, o startOptions) (*Run, error) {
 	if last != nil {
 		r.st.Seq = last.Seq
 	}
-	if err := r.ownedBy(c, o); err != nil {
-		c.withdraw()
-		return nil, err
-	}
+	r.ownedBy(c, o)
 	now := Now()
 	if err := r.write(op, JobStatus{State: Running, StartedAt: &now, PID: os.Getpid(), Host: o.host, Attempt: c.n}, now); err != nil {
 		r.own.ren.Stop()
@@ -349,8 +346,9 @@ func (r *Run) Finish(o Outcome) error {
 }
 
 // Close writes a pending progress update (NoSync), stops the progress
-// timer, ends the run's Context, stops renewing the lease and ends the
-// attempt (.run-N becomes .fenced-N), and releases job.lock, even if that
+// timer, ends the run's Context, stops renewing the lease, ends the attempt
+// of a job closed without Finish (.run-N becomes .fenced-N; a finished
+// job's attempt directory stays as it is), and releases job.lock, even if that
 // write fails (its error is returned). It does not otherwise change status.json:
 // a job closed without Finish still says running, and Reconcile will mark
 // it lost. Closing twice is not an error, and neither is closing a nil *Run
@@ -366,12 +364,12 @@ func (r *Run) Close() error {
 	lk := r.lock
 	r.lock = nil
 	r.endContext()
-	lost := r.lostErr != nil
+	lost, finished := r.lostErr != nil, r.finished
 	r.mu.Unlock()
 	if lk == nil {
 		return nil
 	}
-	rerr := r.release(lost)
+	rerr := r.release(lost, finished)
 	return errors.Join(werr, rerr, lk.Unlock())
 }
 

@@ -116,12 +116,13 @@ func readSpecIn(d dirHandle, dir JobDir, o readOptions, sch schema) (JobSpec, er
 // last rename wins. A dir that is a symbolic link is ErrNotRegular: nothing
 // is written through it.
 func WriteStatus(dir JobDir, st JobStatus, opts ...WriteOption) error {
-	return writeStatus(dir, "", st, opts...)
+	return writeStatus(dir, "", nil, st, opts...)
 }
 
 // writeStatus is WriteStatus with the temp file in the job directory's
-// subdirectory sub, if not "" (see recordAt.sub): a Run's fenced write.
-func writeStatus(dir JobDir, sub string, st JobStatus, opts ...WriteOption) error {
+// subdirectory sub, if not "" (see recordAt.sub), held open as held if not
+// nil: a Run's fenced write.
+func writeStatus(dir JobDir, sub string, held *heldDir, st JobStatus, opts ...WriteOption) error {
 	const op = "write status"
 	path := dir.StatusPath()
 	st.SchemaVersion = StatusSchemaVersion
@@ -139,7 +140,7 @@ func writeStatus(dir JobDir, sub string, st JobStatus, opts ...WriteOption) erro
 		return err
 	}
 	at := jobRecord(dir, StatusFile)
-	at.sub = sub
+	at.sub, at.held = sub, held
 	err = writeRecord(at, data, newWriteOptions(opts), replaceTarget)
 	var e *Error
 	if errors.As(err, &e) && e.Op == "open directory" && errors.Is(err, fs.ErrNotExist) {

@@ -50,19 +50,25 @@ func (d dirHandle) createTemp(sub, name string, perm fs.FileMode) (tempFile, str
 	}
 	defer root.Close() // the temp file stays open without it
 	atTempSeam("create", d.path)
+	return createTempIn(root, d.path, name, perm)
+}
+
+// createTempIn has renameio create the temp file for name in root, the
+// directory at dirPath (named in errors), and returns it and its name there.
+func createTempIn(root *os.Root, dirPath, name string, perm fs.FileMode) (tempFile, string, error) {
 	// WithPermissions only: the umask applies at the create and renameio has
 	// no chmod to do, the one step after which NewPendingFile fails with the
 	// temp file left open and in place.
 	pf, err := renameio.NewPendingFile(name, renameio.WithRoot(root), renameio.WithPermissions(perm))
 	if err != nil {
-		return nil, "", &fs.PathError{Op: "create", Path: filepath.Join(d.path, "."+name+"*"), Err: pathErrno(err)}
+		return nil, "", &fs.PathError{Op: "create", Path: filepath.Join(dirPath, "."+name+"*"), Err: pathErrno(err)}
 	}
 	tmp := filepath.Base(pf.Name())
 	if digits, ok := strings.CutPrefix(tmp, "."+name); !ok || !allDigits(digits) {
 		// The protocol's cleanup, SweepTemps and the readers' scans rely on
 		// this naming; a renameio that changed it must not leave strays.
 		_ = pf.Cleanup()
-		return nil, "", &fs.PathError{Op: "create", Path: filepath.Join(d.path, tmp),
+		return nil, "", &fs.PathError{Op: "create", Path: filepath.Join(dirPath, tmp),
 			Err: errors.New(`renameio named the temp file otherwise than "." + name + digits`)}
 	}
 	return pf.File, tmp, nil
