@@ -333,8 +333,8 @@ func openDirAt(op string, at recordAt) (dirHandle, error) {
 // step 1, so the whole sequence acts on one directory even if its path is
 // renamed or replaced by a link meanwhile. A subdirectory (at.sub) is the
 // exception by design: it is named afresh in step 6 (and in step 2 unless
-// at.held holds it open), so a rename of it before the rename makes the
-// write fail (the fence, see fence.go).
+// at.held holds it open), so once it has been renamed away, the write fails
+// at the latest at its rename (the fence, see fence.go).
 func writeRecord(at recordAt, data []byte, o writeOptions, mode publishMode) error {
 	if o.replaceTimeout < 0 {
 		return errInvalid("write", at.path(), "replace timeout", o.replaceTimeout.String(), "0 or more",
