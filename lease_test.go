@@ -86,6 +86,31 @@ func TestJudgeAttempt_SameHostByPid(t *testing.T) {
 	require.Equal(t, "alive", v, why)
 }
 
+// owner.json is written in place, so a judge may catch it incomplete: it
+// then judges the claimant by its lease (the judge's own, the owner's being
+// unreadable), never by a pid it cannot read. Here the claimant is this
+// live process on this host, which the pid would call alive at once; with
+// owner.json torn and no renewal, the lease alone decides, and it is
+// unchanged for the whole fallback lease.
+func TestJudgeAttempt_TornOwnerRecordIsJudgedByTheLease(t *testing.T) {
+	dir, err := jobstore.Submit(tempDir(t), jobstore.JobSpec{ID: "j", Kind: "k"})
+	require.NoError(t, err)
+	run, err := jobstore.ClaimAttempt(dir, 1, time.Hour, "hostA")
+	require.NoError(t, err)
+	owner := filepath.Join(run, "owner.json")
+	whole, err := os.ReadFile(owner)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(owner, whole[:len(whole)/2], 0o644))
+
+	const fallback = 300 * time.Millisecond
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	v, why, err := jobstore.JudgeAttempt(ctx, dir, 1, "hostA", fallback, 20*time.Millisecond)
+	require.NoError(t, err)
+	require.Equal(t, "gone", v, why)
+	require.Contains(t, why, fallback.String(), "the judge's own lease applies when owner.json cannot be read")
+}
+
 func TestJudgeAttempt_OverAndNoClaim(t *testing.T) {
 	dir, err := jobstore.Submit(tempDir(t), jobstore.JobSpec{ID: "j", Kind: "k"})
 	require.NoError(t, err)
