@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/axqua/jobstore/internal/proc"
 )
 
 // Names of the per-attempt ownership directories inside a job directory.
@@ -37,8 +39,8 @@ type ownerRecord struct {
 	Attempt       uint64  `json:"attempt"`
 	Host          string  `json:"host,omitempty"`
 	PID           int     `json:"pid"`
-	PIDScope      string  `json:"pid_scope,omitempty"` // see pidScope
-	PIDStart      string  `json:"pid_start,omitempty"` // see probeProcess
+	PIDScope      string  `json:"pid_scope,omitempty"` // see proc.Scope
+	PIDStart      string  `json:"pid_start,omitempty"` // see proc.Probe
 	LeaseMS       int64   `json:"lease_ms"`
 	ClaimedAt     isoTime `json:"claimed_at"`
 }
@@ -123,7 +125,7 @@ func claimAttempt(dir JobDir, n uint64, lease time.Duration, host string) (*clai
 	// judged by its lease. This keeps Start's cost to one durable write.
 	c := &claim{dir: dir, n: n, runDir: run, at: at, owner: ownerRecord{
 		SchemaVersion: ownerSchemaVersion, JobID: dir.ID(), Attempt: n, Host: host,
-		PID: os.Getpid(), PIDScope: pidScope(), PIDStart: selfStart(),
+		PID: os.Getpid(), PIDScope: proc.Scope(), PIDStart: proc.SelfStart(),
 		LeaseMS: lease.Milliseconds(), ClaimedAt: isoTime(Now()),
 	}}
 	data, err := encodeRecord(op, run, "owner", "cannot encode the owner record", "", c.owner)

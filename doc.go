@@ -86,7 +86,7 @@
 // in list.go; ownership across hosts in ownership.go, with the claim in
 // claim.go, the attempt directory a Run holds open in rundir_unix.go, the
 // lease in lease.go, the fence in fence.go, the host identity in hostid.go
-// and process liveness in liveness*.go. The repository's README and docs/
+// and process liveness in internal/proc. The repository's README and docs/
 // describe the file format for other languages (docs/format.md, with JSON
 // Schemas), the platforms, how each guarantee is tested, and the
 // benchmarks.

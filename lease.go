@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"sync"
 	"time"
+
+	"github.com/axqua/jobstore/internal/proc"
 )
 
 // DefaultLease is the lease a runner takes unless WithLease says otherwise:
@@ -316,10 +318,10 @@ func judgeAttempt(ctx context.Context, dir JobDir, n uint64, host string, fallba
 			lease = owner.lease()
 		}
 		if owner.Host != "" && owner.Host == host {
-			switch judgeProcess(owner.PIDScope, owner.PID, owner.PIDStart) {
-			case procAlive:
+			switch proc.Judge(owner.PIDScope, owner.PID, owner.PIDStart) {
+			case proc.Alive:
 				return ownerAlive, fmt.Sprintf("pid %d on this host is alive", owner.PID), nil
-			case procDead:
+			case proc.Dead:
 				forgetLease(run)
 				return ownerGone, fmt.Sprintf("pid %d on this host is gone", owner.PID), nil
 			}

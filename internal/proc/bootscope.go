@@ -1,6 +1,6 @@
 //go:build darwin || freebsd || netbsd || openbsd || dragonfly
 
-package jobstore
+package proc
 
 import (
 	"strconv"
@@ -9,7 +9,8 @@ import (
 )
 
 // bootScope names this boot of this kernel by kern.boottime, to the
-// microsecond, after prefix; "" when it cannot be read.
+// microsecond, after prefix; "" when it cannot be read. It is the pid scope
+// of darwin and the BSDs, which have no pid namespaces.
 func bootScope(prefix string) string {
 	tv, err := unix.SysctlTimeval("kern.boottime")
 	if err != nil {

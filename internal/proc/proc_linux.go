@@ -1,4 +1,4 @@
-package jobstore
+package proc
 
 import (
 	"errors"
@@ -9,11 +9,10 @@ import (
 	"sync"
 )
 
-// pidScope is where this process's pids name processes: the kernel's boot
-// (boot_id changes at every boot, so a pid from before a reboot never
-// matches) and the pid namespace (containers that share a hostname do not
-// share pids). "" when either cannot be read.
-var pidScope = sync.OnceValue(func() string {
+// scope is the kernel's boot (boot_id changes at every boot, so a pid from
+// before a reboot never matches) and the pid namespace (containers that
+// share a hostname do not share pids). "" when either cannot be read.
+var scope = sync.OnceValue(func() string {
 	boot, err := os.ReadFile("/proc/sys/kernel/random/boot_id")
 	if err != nil {
 		return ""
@@ -25,17 +24,17 @@ var pidScope = sync.OnceValue(func() string {
 	return "linux/" + strings.TrimSpace(string(boot)) + "/" + ns
 })
 
-// probeProcess reads /proc/<pid>/stat: no such file is a dead process; state
-// Z (zombie) or X (dead) is dead; otherwise the start token is field 22,
-// starttime, in clock ticks since boot, which with pidScope's boot_id names
-// one process for the life of the machine.
-func probeProcess(pid int) (procState, string) {
+// probe reads /proc/<pid>/stat: no such file is a dead process; state Z
+// (zombie) or X (dead) is dead; otherwise the start token is field 22,
+// starttime, in clock ticks since boot, which with scope's boot_id names one
+// process for the life of the machine.
+func probe(pid int) (State, string) {
 	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
 	if errors.Is(err, fs.ErrNotExist) {
-		return procDead, ""
+		return Dead, ""
 	}
 	if err != nil {
-		return procUnknown, ""
+		return Unknown, ""
 	}
 	return parseProcStat(string(b))
 }
@@ -43,20 +42,20 @@ func probeProcess(pid int) (procState, string) {
 // parseProcStat reads state (field 3) and starttime (field 22) of a
 // /proc/<pid>/stat line. comm (field 2) is in parentheses and may itself hold
 // spaces and ')', so fields are counted after the last ')'.
-func parseProcStat(s string) (procState, string) {
+func parseProcStat(s string) (State, string) {
 	i := strings.LastIndexByte(s, ')')
 	if i < 0 {
-		return procUnknown, ""
+		return Unknown, ""
 	}
 	f := strings.Fields(s[i+1:]) // f[0] is field 3
 	if len(f) < 20 {
-		return procUnknown, ""
+		return Unknown, ""
 	}
 	if f[0] == "Z" || f[0] == "X" || f[0] == "x" {
-		return procDead, ""
+		return Dead, ""
 	}
 	if _, err := strconv.ParseUint(f[19], 10, 64); err != nil {
-		return procUnknown, ""
+		return Unknown, ""
 	}
-	return procAlive, f[19]
+	return Alive, f[19]
 }
