@@ -78,8 +78,8 @@
 // its sentinels, its constructors and ErrorCode in errors.go; the tolerant
 // reader in tolerant.go (tolerant_unix.go, tolerant_windows.go: opening
 // without following or blocking); job IDs and paths in paths.go and
-// jobid.go; job.lock in lock.go, lock_unix.go, lock_windows.go and its
-// holder record in lockholder.go; the records in model.go and index.go;
+// jobid.go; job.lock and its holder record in lock.go (the file lock
+// itself in internal/flock); the records in model.go and index.go;
 // Submit and the Run handle in run.go, coalesced progress in progress.go;
 // Watch in watch.go and watch_events.go; cancel.json in cancel.go and
 // cancel_watch.go; Reconcile in reconcile.go; SweepTemps in sweep.go; List
