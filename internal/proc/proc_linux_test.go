@@ -2,7 +2,6 @@ package proc
 
 import (
 	"os"
-	"os/exec"
 	"strconv"
 	"testing"
 )
@@ -40,11 +39,7 @@ func TestJudge_SameHost(t *testing.T) {
 		t.Fatalf("this process: %v %q", st, self)
 	}
 
-	child := exec.Command("sleep", "60")
-	if err := child.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = child.Process.Kill(); _ = child.Wait() })
+	child, _ := startChild(t, 0)
 	_, childStart := Probe(child.Process.Pid)
 
 	for _, tc := range []struct {
