@@ -11,6 +11,9 @@ import (
 	"runtime"
 	"syscall"
 	"time"
+
+	"github.com/axqua/jobstore/internal/attempt"
+	"github.com/axqua/jobstore/internal/fsys"
 )
 
 // WriteOption changes how a record is written.
@@ -160,7 +163,11 @@ func IsTempName(name string) bool {
 }
 
 // tempTargets are the records whose temp files IsTempName recognises.
-var tempTargets = [...]string{SpecFile, StatusFile, CancelFile, "index.json", ownerFile}
+var tempTargets = [...]string{SpecFile, StatusFile, CancelFile, IndexFile, legacyOwnerFile}
+
+// legacyOwnerFile is the owner record that older jobstores wrote in each
+// attempt directory; a crash could leave its temp file, which sweeps remove.
+const legacyOwnerFile = "owner.json"
 
 func allDigits(s string) bool {
 	for i := 0; i < len(s); i++ {
@@ -180,17 +187,6 @@ type recordAt struct {
 	// could lead out of the root). The path above it (the root) is the
 	// caller's choice and may hold links.
 	job bool
-	// sub, if set, is a subdirectory of dir (one name) that holds the temp
-	// file: a Run's attempt directory (.run-N). The temp file is then
-	// renamed from sub by its path relative to dir, which is resolved again
-	// at the rename, never through a descriptor of sub: once sub has been
-	// renamed away (the attempt fenced), the create or the rename fails with
-	// ENOENT and nothing is written. That is how a fenced runner is stopped.
-	sub string
-	// held, if set, is sub held open (a Run's, from its claim to Close):
-	// the temp file is made and removed through it instead of a lookup of
-	// sub per write; the rename still resolves sub by name.
-	held *heldDir
 }
 
 func jobRecord(dir JobDir, name string) recordAt {
@@ -211,108 +207,42 @@ const (
 	createOnly                       // job.json: written once; a taken name is ErrExists
 )
 
-// dirOps are the platform's primitives under the write protocol and the
-// readers, each with one contract on every platform. dirHandle implements
-// them on Unix (a directory descriptor and the *at system calls),
-// Windows (the directory's path, MoveFileEx) and elsewhere (every call fails
-// with errors.ErrUnsupported). The handle comes from openDir(path, job),
-// which opens a directory for them; with job set, path's last element must
-// be a directory, not a symbolic link (or a junction), else the error is a
-// *notRegularError. Names passed to the methods are single file names in
-// that directory, never paths.
-type dirOps interface {
-	// createTemp creates a new file named "." + name + decimal digits in the
-	// directory, or in its subdirectory sub when sub is not "", exclusively
-	// (never an existing file, never through a link at the file's name), with
-	// perm less the umask, open for writing, and returns it and its name
-	// relative to the directory ("sub/.name123"), which the other methods
-	// accept as tmp: sub is looked up by name in each call.
-	createTemp(sub, name string, perm fs.FileMode) (tempFile, string, error)
-	// replace renames tmp to name, replacing name atomically if it exists (a
-	// link at name is replaced, not followed). writeThrough asks that the
-	// rename reach the disk before it returns where the platform can do that
-	// in the call itself (Windows); elsewhere sync does it.
-	replace(tmp, name string, writeThrough bool) error
-	// publishNew gives tmp the name only if name is free; a taken name fails
-	// with an error matching fs.ErrExist and changes nothing. linked reports
-	// that tmp still exists as a second name of the file (link(2)) and must
-	// be removed by the caller.
-	publishNew(tmp, name string, writeThrough bool) (linked bool, err error)
-	// remove removes name (a temp file, read-only or not).
-	remove(name string) error
-	// sync makes the directory's entries durable. It is nil where the
-	// filesystem or the platform cannot sync a directory (EINVAL or ENOTSUP
-	// on Unix; Windows journals them).
-	sync() error
-	// lstat describes name without following a link.
-	lstat(name string) (fs.FileInfo, error)
-	// names lists the names in the directory.
-	names() ([]string, error)
-	// openRecord opens name for reading without following a link and
-	// without ever blocking (a FIFO or a device is opened non-blocking and
-	// refused, not read). A name that is there but is not a regular file is
-	// a *notRegularError.
-	openRecord(name string) (recordFile, error)
-	// openLock opens name for reading and writing, creating it (0644 less
-	// the umask) if missing, without following a link; anything but a
-	// regular file is a *notRegularError.
-	openLock(name string) (*os.File, error)
-	// close releases the handle.
-	close() error
-}
-
-var _ dirOps = dirHandle{}
-
-// tempFile is what the protocol needs of a new temp file.
-type tempFile interface {
-	io.Writer
+// protocolDir is what the write protocol needs of the directory it writes
+// in: an *fsys.Dir (see there for each primitive's contract on each
+// platform), or a Run's claim (attempt.Claim), whose temp files are made in
+// its attempt directory and renamed from there, so that a fenced runner's
+// write fails at the rename.
+type protocolDir interface {
+	CreateTemp(name string, perm fs.FileMode) (fsys.File, string, error)
+	Join(tmp string) string
+	Remove(tmp string) error
+	Replace(tmp, name string, writeThrough bool, timeout time.Duration) error
+	PublishNew(tmp, name string, writeThrough bool) (linked bool, err error)
 	Sync() error
-	Close() error
+	ReplaceFailure(name string, err error) (msg, remedy string)
 }
 
-// notRegularError: a name is there but is not what the package reads or
-// writes (a regular file, or a job directory that is a real directory).
-type notRegularError struct{ mode fs.FileMode }
-
-func (e *notRegularError) Error() string { return "is " + describeType(e.mode) }
-
-// describeType names a file type for an error.
-func describeType(m fs.FileMode) string {
-	switch t := m.Type(); {
-	case t&fs.ModeSymlink != 0:
-		return "a symbolic link, which jobstore never follows"
-	case t&fs.ModeNamedPipe != 0:
-		return "a FIFO (named pipe), not a regular file"
-	case t&fs.ModeSocket != 0:
-		return "a socket, not a regular file"
-	case t&fs.ModeDevice != 0:
-		return "a device, not a regular file"
-	case t&fs.ModeIrregular != 0:
-		return "a special file (a junction or other reparse point), which jobstore never follows"
-	case t&fs.ModeDir != 0:
-		return "a directory, not a record file"
-	case t == 0:
-		return "a regular file, not a directory"
-	}
-	return "not a regular file"
-}
+var (
+	_ protocolDir = (*fsys.Dir)(nil)
+	_ protocolDir = (*attempt.Claim)(nil)
+)
 
 // openDirAt opens at's directory for the protocol or a reader; errors are
 // *Error (ErrNotRegular for a job directory that is a link); a missing
 // directory matches fs.ErrNotExist, for the caller to judge.
-func openDirAt(op string, at recordAt) (dirHandle, error) {
-	d, err := openDir(at.dir, at.job)
+func openDirAt(op string, at recordAt) (*fsys.Dir, error) {
+	d, err := fsys.Open(at.dir, at.job)
 	if err == nil {
 		return d, nil
 	}
-	var nr *notRegularError
+	var nr *fsys.NotRegularError
 	switch {
 	case errors.As(err, &nr):
-		return d, irregular(op, at.dir, nr)
+		return nil, irregular(op, at.dir, nr)
 	case errors.Is(err, errors.ErrUnsupported):
-		return d, errUnsupported(op, at.dir, err)
+		return nil, errUnsupported(op, at.dir, err)
 	}
-	return d, stepError(op, at.dir, err, "cannot open the directory", "check that the directory exists and that this user may search it")
+	return nil, stepError(op, at.dir, err, "cannot open the directory", "check that the directory exists and that this user may search it")
 }
 
 // writeRecord is the write protocol, the only one in the package: every
@@ -320,8 +250,7 @@ func openDirAt(op string, at recordAt) (dirHandle, error) {
 // reported here, by the step that failed.
 //
 //  1. open the directory (a job directory never through a link)
-//  2. create the temp file in it (or in its subdirectory at.sub):
-//     "." + name + digits, exclusive
+//  2. create the temp file in it: "." + name + digits, exclusive
 //  3. write the data
 //  4. fsync the temp file (unless NoSync); a failed fsync is never retried
 //  5. close it
@@ -331,31 +260,39 @@ func openDirAt(op string, at recordAt) (dirHandle, error) {
 // A failure before step 6 removes the temp file and leaves the target as it
 // was. The temp file is made and named relative to the directory opened in
 // step 1, so the whole sequence acts on one directory even if its path is
-// renamed or replaced by a link meanwhile. A subdirectory (at.sub) is the
-// exception by design: it is named afresh in step 6 (and in step 2 unless
-// at.held holds it open), so once it has been renamed away, the write fails
-// at the latest at its rename (the fence, see fence.go).
+// renamed or replaced by a link meanwhile.
 func writeRecord(at recordAt, data []byte, o writeOptions, mode publishMode) error {
-	if o.replaceTimeout < 0 {
-		return errInvalid("write", at.path(), "replace timeout", o.replaceTimeout.String(), "0 or more",
-			"must be 0 or more, got "+o.replaceTimeout.String(), "pass WithReplaceTimeout a duration of 0 or more")
+	if err := checkWriteOptions(at, o); err != nil {
+		return err
 	}
 	d, err := openDirAt("open directory", at)
 	if err != nil {
 		return err
 	}
-	defer d.close()
+	defer d.Close()
+	return writeRecordIn(d, at, data, o, mode)
+}
+
+// checkWriteOptions refuses options no write can use, before anything is
+// touched.
+func checkWriteOptions(at recordAt, o writeOptions) error {
+	if o.replaceTimeout < 0 {
+		return errInvalid("write", at.path(), "replace timeout", o.replaceTimeout.String(), "0 or more",
+			"must be 0 or more, got "+o.replaceTimeout.String(), "pass WithReplaceTimeout a duration of 0 or more")
+	}
+	return nil
+}
+
+// writeRecordIn is steps 2 to 7 of writeRecord in the directory d, which
+// the caller opened on at.dir (or holds: a Run's claim).
+func writeRecordIn(d protocolDir, at recordAt, data []byte, o writeOptions, mode publishMode) error {
 	if mode == replaceTarget && runtime.GOOS == "windows" {
 		// Windows never replaces a read-only file: a record that is rewritten
 		// keeps the owner's write bit there, or the next write would fail.
 		o.perm |= 0o200
 	}
-	create, remove := d.createTemp, d.remove
-	if at.held != nil {
-		create, remove = at.held.createTemp, at.held.remove
-	}
-	f, tmp, err := create(at.sub, at.name, o.perm)
-	var nr *notRegularError
+	f, tmp, err := d.CreateTemp(at.name, o.perm)
+	var nr *fsys.NotRegularError
 	if errors.As(err, &nr) { // the directory was swapped for a link meanwhile
 		return irregular("create temp file", at.dir, nr)
 	}
@@ -363,8 +300,8 @@ func writeRecord(at recordAt, data []byte, o writeOptions, mode publishMode) err
 		return stepError("create temp file", at.path(), err, "cannot create the temp file in the record's directory", "")
 	}
 	fail := func(op string, err error, msg string) error {
-		_ = remove(tmp) // the error that matters is the step's
-		return stepError(op, filepath.Join(at.dir, tmp), err, msg, "")
+		_ = d.Remove(tmp) // the error that matters is the step's
+		return stepError(op, d.Join(tmp), err, msg, "")
 	}
 	if err := writeAll(f, data); err != nil {
 		_ = f.Close()
@@ -379,13 +316,13 @@ func writeRecord(at recordAt, data []byte, o writeOptions, mode publishMode) err
 	if err := f.Close(); err != nil {
 		return fail("close", err, "cannot close the temp file")
 	}
-	if err := publish(d, remove, at, tmp, mode, !o.noSync, o.replaceTimeout); err != nil {
+	if err := publish(d, at, tmp, mode, !o.noSync, o.replaceTimeout); err != nil {
 		return err
 	}
 	if o.noSync {
 		return nil
 	}
-	if err := d.sync(); err != nil {
+	if err := d.Sync(); err != nil {
 		return stepError("fsync directory", at.dir, err,
 			at.name+" is in place and visible, but the directory was not confirmed on disk, so the change may not survive a power cut",
 			"check the disk and filesystem, then write the record again")
@@ -393,48 +330,51 @@ func writeRecord(at recordAt, data []byte, o writeOptions, mode publishMode) err
 	return nil
 }
 
-// publish is step 6 of writeRecord; remove removes the temp file after a
+// publish is step 6 of writeRecord; the temp file is removed after a
 // failure.
-func publish(d dirHandle, remove func(string) error, at recordAt, tmp string, mode publishMode, writeThrough bool, timeout time.Duration) error {
+func publish(d protocolDir, at recordAt, tmp string, mode publishMode, writeThrough bool, timeout time.Duration) error {
 	if mode == replaceTarget {
-		if err := replaceWithin(d, tmp, at.name, writeThrough, timeout); err != nil {
-			_ = remove(tmp)
-			msg, remedy := replaceFailure(d, at.name, err)
-			return stepError("rename", at.path(), err, msg, remedy)
+		if err := d.Replace(tmp, at.name, writeThrough, timeout); err != nil {
+			_ = d.Remove(tmp)
+			msg, remedy := d.ReplaceFailure(at.name, err)
+			return stepError("rename", at.path(), unwrapPath(err), msg, remedy)
 		}
 		return nil
 	}
-	linked, err := d.publishNew(tmp, at.name, writeThrough)
+	linked, err := d.PublishNew(tmp, at.name, writeThrough)
 	if err != nil {
-		_ = remove(tmp)
+		_ = d.Remove(tmp)
 		if errors.Is(err, fs.ErrExist) {
-			return errExists("publish", at.path(), err)
+			return errExists("publish", at.path(), unwrapPath(err))
 		}
-		return stepError("publish", at.path(), err, "cannot give the temp file the record's name", "")
+		return stepError("publish", at.path(), unwrapPath(err), "cannot give the temp file the record's name", "")
 	}
 	if linked {
-		if err := remove(tmp); err != nil {
-			return stepError("remove temp file", filepath.Join(at.dir, tmp), err, "the record is in place, but its temp name could not be removed",
+		if err := d.Remove(tmp); err != nil {
+			return stepError("remove temp file", d.Join(tmp), err, "the record is in place, but its temp name could not be removed",
 				"remove the file by hand; it is a second name of the record")
 		}
 	}
 	return nil
 }
 
-// replaceWithin is dirOps.replace, waiting at most timeout for other
-// processes where the platform's replace waits for them (Windows).
-func replaceWithin(d dirHandle, tmp, name string, writeThrough bool, timeout time.Duration) error {
-	if w, ok := any(d).(interface {
-		replaceWithin(tmp, name string, writeThrough bool, timeout time.Duration) error
-	}); ok {
-		return w.replaceWithin(tmp, name, writeThrough, timeout)
+// unwrapPath is err without an *fs.PathError or *os.LinkError around it:
+// the protocol's own error names the path.
+func unwrapPath(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
 	}
-	return d.replace(tmp, name, writeThrough)
+	var le *os.LinkError
+	if errors.As(err, &le) {
+		return le.Err
+	}
+	return err
 }
 
 // writeAll writes all of data (a short write without an error is
 // io.ErrShortWrite).
-func writeAll(f tempFile, data []byte) error {
+func writeAll(f fsys.File, data []byte) error {
 	for len(data) > 0 {
 		n, err := f.Write(data)
 		if err != nil {
@@ -468,7 +408,7 @@ func mkdirDurable(dir string) error {
 		fi, serr := os.Lstat(dir)
 		switch {
 		case serr == nil && fi.Mode().Type() != fs.ModeDir && fi.Mode().Type() != 0:
-			return irregular(op, dir, &notRegularError{fi.Mode()})
+			return irregular(op, dir, &fsys.NotRegularError{Mode: fi.Mode()})
 		case serr != nil || !fi.IsDir():
 			return stepError(op, dir, syscall.ENOTDIR, "exists and is not a directory", "remove or rename that file, or choose another job ID")
 		}
@@ -478,8 +418,8 @@ func mkdirDurable(dir string) error {
 	if err != nil {
 		return err
 	}
-	defer d.close()
-	if err := d.sync(); err != nil {
+	defer d.Close()
+	if err := d.Sync(); err != nil {
 		return stepError("fsync directory", parent.dir, err,
 			"the directory "+parent.name+" exists, but its parent was not confirmed on disk, so it may not survive a power cut",
 			"check the disk and filesystem, then write again")

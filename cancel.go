@@ -8,6 +8,8 @@ import (
 	"io/fs"
 	"os"
 	"time"
+
+	"github.com/axqua/jobstore/internal/attempt"
 )
 
 // CancelSchemaVersion is the schema version of cancel.json this package
@@ -114,7 +116,7 @@ func ReadCancel(dir JobDir) (*CancelRequest, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer d.close()
+	defer d.Close()
 	var c *CancelRequest
 	found, err := readTolerant(op, d, jobRecord(dir, CancelFile), newReadOptions(nil), func(b []byte) (err error) {
 		c, _, err = decodeCancel(b)
@@ -123,7 +125,7 @@ func ReadCancel(dir JobDir) (*CancelRequest, error) {
 	if err != nil {
 		return nil, withPath(err, op, path)
 	}
-	if _, serr := d.lstat(SpecFile); errors.Is(serr, fs.ErrNotExist) {
+	if _, serr := d.Lstat(SpecFile); errors.Is(serr, fs.ErrNotExist) {
 		return nil, errNotJob(op, dir)
 	}
 	if !found {
@@ -270,25 +272,33 @@ func (p *pendingCancel) asError(op string, dir JobDir, msg, remedy string) *Erro
 // c's attempt, then ends the attempt (.run-N becomes .fenced-N, so nobody
 // revives it). Only the holder of the next attempt writes cancelled on a job
 // that has not ended: job.lock may not reach other hosts, and a starter
-// there that claimed the attempt would write running over the record.
-func writeCancelled(c *claim, last *JobStatus, msg string) error {
+// there that claimed the attempt would write running over the record. A
+// job at the largest seq is not changed (seq never wraps): ErrInvalid,
+// Subject "seq", and the claim is withdrawn.
+func writeCancelled(dir JobDir, c *attempt.Claim, last *JobStatus, msg string) error {
+	const op = "cancel"
 	next := JobStatus{}
 	if last != nil {
 		next = copyStatus(*last)
 	}
+	seq, err := nextSeq(op, dir.StatusPath(), next.Seq)
+	if err != nil {
+		_ = c.Withdraw()
+		return err
+	}
 	now := Now()
 	next.State = Cancelled
-	next.Seq++
-	next.Attempt = c.n
+	next.Seq = seq
+	next.Attempt = c.N()
 	next.UpdatedAt = now
 	next.FinishedAt = &now
 	next.Message = msg
 	next.ExitCode, next.Error, next.Remedy = nil, "", ""
-	if err := writeStatusFenced(c.dir, c.n, c.held, next); err != nil {
-		c.withdraw()
-		return err
+	if err := writeStatus(c, dir, next); err != nil {
+		_ = c.Withdraw()
+		return ownerWriteError("write status", dir, c.N(), err)
 	}
-	return c.end("cancel")
+	return endClaim(op, dir, c)
 }
 
 // cancelQueued writes cancelled for a job that is queued (or has no status)
@@ -311,7 +321,7 @@ func cancelQueued(dir JobDir) (changed bool, err error) {
 			err = uerr
 		}
 	}()
-	return cancelClaimed(dir, p)
+	return cancelClaimed(dir, lk, p)
 }
 
 // cancelClaimed is cancelQueued's work once it holds job.lock, which may not
@@ -321,7 +331,7 @@ func cancelQueued(dir JobDir) (changed bool, err error) {
 // nothing: the winner is a starter, which checks for the request after its
 // claim (published before this claim, so it sees it) or runs the job, whose
 // runner's Context ends on the request; or the job ended meanwhile.
-func cancelClaimed(dir JobDir, p *pendingCancel) (bool, error) {
+func cancelClaimed(dir JobDir, lk *Lock, p *pendingCancel) (bool, error) {
 	const op = "cancel"
 	st, err := ReadStatus(dir) // again, under the lock
 	if err != nil || (st != nil && st.State != Queued) {
@@ -331,14 +341,19 @@ func cancelClaimed(dir JobDir, p *pendingCancel) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	c, st, err := claimForStart(op, dir, st, o)
+	jd, err := openJobDir(op, dir)
+	if err != nil {
+		return false, err
+	}
+	defer jd.Close()
+	c, st, err := claimForStart(op, jd, dir, lk, st, o)
 	if lostClaim(err) {
 		return false, nil
 	}
 	if err != nil {
 		return false, err
 	}
-	if err := writeCancelled(c, st, "cancelled before it started: "+p.String()); err != nil {
+	if err := writeCancelled(dir, c, st, "cancelled before it started: "+p.String()); err != nil {
 		return false, err
 	}
 	return true, nil
@@ -370,8 +385,8 @@ func refuseLost(op string, dir JobDir, err error) error {
 // attempt (c) and read the status again (last): a job with a cancel request
 // is not started, and is marked cancelled now (it is not terminal: the
 // claim would have failed).
-func refuseCancelled(op string, c *claim, last *JobStatus) error {
-	p := findCancel(c.dir)
+func refuseCancelled(op string, dir JobDir, c *attempt.Claim, last *JobStatus) error {
+	p := findCancel(dir)
 	if p == nil {
 		return nil
 	}
@@ -379,10 +394,10 @@ func refuseCancelled(op string, c *claim, last *JobStatus) error {
 	if last != nil && last.State == Running {
 		when = "while its runner was gone" // Start takes over a dead runner's job
 	}
-	if err := writeCancelled(c, last, "cancelled "+when+": "+p.String()); err != nil {
+	if err := writeCancelled(dir, c, last, "cancelled "+when+": "+p.String()); err != nil {
 		return err
 	}
-	return p.asError(op, c.dir, "the job is now cancelled and is not started",
+	return p.asError(op, dir, "the job is now cancelled and is not started",
 		"skip this job; submit a new job to run this work again")
 }
 

@@ -31,7 +31,7 @@ func cancelFromOtherHost(t *testing.T, dir JobDir) bool {
 		t.Errorf("no cancel request after RequestCancel")
 		return false
 	}
-	changed, err := cancelClaimed(dir, p)
+	changed, err := cancelClaimed(dir, &Lock{dir: dir}, p) // the other host's lock: not this one's
 	if err != nil {
 		t.Errorf("cancelClaimed: %v", err)
 	}
@@ -59,10 +59,10 @@ func mustStatus(t *testing.T, dir JobDir) JobStatus {
 // assertAttemptOver checks that attempt n can never be claimed again.
 func assertAttemptOver(t *testing.T, dir JobDir, n uint64) {
 	t.Helper()
-	if _, err := os.Lstat(runDirPath(dir, n)); err == nil {
-		t.Errorf("%s still exists", runDirPath(dir, n))
+	if _, err := os.Lstat(runPath(dir, n)); err == nil {
+		t.Errorf("%s still exists", runPath(dir, n))
 	}
-	if _, err := os.Lstat(fencedDirPath(dir, n)); err != nil {
+	if _, err := os.Lstat(fencedPath(dir, n)); err != nil {
 		t.Errorf("attempt %d not ended: %v", n, err)
 	}
 }

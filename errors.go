@@ -6,6 +6,8 @@ import (
 	"io/fs"
 	"runtime"
 	"strings"
+
+	"github.com/axqua/jobstore/internal/fsys"
 )
 
 // sentinel is the type of the package's sentinel errors. A sentinel may stand for a
@@ -227,8 +229,8 @@ func tooLargeToWrite(size int) *Error {
 
 // irregular: what is at path is not what a job directory or a record may
 // be (a link, a FIFO, a socket, a device, a directory); nr says what it is.
-func irregular(op, path string, nr *notRegularError) *Error {
-	return &Error{Op: op, Path: path, Sentinel: ErrNotRegular, Msg: nr.Error(), Found: nr.mode.Type().String(),
+func irregular(op, path string, nr *fsys.NotRegularError) *Error {
+	return &Error{Op: op, Path: path, Sentinel: ErrNotRegular, Msg: nr.Error(), Found: nr.Mode.Type().String(),
 		Remedy: "remove or rename it: a job directory is a plain directory and its records are regular files; " +
 			"jobstore never follows a link out of the root nor opens a FIFO, socket or device"}
 }

@@ -1,48 +1,101 @@
 package jobstore
 
 import (
-	"context"
 	"time"
+
+	"github.com/axqua/jobstore/internal/attempt"
+	"github.com/axqua/jobstore/internal/fsys"
 )
 
-// Hooks for the multi-host tests in package jobstore_test, which need child
-// processes (TestMain lives there).
+// Hooks for the multi-host tests in package jobstore_test, which act as
+// another host's claimant or fencer would (the attempt layer itself is
+// tested in internal/attempt).
 
-// ClaimAttempt claims attempt n for this process and returns its run dir.
-func ClaimAttempt(dir JobDir, n uint64, lease time.Duration, host string) (string, error) {
-	c, err := claimAttempt(dir, n, lease, host)
+// ClaimAttempt claims attempt n for this process, as a starter that then
+// crashes before its first status write would, and returns its directory.
+func ClaimAttempt(dir JobDir, n uint64) (string, error) {
+	jd, err := openJobDir("claim", dir)
 	if err != nil {
 		return "", err
 	}
-	_ = c.held.close() // the tests write as the owner through WriteStatusFenced
-	return c.runDir, nil
+	defer jd.Close()
+	c, err := take("claim", jd, dir, n)
+	if err != nil {
+		return "", err
+	}
+	return runPath(dir, n), c.Close()
 }
 
-// FenceAttempt ends attempt n; won is true for exactly one caller.
-func FenceAttempt(dir JobDir, n uint64) (bool, error) { return fenceAttempt(dir, n) }
-
-// WriteStatusFenced writes st as attempt n's owner.
-func WriteStatusFenced(dir JobDir, n uint64, st JobStatus, opts ...WriteOption) error {
-	return writeStatusFenced(dir, n, nil, st, opts...)
+// FenceAttempt ends attempt n as another host's fencer would; won is true
+// for exactly one caller.
+func FenceAttempt(dir JobDir, n uint64) (bool, error) {
+	jd, err := openJobDir("fence", dir)
+	if err != nil {
+		return false, err
+	}
+	defer jd.Close()
+	return fence("fence", jd, dir, n)
 }
 
-// Renewer is a running lease renewer.
-type Renewer = renewer
-
-// StartRenewer starts renewing attempt n's lease.
-func StartRenewer(dir JobDir, n uint64, lease time.Duration) (*Renewer, error) {
-	return startRenewer(dir, n, lease, time.Now()), nil
-}
-
-// Check is renewer.check.
-func (r *renewer) Check(now time.Time) error { return r.check(now) }
-
-// JudgeAttempt is judgeAttempt; the verdict as its String.
-func JudgeAttempt(ctx context.Context, dir JobDir, n uint64, host string, fallback, poll time.Duration) (string, string, error) {
-	v, why, err := judgeAttempt(ctx, dir, n, host, fallback, poll, true)
+// JudgeAttempt looks once at attempt n's owner as the runner that wrote the
+// job's status, from host; the verdict as its String.
+func JudgeAttempt(dir JobDir, n uint64, host string, fallback time.Duration) (string, string, error) {
+	jd, err := openJobDir("judge", dir)
+	if err != nil {
+		return "", "", err
+	}
+	defer jd.Close()
+	st, err := readStatusIn(jd, dir, newReadOptions(nil), statusSchema())
+	if err != nil {
+		return "", "", err
+	}
+	v, why, err := judge("judge", jd, dir, n, ownerOf(st), host, fallback)
 	return v.String(), why, err
 }
 
 // RunDirPath and FencedDirPath name attempt n's directories.
-func RunDirPath(dir JobDir, n uint64) string    { return runDirPath(dir, n) }
-func FencedDirPath(dir JobDir, n uint64) string { return fencedDirPath(dir, n) }
+func RunDirPath(dir JobDir, n uint64) string    { return runPath(dir, n) }
+func FencedDirPath(dir JobDir, n uint64) string { return fencedPath(dir, n) }
+
+// LeaseName is the lease file in an attempt directory.
+const LeaseName = attempt.LeaseFile
+
+// Owner holds a claim as another host's runner would, writing through it
+// without a Run's check of its own lease, so that a test can show the fence
+// alone stopping it.
+type Owner struct {
+	jd  *fsys.Dir
+	dir JobDir
+	c   *attempt.Claim
+	ren *attempt.Renewer
+}
+
+// ClaimAsOwner claims attempt n of dir and renews its lease.
+func ClaimAsOwner(dir JobDir, n uint64, lease time.Duration) (*Owner, error) {
+	jd, err := openJobDir("claim", dir)
+	if err != nil {
+		return nil, err
+	}
+	c, err := take("claim", jd, dir, n)
+	if err != nil {
+		jd.Close()
+		return nil, err
+	}
+	return &Owner{jd: jd, dir: dir, c: c, ren: attempt.StartRenewer(c, lease, nil)}, nil
+}
+
+// Write writes st through the claim: ErrNotOwner once it was fenced.
+func (o *Owner) Write(st JobStatus, opts ...WriteOption) error {
+	st.Attempt = o.c.N()
+	return ownerWriteError("write status", o.dir, o.c.N(), writeStatus(o.c, o.dir, st, opts...))
+}
+
+// Check is the lease's verdict by this process's clock (nil: may write).
+func (o *Owner) Check() error { return o.ren.Check(time.Now()) }
+
+// Close stops renewing and releases the claim's descriptors.
+func (o *Owner) Close() {
+	o.ren.Stop()
+	_ = o.c.Close()
+	_ = o.jd.Close()
+}

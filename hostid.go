@@ -40,16 +40,6 @@ func HostID() (string, error) {
 	return h, nil
 }
 
-// WithHost sets the host identity the Run records in its claim and in
-// status.json's host field, instead of HostID(). Processes that share an
-// identity and a process table judge each other's pids; any other process
-// judges the Run by its lease. An identity longer than 255 bytes or with
-// control characters makes Start fail with ErrInvalid; "" records no host,
-// so the Run is judged by its lease alone, even on its own host.
-func WithHost(id string) StartOption {
-	return func(o *startOptions) { o.host, o.hostSet = id, true }
-}
-
 func validateHostID(id string) error {
 	bad := func(msg string) error {
 		return errInvalid("host identity", "", HostEnv, id, "1-255 bytes without control characters", msg,

@@ -72,7 +72,7 @@ func readEntry(dir JobDir) Entry {
 		e.Err = err
 		return e
 	}
-	defer d.close()
+	defer d.Close()
 	o := newReadOptions(nil)
 	spec, err := readSpecIn(d, dir, o, specSchema())
 	if err != nil {

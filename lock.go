@@ -11,15 +11,17 @@ import (
 	"time"
 
 	"github.com/axqua/jobstore/internal/flock"
+	"github.com/axqua/jobstore/internal/fsys"
 )
 
 // Lock is a held job.lock: an exclusive advisory lock on the job's lock file
 // (flock(2) on Unix, LockFileEx on Windows). Only processes that take the
 // lock through LockJob respect it; it does not stop anyone from writing.
 type Lock struct {
-	mu  sync.Mutex
-	dir JobDir
-	f   *os.File // nil once unlocked
+	mu   sync.Mutex
+	dir  JobDir
+	f    *os.File    // nil once unlocked
+	prev *lockHolder // the record of a holder that died holding the lock, if one was left
 }
 
 // LockJob takes job.lock in dir, exclusively, without waiting.
@@ -60,12 +62,17 @@ func LockJob(dir JobDir) (*Lock, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer d.close()
-	if _, err := d.lstat(SpecFile); errors.Is(err, fs.ErrNotExist) {
+	defer d.Close()
+	return lockJobIn(op, d, dir)
+}
+
+// lockJobIn is LockJob in the job directory d, which the caller opened.
+func lockJobIn(op string, d *fsys.Dir, dir JobDir) (*Lock, error) {
+	if _, err := d.Lstat(SpecFile); errors.Is(err, fs.ErrNotExist) {
 		return nil, errNotJob(op, dir)
 	}
-	f, err := d.openLock(LockFile)
-	var nr *notRegularError
+	f, err := d.OpenLock(LockFile)
+	var nr *fsys.NotRegularError
 	if errors.As(err, &nr) {
 		return nil, irregular(op, dir.LockPath(), nr)
 	}
@@ -81,8 +88,9 @@ func LockJob(dir JobDir) (*Lock, error) {
 		return nil, stepError(op, dir.LockPath(), err, "cannot lock the lock file",
 			"the filesystem may not support locks (some network filesystems do not); keep job roots on a local disk")
 	}
+	prev := previousHolder(f)
 	writeLockHolder(f)
-	return &Lock{dir: dir, f: f}, nil
+	return &Lock{dir: dir, f: f, prev: prev}, nil
 }
 
 // Unlock releases the lock. The lock file stays. Unlocking twice is not an
@@ -128,10 +136,12 @@ func (l *Lock) Unlock() error {
 // overwrites it, which is why a record is believed only while the lock is
 // held.
 type lockHolder struct {
-	PID     int     `json:"pid"`
-	Host    string  `json:"host"`
-	Program string  `json:"program"`
-	Since   isoTime `json:"since"`
+	PID      int     `json:"pid"`
+	Host     string  `json:"host"`
+	Program  string  `json:"program"`
+	Since    isoTime `json:"since"`
+	PIDScope string  `json:"pid_scope,omitempty"` // as in status.json
+	PIDStart string  `json:"pid_start,omitempty"` // as in status.json
 }
 
 // maxLockHolderSize bounds what a loser reads from job.lock: a record is a
@@ -145,7 +155,7 @@ func thisHolder() lockHolder {
 	if exe, err := os.Executable(); err == nil {
 		program = filepath.Base(exe)
 	}
-	return lockHolder{PID: os.Getpid(), Host: host, Program: program, Since: isoTime(Now())}
+	return lockHolder{PID: os.Getpid(), Host: host, Program: program, Since: isoTime(Now()), PIDScope: selfScope(), PIDStart: selfStart()}
 }
 
 // writeLockHolder records this process in the lock file f, which it has
@@ -164,6 +174,20 @@ func writeLockHolder(f *os.File) {
 	if _, err := f.WriteAt(data, 0); err == nil {
 		_ = f.Truncate(int64(len(data)))
 	}
+}
+
+// previousHolder reads the record a holder left in the lock file f, which
+// this process has just locked (before it writes its own): a record there
+// means its holder died holding the lock (Unlock empties it), and it names
+// that process. nil when the file is empty or holds no record.
+func previousHolder(f *os.File) *lockHolder {
+	buf := make([]byte, maxLockHolderSize)
+	n, _ := f.ReadAt(buf, 0)
+	var rec lockHolder
+	if n == 0 || json.Unmarshal(buf[:n], &rec) != nil || rec.PID <= 0 {
+		return nil
+	}
+	return &rec
 }
 
 // clearLockHolder empties the lock file before its lock is released, so
@@ -225,7 +249,7 @@ func readLockRecord(dir JobDir) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer d.close()
+	defer d.Close()
 	return readOnce("lock", d, jobRecord(dir, LockFile), maxLockHolderSize)
 }
 

@@ -91,10 +91,12 @@ func TestLockJob_ErrLockedNamesTheHolderFromTheLockFile(t *testing.T) {
 
 	// job.lock holds the documented record of the holder.
 	var rec struct {
-		PID     int    `json:"pid"`
-		Host    string `json:"host"`
-		Program string `json:"program"`
-		Since   string `json:"since"`
+		PID      int    `json:"pid"`
+		Host     string `json:"host"`
+		Program  string `json:"program"`
+		Since    string `json:"since"`
+		PIDScope string `json:"pid_scope"`
+		PIDStart string `json:"pid_start"`
 	}
 	data := readFile(t, dir.LockPath())
 	require.True(t, strings.HasSuffix(string(data), "}\n"), "one JSON object and a newline: %q", data)
@@ -108,6 +110,8 @@ func TestLockJob_ErrLockedNamesTheHolderFromTheLockFile(t *testing.T) {
 	exe, err := os.Executable()
 	require.NoError(t, err)
 	assert.Equal(t, filepath.Base(exe), rec.Program, "the child is this test binary")
+	assert.Equal(t, st.PIDScope, rec.PIDScope, "the holder's pid scope, as its running record says")
+	assert.Equal(t, st.PIDStart, rec.PIDStart, "the holder's start token, as its running record says")
 	since, err := time.Parse("2006-01-02T15:04:05.000000-07:00", rec.Since)
 	require.NoError(t, err, "since is written as the records' timestamps are")
 	assert.False(t, since.After(*st.StartedAt), "the lock is taken before the run starts")

@@ -119,6 +119,15 @@ func (s State) Terminal() bool {
 //     Start.
 //   - Host (host, optional): the runner's host identity (HostID, or
 //     WithHost).
+//   - PIDScope (pid_scope, optional) and PIDStart (pid_start, optional):
+//     where PID names a process (the boot and pid namespace of Host's
+//     kernel) and that process's start token, written by a Run so that a
+//     process on the same host can tell at once whether the runner is
+//     alive (PID alone may have been reused). Opaque strings: compare them,
+//     never parse them.
+//   - Lease (lease_ms, optional, in milliseconds in the file): the Run's
+//     lease (WithLease), by which a process on another host judges the
+//     runner gone. 0 or absent: not written by a Run.
 //   - Attempt (attempt, optional): which run of the job wrote the record:
 //     Start claims attempt N+1 over a record of attempt N (0 or absent:
 //     written before a runner claimed one, by Submit, or by a jobstore
@@ -132,21 +141,24 @@ func (s State) Terminal() bool {
 //   - Error (error, optional): what went wrong, for a failed or lost job.
 //   - Remedy (remedy, optional): what to do about it.
 type JobStatus struct {
-	SchemaVersion int        `json:"schema_version"`
-	JobID         string     `json:"job_id"`
-	State         State      `json:"state"`
-	Seq           uint64     `json:"seq"`
-	Progress      *float64   `json:"progress,omitempty"` // nil: unknown; else within [0, 1]
-	Message       string     `json:"message,omitempty"`
-	UpdatedAt     time.Time  `json:"updated_at"`
-	StartedAt     *time.Time `json:"started_at,omitempty"`
-	FinishedAt    *time.Time `json:"finished_at,omitempty"`
-	PID           int        `json:"pid,omitempty"`
-	Host          string     `json:"host,omitempty"`
-	Attempt       uint64     `json:"attempt,omitempty"`
-	ExitCode      *int       `json:"exit_code,omitempty"`
-	Error         string     `json:"error,omitempty"`
-	Remedy        string     `json:"remedy,omitempty"`
+	SchemaVersion int           `json:"schema_version"`
+	JobID         string        `json:"job_id"`
+	State         State         `json:"state"`
+	Seq           uint64        `json:"seq"`
+	Progress      *float64      `json:"progress,omitempty"` // nil: unknown; else within [0, 1]
+	Message       string        `json:"message,omitempty"`
+	UpdatedAt     time.Time     `json:"updated_at"`
+	StartedAt     *time.Time    `json:"started_at,omitempty"`
+	FinishedAt    *time.Time    `json:"finished_at,omitempty"`
+	PID           int           `json:"pid,omitempty"`
+	Host          string        `json:"host,omitempty"`
+	PIDScope      string        `json:"pid_scope,omitempty"`
+	PIDStart      string        `json:"pid_start,omitempty"`
+	Lease         time.Duration `json:"lease_ms,omitempty"` // written in milliseconds
+	Attempt       uint64        `json:"attempt,omitempty"`
+	ExitCode      *int          `json:"exit_code,omitempty"`
+	Error         string        `json:"error,omitempty"`
+	Remedy        string        `json:"remedy,omitempty"`
 }
 
 // Timestamps.
@@ -265,7 +277,8 @@ func (s JobSpec) MarshalJSON() ([]byte, error) {
 	if err := readyToEncode(&s.SchemaVersion, JobSchemaVersion, s.validate); err != nil {
 		return nil, err
 	}
-	return encodeNoHTML(jobSpecJSON{s.SchemaVersion, s.ID, s.Kind, s.Params, isoTime(s.SubmittedAt), s.SubmittedBy, s.Labels})
+	return encodeNoHTML(jobSpecJSON{SchemaVersion: s.SchemaVersion, ID: s.ID, Kind: s.Kind, Params: s.Params,
+		SubmittedAt: isoTime(s.SubmittedAt), SubmittedBy: s.SubmittedBy, Labels: s.Labels})
 }
 
 // UnmarshalJSON reads the file format exactly as DecodeSpec does: an older
@@ -311,7 +324,8 @@ func (s *JobSpec) decode(b []byte) error {
 	if len(j.Labels) == 0 {
 		j.Labels = nil
 	}
-	*s = JobSpec{j.SchemaVersion, j.ID, j.Kind, params, time.Time(j.SubmittedAt), j.SubmittedBy, j.Labels}
+	*s = JobSpec{SchemaVersion: j.SchemaVersion, ID: j.ID, Kind: j.Kind, Params: params,
+		SubmittedAt: time.Time(j.SubmittedAt), SubmittedBy: j.SubmittedBy, Labels: j.Labels}
 	return nil
 }
 
@@ -327,6 +341,9 @@ type jobStatusJSON struct {
 	FinishedAt    *isoTime `json:"finished_at,omitempty"`
 	PID           int      `json:"pid,omitempty"`
 	Host          string   `json:"host,omitempty"`
+	PIDScope      string   `json:"pid_scope,omitempty"`
+	PIDStart      string   `json:"pid_start,omitempty"`
+	LeaseMS       int64    `json:"lease_ms,omitempty"`
 	Attempt       uint64   `json:"attempt,omitempty"`
 	ExitCode      *int     `json:"exit_code,omitempty"`
 	Error         string   `json:"error,omitempty"`
@@ -345,8 +362,12 @@ func (s JobStatus) MarshalJSON() ([]byte, error) {
 	if err := readyToEncode(&s.SchemaVersion, StatusSchemaVersion, s.validate); err != nil {
 		return nil, err
 	}
-	return encodeNoHTML(jobStatusJSON{s.SchemaVersion, s.JobID, s.State, s.Seq, s.Progress, s.Message,
-		isoTime(s.UpdatedAt), timePtr(s.StartedAt), timePtr(s.FinishedAt), s.PID, s.Host, s.Attempt, s.ExitCode, s.Error, s.Remedy})
+	return encodeNoHTML(jobStatusJSON{
+		SchemaVersion: s.SchemaVersion, JobID: s.JobID, State: s.State, Seq: s.Seq, Progress: s.Progress, Message: s.Message,
+		UpdatedAt: isoTime(s.UpdatedAt), StartedAt: timePtr(s.StartedAt), FinishedAt: timePtr(s.FinishedAt),
+		PID: s.PID, Host: s.Host, PIDScope: s.PIDScope, PIDStart: s.PIDStart, LeaseMS: s.Lease.Milliseconds(),
+		Attempt: s.Attempt, ExitCode: s.ExitCode, Error: s.Error, Remedy: s.Remedy,
+	})
 }
 
 // UnmarshalJSON reads the file format exactly as DecodeStatus does: an
@@ -364,8 +385,12 @@ func (s *JobStatus) decode(b []byte) error {
 	if err := json.Unmarshal(b, &j); err != nil {
 		return err
 	}
-	*s = JobStatus{j.SchemaVersion, j.JobID, j.State, j.Seq, j.Progress, j.Message, time.Time(j.UpdatedAt),
-		(*time.Time)(j.StartedAt), (*time.Time)(j.FinishedAt), j.PID, j.Host, j.Attempt, j.ExitCode, j.Error, j.Remedy}
+	*s = JobStatus{
+		SchemaVersion: j.SchemaVersion, JobID: j.JobID, State: j.State, Seq: j.Seq, Progress: j.Progress, Message: j.Message,
+		UpdatedAt: time.Time(j.UpdatedAt), StartedAt: (*time.Time)(j.StartedAt), FinishedAt: (*time.Time)(j.FinishedAt),
+		PID: j.PID, Host: j.Host, PIDScope: j.PIDScope, PIDStart: j.PIDStart, Lease: time.Duration(j.LeaseMS) * time.Millisecond,
+		Attempt: j.Attempt, ExitCode: j.ExitCode, Error: j.Error, Remedy: j.Remedy,
+	}
 	return nil
 }
 
@@ -423,6 +448,9 @@ func (s *JobStatus) validate(op, path string) error {
 		if err := validateJobID(op, path, s.JobID); err != nil {
 			return err
 		}
+	}
+	if s.Lease < 0 {
+		return errInvalid(op, path, "lease_ms", s.Lease.Milliseconds(), "0 (none) or more", fmt.Sprintf("%v is negative", s.Lease), "")
 	}
 	for _, f := range []struct {
 		name string

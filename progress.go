@@ -1,51 +1,8 @@
 package jobstore
 
 import (
-	"fmt"
 	"time"
 )
-
-// DefaultProgressInterval is how often, at most, a Run writes the progress
-// reported to it, unless WithProgressInterval says otherwise.
-const DefaultProgressInterval = 100 * time.Millisecond
-
-// StartOption configures Start.
-type StartOption func(*startOptions)
-
-type startOptions struct {
-	progressInterval time.Duration
-	host             string // WithHost; HostID() when not set
-	hostSet          bool
-	lease            time.Duration      // WithLease; DefaultLease when 0
-	hook             func(stage string) // tests only: called at named points of start
-}
-
-// WithProgressInterval sets how often, at most, Run.Progress writes
-// status.json: one write per d carries the latest values. 0 writes on every
-// call, before Progress returns. A negative d makes Start fail with
-// ErrInvalid.
-func WithProgressInterval(d time.Duration) StartOption {
-	return func(o *startOptions) { o.progressInterval = d }
-}
-
-func newStartOptions(op string, dir JobDir, opts []StartOption) (startOptions, error) {
-	o := startOptions{progressInterval: DefaultProgressInterval}
-	for _, opt := range opts {
-		opt(&o)
-	}
-	if o.progressInterval < 0 {
-		return o, errInvalid(op, string(dir), "progress interval", o.progressInterval, "0 (write every update) or more",
-			fmt.Sprintf("%v is negative", o.progressInterval), "")
-	}
-	return o, o.ownership(op, dir)
-}
-
-// at calls the test hook, if any, at stage.
-func (o startOptions) at(stage string) {
-	if o.hook != nil {
-		o.hook(stage)
-	}
-}
 
 // bulkyMessage is the message length above which Progress encodes the
 // record it would write, to refuse one over DefaultMaxSize at the call (as
@@ -154,6 +111,12 @@ func (r *Run) flushDue() {
 		return
 	}
 	r.armed = false
+	if err := r.ensureOwner(); err != nil { // a lapsed lease is re-established before the write
+		r.bgErr = err
+		r.noteLost(err)
+		r.mu.Unlock()
+		return
+	}
 	taken := r.pending
 	r.pending = pendingProgress{}
 	next, err := r.stamp("progress", r.apply(taken), Now())

@@ -1,11 +1,13 @@
 package jobstore
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"strconv"
 	"time"
+
+	"github.com/axqua/jobstore/internal/attempt"
+	"github.com/axqua/jobstore/internal/fsys"
 )
 
 // lostRemedy is the remedy written into a job marked lost.
@@ -65,10 +67,18 @@ func reconcile(dir JobDir) (changed, undecided bool, err error) {
 		changed, err = cancelQueued(dir) // a request written by a tool that cannot lock
 		return changed, false, err
 	}
-	if err != nil || (!queued && st.State != Running) || (queued && !claimPending(dir, st)) {
-		return false, false, err // a queued job without a claim is not locked: a Start may be taking it
+	if err != nil || (!queued && st.State != Running) {
+		return false, false, err
 	}
-	lk, err := LockJob(dir)
+	jd, err := openJobDir("reconcile", dir)
+	if err != nil {
+		return false, false, err
+	}
+	defer jd.Close()
+	if queued && !claimPending(jd, st) {
+		return false, false, nil // a queued job without a claim is not locked: a Start may be taking it
+	}
+	lk, err := lockJobIn("reconcile", jd, dir)
 	if errors.Is(err, ErrLocked) {
 		return false, false, nil
 	}
@@ -80,35 +90,38 @@ func reconcile(dir JobDir) (changed, undecided bool, err error) {
 			err = uerr
 		}
 	}()
-	st, err = ReadStatus(dir)
+	st, err = readStatusIn(jd, dir, newReadOptions(nil), statusSchema())
+	if err != nil {
+		return false, false, err
+	}
+	host, err := HostID()
 	if err != nil {
 		return false, false, err
 	}
 	if st == nil || st.State == Queued {
-		return clearStaleClaims(dir, st)
+		return clearStaleClaims(jd, dir, lk, st, host)
 	}
 	if st.State != Running {
 		return false, false, nil
 	}
 	why := "job.lock was free while the status said running"
 	if a := st.Attempt; a > 0 {
-		host, _ := HostID()
-		v, judged, err := judgeAttempt(context.Background(), dir, a, host, DefaultLease, 0, false)
+		v, judged, err := judge("reconcile", jd, dir, a, ownerOf(st), host, DefaultLease)
 		switch {
 		case err != nil:
 			return false, false, err
-		case v == ownerAlive:
+		case v == attempt.Alive:
 			return false, false, nil
-		case v == ownerUndecided:
+		case v == attempt.Undecided:
 			return false, true, nil
-		case v == ownerGone || v == ownerOver:
-			won, err := fenceAttempt(dir, a)
+		case v == attempt.Gone || v == attempt.Over:
+			won, err := fence("reconcile", jd, dir, a)
 			if err != nil || !won {
 				return false, false, err // another process takes it over
 			}
 			// A write of the runner that resolved .run-a before the fence may
 			// have landed: read again, and leave a job that finished.
-			if st, err = ReadStatus(dir); err != nil || st == nil || st.State != Running || st.Attempt != a {
+			if st, err = readStatusIn(jd, dir, newReadOptions(nil), statusSchema()); err != nil || st == nil || st.State != Running || st.Attempt != a {
 				return false, false, err
 			}
 			why = "attempt " + strconv.FormatUint(a, 10) + ": " + judged
@@ -148,20 +161,19 @@ func markLost(dir JobDir, st *JobStatus, why string) (changed, undecided bool, e
 // queued. If a fenced claimant's write landed meanwhile (it resolved its
 // .run directory before the fence), the job is running an attempt this
 // process took over, and is marked lost.
-func clearStaleClaims(dir JobDir, st *JobStatus) (changed, undecided bool, err error) {
+func clearStaleClaims(jd *fsys.Dir, dir JobDir, lk *Lock, st *JobStatus, host string) (changed, undecided bool, err error) {
 	var a uint64
 	if st != nil {
 		a = st.Attempt
 	}
-	host, _ := HostID()
-	_, taken, undecided, err := passStaleClaims("reconcile", dir, a, host, DefaultLease)
+	_, taken, undecided, err := passStaleClaims("reconcile", jd, dir, lk, a, host, DefaultLease)
 	if errors.Is(err, ErrLocked) {
 		return false, undecided, nil // alive, undecided, or taken over by another process
 	}
 	if err != nil || taken == 0 {
 		return false, false, err
 	}
-	if st, err = ReadStatus(dir); err != nil || st == nil || st.State != Running || st.Attempt != taken {
+	if st, err = readStatusIn(jd, dir, newReadOptions(nil), statusSchema()); err != nil || st == nil || st.State != Running || st.Attempt != taken {
 		return false, false, err
 	}
 	return markLost(dir, st, "attempt "+strconv.FormatUint(taken, 10)+": its claimant was judged gone and fenced")
@@ -169,14 +181,15 @@ func clearStaleClaims(dir JobDir, st *JobStatus) (changed, undecided bool, err e
 
 // claimPending reports whether a later attempt than st's (nil: no status)
 // is claimed, past the attempts already over.
-func claimPending(dir JobDir, st *JobStatus) bool {
+func claimPending(jd *fsys.Dir, st *JobStatus) bool {
 	var n uint64 = 1
 	if st != nil {
 		n = st.Attempt + 1
 	}
-	for ; exists(fencedDirPath(dir, n)); n++ {
+	there := func(name string) bool { _, err := jd.Lstat(name); return err == nil }
+	for ; there(attempt.FencedName(n)); n++ {
 	}
-	return exists(runDirPath(dir, n))
+	return there(attempt.RunName(n))
 }
 
 // ReconcileResult is what ReconcileAll did to one job.

@@ -40,6 +40,4 @@ var roles = map[string]func() int{
 	cancelRequesterRole: cancelRequester, // on a byte of stdin, request a cancel
 	cancelFinisherRole:  cancelFinisher,  // race Finish(Succeeded) against the cancel request
 
-	// Ownership across hosts.
-	claimerRole: claimer, // claim or fence the attempts named on stdin; say "won" or "lost"
 }

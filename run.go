@@ -7,6 +7,8 @@ import (
 	"os"
 	"sync"
 	"time"
+
+	"github.com/axqua/jobstore/internal/fsys"
 )
 
 // Submit creates a job under root: it gives spec an ID from NewJobID when
@@ -59,6 +61,7 @@ type Run struct {
 	wmu      sync.Mutex
 	mu       sync.Mutex
 	dir      JobDir
+	jd       *fsys.Dir // the job directory, held (never through a link) until Close
 	spec     JobSpec
 	lock     *Lock // nil after Close
 	st       JobStatus
@@ -108,24 +111,37 @@ func Start(dir JobDir, opts ...StartOption) (*Run, error) {
 	if err != nil {
 		return nil, err
 	}
-	lk, err := LockJob(dir)
+	jd, err := openJobDir(op, dir)
 	if err != nil {
 		return nil, err
 	}
-	r, err := start(op, dir, lk, o)
+	lk, err := lockJobIn(op, jd, dir)
+	if err != nil {
+		jd.Close()
+		if errors.Is(err, ErrLocked) {
+			// A canceller holds job.lock while it cancels a queued job: a
+			// request already published decides, not the lock.
+			if p := findCancel(dir); p != nil {
+				return nil, p.asError(op, dir, "the job was not started: "+err.Error(), "skip this job; submit a new job to run this work again")
+			}
+		}
+		return nil, err
+	}
+	r, err := start(op, jd, dir, lk, o)
 	if err != nil {
 		_ = lk.Unlock() // the error that matters is err
+		jd.Close()
 		return nil, err
 	}
 	return r, nil
 }
 
-func start(op string, dir JobDir, lk *Lock, o startOptions) (*Run, error) {
-	spec, err := ReadSpec(dir)
+func start(op string, jd *fsys.Dir, dir JobDir, lk *Lock, o startOptions) (*Run, error) {
+	spec, err := readSpecIn(jd, dir, newReadOptions(nil), specSchema())
 	if err != nil {
 		return nil, err
 	}
-	last, err := ReadStatus(dir)
+	last, err := readStatusIn(jd, dir, newReadOptions(nil), statusSchema())
 	if err != nil {
 		return nil, err
 	}
@@ -137,23 +153,24 @@ func start(op string, dir JobDir, lk *Lock, o startOptions) (*Run, error) {
 		return nil, terminalError(op, dir, last.State)
 	}
 	o.at("read")
-	c, last, err := claimForStart(op, dir, last, o)
+	c, last, err := claimForStart(op, jd, dir, lk, last, o)
 	if err != nil {
 		return nil, refuseLost(op, dir, err)
 	}
 	o.at("claimed")
-	if err := refuseCancelled(op, c, last); err != nil {
+	if err := refuseCancelled(op, dir, c, last); err != nil {
 		return nil, err
 	}
-	r := &Run{dir: dir, spec: spec, lock: lk, progressState: progressState{interval: o.progressInterval}}
+	r := &Run{dir: dir, jd: jd, spec: spec, lock: lk, progressState: progressState{interval: o.progressInterval}}
 	if last != nil {
 		r.st.Seq = last.Seq
 	}
 	r.ownedBy(c, o)
 	now := Now()
-	if err := r.write(op, JobStatus{State: Running, StartedAt: &now, PID: os.Getpid(), Host: o.host, Attempt: c.n}, now); err != nil {
+	if err := r.write(op, JobStatus{State: Running, StartedAt: &now, PID: os.Getpid(), Host: o.host,
+		PIDScope: selfScope(), PIDStart: selfStart(), Lease: o.lease}, now); err != nil {
 		r.own.ren.Stop()
-		c.withdraw()
+		_ = c.Withdraw()
 		return nil, err
 	}
 	return r, nil
@@ -163,6 +180,10 @@ func start(op string, dir JobDir, lk *Lock, o startOptions) (*Run, error) {
 // only if that worked, makes it the handle's status. Callers hold r.wmu and
 // r.mu (or own r alone, as start does).
 func (r *Run) write(op string, next JobStatus, now time.Time, opts ...WriteOption) error {
+	if err := r.ensureOwner(); err != nil {
+		r.noteLost(err)
+		return err
+	}
 	next, err := r.stamp(op, next, now)
 	if err != nil {
 		return err
@@ -177,7 +198,7 @@ func (r *Run) write(op string, next JobStatus, now time.Time, opts ...WriteOptio
 }
 
 // stamp fills in what every write carries: the schema version, the job ID,
-// the next seq and updated_at. Callers hold r.wmu, so the seq is theirs.
+// the next seq, updated_at and the attempt the Run owns. Callers hold r.wmu, so the seq is theirs.
 func (r *Run) stamp(op string, next JobStatus, now time.Time) (JobStatus, error) {
 	seq, err := nextSeq(op, r.dir.StatusPath(), r.st.Seq)
 	if err != nil {
@@ -187,6 +208,7 @@ func (r *Run) stamp(op string, next JobStatus, now time.Time) (JobStatus, error)
 	next.JobID = r.dir.ID()
 	next.Seq = seq
 	next.UpdatedAt = now
+	next.Attempt = r.own.claim.N()
 	return next, nil
 }
 
@@ -370,7 +392,8 @@ func (r *Run) Close() error {
 		return nil
 	}
 	rerr := r.release(lost, finished)
-	return errors.Join(werr, rerr, lk.Unlock())
+	uerr := lk.Unlock()
+	return errors.Join(werr, rerr, uerr, r.jd.Close())
 }
 
 // nextSeq returns the seq that follows seq. seq never wraps: at the largest

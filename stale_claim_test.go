@@ -5,19 +5,19 @@ import (
 	"path/filepath"
 	"strconv"
 	"testing"
-	"time"
 
 	"github.com/axqua/jobstore"
 	"github.com/stretchr/testify/require"
 )
 
-// killedClaimant makes a child process claim attempt n of dir (mkdir
-// .run-n and owner.json, as Start and a canceller do first) and SIGKILLs
-// it before it writes any status: the crash that leaves a stale claim.
+// killedClaimant makes a child process take job.lock and claim attempt n of
+// dir (mkdir .run-n, as Start and a canceller do first) and SIGKILLs it
+// before it writes any status: the crash that leaves a stale claim, and the
+// child's record in job.lock.
 func killedClaimant(t *testing.T, dir jobstore.JobDir, n uint64) {
 	t.Helper()
 	kid := startRole(t, claimerRole)
-	_, err := kid.stdin.Write([]byte("claim|" + string(dir) + "|" + strconv.FormatUint(n, 10) + "\n"))
+	_, err := kid.stdin.Write([]byte("lockclaim|" + string(dir) + "|" + strconv.FormatUint(n, 10) + "\n"))
 	require.NoError(t, err)
 	require.Equal(t, "won", kid.line(t), "the child must claim attempt %d", n)
 	require.NoError(t, kid.cmd.Process.Kill())
@@ -52,9 +52,7 @@ func TestStart_TakesOverClaimOfKilledClaimantAtOnce(t *testing.T) {
 func TestStart_LiveClaimantIsNotTakenOver(t *testing.T) {
 	dir, err := jobstore.Submit(tempDir(t), jobstore.JobSpec{ID: "j", Kind: "k"})
 	require.NoError(t, err)
-	host, err := jobstore.HostID()
-	require.NoError(t, err)
-	_, err = jobstore.ClaimAttempt(dir, 1, time.Minute, host) // this process: alive
+	_, err = jobstore.ClaimAttempt(dir, 1) // a claimant whose record nothing holds: judged by its lease
 	require.NoError(t, err)
 
 	for range 2 {

@@ -3,6 +3,8 @@ package jobstore
 import (
 	"errors"
 	"io/fs"
+
+	"github.com/axqua/jobstore/internal/fsys"
 )
 
 // WriteSpec publishes job.json, the submission record, in dir.
@@ -65,22 +67,22 @@ func readSpec(dir JobDir, o readOptions, sch schema) (JobSpec, error) {
 	if err != nil {
 		return JobSpec{}, err
 	}
-	defer d.close()
+	defer d.Close()
 	return readSpecIn(d, dir, o, sch)
 }
 
 // openJobDir opens a job directory for reading: never through a link; a
 // missing one is ErrNotJob.
-func openJobDir(op string, dir JobDir) (dirHandle, error) {
+func openJobDir(op string, dir JobDir) (*fsys.Dir, error) {
 	d, err := openDirAt(op, jobRecord(dir, ""))
 	if errors.Is(err, fs.ErrNotExist) {
-		return d, errNotJob(op, dir)
+		return nil, errNotJob(op, dir)
 	}
 	return d, err
 }
 
 // readSpecIn is ReadSpec in the job directory d.
-func readSpecIn(d dirHandle, dir JobDir, o readOptions, sch schema) (JobSpec, error) {
+func readSpecIn(d *fsys.Dir, dir JobDir, o readOptions, sch schema) (JobSpec, error) {
 	const op = "read spec"
 	path := dir.SpecPath()
 	var spec JobSpec
@@ -116,13 +118,12 @@ func readSpecIn(d dirHandle, dir JobDir, o readOptions, sch schema) (JobSpec, er
 // last rename wins. A dir that is a symbolic link is ErrNotRegular: nothing
 // is written through it.
 func WriteStatus(dir JobDir, st JobStatus, opts ...WriteOption) error {
-	return writeStatus(dir, "", nil, st, opts...)
+	return writeStatus(nil, dir, st, opts...)
 }
 
-// writeStatus is WriteStatus with the temp file in the job directory's
-// subdirectory sub, if not "" (see recordAt.sub), held open as held if not
-// nil: a Run's fenced write.
-func writeStatus(dir JobDir, sub string, held *heldDir, st JobStatus, opts ...WriteOption) error {
+// writeStatus is WriteStatus in d, the job directory held open by the
+// caller (a Run's claim), or opened here if d is nil.
+func writeStatus(d protocolDir, dir JobDir, st JobStatus, opts ...WriteOption) error {
 	const op = "write status"
 	path := dir.StatusPath()
 	st.SchemaVersion = StatusSchemaVersion
@@ -139,9 +140,14 @@ func writeStatus(dir JobDir, sub string, held *heldDir, st JobStatus, opts ...Wr
 	if err != nil {
 		return err
 	}
-	at := jobRecord(dir, StatusFile)
-	at.sub, at.held = sub, held
-	err = writeRecord(at, data, newWriteOptions(opts), replaceTarget)
+	at, o := jobRecord(dir, StatusFile), newWriteOptions(opts)
+	if d != nil {
+		if err := checkWriteOptions(at, o); err != nil {
+			return err
+		}
+		return writeRecordIn(d, at, data, o, replaceTarget)
+	}
+	err = writeRecord(at, data, o, replaceTarget)
 	var e *Error
 	if errors.As(err, &e) && e.Op == "open directory" && errors.Is(err, fs.ErrNotExist) {
 		return errNotJob(op, dir)
@@ -166,10 +172,10 @@ func ReadStatus(dir JobDir, opts ...ReadOption) (*JobStatus, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer d.close()
+	defer d.Close()
 	st, err := readStatusIn(d, dir, newReadOptions(opts), statusSchema())
 	if err == nil {
-		if _, serr := d.lstat(SpecFile); errors.Is(serr, fs.ErrNotExist) {
+		if _, serr := d.Lstat(SpecFile); errors.Is(serr, fs.ErrNotExist) {
 			return nil, errNotJob(op, dir)
 		}
 	}
@@ -183,14 +189,14 @@ func readStatusFile(dir JobDir, o readOptions, sch schema) (*JobStatus, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer d.close()
+	defer d.Close()
 	return readStatusIn(d, dir, o, sch)
 }
 
 // readStatusIn is ReadStatus in the job directory d, for a given schema,
 // without the check that job.json exists (List has just read it): nil, nil
 // when status.json is absent.
-func readStatusIn(d dirHandle, dir JobDir, o readOptions, sch schema) (*JobStatus, error) {
+func readStatusIn(d *fsys.Dir, dir JobDir, o readOptions, sch schema) (*JobStatus, error) {
 	const op = "read status"
 	path := dir.StatusPath()
 	var st *JobStatus

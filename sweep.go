@@ -6,6 +6,8 @@ import (
 	"io/fs"
 	"path/filepath"
 	"time"
+
+	"github.com/axqua/jobstore/internal/attempt"
 )
 
 // DefaultSweepAge is how old a temp file must be before ReconcileAll removes
@@ -67,20 +69,20 @@ func sweepDir(op string, at recordAt, cutoff time.Time) (removed, fenced []strin
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	defer d.close()
-	names, err := d.names()
+	defer d.Close()
+	names, err := d.Names()
 	if err != nil {
 		return nil, nil, nil, errIO(op, at.dir, err, "cannot read the directory", "check the path and permissions")
 	}
 	for _, name := range names {
-		if _, isFenced, ok := attemptDir(name); ok && isFenced {
+		if _, isFenced, ok := attempt.Parse(name); ok && isFenced {
 			fenced = append(fenced, name)
 			continue
 		}
 		if !IsTempName(name) {
 			continue
 		}
-		fi, err := d.lstat(name)
+		fi, err := d.Lstat(name)
 		if errors.Is(err, fs.ErrNotExist) {
 			continue
 		}
@@ -91,7 +93,7 @@ func sweepDir(op string, at recordAt, cutoff time.Time) (removed, fenced []strin
 		if !fi.Mode().IsRegular() || !fi.ModTime().Before(cutoff) {
 			continue
 		}
-		if err := d.remove(name); err != nil {
+		if err := d.Remove(name); err != nil {
 			if !errors.Is(err, fs.ErrNotExist) {
 				errs = append(errs, err)
 			}

@@ -8,6 +8,8 @@ import (
 	"io"
 	"io/fs"
 	"time"
+
+	"github.com/axqua/jobstore/internal/fsys"
 )
 
 // ReadOption changes how a record is read.
@@ -86,7 +88,7 @@ func readPathTolerant(op, path string, o readOptions, decode func([]byte) error)
 	if err != nil {
 		return false, err
 	}
-	defer d.close()
+	defer d.Close()
 	return readTolerant(op, d, at, o, decode)
 }
 
@@ -115,7 +117,7 @@ func jsonDecode(data []byte, v any) error {
 // the file's bytes; an error of kind ErrCorrupt from it means a torn or
 // damaged file and is retried, any other error is returned as it is.
 // The file is opened in d, which the caller opened on at.dir.
-func readTolerant(op string, d dirHandle, at recordAt, o readOptions, decode func([]byte) error) (bool, error) {
+func readTolerant(op string, d *fsys.Dir, at recordAt, o readOptions, decode func([]byte) error) (bool, error) {
 	path := at.path()
 	var lastErr error
 	for attempt := 0; attempt < o.attempts; attempt++ {
@@ -131,7 +133,7 @@ func readTolerant(op string, d dirHandle, at recordAt, o readOptions, decode fun
 			}
 		case errors.Is(err, fs.ErrNotExist):
 			return false, nil
-		case !isTransientReadError(err):
+		case !fsys.IsTransientRead(err):
 			return true, err
 		}
 		lastErr = err
@@ -185,52 +187,30 @@ func firstValue(data []byte) (end int64, complete, cut bool) {
 	return dec.InputOffset(), err == nil, errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF)
 }
 
-// recordFile is what readOnce needs of an open file (dirOps.openRecord).
-type recordFile interface {
-	io.ReadCloser
-	Stat() (fs.FileInfo, error)
-}
-
 // readOnce opens, reads and closes at.name in d, refusing anything but a
-// regular file, and files over maxSize.
-func readOnce(op string, d dirHandle, at recordAt, maxSize int64) ([]byte, error) {
+// regular file, and files over maxSize. status.json is opened as a record
+// that a replace may hide for an instant (see fsys.Dir.OpenRecordHidden).
+func readOnce(op string, d *fsys.Dir, at recordAt, maxSize int64) ([]byte, error) {
 	path := at.path()
-	f, err := d.openRecord(at.name)
+	open := d.OpenRecord
+	if at.job && at.name == StatusFile {
+		open = func(name string) (fsys.ReadFile, error) { return d.OpenRecordHidden(name, SpecFile) }
+	}
+	f, err := open(at.name)
 	if err != nil {
 		return nil, readError(op, path, err)
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
+	data, err := fsys.ReadAll(f, maxSize, func(size int64) error { return errTooLarge(op, path, size, maxSize) })
+	var e *Error
+	if err != nil && !errors.As(err, &e) {
 		return nil, readError(op, path, err)
 	}
-	if !fi.Mode().IsRegular() {
-		return nil, irregular(op, path, &notRegularError{fi.Mode()})
-	}
-	if fi.Size() > maxSize {
-		return nil, errTooLarge(op, path, fi.Size(), maxSize)
-	}
-	buf := make([]byte, 0, fi.Size()+1) // +1: see EOF without growing
-	for {
-		n, err := f.Read(buf[len(buf):cap(buf)])
-		buf = buf[:len(buf)+n]
-		if err == io.EOF {
-			return buf, nil
-		}
-		if err != nil {
-			return nil, readError(op, path, err)
-		}
-		if int64(len(buf)) > maxSize {
-			return nil, errTooLarge(op, path, int64(len(buf)), maxSize)
-		}
-		if len(buf) == cap(buf) {
-			buf = append(buf, 0)[:len(buf)] // the file grew while we read
-		}
-	}
+	return data, err
 }
 
 func readError(op, path string, err error) error {
-	var nr *notRegularError
+	var nr *fsys.NotRegularError
 	if errors.As(err, &nr) {
 		return irregular(op, path, nr)
 	}

@@ -2,7 +2,6 @@ package jobstore_test
 
 import (
 	"bufio"
-	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -54,25 +53,23 @@ func fencedWriter() int {
 		return 1
 	}
 	host, _ := jobstore.HostID()
-	if _, err := jobstore.ClaimAttempt(dir, 1, lease, host); err != nil {
-		fmt.Println("err", err)
-		return 1
-	}
-	r, err := jobstore.StartRenewer(dir, 1, lease)
+	o, err := jobstore.ClaimAsOwner(dir, 1, lease)
 	if err != nil {
 		fmt.Println("err", err)
 		return 1
 	}
-	defer r.Stop()
+	defer o.Close()
 	fmt.Println("claimed")
 	in := bufio.NewScanner(os.Stdin)
 	for seq := uint64(2); in.Scan(); seq++ {
 		var err error
 		if in.Text() != "raw" {
-			err = r.Check(time.Now())
+			if err = o.Check(); err != nil {
+				err = fmt.Errorf("%w: %w", jobstore.ErrNotOwner, err)
+			}
 		}
 		if err == nil {
-			err = jobstore.WriteStatusFenced(dir, 1, jobstore.JobStatus{State: jobstore.Running, Seq: seq, PID: os.Getpid(), Host: host})
+			err = o.Write(jobstore.JobStatus{State: jobstore.Running, Seq: seq, PID: os.Getpid(), Host: host, Lease: lease})
 		}
 		switch {
 		case errors.Is(err, jobstore.ErrNotOwner):
@@ -84,6 +81,24 @@ func fencedWriter() int {
 		}
 	}
 	return 0
+}
+
+// judgeUntil looks at attempt n of dir from host every poll until the
+// verdict is want, and fails the test if it never is, or is ever what
+// must not be.
+func judgeUntil(t *testing.T, dir jobstore.JobDir, n uint64, host string, poll time.Duration, want, never string) string {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for {
+		v, why, err := jobstore.JudgeAttempt(dir, n, host, time.Minute)
+		require.NoError(t, err)
+		require.NotEqual(t, never, v, why)
+		if v == want {
+			return why
+		}
+		require.True(t, time.Now().Before(deadline), "never %s: %s", want, why)
+		time.Sleep(poll)
+	}
 }
 
 // A writer on A is stopped past its lease; B judges it gone by its own
@@ -100,16 +115,11 @@ func TestTwoHosts_StoppedWriterIsFencedFromTheOtherMount(t *testing.T) {
 	fmt.Fprintln(w.stdin, "write")
 	require.Equal(t, "ok", w.line(t))
 
-	ctx := context.Background()
-	v, why, err := jobstore.JudgeAttempt(ctx, dirB, 1, "hostB", time.Minute, lease/10)
-	require.NoError(t, err)
-	require.Equal(t, "alive", v, why)
+	judgeUntil(t, dirB, 1, "hostB", lease/10, "alive", "gone")
 
 	require.NoError(t, w.cmd.Process.Signal(syscall.SIGSTOP))
 	t.Cleanup(func() { _ = w.cmd.Process.Signal(syscall.SIGCONT) })
-	v, why, err = jobstore.JudgeAttempt(ctx, dirB, 1, "hostB", time.Minute, lease/10)
-	require.NoError(t, err)
-	require.Equal(t, "gone", v, why)
+	judgeUntil(t, dirB, 1, "hostB", lease/10, "gone", "")
 	won, err := jobstore.FenceAttempt(dirB, 1)
 	require.NoError(t, err)
 	require.True(t, won)

@@ -139,6 +139,7 @@ var (
 	pidRE       = regexp.MustCompile(`pid \d+ on \S+`)
 	pidJSONRE   = regexp.MustCompile(`"pid": \d+`)
 	hostJSONRE  = regexp.MustCompile(`"host": "[^"]*"`)
+	ownerJSONRE = regexp.MustCompile(`"(pid_scope|pid_start)": ?"[^"]*"`)
 	spacesRE    = regexp.MustCompile(`(\S)  +`)
 )
 
@@ -161,6 +162,7 @@ func normalize(s string, pairs ...string) string {
 	s = pidRE.ReplaceAllString(s, "pid PID on HOST")
 	s = pidJSONRE.ReplaceAllString(s, `"pid": "PID"`)
 	s = hostJSONRE.ReplaceAllString(s, `"host": "HOST"`)
+	s = ownerJSONRE.ReplaceAllString(s, `"$1": "OWNER"`)
 	return spacesRE.ReplaceAllString(s, "$1  ")
 }
 

@@ -1,10 +1,14 @@
-package jobstore
+package fsys
 
 import "golang.org/x/sys/unix"
 
+// The no-replace rename and link(2) of Linux: renameat2(RENAME_NOREPLACE),
+// which tmpfs, ext4, xfs, btrfs and FUSE have (others answer EINVAL).
+
 // renameNoReplace renames from to to in the directory dirfd unless to exists
 // (EEXIST). moved is false with a nil error where the filesystem has no
-// RENAME_NOREPLACE, so the caller falls back to link(2).
+// RENAME_NOREPLACE, so the caller falls back to link(2) (a file) or
+// rename(2) (a directory).
 func renameNoReplace(dirfd int, from, to string) (moved bool, err error) {
 	err = unix.Renameat2(dirfd, from, dirfd, to, unix.RENAME_NOREPLACE)
 	switch err {
@@ -18,4 +22,4 @@ func renameNoReplace(dirfd int, from, to string) (moved bool, err error) {
 
 // linkAt gives the file tmp in d the second name name (link(2)), failing
 // with EEXIST if name is taken.
-func linkAt(d dirHandle, tmp, name string) error { return unix.Linkat(d.fd, tmp, d.fd, name, 0) }
+func linkAt(d *Dir, tmp, name string) error { return unix.Linkat(d.fd, tmp, d.fd, name, 0) }

@@ -1,4 +1,4 @@
-package jobstore
+package fsys
 
 import (
 	"errors"
@@ -22,7 +22,7 @@ import (
 // replaceFixture is a directory with a target "status.json" holding "old"
 // and a temp file holding "new", ready to be renamed over it.
 type replaceFixture struct {
-	d           dirHandle
+	d           *Dir
 	tmp, target string
 
 	moves, posixes atomic.Int32
@@ -31,7 +31,7 @@ type replaceFixture struct {
 func newReplaceFixture(t *testing.T) *replaceFixture {
 	t.Helper()
 	dir := testdir.New(t)
-	f := &replaceFixture{d: dirHandle{path: dir, sys: &sysCalls{}}, tmp: ".status.json1", target: StatusFile}
+	f := &replaceFixture{d: &Dir{path: dir, sys: &sysCalls{}}, tmp: ".status.json1", target: "status.json"}
 	require.NoError(t, os.WriteFile(filepath.Join(dir, f.target), []byte("old"), 0o644))
 	require.NoError(t, os.WriteFile(filepath.Join(dir, f.tmp), []byte("new"), 0o644))
 	return f
@@ -59,18 +59,18 @@ func (f *replaceFixture) moveAlways(err error) {
 // posixAnswers makes the POSIX rename fail with err (nil: do the rename, as
 // NTFS would, with MoveFileEx standing in for it).
 func (f *replaceFixture) posixAnswers(err error) {
-	f.d.sys.renamePOSIX = func(from, name string) error {
+	f.d.sys.renamePOSIX = func(from, to string) error {
 		f.posixes.Add(1)
 		if err != nil {
 			return err
 		}
-		return os.Rename(from, f.d.join(name))
+		return os.Rename(from, to)
 	}
 }
 
 func (f *replaceFixture) content(t *testing.T) string {
 	t.Helper()
-	b, err := os.ReadFile(f.d.join(f.target))
+	b, err := os.ReadFile(f.d.Join(f.target))
 	require.NoError(t, err)
 	return string(b)
 }
@@ -94,7 +94,7 @@ func TestReplace_POSIXFallbackOnExactlyAccessDeniedAndSharingViolation(t *testin
 			f := newReplaceFixture(t)
 			f.moveAnswers(tt.moveErr)
 			f.posixAnswers(windows.ERROR_INVALID_PARAMETER) // as Wine 8 answers
-			err := f.d.replaceWithin(f.tmp, f.target, true, time.Minute)
+			err := f.d.Replace(f.tmp, f.target, true, time.Minute)
 			assert.Equal(t, tt.wantPOSIX, f.posixes.Load(), "POSIX renames tried")
 			assert.Equal(t, tt.wantMoves, f.moves.Load(), "MoveFileEx calls")
 			if tt.wantResult != nil {
@@ -112,11 +112,11 @@ func TestReplace_POSIXRenameThatWorksEndsTheReplace(t *testing.T) {
 	f := newReplaceFixture(t)
 	f.moveAlways(windows.ERROR_ACCESS_DENIED) // a reader sharing delete: MoveFileEx refuses, POSIX semantics do not
 	f.posixAnswers(nil)
-	require.NoError(t, f.d.replaceWithin(f.tmp, f.target, true, time.Minute))
+	require.NoError(t, f.d.Replace(f.tmp, f.target, true, time.Minute))
 	assert.Equal(t, int32(1), f.moves.Load())
 	assert.Equal(t, int32(1), f.posixes.Load())
 	assert.Equal(t, "new", f.content(t))
-	_, err := os.Lstat(f.d.join(f.tmp))
+	_, err := os.Lstat(f.d.Join(f.tmp))
 	assert.ErrorIs(t, err, fs.ErrNotExist, "the temp name is gone")
 }
 
@@ -127,16 +127,16 @@ func TestReplace_UnsupportedPOSIXIsAskedOncePerReplace(t *testing.T) {
 			busy := windows.ERROR_SHARING_VIOLATION
 			f.moveAnswers(busy, busy, busy, busy)
 			f.posixAnswers(unsupported)
-			require.NoError(t, f.d.replaceWithin(f.tmp, f.target, true, time.Minute), "the retry loop goes on")
+			require.NoError(t, f.d.Replace(f.tmp, f.target, true, time.Minute), "the retry loop goes on")
 			assert.Equal(t, int32(5), f.moves.Load())
 			assert.Equal(t, int32(1), f.posixes.Load(), "an unsupported POSIX rename is not asked again in the same replace")
 			assert.Equal(t, "new", f.content(t))
 
 			// Nothing is remembered beyond the call: another volume may have it.
-			require.NoError(t, os.WriteFile(f.d.join(f.tmp), []byte("newer"), 0o644))
+			require.NoError(t, os.WriteFile(f.d.Join(f.tmp), []byte("newer"), 0o644))
 			f.moves.Store(0)
 			f.posixes.Store(0)
-			require.NoError(t, f.d.replaceWithin(f.tmp, f.target, true, time.Minute))
+			require.NoError(t, f.d.Replace(f.tmp, f.target, true, time.Minute))
 			assert.Equal(t, int32(1), f.posixes.Load(), "the next replace asks again")
 		})
 	}
@@ -147,7 +147,7 @@ func TestReplace_POSIXRenameBlockedByAReaderIsTriedAgain(t *testing.T) {
 	busy := windows.ERROR_ACCESS_DENIED
 	f.moveAnswers(busy, busy, busy)
 	f.posixAnswers(windows.ERROR_SHARING_VIOLATION) // a handle without FILE_SHARE_DELETE
-	require.NoError(t, f.d.replaceWithin(f.tmp, f.target, true, time.Minute))
+	require.NoError(t, f.d.Replace(f.tmp, f.target, true, time.Minute))
 	assert.Equal(t, int32(4), f.moves.Load())
 	assert.Equal(t, int32(3), f.posixes.Load(), "both are tried on every round while the reader holds the file")
 }
@@ -156,7 +156,7 @@ func TestReplace_POSIXRenameFailingOtherwiseIsTheError(t *testing.T) {
 	f := newReplaceFixture(t)
 	f.moveAlways(windows.ERROR_ACCESS_DENIED)
 	f.posixAnswers(windows.ERROR_DISK_FULL)
-	err := f.d.replaceWithin(f.tmp, f.target, true, time.Minute)
+	err := f.d.Replace(f.tmp, f.target, true, time.Minute)
 	require.ErrorIs(t, err, windows.ERROR_DISK_FULL)
 	assert.Equal(t, int32(1), f.moves.Load())
 	assert.Equal(t, "old", f.content(t))
@@ -164,11 +164,11 @@ func TestReplace_POSIXRenameFailingOtherwiseIsTheError(t *testing.T) {
 
 func TestReplace_ReadOnlyTargetIsNeitherRetriedNorRenamedPOSIX(t *testing.T) {
 	f := newReplaceFixture(t)
-	require.NoError(t, os.Chmod(f.d.join(f.target), 0o444))
-	t.Cleanup(func() { _ = os.Chmod(f.d.join(f.target), 0o644) })
+	require.NoError(t, os.Chmod(f.d.Join(f.target), 0o444))
+	t.Cleanup(func() { _ = os.Chmod(f.d.Join(f.target), 0o644) })
 	f.moveAlways(windows.ERROR_ACCESS_DENIED) // what Windows answers for a read-only target (Wine replaces it)
 	f.posixAnswers(nil)
-	err := f.d.replaceWithin(f.tmp, f.target, true, time.Minute)
+	err := f.d.Replace(f.tmp, f.target, true, time.Minute)
 	require.ErrorIs(t, err, windows.ERROR_ACCESS_DENIED)
 	assert.Equal(t, int32(1), f.moves.Load())
 	assert.Zero(t, f.posixes.Load(), "a read-only target must not be replaced by the POSIX rename")
@@ -177,10 +177,10 @@ func TestReplace_ReadOnlyTargetIsNeitherRetriedNorRenamedPOSIX(t *testing.T) {
 
 func TestPublishNew_NeverUsesThePOSIXRename(t *testing.T) {
 	f := newReplaceFixture(t)
-	require.NoError(t, os.Remove(f.d.join(f.target)))
+	require.NoError(t, os.Remove(f.d.Join(f.target)))
 	f.moveAnswers(windows.ERROR_ACCESS_DENIED)
 	f.posixAnswers(nil)
-	_, err := f.d.publishNew(f.tmp, f.target, true)
+	_, err := f.d.PublishNew(f.tmp, f.target, true)
 	require.NoError(t, err)
 	assert.Zero(t, f.posixes.Load(), "the POSIX rename replaces; job.json is published only where its name is free")
 	assert.Equal(t, "new", f.content(t))
@@ -191,7 +191,7 @@ func TestReplace_TimeoutBoundsTheRetries(t *testing.T) {
 		f := newReplaceFixture(t)
 		f.moveAlways(windows.ERROR_SHARING_VIOLATION)
 		f.posixAnswers(windows.ERROR_INVALID_PARAMETER)
-		err := f.d.replaceWithin(f.tmp, f.target, true, 0)
+		err := f.d.Replace(f.tmp, f.target, true, 0)
 		require.ErrorIs(t, err, windows.ERROR_SHARING_VIOLATION)
 		assert.Equal(t, int32(1), f.moves.Load())
 		assert.Equal(t, int32(1), f.posixes.Load())
@@ -202,7 +202,7 @@ func TestReplace_TimeoutBoundsTheRetries(t *testing.T) {
 		f.moveAlways(windows.ERROR_SHARING_VIOLATION)
 		f.posixAnswers(windows.ERROR_INVALID_PARAMETER)
 		start := time.Now()
-		err := f.d.replaceWithin(f.tmp, f.target, true, timeout)
+		err := f.d.Replace(f.tmp, f.target, true, timeout)
 		waited := time.Since(start)
 		require.ErrorIs(t, err, windows.ERROR_SHARING_VIOLATION)
 		assert.GreaterOrEqual(t, waited, timeout*3/4, "gave up before the timeout")
@@ -216,12 +216,12 @@ func TestReplace_TimeoutBoundsTheRetries(t *testing.T) {
 // replaces the target on NTFS, and is refused as unsupported elsewhere.
 func TestRenamePOSIX_OnThisSystem(t *testing.T) {
 	f := newReplaceFixture(t)
-	err := renamePOSIX(f.d.join(f.tmp), f.target)
+	err := renamePOSIX(f.d.Join(f.tmp), f.d.Join(f.target))
 	if testdir.UnderWine() {
 		require.ErrorIs(t, err, windows.ERROR_INVALID_PARAMETER, "Wine 8 has no POSIX-semantics rename")
 		assert.True(t, unsupportedRename(err))
 		assert.Equal(t, "old", f.content(t))
-		_, serr := os.Lstat(f.d.join(f.tmp))
+		_, serr := os.Lstat(f.d.Join(f.tmp))
 		assert.NoError(t, serr, "a refused rename leaves the temp file")
 		return
 	}
@@ -239,7 +239,7 @@ func TestRenamePOSIX_OnThisSystem(t *testing.T) {
 func TestOpenRecord_SharesDelete(t *testing.T) {
 	f := newReplaceFixture(t)
 	openForDelete := func() error {
-		p, err := windows.UTF16PtrFromString(f.d.join(f.target))
+		p, err := windows.UTF16PtrFromString(f.d.Join(f.target))
 		require.NoError(t, err)
 		h, err := windows.CreateFile(p, windows.DELETE, windows.FILE_SHARE_READ|windows.FILE_SHARE_WRITE|windows.FILE_SHARE_DELETE,
 			nil, windows.OPEN_EXISTING, 0, 0)
@@ -249,19 +249,19 @@ func TestOpenRecord_SharesDelete(t *testing.T) {
 		return err
 	}
 
-	r, err := dirHandle{path: f.d.path}.openRecord(f.target)
+	r, err := (&Dir{path: f.d.path}).OpenRecord(f.target)
 	require.NoError(t, err)
 	assert.NoError(t, openForDelete(), "our reader's handle must share delete")
 	// What a plain MoveFileEx makes of it depends on the system: a classic
 	// rename (Wine 8, older Windows) still refuses to replace an open file.
-	from, err := windows.UTF16PtrFromString(f.d.join(f.tmp))
+	from, err := windows.UTF16PtrFromString(f.d.Join(f.tmp))
 	require.NoError(t, err)
-	to, err := windows.UTF16PtrFromString(f.d.join(f.target))
+	to, err := windows.UTF16PtrFromString(f.d.Join(f.target))
 	require.NoError(t, err)
 	t.Logf("MoveFileEx(REPLACE_EXISTING) over a file our reader holds: %v", windows.MoveFileEx(from, to, windows.MOVEFILE_REPLACE_EXISTING))
 	require.NoError(t, r.Close())
 
-	held, err := os.Open(f.d.join(f.target))
+	held, err := os.Open(f.d.Join(f.target))
 	require.NoError(t, err)
 	defer held.Close()
 	assert.True(t, errors.Is(openForDelete(), windows.ERROR_SHARING_VIOLATION),
@@ -271,68 +271,68 @@ func TestOpenRecord_SharesDelete(t *testing.T) {
 // notFoundStatus makes the first n opens of status.json fail with
 // ERROR_FILE_NOT_FOUND, as a reader racing a replace on NTFS can see, and
 // counts the opens.
-func notFoundStatus(d *dirHandle, n int32, opens *atomic.Int32) {
+func notFoundStatus(d *Dir, n int32, opens *atomic.Int32) {
 	d.sys = &sysCalls{openFile: func(path string, access, share, disposition uint32) (*os.File, error) {
-		if filepath.Base(path) == StatusFile && opens.Add(1) <= n {
+		if filepath.Base(path) == "status.json" && opens.Add(1) <= n {
 			return nil, &fs.PathError{Op: "open", Path: path, Err: windows.ERROR_FILE_NOT_FOUND}
 		}
 		return openNoFollow(path, access, share, disposition)
 	}}
 }
 
-func TestReadStatus_NotFoundDuringAReplaceIsOpenedAgain(t *testing.T) {
-	newJob := func(t *testing.T, withSpec bool) (dirHandle, JobDir) {
+func TestOpenRecordHidden_NotFoundDuringAReplaceIsOpenedAgain(t *testing.T) {
+	newDir := func(t *testing.T, witness bool) *Dir {
 		t.Helper()
-		dir := JobDir(filepath.Join(testdir.New(t), "j1"))
-		require.NoError(t, WriteSpec(dir, JobSpec{ID: "j1", Kind: "test"}))
-		require.NoError(t, WriteStatus(dir, JobStatus{State: Running, Seq: 9}))
-		if !withSpec {
-			require.NoError(t, os.Chmod(dir.SpecPath(), 0o644))
-			require.NoError(t, os.Remove(dir.SpecPath()))
+		dir := testdir.New(t)
+		require.NoError(t, os.WriteFile(filepath.Join(dir, "status.json"), []byte("9"), 0o644))
+		if witness {
+			require.NoError(t, os.WriteFile(filepath.Join(dir, "job.json"), []byte("{}"), 0o644))
 		}
-		return dirHandle{path: string(dir)}, dir
+		return &Dir{path: dir}
 	}
-	read := func(d dirHandle, dir JobDir) (*JobStatus, error) {
-		return readStatusIn(d, dir, newReadOptions(nil), statusSchema())
+	open := func(t *testing.T, d *Dir) (string, error) {
+		t.Helper()
+		f, err := d.OpenRecordHidden("status.json", "job.json")
+		if err != nil {
+			return "", err
+		}
+		defer f.Close()
+		b := make([]byte, 8)
+		n, _ := f.Read(b)
+		return string(b[:n]), nil
 	}
 
 	t.Run("a short gap is bridged", func(t *testing.T) {
-		d, dir := newJob(t, true)
+		d := newDir(t, true)
 		var opens atomic.Int32
-		notFoundStatus(&d, statusNotFoundRetries, &opens)
-		st, err := read(d, dir)
-		require.NoError(t, err)
-		require.NotNil(t, st, "status.json was missing for a moment only")
-		assert.Equal(t, uint64(9), st.Seq)
-		assert.Equal(t, int32(statusNotFoundRetries+1), opens.Load())
+		notFoundStatus(d, hiddenRetries, &opens)
+		got, err := open(t, d)
+		require.NoError(t, err, "status.json was missing for a moment only")
+		assert.Equal(t, "9", got)
+		assert.Equal(t, int32(hiddenRetries+1), opens.Load())
 	})
-	t.Run("a lasting absence is nothing yet, after a bounded few opens", func(t *testing.T) {
-		d, dir := newJob(t, true)
+	t.Run("a lasting absence is absent, after a bounded few opens", func(t *testing.T) {
+		d := newDir(t, true)
 		var opens atomic.Int32
-		notFoundStatus(&d, 1<<30, &opens)
-		st, err := read(d, dir)
-		require.NoError(t, err)
-		assert.Nil(t, st)
-		assert.Equal(t, int32(statusNotFoundRetries+1), opens.Load())
+		notFoundStatus(d, 1<<30, &opens)
+		_, err := open(t, d)
+		assert.ErrorIs(t, err, fs.ErrNotExist)
+		assert.Equal(t, int32(hiddenRetries+1), opens.Load())
 	})
-	t.Run("without job.json it is not retried", func(t *testing.T) {
-		d, dir := newJob(t, false)
+	t.Run("without the witness it is not retried", func(t *testing.T) {
+		d := newDir(t, false)
 		var opens atomic.Int32
-		notFoundStatus(&d, 1<<30, &opens)
-		st, err := read(d, dir)
-		require.NoError(t, err)
-		assert.Nil(t, st)
+		notFoundStatus(d, 1<<30, &opens)
+		_, err := open(t, d)
+		assert.ErrorIs(t, err, fs.ErrNotExist)
 		assert.Equal(t, int32(1), opens.Load())
 	})
-	t.Run("other records are not retried", func(t *testing.T) {
-		d, dir := newJob(t, true)
+	t.Run("OpenRecord itself never retries", func(t *testing.T) {
+		d := newDir(t, true)
 		var opens atomic.Int32
-		d.sys = &sysCalls{openFile: func(path string, _, _, _ uint32) (*os.File, error) {
-			opens.Add(1)
-			return nil, &fs.PathError{Op: "open", Path: path, Err: windows.ERROR_FILE_NOT_FOUND}
-		}}
-		_, err := readSpecIn(d, dir, newReadOptions(nil), specSchema())
-		assert.ErrorIs(t, err, ErrNotJob)
+		notFoundStatus(d, 1<<30, &opens)
+		_, err := d.OpenRecord("status.json")
+		assert.ErrorIs(t, err, fs.ErrNotExist)
 		assert.Equal(t, int32(1), opens.Load())
 	})
 }

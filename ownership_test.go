@@ -2,7 +2,6 @@ package jobstore_test
 
 import (
 	"bufio"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -17,13 +16,16 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// claimerRole reads commands ("claim|DIR|N" or "fence|DIR|N") from stdin
+// claimerRole reads commands ("claim|DIR|N", "fence|DIR|N" or
+// "lockclaim|DIR|N", which takes job.lock first and keeps it) from stdin
 // and answers each with "won", "lost" or "err ...", so that several
-// processes race the same claim or fence on the parent's word.
+// processes (on two mounts: two hosts) race the same claim or fence on the
+// parent's word. The attempt layer's own tests race it within one mount.
 const claimerRole = "claimer"
 
+func init() { roles[claimerRole] = claimer }
+
 func claimer() int {
-	host, _ := jobstore.HostID()
 	in := bufio.NewScanner(os.Stdin)
 	for in.Scan() {
 		op, rest, _ := strings.Cut(in.Text(), "|")
@@ -33,13 +35,18 @@ func claimer() int {
 		var err error
 		switch op {
 		case "claim":
-			_, err = jobstore.ClaimAttempt(jobstore.JobDir(dir), n, time.Minute, host)
+			_, err = jobstore.ClaimAttempt(jobstore.JobDir(dir), n)
 			won = err == nil
 			if errors.Is(err, jobstore.ErrLocked) {
 				err = nil
 			}
 		case "fence":
 			won, err = jobstore.FenceAttempt(jobstore.JobDir(dir), n)
+		case "lockclaim": // as Start does: job.lock first, held until the process ends
+			if _, err = jobstore.LockJob(jobstore.JobDir(dir)); err == nil {
+				_, err = jobstore.ClaimAttempt(jobstore.JobDir(dir), n)
+				won = err == nil
+			}
 		}
 		switch {
 		case err != nil:
@@ -75,7 +82,7 @@ func raceAttemptOn(t *testing.T, kids []*child, kidDir func(i int) jobstore.JobD
 			var ok bool
 			var err error
 			if op == "claim" {
-				_, err = jobstore.ClaimAttempt(dir, n, time.Minute, "test")
+				_, err = jobstore.ClaimAttempt(dir, n)
 				ok = err == nil
 				if errors.Is(err, jobstore.ErrLocked) {
 					err = nil
@@ -111,64 +118,21 @@ func raceAttemptOn(t *testing.T, kids []*child, kidDir func(i int) jobstore.JobD
 	return won
 }
 
-func TestClaimAttempt_OneWinnerAmongGoroutinesAndProcesses(t *testing.T) {
-	root := tempDir(t)
-	kids := []*child{startRole(t, claimerRole), startRole(t, claimerRole), startRole(t, claimerRole)}
-	for i := range 30 {
-		dir, err := jobstore.Submit(root, jobstore.JobSpec{ID: fmt.Sprintf("j%d", i), Kind: "k"})
-		require.NoError(t, err)
-		n := uint64(i%3 + 1)
-		require.Equal(t, 1, raceAttempt(t, kids, 8, "claim", dir, n), "round %d: exactly one claimant must win", i)
-		var owner map[string]any
-		b, err := os.ReadFile(filepath.Join(jobstore.RunDirPath(dir, n), "owner.json"))
-		require.NoError(t, err)
-		require.NoError(t, json.Unmarshal(b, &owner))
-		require.EqualValues(t, n, owner["attempt"])
-	}
-}
-
-func TestClaimAttempt_TakenAttemptNamesItsOwner(t *testing.T) {
-	dir, err := jobstore.Submit(tempDir(t), jobstore.JobSpec{ID: "j", Kind: "k"})
-	require.NoError(t, err)
-	_, err = jobstore.ClaimAttempt(dir, 1, time.Minute, "hostA")
-	require.NoError(t, err)
-	_, err = jobstore.ClaimAttempt(dir, 1, time.Minute, "hostB")
-	require.ErrorIs(t, err, jobstore.ErrLocked)
-	require.Contains(t, err.Error(), `host "hostA"`)
-	require.Contains(t, err.Error(), fmt.Sprintf("pid %d", os.Getpid()))
-}
-
-func TestClaimAttempt_FencedAttemptIsNeverRevived(t *testing.T) {
-	dir, err := jobstore.Submit(tempDir(t), jobstore.JobSpec{ID: "j", Kind: "k"})
-	require.NoError(t, err)
-	_, err = jobstore.ClaimAttempt(dir, 1, time.Minute, "hostA")
-	require.NoError(t, err)
-	won, err := jobstore.FenceAttempt(dir, 1)
-	require.NoError(t, err)
-	require.True(t, won)
-	// A claimant that read the status before the fence tries attempt 1 again.
-	_, err = jobstore.ClaimAttempt(dir, 1, time.Minute, "hostB")
-	require.ErrorIs(t, err, jobstore.ErrLocked)
-	require.Contains(t, err.Error(), "is over")
-	_, err = os.Lstat(jobstore.RunDirPath(dir, 1))
-	require.ErrorIs(t, err, os.ErrNotExist, "the stand-down must remove the revived claim")
-}
-
 func TestClaimAttempt_NotAJob(t *testing.T) {
-	_, err := jobstore.ClaimAttempt(jobstore.JobDir(filepath.Join(tempDir(t), "nope")), 1, time.Minute, "h")
+	_, err := jobstore.ClaimAttempt(jobstore.JobDir(filepath.Join(tempDir(t), "nope")), 1)
 	require.ErrorIs(t, err, jobstore.ErrNotJob)
 }
 
 // The attempt directories must never look like jobs, records or temp files.
-func TestClaimAttempt_DirectoriesAreInvisibleToScansAndSweeps(t *testing.T) {
+func TestAttempts_DirectoriesAreInvisibleToScansAndSweeps(t *testing.T) {
 	root := tempDir(t)
 	dir, err := jobstore.Submit(root, jobstore.JobSpec{ID: "j", Kind: "k"})
 	require.NoError(t, err)
-	_, err = jobstore.ClaimAttempt(dir, 1, time.Minute, "h")
+	_, err = jobstore.ClaimAttempt(dir, 1)
 	require.NoError(t, err)
 	_, err = jobstore.FenceAttempt(dir, 1)
 	require.NoError(t, err)
-	_, err = jobstore.ClaimAttempt(dir, 2, time.Minute, "h")
+	_, err = jobstore.ClaimAttempt(dir, 2)
 	require.NoError(t, err)
 	for _, name := range []string{".run-2", ".fenced-1", ".run-12345", ".fenced-7"} {
 		require.False(t, jobstore.IsTempName(name), name)
@@ -184,4 +148,37 @@ func TestClaimAttempt_DirectoriesAreInvisibleToScansAndSweeps(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, entries, 1)
 	require.NoError(t, entries[0].Err)
+}
+
+// Start writes no lease: the claim counts as the first renewal, and the
+// lease file appears at the first renewal a third of a lease later, which
+// an observer on another host sees as a change (alive), never as a lease
+// left unchanged. The owner is named by the running record itself.
+func TestStart_FirstRenewalIsSeenAsAliveByAnotherHost(t *testing.T) {
+	dir, err := jobstore.Submit(tempDir(t), jobstore.JobSpec{ID: "j", Kind: "k"})
+	require.NoError(t, err)
+	const lease = 600 * time.Millisecond
+	run, err := jobstore.Start(dir, jobstore.WithHost("hostA"), jobstore.WithLease(lease))
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = run.Close() })
+	leaseFile := filepath.Join(jobstore.RunDirPath(dir, 1), jobstore.LeaseName)
+	require.NoFileExists(t, leaseFile, "Start writes no lease of its own")
+	st, err := jobstore.ReadStatus(dir)
+	require.NoError(t, err)
+	require.Equal(t, lease, st.Lease, "the running record names the owner's lease")
+	require.Equal(t, "hostA", st.Host)
+
+	deadline := time.Now().Add(time.Minute)
+	for {
+		verdict, why, err := jobstore.JudgeAttempt(dir, 1, "hostB", time.Hour)
+		require.NoError(t, err)
+		require.NotEqual(t, "gone", verdict, why)
+		if verdict == "alive" {
+			break
+		}
+		require.True(t, time.Now().Before(deadline), "never seen alive: %s", why)
+		time.Sleep(lease / 20)
+	}
+	require.FileExists(t, leaseFile, "the first renewal wrote the lease")
+	require.NoError(t, run.Progress(1, "done"), "the runner still owns its job")
 }

@@ -1,0 +1,25 @@
+package fsys
+
+import "golang.org/x/sys/unix"
+
+// The no-replace rename and link(2) of macOS and iOS:
+// renameatx_np(RENAME_EXCL), which APFS and HFS+ have.
+
+// renameNoReplace renames from to to in the directory dirfd unless to exists
+// (EEXIST). moved is false with a nil error where the filesystem has no
+// RENAME_EXCL, so the caller falls back to link(2) (a file) or rename(2) (a
+// directory).
+func renameNoReplace(dirfd int, from, to string) (moved bool, err error) {
+	err = unix.RenameatxNp(dirfd, from, dirfd, to, unix.RENAME_EXCL)
+	switch err {
+	case nil:
+		return true, nil
+	case unix.EINVAL, unix.ENOTSUP, unix.ENOSYS:
+		return false, nil
+	}
+	return false, err
+}
+
+// linkAt gives the file tmp in d the second name name (link(2)), failing
+// with EEXIST if name is taken.
+func linkAt(d *Dir, tmp, name string) error { return unix.Linkat(d.fd, tmp, d.fd, name, 0) }
