@@ -2,8 +2,10 @@ package jobstore_test
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -181,4 +183,49 @@ func TestStart_FirstRenewalIsSeenAsAliveByAnotherHost(t *testing.T) {
 	}
 	require.FileExists(t, leaseFile, "the first renewal wrote the lease")
 	require.NoError(t, run.Progress(1, "done"), "the runner still owns its job")
+}
+
+// A queued job at the largest seq cannot be cancelled by writing (seq
+// never wraps): RequestCancel refuses, naming seq, and the record stays.
+func TestRequestCancel_AtTheLargestSeqIsRefusedNotWrapped(t *testing.T) {
+	dir, err := jobstore.Submit(tempDir(t), jobstore.JobSpec{ID: "j", Kind: "k"})
+	require.NoError(t, err)
+	require.NoError(t, jobstore.WriteStatus(dir, jobstore.JobStatus{State: jobstore.Queued, Seq: math.MaxUint64}))
+	before := readFile(t, dir.StatusPath())
+	err = jobstore.RequestCancel(dir, jobstore.CancelRequest{RequestedBy: "t"})
+	require.ErrorIs(t, err, jobstore.ErrInvalid)
+	var e *jobstore.Error
+	require.ErrorAs(t, err, &e)
+	require.Equal(t, "seq", e.Subject)
+	require.Equal(t, string(before), string(readFile(t, dir.StatusPath())), "the record must stay as it was")
+	require.NoDirExists(t, jobstore.RunDirPath(dir, 1), "the canceller's claim is withdrawn")
+}
+
+// Start racing RequestCancel: whenever Start fails, the request that was
+// already published is the reason it gives (ErrCancelRequested), never the
+// canceller's job.lock (ErrLocked); a Start that won sees the request
+// through its Context.
+func TestStart_RacingRequestCancelNamesTheRequest(t *testing.T) {
+	root := tempDir(t)
+	for i := range 200 {
+		dir, err := jobstore.Submit(root, jobstore.JobSpec{ID: fmt.Sprintf("j%d", i), Kind: "k"})
+		require.NoError(t, err)
+		var wg sync.WaitGroup
+		var cerr error
+		wg.Go(func() { cerr = jobstore.RequestCancel(dir, jobstore.CancelRequest{RequestedBy: "t"}) })
+		r, err := jobstore.Start(dir)
+		wg.Wait()
+		require.NoError(t, cerr)
+		if err != nil {
+			require.ErrorIs(t, err, jobstore.ErrCancelRequested, "round %d", i)
+			continue
+		}
+		select {
+		case <-r.Context().Done():
+		case <-time.After(time.Minute):
+			t.Fatalf("round %d: the runner never saw the request", i)
+		}
+		require.ErrorIs(t, context.Cause(r.Context()), jobstore.ErrCancelRequested)
+		require.NoError(t, r.Close())
+	}
 }

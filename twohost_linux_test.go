@@ -26,7 +26,8 @@ import (
 // the tests take seconds, long enough to be renewed on a loaded machine.
 const twoHostLease = 1500 * time.Millisecond
 
-// twoHostRunnerRole starts $JOB and reports progress every $EVERY until
+// twoHostRunnerRole starts $JOB (lease $LEASE, else twoHostLease) and
+// reports progress every $EVERY until
 // stdin says "finish" or a write fails; it prints "started", then
 // "progress-err notowner|other: ..." or "finished".
 const twoHostRunnerRole = "twohost-runner"
@@ -44,7 +45,11 @@ func init() {
 func twoHostRunner() int {
 	dir := jobstore.JobDir(os.Getenv("JOB"))
 	every, _ := time.ParseDuration(os.Getenv("EVERY"))
-	r, err := jobstore.Start(dir, jobstore.WithLease(twoHostLease))
+	lease := twoHostLease
+	if l, err := time.ParseDuration(os.Getenv("LEASE")); err == nil {
+		lease = l
+	}
+	r, err := jobstore.Start(dir, jobstore.WithLease(lease))
 	if err != nil {
 		fmt.Println("err", err)
 		return 1
