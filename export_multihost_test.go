@@ -99,3 +99,22 @@ func (o *Owner) Close() {
 	_ = o.c.Close()
 	_ = o.jd.Close()
 }
+
+// WriteAfter is Write with before called between the temp file's creation
+// in the attempt directory and its rename into place: the instant at which
+// a fence can come between the two steps of an owner's write.
+func (o *Owner) WriteAfter(st JobStatus, before func()) error {
+	st.Attempt = o.c.N()
+	return ownerWriteError("write status", o.dir, o.c.N(), writeStatus(pausing{o.c, before}, o.dir, st))
+}
+
+// pausing is a claim whose Replace first calls before.
+type pausing struct {
+	*attempt.Claim
+	before func()
+}
+
+func (p pausing) Replace(tmp, name string, writeThrough bool, timeout time.Duration) error {
+	p.before()
+	return p.Claim.Replace(tmp, name, writeThrough, timeout)
+}
