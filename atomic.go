@@ -270,7 +270,7 @@ func writeRecord(at recordAt, data []byte, o writeOptions, mode publishMode) err
 		return err
 	}
 	defer d.Close()
-	return writeRecordIn(d, at, data, o, mode)
+	return writeRecordIn(d, at, data, o, mode, nil)
 }
 
 // checkWriteOptions refuses options no write can use, before anything is
@@ -284,8 +284,11 @@ func checkWriteOptions(at recordAt, o writeOptions) error {
 }
 
 // writeRecordIn is steps 2 to 7 of writeRecord in the directory d, which
-// the caller opened on at.dir (or holds: a Run's claim).
-func writeRecordIn(d protocolDir, at recordAt, data []byte, o writeOptions, mode publishMode) error {
+// the caller opened on at.dir (or holds: a Run's claim). If written is not
+// nil, it is set to the identity of the file published (the temp file, now
+// at.name), so that its writer can tell later whether another writer has
+// replaced it.
+func writeRecordIn(d protocolDir, at recordAt, data []byte, o writeOptions, mode publishMode, written *fsys.ID) error {
 	if mode == replaceTarget && runtime.GOOS == "windows" {
 		// Windows never replaces a read-only file: a record that is rewritten
 		// keeps the owner's write bit there, or the next write would fail.
@@ -306,6 +309,12 @@ func writeRecordIn(d protocolDir, at recordAt, data []byte, o writeOptions, mode
 	if err := writeAll(f, data); err != nil {
 		_ = f.Close()
 		return fail("write", err, "cannot write the temp file")
+	}
+	if written != nil {
+		if *written, err = fsys.FileID(f); err != nil {
+			_ = f.Close()
+			return fail("fstat", err, "cannot identify the temp file")
+		}
 	}
 	if !o.noSync {
 		if err := f.Sync(); err != nil {

@@ -294,7 +294,7 @@ func writeCancelled(dir JobDir, c *attempt.Claim, last *JobStatus, msg string) e
 	next.FinishedAt = &now
 	next.Message = msg
 	next.ExitCode, next.Error, next.Remedy = nil, "", ""
-	if err := writeStatus(c, dir, next); err != nil {
+	if err := writeStatusAs(c, dir, next, nil); err != nil {
 		_ = c.Withdraw()
 		return ownerWriteError("write status", dir, c.N(), err)
 	}

@@ -87,7 +87,7 @@ func ClaimAsOwner(dir JobDir, n uint64, lease time.Duration) (*Owner, error) {
 // Write writes st through the claim: ErrNotOwner once it was fenced.
 func (o *Owner) Write(st JobStatus, opts ...WriteOption) error {
 	st.Attempt = o.c.N()
-	return ownerWriteError("write status", o.dir, o.c.N(), writeStatus(o.c, o.dir, st, opts...))
+	return ownerWriteError("write status", o.dir, o.c.N(), writeStatusAs(o.c, o.dir, st, nil, opts...))
 }
 
 // Check is the lease's verdict by this process's clock (nil: may write).
@@ -105,7 +105,7 @@ func (o *Owner) Close() {
 // a fence can come between the two steps of an owner's write.
 func (o *Owner) WriteAfter(st JobStatus, before func()) error {
 	st.Attempt = o.c.N()
-	return ownerWriteError("write status", o.dir, o.c.N(), writeStatus(pausing{o.c, before}, o.dir, st))
+	return ownerWriteError("write status", o.dir, o.c.N(), writeStatusAs(pausing{o.c, before}, o.dir, st, nil))
 }
 
 // pausing is a claim whose Replace first calls before.

@@ -65,8 +65,10 @@ func TestGolden_RecordsAreWrittenByteForByte(t *testing.T) {
 	status := readFile(t, dir.StatusPath())
 	checkGolden(t, "status.golden.json", status)
 
-	require.NoError(t, jobstore.WriteStatus(dir, minimalStatus()))
-	checkGolden(t, "status.minimal.golden.json", readFile(t, dir.StatusPath()))
+	fresh := newJobDir(t, "j1") // a new job: the minimal record would take the first one back
+	require.NoError(t, jobstore.WriteSpec(fresh, goldenSpec()))
+	require.NoError(t, jobstore.WriteStatus(fresh, minimalStatus()))
+	checkGolden(t, "status.minimal.golden.json", readFile(t, fresh.StatusPath()))
 
 	// The crash-damaged versions of the golden status.
 	checkGolden(t, "status.truncated.json", status[:len(status)/2])

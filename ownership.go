@@ -310,21 +310,64 @@ func (r *Run) resume() error {
 	r.own.ren = r.renew(c)
 	next, err := r.stamp(op, copyStatus(r.st), Now())
 	if err == nil {
-		err = writeStatus(c, r.dir, next)
+		err = r.put(next)
 	}
 	if err != nil {
-		return r.fenceError(op, c.N(), err)
+		return err
 	}
 	r.st = next
 	return nil
 }
 
-// put writes next as the owner of r's attempt: a lapsed lease is
-// re-established first (ensureOwner), and the write is refused by the
-// filesystem once the attempt was fenced (ErrNotOwner). Callers hold r.wmu
-// and have stamped next.
+// put writes next as the owner of r's attempt; callers have stamped it and
+// re-established a lapsed lease (ensureOwner). The write is refused by the
+// filesystem once the attempt was fenced (ErrNotOwner), and by the Run
+// itself when status.json is no longer the file the Run last wrote: another
+// writer replaced it (ErrNotOwner too: the Run stops rather than overwrite
+// a record that is not its own). Callers hold r.wmu.
 func (r *Run) put(next JobStatus, opts ...WriteOption) error {
-	return r.fenceError("write status", r.own.claim.N(), writeStatus(r.own.claim, r.dir, next, opts...))
+	n := r.own.claim.N()
+	if err := r.notReplaced(); err != nil {
+		return err
+	}
+	var written fsys.ID
+	if err := writeStatusAs(r.own.claim, r.dir, next, &written, opts...); err != nil {
+		return r.fenceError("write status", n, err)
+	}
+	r.written = written
+	return nil
+}
+
+// notReplaced checks that status.json is still the file this Run last
+// wrote (nothing to check before its first write). Another regular file
+// there is a record another writer put in its place: ErrNotOwner, naming
+// what it says. Nothing there (removed), or something that is not a record,
+// is left to the write, which puts the record back or fails. Callers hold
+// r.wmu.
+func (r *Run) notReplaced() error {
+	const op = "write status"
+	if r.written == (fsys.ID{}) {
+		return nil
+	}
+	id, err := r.jd.EntryID(StatusFile)
+	switch {
+	case err == nil && id == r.written:
+		return nil
+	case errors.Is(err, fs.ErrNotExist):
+		return nil // removed, not replaced: the write puts the record back
+	case err != nil:
+		return stepError(op, r.dir.StatusPath(), unwrapPath(err), "cannot look at status.json before writing it", "")
+	}
+	if fi, err := r.jd.Lstat(StatusFile); err != nil || !fi.Mode().IsRegular() {
+		return nil // not a record: the write replaces it, or fails in its own way
+	}
+	now := "its record cannot be read"
+	if st, rerr := readStatusIn(r.jd, r.dir, newReadOptions(nil), statusSchema()); rerr == nil && st != nil {
+		now = fmt.Sprintf("it now says %s, seq %d (this run wrote seq %d)", st.State, st.Seq, r.st.Seq)
+	}
+	n := r.own.claim.N()
+	return errNotOwner(op, r.dir.StatusPath(), n, "status.json was replaced by a write that is not this run's: "+now+
+		"; this run no longer owns the job and wrote nothing", nil)
 }
 
 // notOwner is ErrNotOwner for r's attempt, found fenced by op.

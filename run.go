@@ -68,6 +68,7 @@ type Run struct {
 	finished bool
 	ctx      *runContext // Context, once asked for
 	own      ownership   // fixed by Start
+	written  fsys.ID     // status.json as this Run last wrote it (zero before its first write)
 	lostErr  error       // ErrNotOwner once ownership is lost: sticky
 	progressState
 }

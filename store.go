@@ -2,6 +2,7 @@ package jobstore
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 
 	"github.com/axqua/jobstore/internal/fsys"
@@ -113,18 +114,48 @@ func readSpecIn(d *fsys.Dir, dir JobDir, o readOptions, sch schema) (JobSpec, er
 // status.json stays byte-identical. WriteStatus does not check that job.json exists (that
 // would cost every update a stat); a missing dir is ErrNotJob.
 //
+// Records never go backwards: WriteStatus reads the current status.json
+// first and refuses, with ErrInvalid and nothing written, a record whose seq
+// is lower than the current one's (Subject "seq") or one that is not
+// terminal over a terminal one (Subject "state": a finished job does not
+// become unfinished). A current record that cannot be read (damaged, or
+// from a newer jobstore) does not stop the write, so that it can be
+// repaired.
+//
 // Writers of different jobs never wait for each other; two writers of the
 // same job must be serialised by the caller (the runner's job.lock): the
-// last rename wins. A dir that is a symbolic link is ErrNotRegular: nothing
-// is written through it.
+// check above and the rename are two steps, and of two racing writers the
+// last rename wins. A Run notices when a write that is not its own has
+// replaced its record, and stops (ErrNotOwner) instead of overwriting it.
+// A dir that is a symbolic link is ErrNotRegular: nothing is written
+// through it.
 func WriteStatus(dir JobDir, st JobStatus, opts ...WriteOption) error {
-	return writeStatus(nil, dir, st, opts...)
+	const op = "write status"
+	data, err := encodeStatus(op, dir, &st)
+	if err != nil {
+		return err
+	}
+	at, o := jobRecord(dir, StatusFile), newWriteOptions(opts)
+	if err := checkWriteOptions(at, o); err != nil {
+		return err
+	}
+	d, err := openDirAt("open directory", at)
+	if errors.Is(err, fs.ErrNotExist) {
+		return errNotJob(op, dir)
+	}
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	if err := noStepBack(op, d, dir, &st); err != nil {
+		return err
+	}
+	return writeRecordIn(d, at, data, o, replaceTarget, nil)
 }
 
-// writeStatus is WriteStatus in d, the job directory held open by the
-// caller (a Run's claim), or opened here if d is nil.
-func writeStatus(d protocolDir, dir JobDir, st JobStatus, opts ...WriteOption) error {
-	const op = "write status"
+// encodeStatus stamps and validates st for dir, and encodes it: what every
+// writer of status.json does before it touches anything.
+func encodeStatus(op string, dir JobDir, st *JobStatus) ([]byte, error) {
 	path := dir.StatusPath()
 	st.SchemaVersion = StatusSchemaVersion
 	if st.JobID == "" && ValidateJobID(dir.ID()) == nil {
@@ -134,25 +165,45 @@ func writeStatus(d protocolDir, dir JobDir, st JobStatus, opts ...WriteOption) e
 		st.UpdatedAt = Now()
 	}
 	if err := st.validate(op, path); err != nil {
-		return err
+		return nil, err
 	}
-	data, err := encodeRecord(op, path, "status", "cannot encode the record", "correct the status's fields", st)
+	return encodeRecord(op, path, "status", "cannot encode the record", "correct the status's fields", st)
+}
+
+// noStepBack refuses next if it would take the job backwards from the
+// status.json in d: a lower seq, or an unfinished state over a finished one.
+func noStepBack(op string, d *fsys.Dir, dir JobDir, next *JobStatus) error {
+	cur, err := readStatusIn(d, dir, newReadOptions(nil), statusSchema())
+	if err != nil || cur == nil {
+		return nil // nothing to go back from, or nothing readable: a repair may replace it
+	}
+	switch {
+	case next.Seq < cur.Seq:
+		return errInvalid(op, dir.StatusPath(), "seq", next.Seq, fmt.Sprintf("%d or more", cur.Seq),
+			fmt.Sprintf("%d is lower than the current record's %d (%s): a poller would take it for an older record", next.Seq, cur.Seq, cur.State),
+			"read the status and write one more than its seq")
+	case cur.State.Terminal() && !next.State.Terminal():
+		return errInvalid(op, dir.StatusPath(), "state", string(next.State), []State{Succeeded, Failed, Cancelled, Lost},
+			fmt.Sprintf("the job is already %s (seq %d); a finished job does not become %s again", cur.State, cur.Seq, next.State),
+			"submit a new job to run this work again")
+	}
+	return nil
+}
+
+// writeStatusAs writes st through claim c, the Run's attempt (see
+// attempt.Claim): stamped and checked as WriteStatus does, with the
+// identity of the file published put in written.
+func writeStatusAs(c protocolDir, dir JobDir, st JobStatus, written *fsys.ID, opts ...WriteOption) error {
+	const op = "write status"
+	data, err := encodeStatus(op, dir, &st)
 	if err != nil {
 		return err
 	}
 	at, o := jobRecord(dir, StatusFile), newWriteOptions(opts)
-	if d != nil {
-		if err := checkWriteOptions(at, o); err != nil {
-			return err
-		}
-		return writeRecordIn(d, at, data, o, replaceTarget)
+	if err := checkWriteOptions(at, o); err != nil {
+		return err
 	}
-	err = writeRecord(at, data, o, replaceTarget)
-	var e *Error
-	if errors.As(err, &e) && e.Op == "open directory" && errors.Is(err, fs.ErrNotExist) {
-		return errNotJob(op, dir)
-	}
-	return err
+	return writeRecordIn(c, at, data, o, replaceTarget, written)
 }
 
 // ReadStatus reads status.json from dir: a tolerant read (see

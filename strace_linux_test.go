@@ -32,10 +32,13 @@ const tracedSyscalls = "openat,write,pwrite64,ftruncate,fsync,fdatasync,close,re
 	"newfstatat,fstat,fchmod,fchmodat,mkdir,mkdirat"
 
 // maxWriteStatusSyscalls is the budget of file system calls that touch the
-// job directory in one WriteStatus, 13:
+// job directory in one WriteStatus, 16:
 //
 //   - open the directory (O_DIRECTORY|O_NOFOLLOW: a job directory that is a
 //     link is refused); this descriptor serves the rename and the fsync;
+//   - read the current status.json (openat, fstat, close; its read is not
+//     traced), so that a record whose seq goes back, or that unfinishes a
+//     finished job, is refused;
 //   - renameio creates the temp file in an os.Root, which cannot be made
 //     from a descriptor, so: open the root by the directory's path + "/."
 //     (1), fstat it (2, os.OpenRoot checks that it is a directory), fstat
@@ -45,11 +48,13 @@ const tracedSyscalls = "openat,write,pwrite64,ftruncate,fsync,fdatasync,close,re
 //   - write, fsync, close the temp file; rename relative to the directory's
 //     descriptor; fsync the directory; close it.
 //
-// Calls 1-4 and 6 are the price of renameio doing the create: the
+// A Run's writes skip the read: they compare status.json's identity with
+// the file they last wrote instead (one newfstatat). Calls 1-4 and 6 are
+// the price of renameio doing the create: the
 // protocol with its own openat relative to the descriptor made 8;
 // renameio with WithTempDir (path-based, no check) and a directory fsync
 // made 10.
-const maxWriteStatusSyscalls = 13
+const maxWriteStatusSyscalls = 16
 
 // The steps the "protocol" child runs, in the order of $JOBSTORE_TRACE_STEPS.
 // Each is bracketed by marker stats of <prefix>begin-<step> and, once it

@@ -50,6 +50,9 @@ func (*Dir) OpenWriter(string, fs.FileMode) (*os.File, error)  { return nil, err
 func (*Dir) CreateExcl(string, fs.FileMode) (File, error)      { return nil, errors.ErrUnsupported }
 func (*Dir) ReplaceFailure(string, error) (msg, remedy string) { return "", "" }
 
+// FileID: no files here.
+func FileID(File) (ID, error) { return ID{}, errors.ErrUnsupported }
+
 // IsTransientRead: nothing is read here.
 func IsTransientRead(error) bool { return false }
 

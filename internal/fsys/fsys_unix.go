@@ -213,6 +213,24 @@ func (d *Dir) EntryID(name string) (ID, error) {
 	return ID{uint64(st.Dev), uint64(st.Ino)}, nil
 }
 
+// FileID is the identity of the open file f (one that CreateTemp returned).
+func FileID(f File) (ID, error) {
+	var fd int
+	switch f := f.(type) {
+	case rawFile:
+		fd = int(f)
+	case interface{ Fd() uintptr }:
+		fd = int(f.Fd())
+	default:
+		return ID{}, errors.ErrUnsupported
+	}
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return ID{}, err
+	}
+	return ID{uint64(st.Dev), uint64(st.Ino)}, nil
+}
+
 // Names lists the names in the directory.
 func (d *Dir) Names() ([]string, error) {
 	fd, err := openat(d.fd, ".", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)

@@ -253,9 +253,22 @@ func fileID(path string) (ID, error) {
 		return ID{}, err
 	}
 	defer f.Close()
-	var info windows.ByHandleFileInformation
-	if err := windows.GetFileInformationByHandle(windows.Handle(f.Fd()), &info); err != nil {
+	id, err := FileID(f)
+	if err != nil {
 		return ID{}, &fs.PathError{Op: "stat", Path: path, Err: err}
+	}
+	return id, nil
+}
+
+// FileID is the identity of the open file f (one that CreateTemp returned).
+func FileID(f File) (ID, error) {
+	of, ok := f.(*os.File)
+	if !ok {
+		return ID{}, errors.ErrUnsupported
+	}
+	var info windows.ByHandleFileInformation
+	if err := windows.GetFileInformationByHandle(windows.Handle(of.Fd()), &info); err != nil {
+		return ID{}, err
 	}
 	return ID{volume: info.VolumeSerialNumber, high: info.FileIndexHigh, low: info.FileIndexLow}, nil
 }
