@@ -176,9 +176,7 @@ func TestJudge_HostileLeaseIsRefusedAtOnce(t *testing.T) {
 
 // A .run-N that is a link is never entered.
 func TestJudge_RunDirectoryThatIsALinkIsRefused(t *testing.T) {
-	if runtime.GOOS == "windows" {
-		t.Skip("no unprivileged links on Windows")
-	}
+	skipLinksOnWindows(t)
 	dir, job := newJob(t)
 	outside := testdir.New(t)
 	require.NoError(t, os.WriteFile(filepath.Join(outside, LeaseFile), []byte("1\n"), 0o644))

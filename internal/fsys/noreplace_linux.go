@@ -19,7 +19,3 @@ func renameNoReplace(dirfd int, from, to string) (moved bool, err error) {
 	}
 	return false, err
 }
-
-// linkAt gives the file tmp in d the second name name (link(2)), failing
-// with EEXIST if name is taken.
-func linkAt(d *Dir, tmp, name string) error { return unix.Linkat(d.fd, tmp, d.fd, name, 0) }
