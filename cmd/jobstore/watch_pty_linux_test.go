@@ -46,10 +46,11 @@ func TestWatch_OnAPseudoTerminalNeverWraps(t *testing.T) {
 		t.Run(fmt.Sprint(cols), func(t *testing.T) {
 			controller, tty := openPTY(t, cols)
 			dir := submit(t, testdir.New(t), "j")
-			run, err := jobstore.Start(dir)
+			run, err := jobstore.Start(dir, jobstore.WithProgressInterval(time.Hour)) // only Flush, Finish write progress
 			require.NoError(t, err)
 			defer run.Close()
 			require.NoError(t, run.Progress(0.4, "rendering frame 12 of 30 with a message far longer than any narrow pane"))
+			require.NoError(t, run.Flush()) // Progress is coalesced: the first status watch reads must carry the message
 
 			ctx, cancel := context.WithTimeout(context.Background(), cliTimeout)
 			defer cancel()
@@ -93,7 +94,7 @@ func TestWatch_OnAPseudoTerminalNeverWraps(t *testing.T) {
 
 			out := screen.String()
 			require.Contains(t, out, "job j succeeded")
-			rows := 0
+			rows, cut := 0, 0
 			for _, row := range screenRows(out) {
 				if strings.HasPrefix(row, "job j ") {
 					continue // the last line is printed, not redrawn
@@ -101,8 +102,12 @@ func TestWatch_OnAPseudoTerminalNeverWraps(t *testing.T) {
 				rows++
 				require.Less(t, cells(row), cols, "row %q on a %d-column terminal", row, cols)
 				require.Regexp(t, `^(running|succeeded) `, row)
+				if strings.HasSuffix(strings.TrimRight(row, " "), "...") {
+					cut++
+				}
 			}
 			require.Positive(t, rows, "watch drew nothing:\n%q", out)
+			require.Positive(t, cut, "the long message was never drawn (cut to the width):\n%q", out)
 		})
 	}
 }
