@@ -1,8 +1,10 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
+	"io/fs"
 	"path/filepath"
 	"text/tabwriter"
 
@@ -14,12 +16,15 @@ func checkCmd() *command {
 		name:    "check",
 		args:    "DIR|ROOT [--json]",
 		summary: "validate the records of one job, or of every job under a root",
-		doc: `Validates job records as the library reads them: each file is read with the
-tolerant reader, its schema_version is checked (newer than this jobstore, or
-older with no migration path, is a problem; older with a path is fine and
-said so), then its fields (job_id, kind, params, state, progress,
-timestamps), and job_id must match the directory name. A missing status.json
-is fine ("nothing has run yet"); a missing job.json is not.
+		doc: `Validates job records as the library reads them: job.json, status.json, and
+cancel.json when it exists (read as 'jobstore show' reads it). Each file is
+read with the tolerant reader (a link, a FIFO or a file over 16 MiB is a
+problem, reported at once), its schema_version is checked (newer than this
+jobstore, or older with no migration path, is a problem; older with a path
+is fine and said so), then its fields (job_id, kind, params, state,
+progress, timestamps, the request), and job_id must match the directory
+name. A missing status.json is fine ("nothing has run yet"); a missing
+job.json is not.
 
 DIR is a job directory if it holds job.json or status.json; otherwise it is
 taken as a ROOT and every directory in it (dot-names skipped) is checked as a
@@ -28,8 +33,14 @@ job directory (no directory with job.json) is not a root: exit 3.
 
 Prints one line per job, then a summary:
 
-  ok    ID  job.json v1, status.json v1 (succeeded)
+  ok    ID  job.json v1, status.json v1 (succeeded), cancel.json v1
   FAIL  ID  status.json: schema_version: written by a newer jobstore ... Remedy: ...
+
+The "ok" line (the "summary" in JSON) says what each file holds: the
+schema_version written in it ("v1", with ", migrated to v1 in memory" when
+it is older), ", unreadable" after it when it cannot be read, "unreadable"
+alone when it holds no version, "absent" when there is none; cancel.json
+is named only when it exists.
 
 --json prints one JSON object instead:
 
@@ -179,21 +190,35 @@ func checkJob(d jobstore.JobDir) (ok string, findings []finding) {
 	} else if j.Status != nil && j.Status.JobID != "" && j.Status.JobID != d.ID() {
 		findings = append(findings, finding{jobstore.StatusFile, idMismatch(d.StatusPath(), j.Status.JobID, d.ID())})
 	}
+	_, cancel := readCancel(d) // as show reads it
+	if cancel.Err != nil {
+		findings = append(findings, finding{jobstore.CancelFile, cancel.Err})
+	}
 	ok = recordSummary(j.SpecInfo) + ", " + recordSummary(j.StatusInfo)
 	if j.Status != nil {
 		ok += " (" + string(j.Status.State) + ")"
 	}
+	if cancel.Present || cancel.Err != nil {
+		ok += ", " + recordSummary(cancel)
+	}
 	return ok, findings
 }
 
+// recordSummary says what a record file holds as found: nothing, the
+// schema_version written in it (and whether it was migrated to be read),
+// and whether it could be read at all.
 func recordSummary(r recordInfo) string {
 	switch {
-	case !r.Present:
+	case !r.Present && (r.Err == nil || errors.Is(r.Err, fs.ErrNotExist)):
 		return r.File + " absent"
+	case r.Err != nil && r.Written != nil:
+		return fmt.Sprintf("%s v%d, unreadable", r.File, *r.Written)
+	case r.Err != nil || r.Written == nil:
+		return r.File + " unreadable"
 	case r.Migrated:
 		return fmt.Sprintf("%s v%d, migrated to v%d in memory", r.File, *r.Written, r.Current)
 	default:
-		return fmt.Sprintf("%s v%d", r.File, r.Current)
+		return fmt.Sprintf("%s v%d", r.File, *r.Written)
 	}
 }
 

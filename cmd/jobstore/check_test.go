@@ -1,10 +1,15 @@
 package main
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -45,8 +50,9 @@ func TestCheck_EachBrokenJobFailsWithTheLibrarysSubject(t *testing.T) {
 		t.Run(en.Name(), func(t *testing.T) {
 			r := runCLI(t, "check", dir)
 			j := readJob(jobstore.JobDir(dir))
-			libErr := errors.Join(j.SpecInfo.Err, j.StatusInfo.Err)
-			if en.Name() == "ok" || en.Name() == "no-status" {
+			_, cancel := readCancel(jobstore.JobDir(dir))
+			libErr := errors.Join(j.SpecInfo.Err, j.StatusInfo.Err, cancel.Err)
+			if en.Name() == "ok" || en.Name() == "no-status" || en.Name() == "cancelled" {
 				require.NoError(t, libErr)
 				requireCode(t, r, exitOK)
 				require.Contains(t, r.stdout, "no problems")
@@ -55,7 +61,7 @@ func TestCheck_EachBrokenJobFailsWithTheLibrarysSubject(t *testing.T) {
 			requireCode(t, r, exitUnsuccessful)
 			require.Contains(t, r.stdout, "FAIL")
 			require.Contains(t, r.stdout, "Remedy: ")
-			for _, info := range []recordInfo{j.SpecInfo, j.StatusInfo} {
+			for _, info := range []recordInfo{j.SpecInfo, j.StatusInfo, cancel} {
 				if info.Err == nil {
 					continue
 				}
@@ -67,7 +73,7 @@ func TestCheck_EachBrokenJobFailsWithTheLibrarysSubject(t *testing.T) {
 		})
 		checked++
 	}
-	require.GreaterOrEqual(t, checked, 14, "the broken fixtures went missing")
+	require.GreaterOrEqual(t, checked, 18, "the broken fixtures went missing")
 }
 
 // The root package's testdata holds broken record files (empty, NUL-filled,
@@ -146,4 +152,155 @@ func TestCheck_CorruptIndexIsAProblemWithARebuildRemedy(t *testing.T) {
 
 	requireCode(t, runCLI(t, "list", root, "--rebuild"), exitOK)
 	requireCode(t, runCLI(t, "check", root), exitOK)
+}
+
+// cancelCases are the ways a cancel.json can be unreadable: the fixtures of
+// brokenRoot, and the files no repository can hold (a FIFO, a symbolic
+// link, a file of 17 MiB), made here. Each returns the job directory.
+func cancelCases(t *testing.T) map[string]func(t *testing.T) jobstore.JobDir {
+	fixture := func(name string) func(t *testing.T) jobstore.JobDir {
+		return func(t *testing.T) jobstore.JobDir { return jobstore.JobDir(filepath.Join(brokenRoot, name)) }
+	}
+	made := func(place func(t *testing.T, path string)) func(t *testing.T) jobstore.JobDir {
+		return func(t *testing.T) jobstore.JobDir {
+			dir := submit(t, testdir.New(t), "j")
+			place(t, dir.CancelPath())
+			return dir
+		}
+	}
+	return map[string]func(t *testing.T) jobstore.JobDir{
+		"corrupt":      fixture("cancel-corrupt"),
+		"newer schema": fixture("cancel-newer"),
+		"wrong job_id": fixture("cancel-wrong-id"),
+		"17 MiB of space": made(func(t *testing.T, path string) {
+			require.NoError(t, os.WriteFile(path, bytes.Repeat([]byte(" "), 17<<20), 0o644))
+		}),
+		"symbolic link to a valid request": made(func(t *testing.T, path string) {
+			target := filepath.Join(testdir.New(t), "cancel.json")
+			require.NoError(t, os.WriteFile(target, []byte(`{"schema_version": 1, "job_id": "j", "requested_at": "2026-01-02T03:04:06Z"}`), 0o644))
+			if err := os.Symlink(target, path); err != nil {
+				t.Skipf("no symbolic links here: %v", err)
+			}
+		}),
+		"FIFO": made(func(t *testing.T, path string) {
+			if err := mkfifo(path); err != nil {
+				t.Skipf("no FIFOs here: %v", err)
+			}
+		}),
+	}
+}
+
+// check reads cancel.json exactly as show does: each unreadable one is a
+// problem of check (exit 1) with the very error show reports for it, and a
+// FIFO never makes either wait for a writer (the run's timeout would kill
+// it and fail the test).
+func TestCheck_ReportsAnUnreadableCancelJSONAsShowDoes(t *testing.T) {
+	for name, mk := range cancelCases(t) {
+		t.Run(name, func(t *testing.T) {
+			dir := mk(t)
+			r := runCLI(t, "show", string(dir), "--json")
+			requireCode(t, r, exitOK)
+			var shownRecord struct {
+				CancelRecord struct {
+					Error *errorJSON `json:"error"`
+				} `json:"cancel_record"`
+			}
+			require.NoError(t, json.Unmarshal([]byte(r.stdout), &shownRecord))
+			require.NotNil(t, shownRecord.CancelRecord.Error, "show reports it: %s", r.stdout)
+
+			r = runCLI(t, "check", string(dir), "--json")
+			requireCode(t, r, exitUnsuccessful)
+			var checked checkJSON
+			require.NoError(t, json.Unmarshal([]byte(r.stdout), &checked))
+			require.Len(t, checked.Jobs, 1)
+			require.Equal(t, []findingJSON{{File: jobstore.CancelFile, Error: shownRecord.CancelRecord.Error}},
+				checked.Jobs[0].Problems, "check's problem is show's error")
+			require.Equal(t, 1, checked.Problems)
+
+			r = runCLI(t, "check", string(dir))
+			requireCode(t, r, exitUnsuccessful)
+			require.Contains(t, r.stdout, "FAIL  "+dir.ID()+"  "+jobstore.CancelFile+": ")
+			require.Contains(t, r.stdout, shownRecord.CancelRecord.Error.Remedy)
+		})
+	}
+}
+
+// summaryRE finds each record's part of a check summary: "job.json v1",
+// "status.json v3, unreadable", "cancel.json unreadable", "job.json absent".
+var summaryRE = regexp.MustCompile(`(job\.json|status\.json|cancel\.json) (?:v(\d+)(?:, migrated to v\d+ in memory)?(, unreadable)?|(unreadable)|(absent))`)
+
+// check's summary of a job says what its files hold, read here from the
+// files themselves: the schema_version written in each (never the version
+// this jobstore reads instead), "unreadable" for one that fails, "absent"
+// for one that is not there; cancel.json is named when it exists.
+func TestCheck_SummarySaysWhatTheFilesHold(t *testing.T) {
+	dirs := map[string]jobstore.JobDir{}
+	ents, err := os.ReadDir(brokenRoot)
+	require.NoError(t, err)
+	for _, en := range ents {
+		if en.IsDir() && !strings.HasPrefix(en.Name(), ".") {
+			dirs[en.Name()] = jobstore.JobDir(filepath.Join(brokenRoot, en.Name()))
+		}
+	}
+	for name, mk := range cancelCases(t) {
+		if dir := mk(t); !strings.HasPrefix(string(dir), brokenRoot) {
+			dirs["made "+name] = dir
+		}
+	}
+	require.GreaterOrEqual(t, len(dirs), 20, "the broken fixtures went missing")
+	for name, dir := range dirs {
+		t.Run(name, func(t *testing.T) {
+			r := runCLI(t, "check", string(dir), "--json")
+			var out checkJSON
+			require.NoError(t, json.Unmarshal([]byte(r.stdout), &out), r.stdout)
+			require.Len(t, out.Jobs, 1)
+			j := out.Jobs[0]
+			failed := map[string]*errorJSON{}
+			for _, p := range j.Problems {
+				failed[p.File] = p.Error
+			}
+			said := map[string][]string{}
+			for _, m := range summaryRE.FindAllStringSubmatch(j.Summary, -1) {
+				require.NotContains(t, said, m[1], "summary %q", j.Summary)
+				said[m[1]] = m
+			}
+			for _, file := range []string{jobstore.SpecFile, jobstore.StatusFile, jobstore.CancelFile} {
+				data, err := readNoFollow(filepath.Join(string(dir), file))
+				m := said[file]
+				switch {
+				case errors.Is(err, fs.ErrNotExist) && file == jobstore.CancelFile:
+					require.Nil(t, m, "%s is absent: the summary %q does not name it", file, j.Summary)
+				case errors.Is(err, fs.ErrNotExist):
+					require.NotNil(t, m, "summary %q", j.Summary)
+					require.Equal(t, "absent", m[5], "summary %q", j.Summary)
+				default:
+					require.NotNil(t, m, "summary %q names %s", j.Summary, file)
+					v, verr := jobstore.SchemaVersionOf(data)
+					if err != nil || verr != nil {
+						require.Equal(t, "unreadable", m[4], "%s holds no version: summary %q", file, j.Summary)
+						break
+					}
+					require.Equal(t, strconv.Itoa(v), m[2], "%s holds schema_version %d: summary %q", file, v, j.Summary)
+					if m[3] == ", unreadable" {
+						require.NotNil(t, failed[file], "summary %q without a problem for %s", j.Summary, file)
+					} else if failed[file] != nil {
+						require.Equal(t, "job_id", failed[file].Subject, "read, but a problem: only a job_id that is not the directory's name")
+					}
+				}
+			}
+		})
+	}
+}
+
+// readNoFollow reads path's bytes if it is a regular file; a link, a FIFO
+// or anything else is an error (fs.ErrNotExist only when nothing is there).
+func readNoFollow(path string) ([]byte, error) {
+	fi, err := os.Lstat(path)
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is a %v", path, fi.Mode().Type())
+	}
+	return os.ReadFile(path)
 }

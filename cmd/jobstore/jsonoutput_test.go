@@ -73,7 +73,7 @@ func TestJSON_ErrorObjectsHaveEveryKeyAndNoRemedyInTheMessage(t *testing.T) {
 	}{
 		{"list", []string{"list", root, "--json"}, exitOK, 2},
 		{"show", []string{"show", filepath.Join(root, "d-corrupt"), "--json"}, exitRuntime, 1},
-		{"check root", []string{"check", brokenRoot, "--json"}, exitUnsuccessful, 13},
+		{"check root", []string{"check", brokenRoot, "--json"}, exitUnsuccessful, 16},
 		{"check job", []string{"check", broken, "--json"}, exitUnsuccessful, 1},
 		{"reconcile", []string{"reconcile", root, "--json"}, exitUnsuccessful, 2},
 	} {
@@ -93,8 +93,8 @@ func TestCheck_JSON(t *testing.T) {
 	var out checkJSON
 	require.NoError(t, json.Unmarshal([]byte(r.stdout), &out))
 	require.True(t, out.IsRoot)
-	require.Len(t, out.Jobs, 15)
-	require.Equal(t, 13, out.Problems)
+	require.Len(t, out.Jobs, 19)
+	require.Equal(t, 16, out.Problems)
 	for _, j := range out.Jobs {
 		require.Equal(t, j.OK, len(j.Problems) == 0, j.ID)
 	}
