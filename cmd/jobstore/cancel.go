@@ -57,7 +57,7 @@ func runCancel(e *env, fs *flag.FlagSet, args []string) error {
 			fmt.Fprintln(e.stderr, oneLine(errorLine(err)))
 			return &exitError{code: exitUnsuccessful}
 		}
-		return err
+		return jobDirArgument(err, string(dir))
 	}
 	stands, err := jobstore.ReadCancel(dir)
 	if err != nil {

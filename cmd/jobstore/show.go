@@ -58,7 +58,7 @@ func runShow(e *env, fs *flag.FlagSet, args []string) error {
 	}
 	j := readJob(jobstore.JobDir(pos[0]))
 	if j.Spec == nil && !j.SpecInfo.Present {
-		return j.SpecInfo.Err // not a job: nothing to show
+		return jobDirArgument(j.SpecInfo.Err, pos[0]) // not a job: nothing to show
 	}
 	if *asJSON {
 		out := showJSON{ID: j.Dir.ID(), Dir: string(j.Dir), Spec: j.Spec, Status: j.Status,

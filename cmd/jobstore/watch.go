@@ -85,7 +85,7 @@ func runWatch(e *env, fs *flag.FlagSet, args []string) error {
 	}
 	st, err := w.watch(context.Background(), jobstore.JobDir(pos[0]), *interval)
 	if err != nil {
-		return err
+		return jobDirArgument(err, pos[0])
 	}
 	if st.State != jobstore.Succeeded {
 		return &exitError{code: exitUnsuccessful}

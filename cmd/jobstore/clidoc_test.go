@@ -1,0 +1,38 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// cliDoc is docs/cli.md, the command's documentation.
+func cliDoc(t *testing.T) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "..", "docs", "cli.md"))
+	require.NoError(t, err)
+	return string(b)
+}
+
+// The check report quoted in docs/cli.md is what check prints for the
+// broken fixtures, line for line (abridged: a subset, in order).
+func TestCLIDoc_CheckExampleIsWhatCheckPrints(t *testing.T) {
+	m := regexp.MustCompile("`jobstore check cmd/jobstore/testdata/broken`, abridged:\n\n((?:    .*\n)+)").FindStringSubmatch(cliDoc(t))
+	require.NotNil(t, m, "docs/cli.md has no check example")
+	r := runCLI(t, "check", brokenRoot)
+	requireCode(t, r, exitUnsuccessful)
+	squeeze := regexp.MustCompile(` {2,}`)
+	out := strings.Split(squeeze.ReplaceAllString(strings.ReplaceAll(r.stdout, brokenRoot, "cmd/jobstore/testdata/broken"), "  "), "\n")
+	at := 0
+	for _, line := range strings.Split(strings.TrimSuffix(m[1], "\n"), "\n") {
+		want := squeeze.ReplaceAllString(strings.TrimPrefix(line, "    "), "  ")
+		for at < len(out) && out[at] != want {
+			at++
+		}
+		require.Less(t, at, len(out), "docs/cli.md quotes a line check does not print (or not in this order):\n%s\ncheck printed:\n%s", want, r.stdout)
+	}
+}
