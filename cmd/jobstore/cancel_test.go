@@ -1,9 +1,16 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/axqua/jobstore"
@@ -153,4 +160,145 @@ func TestWatch_SaysCancelRequested(t *testing.T) {
 	code, last := w.wait(t)
 	assert.Equal(t, exitUnsuccessful, code)
 	assert.Contains(t, last, "cancelled")
+}
+
+// python3 is the python3 interpreter itself (sys.executable: PATH's may be
+// a launcher that is slow to start), or the test is skipped.
+func python3(t *testing.T) string {
+	t.Helper()
+	if runtime.GOOS == "windows" {
+		t.Skip("the Python snippets are run on Unix")
+	}
+	launcher, err := exec.LookPath("python3")
+	if err != nil {
+		t.Skip("python3 is not installed: the Python snippets are not run")
+	}
+	out, err := exec.Command(launcher, "-c", "import sys; print(sys.executable)").Output()
+	if py := strings.TrimSpace(string(out)); err == nil && filepath.IsAbs(py) {
+		return py
+	}
+	return launcher
+}
+
+// pythonRequestCancel is docs/format.md's request_cancel, with a harness
+// that calls it on argv[1] and prints what it returned, or the name of the
+// exception it raised.
+func pythonRequestCancel(t *testing.T) string {
+	t.Helper()
+	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "format.md"))
+	require.NoError(t, err)
+	for _, m := range regexp.MustCompile("(?s)```python\n(.*?)```").FindAllStringSubmatch(string(doc), -1) {
+		if strings.Contains(m[1], "def request_cancel(") {
+			return m[1] + `
+import sys
+try:
+    print(request_cancel(sys.argv[1], reason="from python", requested_by="python"))
+except Exception as e:
+    print(type(e).__name__, e)
+`
+		}
+	}
+	t.Fatal("docs/format.md has no Python block defining request_cancel")
+	return ""
+}
+
+// A cancel request has one meaning whoever makes it: RequestCancel, jobstore
+// cancel and the Python function of docs/format.md, each on its own copy of
+// a job in each state, accept it (nil, exit 0, True or False), refuse it for
+// a job that has ended (ErrInvalid, exit 1, ValueError) or fail (status.json
+// is a FIFO: ErrNotRegular, exit 3, OSError) alike; and each says whether
+// its request is the one that stands (the first one does).
+func TestCancel_PythonGoAndTheCommandAgreeInEveryState(t *testing.T) {
+	py := python3(t)
+	script := filepath.Join(testdir.New(t), "request_cancel.py")
+	require.NoError(t, os.WriteFile(script, []byte(pythonRequestCancel(t)), 0o644))
+	earlier := []byte(`{"schema_version": 1, "job_id": "j", "requested_at": "2026-01-02T03:04:05Z", "requested_by": "earlier"}`)
+	states := []struct {
+		name    string
+		state   jobstore.State // "": no status.json
+		request bool           // a cancel.json is there already
+		fifo    bool           // status.json is a FIFO
+		want    string         // accepted, refused, failed
+	}{
+		{"nothing has run", "", false, false, "accepted"},
+		{"queued", jobstore.Queued, false, false, "accepted"},
+		{"queued, requested", jobstore.Queued, true, false, "accepted"},
+		{"running", jobstore.Running, false, false, "accepted"},
+		{"running, requested", jobstore.Running, true, false, "accepted"},
+		{"cancelled, requested", jobstore.Cancelled, true, false, "accepted"}, // a second request
+		{"cancelled", jobstore.Cancelled, false, false, "refused"},
+		{"succeeded", jobstore.Succeeded, false, false, "refused"},
+		{"succeeded, requested too late", jobstore.Succeeded, true, false, "refused"},
+		{"failed", jobstore.Failed, false, false, "refused"},
+		{"lost", jobstore.Lost, false, false, "refused"},
+		{"status.json is a FIFO", "", false, true, "failed"},
+	}
+	for _, tc := range states {
+		t.Run(tc.name, func(t *testing.T) {
+			// job is a fresh copy of the job in this state.
+			job := func(t *testing.T) jobstore.JobDir {
+				dir := submit(t, testdir.New(t), "j")
+				require.NoError(t, os.Remove(dir.StatusPath()))
+				if tc.state != "" {
+					require.NoError(t, jobstore.WriteStatus(dir, jobstore.JobStatus{State: tc.state, Seq: 2}))
+				}
+				if tc.request {
+					require.NoError(t, os.WriteFile(dir.CancelPath(), earlier, 0o444))
+				}
+				if tc.fifo {
+					if err := mkfifo(dir.StatusPath()); err != nil {
+						t.Skipf("no FIFOs here: %v", err)
+					}
+				}
+				return dir
+			}
+			// stands: the request that stands is the one just made by who.
+			stands := func(t *testing.T, dir jobstore.JobDir, who string) bool {
+				req, err := jobstore.ReadCancel(dir)
+				require.NoError(t, err)
+				return req != nil && req.RequestedBy == who
+			}
+
+			dir := job(t)
+			err := jobstore.RequestCancel(dir, jobstore.CancelRequest{RequestedBy: "go"})
+			goSaid := "accepted"
+			switch {
+			case errors.Is(err, jobstore.ErrInvalid):
+				goSaid = "refused"
+			case err != nil:
+				goSaid = "failed"
+			}
+			require.Equal(t, tc.want, goSaid, "RequestCancel: %v", err)
+			goStands := stands(t, dir, "go")
+
+			dir = job(t)
+			r := runCLI(t, "cancel", string(dir), "--by", "cli")
+			cliSaid := map[int]string{exitOK: "accepted", exitUnsuccessful: "refused", exitRuntime: "failed"}[r.code]
+			require.Equal(t, tc.want, cliSaid, "jobstore cancel: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+			require.Equal(t, goStands, stands(t, dir, "cli"))
+			if cliSaid == "accepted" {
+				require.Equal(t, goStands, strings.Contains(r.stdout, "cancel requested for job j "), r.stdout)
+				require.Equal(t, !goStands, strings.Contains(r.stdout, "cancel already requested for job j "), r.stdout)
+			}
+
+			dir = job(t)
+			ctx, cancel := context.WithTimeout(context.Background(), cliTimeout) // a hang guard
+			defer cancel()
+			out, err := exec.CommandContext(ctx, py, script, string(dir)).CombinedOutput()
+			require.NoError(t, err, "python: %s", out)
+			said := strings.TrimSpace(string(out))
+			pySaid := map[string]string{"True": "accepted", "False": "accepted"}[said]
+			switch {
+			case strings.HasPrefix(said, "ValueError "):
+				pySaid = "refused"
+			case strings.HasPrefix(said, "OSError "):
+				pySaid = "failed"
+			}
+			require.Equal(t, tc.want, pySaid, "request_cancel said %q", said)
+			require.Equal(t, goStands, stands(t, dir, "python"))
+			if pySaid == "accepted" {
+				require.Equal(t, strconv.FormatBool(goStands), strings.ToLower(said), "True: this call's request stands")
+			}
+		})
+	}
 }
