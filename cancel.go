@@ -517,10 +517,14 @@ func (r *Run) endContext() {
 // was already there when Context is first called ends it at once.
 //
 // The watch starts on the first call (later calls return the same context)
-// and holds a goroutine and, where events are used, one OS watch handle
-// (an inotify instance on Linux, counted against
-// fs.inotify.max_user_instances) until the run finishes or closes: always
-// Close a Run. If events cannot be had, the poll alone goes on.
+// and holds a goroutine until the run finishes or closes: always Close a
+// Run. Where events are used it holds no OS watcher of its own: it shares
+// the process's one with every Watch and every other Run (on Linux one
+// inotify instance per process, however many runs and watches), through
+// which it watches the job directory (one inotify watch per directory,
+// shared with any Watch of the job, counted against
+// fs.inotify.max_user_watches). If events cannot be had, the poll alone
+// goes on.
 func (r *Run) Context() context.Context {
 	r.mu.Lock()
 	defer r.mu.Unlock()

@@ -4,10 +4,15 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -145,4 +150,113 @@ func TestReadme_PythonPollerReadsARealJob(t *testing.T) {
 		require.Error(t, cmd.Wait())
 		assert.Contains(t, stderr.String(), "was written by a newer jobstore")
 	})
+}
+
+// sentinelCodes reads errors.go for each sentinel variable and its code
+// (ErrNotJob error = &sentinel{"not_job", ...}), so that a sentinel added
+// there is seen without anyone updating a list.
+func sentinelCodes(t *testing.T) map[string]string {
+	t.Helper()
+	f, err := parser.ParseFile(token.NewFileSet(), "errors.go", nil, 0)
+	require.NoError(t, err)
+	codes := map[string]string{}
+	ast.Inspect(f, func(n ast.Node) bool {
+		vs, ok := n.(*ast.ValueSpec)
+		if !ok || len(vs.Names) != 1 || len(vs.Values) != 1 {
+			return true
+		}
+		u, ok := vs.Values[0].(*ast.UnaryExpr)
+		if !ok {
+			return true
+		}
+		lit, ok := u.X.(*ast.CompositeLit)
+		if id, isIdent := lit.Type.(*ast.Ident); !ok || !isIdent || id.Name != "sentinel" || len(lit.Elts) == 0 {
+			return true
+		}
+		b, ok := lit.Elts[0].(*ast.BasicLit)
+		require.True(t, ok && b.Kind == token.STRING, "sentinel %s does not start with its code", vs.Names[0].Name)
+		code, err := strconv.Unquote(b.Value)
+		require.NoError(t, err)
+		codes[vs.Names[0].Name] = code
+		return true
+	})
+	require.Equal(t, "not_owner", codes["ErrNotOwner"], "errors.go was not read as expected")
+	require.Equal(t, "not_owner", jobstore.ErrorCode(jobstore.ErrNotOwner))
+	return codes
+}
+
+// TestDocs_ErrorTableNamesEverySentinel: the error table of
+// docs/guarantees.md has one row per sentinel of errors.go, with its
+// ErrorCode, and the row for errors of no kind ("io"); nothing more.
+func TestDocs_ErrorTableNamesEverySentinel(t *testing.T) {
+	want := map[string]string{"(none)": "io"}
+	for name, code := range sentinelCodes(t) {
+		want["`"+name+"`"] = code
+	}
+	got := map[string]string{}
+	row := regexp.MustCompile("(?m)^\\| (`Err\\w+`|\\(none\\)) \\| `(\\w+)` \\|")
+	for _, m := range row.FindAllStringSubmatch(string(readFile(t, filepath.Join("docs", "guarantees.md"))), -1) {
+		require.NotContains(t, got, m[1], "a second row for %s", m[1])
+		got[m[1]] = m[2]
+	}
+	assert.Equal(t, want, got, "docs/guarantees.md's error table")
+}
+
+// TestDocs_AKilledRunnerLosesOneProgressInterval: the guarantees name the
+// progress interval a killed runner may lose, with its default as the
+// package has it.
+func TestDocs_AKilledRunnerLosesOneProgressInterval(t *testing.T) {
+	doc := string(readFile(t, filepath.Join("docs", "guarantees.md")))
+	m := regexp.MustCompile("(?s)## What a killed runner loses\n(.*?)\n## ").FindStringSubmatch(doc)
+	require.NotNil(t, m, "docs/guarantees.md says nothing of what a killed runner loses")
+	assert.Contains(t, m[1], "SIGKILL")
+	d := regexp.MustCompile("`DefaultProgressInterval`, (\\d+) ms").FindStringSubmatch(m[1])
+	require.NotNil(t, d, "the section names the default interval")
+	assert.Equal(t, d[1], strconv.FormatInt(jobstore.DefaultProgressInterval.Milliseconds(), 10))
+}
+
+// moduleDeps is the modules other than this one that pkg needs at run time
+// (its tests' aside), as go list reports them.
+func moduleDeps(t *testing.T, pkg string) []string {
+	t.Helper()
+	goTool, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("no go command here to list the dependencies")
+	}
+	out, err := exec.Command(goTool, "list", "-deps", "-f", "{{with .Module}}{{if not .Main}}{{.Path}}{{end}}{{end}}", pkg).Output()
+	require.NoError(t, err)
+	seen := map[string]bool{}
+	var mods []string
+	for _, m := range strings.Fields(string(out)) {
+		if !seen[m] {
+			seen[m] = true
+			mods = append(mods, m)
+		}
+	}
+	return mods
+}
+
+// TestReadme_NamesTheRuntimeDependencies: the README names the modules the
+// library needs at run time, and those the command adds, as go list finds
+// them; none missing, none more.
+func TestReadme_NamesTheRuntimeDependencies(t *testing.T) {
+	m := regexp.MustCompile(`(?s)the\s+library\s+depends\s+on\s+(.*?),\s+and\s+the\s+command\s+on\s+(.*?)\s+as\s+well\.`).FindStringSubmatch(string(readFile(t, "README.md")))
+	require.NotNil(t, m, "README.md has no sentence naming the run-time dependencies")
+	named := func(s string) []string {
+		var mods []string
+		for _, b := range regexp.MustCompile("`([^`]+)`").FindAllStringSubmatch(s, -1) {
+			mods = append(mods, b[1])
+		}
+		return mods
+	}
+	library := moduleDeps(t, ".")
+	var command []string
+	for _, mod := range moduleDeps(t, "./cmd/jobstore") {
+		if !slices.Contains(library, mod) {
+			command = append(command, mod)
+		}
+	}
+	require.NotEmpty(t, library)
+	assert.ElementsMatch(t, library, named(m[1]), "the library's dependencies")
+	assert.ElementsMatch(t, command, named(m[2]), "what the command adds")
 }

@@ -20,6 +20,8 @@ package jobstore_test
 //   - twoHostRunnerRole, twoHostStarterRole (twohost_linux_test.go): run or
 //     race Start on a job through one mount of the two-host kit, as a host
 //     named by JOBSTORE_HOST.
+//   - pendingRunnerRole (killed_runner_unix_test.go): start the job, write a
+//     progress, leave another pending, wait to be killed.
 //   - twoHostCancellerRole, twoHostStartWaitRole
 //     (twohost_cancel_linux_test.go): on a line of stdin, request a cancel
 //     of, or Start, the jobs named in $JOBS through one mount.

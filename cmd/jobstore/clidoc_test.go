@@ -36,3 +36,16 @@ func TestCLIDoc_CheckExampleIsWhatCheckPrints(t *testing.T) {
 		require.Less(t, at, len(out), "docs/cli.md quotes a line check does not print (or not in this order):\n%s\ncheck printed:\n%s", want, r.stdout)
 	}
 }
+
+// docs/cli.md lists the kinds of the JSON errors: exactly the codes
+// jobstore.ErrorCode can return, read from errors.go, so that the list
+// cannot fall behind a new sentinel again.
+func TestCLIDoc_ListsEveryErrorKind(t *testing.T) {
+	m := regexp.MustCompile("`kind` is `ErrorCode`'s stable name: ([^;]+);").FindStringSubmatch(cliDoc(t))
+	require.NotNil(t, m, "docs/cli.md has no sentence listing the error kinds")
+	var listed []string
+	for _, k := range regexp.MustCompile("`([a-z_]+)`").FindAllStringSubmatch(m[1], -1) {
+		listed = append(listed, k[1])
+	}
+	require.ElementsMatch(t, libraryErrorCodes(t), listed, "docs/cli.md's error kinds")
+}

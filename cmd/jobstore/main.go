@@ -1,9 +1,10 @@
 // Command jobstore submits, watches, lists, shows, reconciles and checks the
 // job records kept by package jobstore, and runs a demo of all of it.
 //
-// It is built on the standard library alone (flag, text/tabwriter,
-// encoding/json) and the jobstore package, so the module's dependency list
-// stays short. Run "jobstore help" for the commands and the exit codes.
+// It is built on the jobstore package, the standard library (flag,
+// text/tabwriter, encoding/json) and golang.org/x/term (a terminal's
+// size), so the module's dependency list stays short. Run "jobstore help"
+// for the commands and the exit codes.
 package main
 
 import (
