@@ -58,13 +58,22 @@ func fmtProgress(p *float64) string {
 // barWidth is the number of cells of the progress bar.
 const barWidth = 20
 
-// progressBar draws p as [#####---------------]; unknown progress is all '?'.
+// progressBar draws p as [#####---------------]; an unknown progress (nil)
+// as an empty bar that says so, [      unknown       ].
 func progressBar(p *float64) string { return progressBarN(p, barWidth) }
 
 // progressBarN is progressBar with width cells.
 func progressBarN(p *float64, width int) string {
 	if p == nil {
-		return "[" + strings.Repeat("?", width) + "]"
+		word := "unknown"
+		if width < len(word) {
+			word = "?"
+		}
+		if width < len(word) {
+			return "[" + strings.Repeat(" ", width) + "]"
+		}
+		left := (width - len(word)) / 2
+		return "[" + strings.Repeat(" ", left) + word + strings.Repeat(" ", width-len(word)-left) + "]"
 	}
 	n := int(*p*float64(width) + 1e-9)
 	n = min(max(n, 0), width)

@@ -26,6 +26,9 @@ poll for filesystems that give no events for another host's writes (NFS,
 SMB, FUSE). It draws the job's state, a progress bar, its seq and message:
 
   running   [########------------]  40%  seq 14  frame 12/30
+  queued    [      unknown       ]    -  seq 1
+
+(the second: no progress reported yet).
 
 On a terminal the line is redrawn in place ('\r'), at most 10 times a
 second: a status that comes sooner waits, and only the latest one waiting
