@@ -260,3 +260,27 @@ func TestReadme_NamesTheRuntimeDependencies(t *testing.T) {
 	assert.ElementsMatch(t, library, named(m[1]), "the library's dependencies")
 	assert.ElementsMatch(t, command, named(m[2]), "what the command adds")
 }
+
+// TestReadme_TwoCommandsRunTheDemoAndTheTests: the README's "Two commands"
+// are commands to type in the clone: the first runs the demo (a real
+// subcommand: its help is asked for here), the second the tests; no set-up
+// command such as "go get", which a clone does not need.
+func TestReadme_TwoCommandsRunTheDemoAndTheTests(t *testing.T) {
+	m := regexp.MustCompile("(?m)^## Two commands\n\n(?:[^ \n].*\n\n)?((?:    .*\n)+)").FindStringSubmatch(string(readFile(t, "README.md")))
+	require.NotNil(t, m, "README.md has no block under \"## Two commands\"")
+	var commands []string
+	for _, line := range strings.Split(strings.TrimSuffix(m[1], "\n"), "\n") {
+		command, _, _ := strings.Cut(line, "#")
+		commands = append(commands, strings.TrimSpace(command))
+	}
+	require.Equal(t, []string{"go run ./cmd/jobstore demo", "go test ./..."}, commands)
+
+	goTool, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("no go command here to run the demo's help")
+	}
+	args := append(strings.Fields(commands[0])[1:], "--help")
+	out, err := exec.Command(goTool, args...).CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	assert.True(t, strings.HasPrefix(string(out), "Usage: jobstore demo"), "%s", out)
+}
