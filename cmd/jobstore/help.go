@@ -18,6 +18,8 @@ const exitCodesText = `Exit codes:
   2  usage error: unknown command, missing or extra argument, bad flag
   3  runtime error: not a job, a root that holds no job, a record
      unreadable or unwritable, ...
+  watch and list --watch stopped by SIGINT (Ctrl-C) or SIGTERM end by
+  that signal, after a last line that says so: a shell reports 130 or 143
 Errors are printed to stderr as one line that ends with "Remedy: ...".
 `
 

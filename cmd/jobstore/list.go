@@ -5,10 +5,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
-	"os/signal"
 	"path/filepath"
-	"syscall"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -40,21 +38,27 @@ root (a mistyped path, a home directory): it is an error, exit 3.
 --rebuild also rewrites ROOT/index.json (the one-file summary for pollers)
 from the job directories, which stay authoritative, and says so.
 
---watch keeps the table current until interrupted (Ctrl-C, SIGINT or
-SIGTERM: exit 0). Each job is followed with Watch (file system events,
+--watch keeps the table current until stopped (Ctrl-C, SIGINT or SIGTERM;
+see 'jobstore help watch' for how a watcher stops: the same way). Each job
+is followed with Watch (file system events,
 one OS watcher for all the jobs; status.json is also read every
 --interval, a safety poll for filesystems that give no events), ROOT is
 looked at again every --interval for jobs added or removed, and a running
 job is looked at 10 times a second for a cancel request. On a terminal the
-table is redrawn in place, at most 10 times a second, each line cut to the
-terminal's width so that none wraps, and as many lines as the terminal has
-rows (the rest is counted on the last line). Otherwise (a pipe, a file) the
-table is printed once, then a line per change:
+table is redrawn in place, at most 10 times a second, fitted to the
+terminal's width so that no line wraps: where the table is wider, UPDATED,
+then AGE, then KIND are left out, then IDs are shortened in their middle
+(2026...7g25t3), so that each job's STATE and PROGRESS stay in view; and as
+many lines as the terminal has rows (the rest is counted on the last line),
+the last saying how to stop, and then that it stopped. Otherwise (a pipe, a
+file) the table is printed once, then a line per change:
 
   ID  STATE  PROGRESS  seq N  MESSAGE
   ID  no status yet
   ID  unreadable: <the reason, as under the table>
   ID  removed
+
+  stopped (SIGINT) watching ROOT
 
 STATE is as in the table (with its cancel note). A new directory without
 job.json is shown (as unreadable) only after a second, since Submit
@@ -81,9 +85,10 @@ to do. Every --json output reports errors this way. An
 error that stops the command (exit 2 or 3) is one line on stderr, with
 nothing on stdout.
 
-Exit codes: 0 listed (even if some jobs are unreadable), or watched until
-interrupted; 2 bad arguments; 3 ROOT cannot be read, holds entries but no
-job, or index.json cannot be written.`,
+Exit codes: 0 listed (even if some jobs are unreadable); 2 bad arguments;
+3 ROOT cannot be read, holds entries but no job, or index.json cannot be
+written; --watch stopped by SIGINT or SIGTERM: ends by that signal (a
+shell reports 130 or 143).`,
 		run: runList,
 	}
 }
@@ -127,9 +132,15 @@ func runList(e *env, fs *flag.FlagSet, args []string) error {
 		return err
 	}
 	if *watch {
-		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-		defer stop()
-		return watchList(ctx, e, root, *interval)
+		ctx, release := untilStopped(context.Background())
+		defer release()
+		if err := watchList(ctx, e, root, *interval); err != nil {
+			return err
+		}
+		if stop := stopCause(ctx); stop != nil {
+			return stop
+		}
+		return nil
 	}
 	var note *indexNoteJSON
 	if *rebuild {
@@ -191,9 +202,38 @@ func writeTable(w io.Writer, root string, entries []jobstore.Entry, now time.Tim
 		fmt.Fprintf(w, "no jobs under %s\n", root)
 		return
 	}
+	rows := tableRows(entries, now, cancelOf)
 	tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tKIND\tSTATE\tPROGRESS\tUPDATED\tAGE")
-	var bad []jobstore.Entry
+	header := tableHeader()
+	fmt.Fprintln(tw, strings.Join(header[:], "\t"))
+	for _, r := range rows {
+		fmt.Fprintln(tw, strings.Join(r[:], "\t"))
+	}
+	tw.Flush()
+	writeUnreadable(w, entries)
+}
+
+// The columns of the list table.
+const (
+	colID = iota
+	colKind
+	colState
+	colProgress
+	colUpdated
+	colAge
+	tableCols
+)
+
+// tableHeader names the columns of the list table.
+func tableHeader() [tableCols]string {
+	return [tableCols]string{"ID", "KIND", "STATE", "PROGRESS", "UPDATED", "AGE"}
+}
+
+// tableRows are entries as the cells of the list table; now is the
+// reference for AGE.
+func tableRows(entries []jobstore.Entry, now time.Time,
+	cancelOf func(jobstore.JobDir) (*jobstore.CancelRequest, recordInfo)) [][tableCols]string {
+	rows := make([][tableCols]string, 0, len(entries))
 	for _, en := range entries {
 		kind, state, progress, updated, age := "?", "-", "-", "-", "-"
 		if en.Spec != nil {
@@ -209,11 +249,20 @@ func writeTable(w io.Writer, root string, entries []jobstore.Entry, now time.Tim
 		}
 		if en.Err != nil {
 			state = "unreadable"
+		}
+		rows = append(rows, [tableCols]string{en.Dir.ID(), kind, state, progress, updated, age})
+	}
+	return rows
+}
+
+// writeUnreadable prints, under the table, why each unreadable job is.
+func writeUnreadable(w io.Writer, entries []jobstore.Entry) {
+	var bad []jobstore.Entry
+	for _, en := range entries {
+		if en.Err != nil {
 			bad = append(bad, en)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", en.Dir.ID(), kind, state, progress, updated, age)
 	}
-	tw.Flush()
 	if len(bad) > 0 {
 		fmt.Fprintf(w, "\n%d unreadable (the job directory is authoritative: fix or remove it):\n", len(bad))
 		for _, en := range bad {

@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"sort"
-	"strings"
 	"time"
 
 	"github.com/axqua/jobstore"
@@ -119,9 +118,7 @@ func watchList(ctx context.Context, e *env, root string, poll time.Duration) err
 		var changed []*watchedJob
 		select {
 		case <-ctx.Done():
-			if pending {
-				lw.render()
-			}
+			lw.stopped()
 			return nil
 		case ju := <-lw.updates:
 			if j := lw.apply(ju); j != nil {
@@ -329,33 +326,10 @@ func (lw *listWatcher) entries() []jobstore.Entry {
 	return out
 }
 
-// render redraws the table in place: the cursor goes back up over the
-// lines drawn before, each line is rewritten and the rest of it cleared,
-// and whatever is left below is cleared. Every line is cut to the
-// terminal's width less one column (see fitStatusLine), so none wraps and
-// the count of lines to go back up over is exact; and the table is cut to
-// the terminal's height less one row, since the cursor cannot go above the
-// top row.
+// render redraws the table in place (listscreen.go), with a last line
+// saying how to stop.
 func (lw *listWatcher) render() {
-	var b strings.Builder
-	writeTable(&b, lw.root, lw.entries(), time.Now(), lw.cancelOf)
-	fmt.Fprintf(&b, "\nwatching %s (Ctrl-C to stop)\n", lw.root)
-	lines := strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n")
-	cols, rows := lw.width(), lw.height()
-	if room := max(rows-1, 1); len(lines) > room {
-		more := len(lines) - (room - 1)
-		lines = append(lines[:room-1], fmt.Sprintf("... %d more lines: a taller terminal shows them", more))
-	}
-	var s strings.Builder
-	if lw.drawn > 0 {
-		fmt.Fprintf(&s, "\r\x1b[%dA", lw.drawn)
-	}
-	for _, l := range lines {
-		s.WriteString(fitCells(printable(l), max(cols-1, 0)) + "\x1b[K\n")
-	}
-	s.WriteString("\x1b[J")
-	io.WriteString(lw.out, s.String())
-	lw.drawn = len(lines)
+	lw.redraw("Ctrl-C stops watching " + lw.root)
 }
 
 // printChange prints j's change line if it differs from the last printed.

@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"unicode/utf8"
 
@@ -83,7 +84,8 @@ func playScreen(t *testing.T, s string, cols int) []string {
 
 // list --watch on a terminal: the table is redrawn in place (one table on
 // screen, however many changes), a state change and a new job show up in
-// it, no line reaches the last column, and SIGINT ends it with exit 0.
+// it, no line reaches the last column, and SIGINT (Ctrl-C) ends it: the
+// table drawn a last time, its last line saying it stopped.
 func TestListWatch_OnAPseudoTerminalRedrawsTheTableInPlace(t *testing.T) {
 	const cols = 40
 	root := testdir.New(t)
@@ -112,9 +114,15 @@ func TestListWatch_OnAPseudoTerminalRedrawsTheTableInPlace(t *testing.T) {
 	p.waitFor(t, "drawing the new job", has(`^b\s+render\s+queued\s`))
 
 	require.NoError(t, p.cmd.Process.Signal(os.Interrupt))
-	require.Equal(t, exitOK, p.wait(t), "screen: %q", p.screen.String())
+	p.wait(t)
+	requireEndedBy(t, p.cmd, syscall.SIGINT)
 
 	rows := screen()
+	for len(rows) > 0 && rows[len(rows)-1] == "" {
+		rows = rows[:len(rows)-1]
+	}
+	require.NotEmpty(t, rows)
+	require.Equal(t, fitCells("stopped (SIGINT) watching "+root, cols-1), rows[len(rows)-1], "screen:\n%s", strings.Join(rows, "\n"))
 	require.Contains(t, p.screen.String(), "\x1b[", "redrawn with cursor movement")
 	var tables, as int
 	for _, row := range rows {
@@ -128,4 +136,72 @@ func TestListWatch_OnAPseudoTerminalRedrawsTheTableInPlace(t *testing.T) {
 	}
 	require.Equal(t, 1, tables, "one table on screen, redrawn in place:\n%s", strings.Join(rows, "\n"))
 	require.Equal(t, 1, as, "one row for the job:\n%s", strings.Join(rows, "\n"))
+}
+
+// list --watch on a terminal of 40 columns, with generated job IDs (34
+// characters): every job's row shows its state and its progress, the ID
+// shortened in its middle (its start and its end kept), and no row is an ID
+// cut short and nothing else.
+func TestListWatch_OnANarrowTerminalShowsStateAndProgress(t *testing.T) {
+	const cols = 40
+	root := testdir.New(t)
+	var ids []string
+	for _, o := range []jobstore.State{jobstore.Queued, jobstore.Running, jobstore.Succeeded} {
+		dir, err := jobstore.Submit(root, jobstore.JobSpec{Kind: "render"})
+		require.NoError(t, err)
+		ids = append(ids, dir.ID())
+		if o == jobstore.Queued {
+			continue
+		}
+		run, err := jobstore.Start(dir, jobstore.WithProgressInterval(0))
+		require.NoError(t, err)
+		t.Cleanup(func() { _ = run.Close() })
+		require.NoError(t, run.Progress(0.5, "halfway"))
+		if o == jobstore.Succeeded {
+			require.NoError(t, run.Progress(1, "all"))
+			require.NoError(t, run.Finish(jobstore.Outcome{State: jobstore.Succeeded}))
+		}
+	}
+	require.Greater(t, len(ids[0]), cols/2, "IDs long enough to crowd out the rest")
+
+	p := startOnPTY(t, cols, "list", root, "--watch", "--interval", watchPoll.String())
+	want := map[string]*regexp.Regexp{
+		ids[0]: regexp.MustCompile(`^(\S+)\s+queued\s+-(\s|$)`),
+		ids[1]: regexp.MustCompile(`^(\S+)\s+running\s+50%(\s|$)`),
+		ids[2]: regexp.MustCompile(`^(\S+)\s+succeeded\s+100%(\s|$)`),
+	}
+	rowOf := func(id string, rows []string) string {
+		for _, row := range rows {
+			if m := want[id].FindStringSubmatch(row); m != nil && shortened(m[1], id) {
+				return row
+			}
+		}
+		return ""
+	}
+	p.waitFor(t, "every job's state and progress", func(s string) bool {
+		rows := playScreen(t, s, cols)
+		for _, id := range ids {
+			if rowOf(id, rows) == "" {
+				return false
+			}
+		}
+		return true
+	})
+	rows := playScreen(t, p.screen.String(), cols)
+	for _, row := range rows {
+		require.NotRegexp(t, `^\S+\.\.\.$`, row, "an ID cut short and nothing else:\n%s", strings.Join(rows, "\n"))
+	}
+	require.NoError(t, p.cmd.Process.Signal(os.Interrupt))
+	p.wait(t)
+	requireEndedBy(t, p.cmd, syscall.SIGINT)
+}
+
+// shortened: short is id, or id with its middle replaced by "..." (its
+// start and its end kept, a few characters of each at least).
+func shortened(short, id string) bool {
+	if short == id {
+		return true
+	}
+	head, tail, ok := strings.Cut(short, "...")
+	return ok && len(head) >= 3 && len(tail) >= 3 && strings.HasPrefix(id, head) && strings.HasSuffix(id, tail)
 }

@@ -4,8 +4,10 @@ package main
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -20,9 +22,21 @@ func (w *watchProc) interrupt(t *testing.T) {
 	require.NoError(t, w.cmd.Process.Signal(os.Interrupt))
 }
 
+// requireEndedBy checks that a command that has been waited for ended as
+// sig ends a process that does not catch it: by the signal itself.
+func requireEndedBy(t *testing.T, cmd *exec.Cmd, sig syscall.Signal) {
+	t.Helper()
+	require.NotNil(t, cmd.ProcessState, "not waited for")
+	ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus)
+	require.True(t, ok)
+	require.True(t, ws.Signaled(), "the command exited with %d instead of ending by %v", ws.ExitStatus(), sig)
+	require.Equal(t, sig, ws.Signal())
+}
+
 // list --watch into a pipe: the table once, then a line per change of any
 // job (a runner's progress, a job added, a cancel request, the end, a job
-// removed, a directory that is not a job), each once, until SIGINT: exit 0.
+// removed, a directory that is not a job), each once, until SIGINT: then a
+// last line says it stopped, and it ends by the SIGINT.
 func TestListWatch_PipedPrintsALinePerChangeUntilInterrupted(t *testing.T) {
 	root := testdir.New(t)
 	a := submit(t, root, "a")
@@ -60,8 +74,9 @@ func TestListWatch_PipedPrintsALinePerChangeUntilInterrupted(t *testing.T) {
 	require.Contains(t, w.waitLine(t, "c  "), "c  unreadable: ")
 
 	w.interrupt(t)
-	code, _ := w.wait(t)
-	require.Equal(t, exitOK, code, "output:\n%s\nstderr: %s", strings.Join(w.seen, "\n"), w.stderr.String())
+	_, last := w.wait(t)
+	requireEndedBy(t, w.cmd, syscall.SIGINT)
+	require.Equal(t, "stopped (SIGINT) watching "+root, last)
 	require.Empty(t, w.stderr.String())
 	seen := map[string]bool{}
 	for _, l := range w.seen {

@@ -25,10 +25,15 @@ const (
 	exitUnsuccessful = 1 // watch: the job ended failed, cancelled or lost; check, reconcile: problems found; cancel: the job had ended
 	exitUsage        = 2 // unknown command, missing or extra argument, bad flag value
 	exitRuntime      = 3 // a record could not be read or written, not a job, ...
+	// 130 and 143: watch, list --watch stopped by SIGINT or SIGTERM (stop.go)
 )
 
 func main() {
-	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+	code := run(os.Args[1:], os.Stdout, os.Stderr)
+	if sig := stopSignalOf(code); sig != nil {
+		endAs(sig, code) // a watcher the user stopped (stop.go)
+	}
+	os.Exit(code)
 }
 
 // env is what a command writes to, and what it knows about it.
@@ -119,7 +124,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 func (e *env) fail(err error) int {
 	code := exitCode(err)
 	var ex *exitError
-	if err != nil && !errors.As(err, &ex) {
+	var st *stopped
+	if err != nil && !errors.As(err, &ex) && !errors.As(err, &st) {
 		fmt.Fprintln(e.stderr, oneLine(errorLine(err)))
 	}
 	return code
@@ -128,6 +134,7 @@ func (e *env) fail(err error) int {
 func exitCode(err error) int {
 	var ue *usageError
 	var ex *exitError
+	var st *stopped
 	switch {
 	case err == nil:
 		return exitOK
@@ -135,6 +142,8 @@ func exitCode(err error) int {
 		return exitUsage
 	case errors.As(err, &ex):
 		return ex.code
+	case errors.As(err, &st):
+		return st.exitCode()
 	default:
 		return exitRuntime
 	}

@@ -56,9 +56,22 @@ changes or a note is due, and never redraws:
 "event" is "status"; "note" (status.json unreadable for now, or absent:
 "status" is null, "error" says why or is null); "cancel" (the job has a
 cancel request: "message" is the line above, "status" the last status read
-or null, "error" why cancel.json cannot be read, or null); or "end", the
-last line ("message" says how the job ended). Every key is always present;
-"error" is null or an object as in 'jobstore help list'.
+or null, "error" why cancel.json cannot be read, or null); "end", the last
+line of a job that ended ("message" says how); or "stopped", the last line
+of a watch stopped before the job ended ("status" is the last status read,
+or null). Every key is always present; "error" is null or an object as in
+'jobstore help list'.
+
+Stopping the watch (Ctrl-C, SIGINT or SIGTERM) is no error: the latest
+status is drawn, a last line says so and what was last seen, e.g.
+
+  stopped (SIGINT) watching job ID: it was running at seq 14, progress 40%; the job goes on
+
+nothing goes to stderr, and the job goes on as it was. The command then
+ends by that signal, as a command that does not catch it does (a shell
+reports 130 or 143), never with 0: 0 says the job succeeded, so that
+"jobstore watch DIR && next" does not run next when the watch is stopped.
+list --watch stops the same way.
 
 A status that cannot be read for a moment (corrupt after the reader's
 retries, busy) does not end the watch: a note is printed and watching goes
@@ -67,7 +80,9 @@ status written by a newer jobstore does end it (exit 3), since reading
 again cannot help.
 
 Exit codes: 0 the job succeeded; 1 it failed, was cancelled or was lost;
-2 bad arguments; 3 DIR is not a job (or a record this jobstore cannot read).`,
+2 bad arguments; 3 DIR is not a job (or a record this jobstore cannot read);
+stopped by SIGINT or SIGTERM: ends by that signal (a shell reports 130 or
+143).`,
 		run: runWatch,
 	}
 }
@@ -86,7 +101,13 @@ func runWatch(e *env, fs *flag.FlagSet, args []string) error {
 	if *asJSON {
 		w.width, w.asJSON = nil, true
 	}
-	st, err := w.watch(context.Background(), jobstore.JobDir(pos[0]), *interval)
+	ctx, release := untilStopped(context.Background())
+	defer release()
+	st, err := w.watch(ctx, jobstore.JobDir(pos[0]), *interval)
+	if stop := stopCause(ctx); err != nil && stop != nil {
+		w.stopped(stop.sig)
+		return stop
+	}
 	if err != nil {
 		return jobDirArgument(err, pos[0])
 	}
@@ -108,11 +129,12 @@ type watcher struct {
 	// width reports the terminal's width in columns; nil when out is not a
 	// terminal, and then a line is printed per change instead of redrawn.
 	width  func() int
-	asJSON bool   // print watchEventJSON lines
-	id     string // the job's ID, for JSON events
-	drawn  int    // cells of the line on screen (tty), blanked by the next redraw
-	last   string // last line printed (plain output prints changes only)
-	note   string // last note printed, not repeated while it holds
+	asJSON bool                // print watchEventJSON lines
+	id     string              // the job's ID, for JSON events
+	drawn  int                 // cells of the line on screen (tty), blanked by the next redraw
+	last   string              // last line printed (plain output prints changes only)
+	note   string              // last note printed, not repeated while it holds
+	seen   *jobstore.JobStatus // the last status received (nil: none yet)
 	// cancelShown: the job's cancel request has been noted
 	cancelShown bool
 }
@@ -125,7 +147,7 @@ func newWatcher(out io.Writer, width func() int) *watcher {
 
 // watchEventJSON is one line of "watch --json".
 type watchEventJSON struct {
-	Event   string              `json:"event"` // status, note, cancel or end
+	Event   string              `json:"event"` // status, note, cancel, end or stopped
 	ID      string              `json:"job_id"`
 	Status  *jobstore.JobStatus `json:"status"`  // the status read (status, cancel, end), or null
 	Message string              `json:"message"` // the line the text output prints
@@ -168,12 +190,13 @@ func (w *watcher) watch(ctx context.Context, dir jobstore.JobDir, poll time.Dura
 			case u.Status == nil:
 				w.notef("no %s yet: nothing has run; still watching", jobstore.StatusFile)
 			case u.Status.State.Terminal():
+				w.seen = u.Status
 				w.draw(u.Status) // the last status is always drawn
 				w.endLine()
 				w.end(u.Status)
 				return u.Status, nil
 			default:
-				latest = u.Status
+				latest, w.seen = u.Status, u.Status
 				if w.width == nil || gate.ask() {
 					w.draw(latest)
 					pending = false
@@ -191,6 +214,9 @@ func (w *watcher) watch(ctx context.Context, dir jobstore.JobDir, poll time.Dura
 		case <-cancelTick.C:
 			w.checkCancel(dir, latest)
 		case <-ctx.Done():
+			if pending {
+				w.draw(latest) // the screen shows the latest when the watch stops
+			}
 			w.endLine()
 			return nil, ctx.Err()
 		}
@@ -286,6 +312,20 @@ func (w *watcher) noteErr(err error, format string, args ...any) {
 	}
 	fmt.Fprintln(w.out, note)
 	w.last = ""
+}
+
+// stopped prints the last line of a watch stopped by sig: what it last
+// saw of the job, which goes on without it.
+func (w *watcher) stopped(sig os.Signal) {
+	line := fmt.Sprintf("stopped (%s) watching job %s before a status was read", signalName(sig), w.id)
+	if st := w.seen; st != nil {
+		line = oneLine(fmt.Sprintf("stopped (%s) watching job %s: it was %s at seq %d, progress %s; the job goes on",
+			signalName(sig), w.id, st.State, st.Seq, fmtProgress(st.Progress)))
+	}
+	if w.asJSON {
+		line = w.eventLine("stopped", w.seen, line, nil)
+	}
+	fmt.Fprintln(w.out, line)
 }
 
 // end prints how the job ended.
