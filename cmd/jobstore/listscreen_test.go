@@ -1,0 +1,66 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// At every width the fitted table stays within it, and a job's progress
+// stays in view as long as a shortened ID, the state and the progress fit
+// at all; columns go before the ID is shortened, and the ID before the
+// state is cut.
+func TestFitTable_KeepsStateAndProgressAtEveryWidth(t *testing.T) {
+	rows := [][tableCols]string{
+		{"20261201T150605.954381Z-rjdf9aa42t", "render", "running, cancel requested", "50%", "2026-12-01T15:06:06Z", "3m05s"},
+		{"20261201T150605.958335Z-rep17fx6nv", "render", "queued", "-", "2026-12-01T15:06:06Z", "3m04s"},
+		{"short", "a-kind-with-a-long-name", "succeeded", "100%", "2026-12-01T15:06:07Z", "2m"},
+	}
+	for budget := 0; budget <= 120; budget++ {
+		t.Run(fmt.Sprint(budget), func(t *testing.T) {
+			lines := fitTable(rows, budget)
+			require.Len(t, lines, len(rows)+1)
+			for _, l := range lines {
+				if budget >= 10+2+9+2+8 { // a shortened ID, "succeeded", "PROGRESS"
+					require.LessOrEqual(t, cells(l), budget, "%q", l)
+				}
+			}
+			for i, r := range rows {
+				line := lines[i+1]
+				if budget >= len(r[colID])+2+len("running, cancel requested")+2+len("PROGRESS") {
+					require.True(t, strings.HasPrefix(line, r[colID]+" "), "the whole ID while it fits: %q", line)
+				}
+				if budget >= 10+2+9+2+8 {
+					require.Contains(t, line, r[colProgress], "%q", line)
+					require.Regexp(t, `^\S+\s+\S`, line)
+				}
+				if budget >= 10+2+len("running, cancel requested")+2+8 {
+					require.Contains(t, line, r[colState], "%q", line)
+				}
+			}
+		})
+	}
+	wide := fitTable(rows, 200)
+	require.Contains(t, wide[0], "UPDATED", "all columns where they fit")
+	require.Contains(t, wide[1], rows[0][colUpdated])
+}
+
+// shortenMiddle keeps an ID's start and (a little more of) its end.
+func TestShortenMiddle(t *testing.T) {
+	id := "20261201T150605.954381Z-rjdf9aa42t"
+	for n, want := range map[int]string{
+		40: id, 34: id,
+		33: "20261201T150605...381Z-rjdf9aa42t",
+		14: "20261...9aa42t",
+		10: "202...a42t",
+		3:  "...",
+		2:  "..",
+	} {
+		got := shortenMiddle(id, n)
+		require.Equal(t, want, got, "%d", n)
+		require.LessOrEqual(t, cells(got), n)
+	}
+	require.Equal(t, "ré...ée", shortenMiddle("réalité-rêvée", 9), "a non-ASCII rune counts two cells")
+}
