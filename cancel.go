@@ -170,10 +170,14 @@ func ReadCancel(dir JobDir) (*CancelRequest, error) {
 // returns nil (the request is done). A request racing the runner's own
 // Finish may be published just after the terminal status: RequestCancel
 // then returns nil, and the status tells which came first. A dir without
-// job.json is ErrNotJob; invalid input is ErrInvalid before anything is
+// job.json is ErrNotJob; invalid input (a dir whose last element is not a
+// job ID included: Subject "job_id") is ErrInvalid before anything is
 // touched; a failed write leaves no temp file and no cancel.json.
 func RequestCancel(dir JobDir, req CancelRequest) error {
 	const op = "request cancel"
+	if err := checkJobDir(op, dir); err != nil {
+		return err
+	}
 	path := dir.CancelPath()
 	st, err := ReadStatus(dir)
 	if err != nil {

@@ -26,6 +26,8 @@ type Lock struct {
 
 // LockJob takes job.lock in dir, exclusively, without waiting.
 //
+// A dir whose last element is not a job ID ("/", ".", "root/j/..", a
+// dot-name) is ErrInvalid, Subject "job_id", before anything is touched.
 // dir must hold a job.json (else ErrNotJob); job.lock is created (0644) if
 // missing and never deleted, since deleting a lock file lets two processes
 // lock two different files of the same name. dir must not be a symbolic
@@ -58,6 +60,9 @@ type Lock struct {
 // says running proves that its runner is gone (see Reconcile).
 func LockJob(dir JobDir) (*Lock, error) {
 	const op = "lock"
+	if err := checkJobDir(op, dir); err != nil {
+		return nil, err
+	}
 	d, err := openJobDir(op, dir)
 	if err != nil {
 		return nil, err

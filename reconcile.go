@@ -53,7 +53,12 @@ const lostRemedy = "the runner died without finishing; resubmit the job or inspe
 // queued job whose fenced claimant's first write landed before the fence:
 // the job is then running an attempt judged gone). A running job at seq 2^64-1 cannot be marked (seq never
 // wraps): ErrInvalid, Subject "seq", and nothing is written.
+// A dir whose last element is not a job ID ("/", ".", "root/j/..", a
+// dot-name) is ErrInvalid, Subject "job_id", before anything is touched.
 func Reconcile(dir JobDir) (changed bool, err error) {
+	if err := checkJobDir("reconcile", dir); err != nil {
+		return false, err
+	}
 	changed, _, err = reconcile(dir)
 	return changed, err
 }

@@ -84,8 +84,9 @@ type Run struct {
 // (see RequestCancel); a request published after Start's claim and check
 // ends the Run's Context instead.
 // A job in a terminal state (succeeded, failed, cancelled, lost) is not
-// started again: ErrInvalid, Subject "state". On any error the lock is
-// released.
+// started again: ErrInvalid, Subject "state". A dir whose last element is
+// not a job ID ("/", ".", "root/j/..", a dot-name) is ErrInvalid, Subject
+// "job_id", before anything is touched. On any error the lock is released.
 //
 // Across hosts whose locks do not reach each other, job.lock alone cannot
 // keep a job to one runner, so Start also claims the next attempt (status
@@ -108,6 +109,9 @@ type Run struct {
 // (default DefaultLease), WithHost (default HostID()).
 func Start(dir JobDir, opts ...StartOption) (*Run, error) {
 	const op = "start"
+	if err := checkJobDir(op, dir); err != nil {
+		return nil, err
+	}
 	o, err := newStartOptions(op, dir, opts)
 	if err != nil {
 		return nil, err

@@ -8,6 +8,23 @@ import (
 	"github.com/axqua/jobstore/internal/fsys"
 )
 
+// checkJobDir is the first step of every function that creates or changes a
+// file in a job directory: dir's last element must be a job ID
+// (ValidateJobID), or dir is not a job directory at all ("/", ".", "",
+// "root/j/..", a dot-name such as a temp or build directory) and nothing is
+// touched. The error is ErrInvalid, Subject "job_id", Path dir, Found its
+// last element.
+func checkJobDir(op string, dir JobDir) error {
+	err := validateJobID(op, string(dir), dir.ID())
+	if err == nil {
+		return nil
+	}
+	return annotated(err, func(e *Error) {
+		e.Msg = fmt.Sprintf("%q is not a job directory: its last element %s", string(dir), e.Msg)
+		e.Remedy = "pass the job's own directory, <root>/<job-id>: Submit returns it and DirFor(root, id) builds it; nothing was written"
+	})
+}
+
 // WriteSpec publishes job.json, the submission record, in dir.
 //
 // It stamps SchemaVersion, stamps SubmittedAt with Now() if zero, and
@@ -21,6 +38,8 @@ import (
 // ErrExists (which also matches fs.ErrExist), and the winner's file is
 // untouched. The file is created read-only (0444, or WithPerm's read bits).
 //
+// A dir whose last element is not a job ID ("/", ".", "root/j/..", a
+// dot-name) is ErrInvalid, Subject "job_id", before anything is touched.
 // Invalid input is ErrInvalid with Subject naming the field, and a record
 // whose encoding is longer than DefaultMaxSize is ErrTooLarge, both before
 // anything is touched. If WriteSpec returns nil, job.json is complete and durable; if
@@ -28,6 +47,9 @@ import (
 // record, and no temp file is left.
 func WriteSpec(dir JobDir, spec JobSpec, opts ...WriteOption) error {
 	const op = "write spec"
+	if err := checkJobDir(op, dir); err != nil {
+		return err
+	}
 	path := dir.SpecPath()
 	spec.SchemaVersion = JobSchemaVersion
 	if spec.SubmittedAt.IsZero() {
@@ -128,9 +150,14 @@ func readSpecIn(d *fsys.Dir, dir JobDir, o readOptions, sch schema) (JobSpec, er
 // last rename wins. A Run notices when a write that is not its own has
 // replaced its record, and stops (ErrNotOwner) instead of overwriting it.
 // A dir that is a symbolic link is ErrNotRegular: nothing is written
-// through it.
+// through it. A dir whose last element is not a job ID ("/", ".",
+// "root/j/..", a dot-name) is ErrInvalid, Subject "job_id", before anything
+// is touched.
 func WriteStatus(dir JobDir, st JobStatus, opts ...WriteOption) error {
 	const op = "write status"
+	if err := checkJobDir(op, dir); err != nil {
+		return err
+	}
 	data, err := encodeStatus(op, dir, &st)
 	if err != nil {
 		return err

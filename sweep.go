@@ -29,11 +29,16 @@ const DefaultSweepAge = 15 * time.Minute
 // It returns the names removed (base names, or relative to dir as above). A
 // file that vanished meanwhile (another sweeper, its writer) is not an
 // error; other failures are reported after the sweep went on with the rest.
-// olderThan < 0 is ErrInvalid. dir must not be a symbolic link
+// olderThan < 0 is ErrInvalid, and so is a dir whose last element is not a
+// job ID (Subject "job_id"): a root is swept by ReconcileAll and
+// RebuildIndex, never as a job directory. dir must not be a symbolic link
 // (ErrNotRegular), and neither is a .fenced-N followed: the sweep removes
 // names relative to the directory it opened, never through a link.
 func SweepTemps(dir JobDir, olderThan time.Duration) (removed []string, err error) {
 	const op = "sweep temp files"
+	if err := checkJobDir(op, dir); err != nil {
+		return nil, err
+	}
 	if olderThan < 0 {
 		return nil, errInvalid(op, string(dir), "olderThan", olderThan, "a duration >= 0", fmt.Sprintf("%v is negative", olderThan), "pass a duration >= 0")
 	}
