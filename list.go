@@ -28,9 +28,10 @@ type Entry struct {
 // It skips dot-names (temp files, hidden directories), index.json and
 // anything that is not a directory (a symlink included). Every other
 // directory is an Entry: a directory without job.json has Err of kind
-// ErrNotJob; an unreadable job.json leaves Spec nil and sets Err, and
-// status.json is still read for what it tells; an unreadable status.json
-// sets Err with Spec kept. A record that is not a regular file (a FIFO, a
+// ErrNotJob; an unreadable job.json (one whose job_id is not the
+// directory's name included) leaves Spec nil and sets Err, and status.json
+// is still read for what it tells; an unreadable status.json sets Err with
+// Spec kept. A record that is not a regular file (a FIFO, a
 // socket, a device, a link) is ErrNotRegular in that entry's Err, at once:
 // it is never opened for reading in a way that blocks. A damaged record costs the tolerant reader's
 // retries (DefaultReadAttempts reads, DefaultReadDelay apart: about 150 ms),

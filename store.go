@@ -77,8 +77,11 @@ func WriteSpec(dir JobDir, spec JobSpec, opts ...WriteOption) error {
 // then migration in memory if the record is older than JobSchemaVersion (the
 // file is never rewritten), then validation. A missing job.json (or dir) is
 // an *Error of kind ErrNotJob, which also matches fs.ErrNotExist. A record
-// from a newer jobstore is ErrNewerSchema. A dir that is a symbolic link, and
-// a job.json that is not a regular file, are ErrNotRegular, at once.
+// from a newer jobstore is ErrNewerSchema. A job.json whose job_id is not
+// dir's base name describes another job (a directory copied or renamed by
+// hand): ErrInvalid, Subject "job_id", naming both IDs. A dir that is a
+// symbolic link, and a job.json that is not a regular file, are
+// ErrNotRegular, at once.
 func ReadSpec(dir JobDir, opts ...ReadOption) (JobSpec, error) {
 	return readSpec(dir, newReadOptions(opts), specSchema())
 }
@@ -119,6 +122,9 @@ func readSpecIn(d *fsys.Dir, dir JobDir, o readOptions, sch schema) (JobSpec, er
 	if err != nil {
 		return JobSpec{}, withPath(err, op, path)
 	}
+	if spec.ID != dir.ID() {
+		return JobSpec{}, errWrongJobID(op, path, spec.ID, dir)
+	}
 	return spec, nil
 }
 
@@ -126,11 +132,10 @@ func readSpecIn(d *fsys.Dir, dir JobDir, o readOptions, sch schema) (JobSpec, er
 // WriteJSONAtomic for exactly what a concurrent reader and a crash may see,
 // and for NoSync).
 //
-// It stamps SchemaVersion, JobID with dir's base name if empty (and a valid
-// ID), UpdatedAt with Now() if zero, and
-// validates: State must be known, Progress nil or within [0, 1], JobID a
-// valid job ID if set, timestamps within years 1..9999. Invalid input is an
-// *Error of kind ErrInvalid with Subject naming the field and Found its
+// It stamps SchemaVersion, JobID with dir's base name if empty, UpdatedAt
+// with Now() if zero, and validates: State must be known, Progress nil or
+// within [0, 1], JobID dir's base name, timestamps within years 1..9999.
+// Invalid input is an *Error of kind ErrInvalid with Subject naming the field and Found its
 // value, and a record whose encoding is longer than DefaultMaxSize is
 // ErrTooLarge, both returned before anything is touched: the previous
 // status.json stays byte-identical. WriteStatus does not check that job.json exists (that
@@ -185,7 +190,7 @@ func WriteStatus(dir JobDir, st JobStatus, opts ...WriteOption) error {
 func encodeStatus(op string, dir JobDir, st *JobStatus) ([]byte, error) {
 	path := dir.StatusPath()
 	st.SchemaVersion = StatusSchemaVersion
-	if st.JobID == "" && ValidateJobID(dir.ID()) == nil {
+	if st.JobID == "" {
 		st.JobID = dir.ID() // pollers that see only the file still know whose it is
 	}
 	if st.UpdatedAt.IsZero() {
@@ -193,6 +198,9 @@ func encodeStatus(op string, dir JobDir, st *JobStatus) ([]byte, error) {
 	}
 	if err := st.validate(op, path); err != nil {
 		return nil, err
+	}
+	if st.JobID != dir.ID() {
+		return nil, errWrongJobID(op, path, st.JobID, dir)
 	}
 	return encodeRecord(op, path, "status", "cannot encode the record", "correct the status's fields", st)
 }
@@ -239,7 +247,10 @@ func writeStatusAs(c protocolDir, dir JobDir, st JobStatus, written *fsys.ID, op
 //
 // It returns nil, nil when the job exists but status.json does not yet
 // ("nothing has run yet"), and an *Error of kind ErrNotJob when dir has no
-// job.json or does not exist. It never writes, renames, chmods or removes
+// job.json or does not exist. A status.json whose job_id is set and is not
+// dir's base name is ErrInvalid, Subject "job_id", naming both IDs (an empty
+// job_id, which older writers may leave, is read as dir's). It never
+// writes, renames, chmods or removes
 // anything. When the record is current (the usual case) it costs one JSON
 // parse. A dir that is a symbolic link, and a status.json that is not a
 // regular file (a link, a FIFO, a socket, a device), are ErrNotRegular, at
@@ -287,6 +298,9 @@ func readStatusIn(d *fsys.Dir, dir JobDir, o readOptions, sch schema) (*JobStatu
 	}
 	if !found {
 		return nil, nil
+	}
+	if st.JobID != "" && st.JobID != dir.ID() {
+		return nil, errWrongJobID(op, path, st.JobID, dir)
 	}
 	return st, nil
 }
