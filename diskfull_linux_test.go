@@ -95,7 +95,7 @@ func TestDiskFull_WritesFailWithENOSPCAndLeaveRecordsIntact(t *testing.T) {
 
 				assert.Equal(t, oldSpec, readFile(t, job.SpecPath()), "%s changed job.json", name)
 				assert.Equal(t, oldStatus, readFile(t, job.StatusPath()), "%s changed status.json", name)
-				assert.NoFileExists(t, newJob.SpecPath(), "%s", name)
+				assert.NoDirExists(t, string(newJob), "%s: a new job appears whole or not at all", name)
 				assert.NoFileExists(t, other, "%s", name)
 				requireNoTempFiles(t, mnt, "%s left a temp file", name)
 			}

@@ -72,9 +72,11 @@ type Index struct {
 // RebuildIndex lists root (see List) and writes <root>/index.json atomically
 // and durably (WriteJSONAtomic): a row per job whose job.json and status.json
 // (if any) are readable, in List's order, and a problem per other directory
-// with its error as the reason. It also removes index temp files older than
-// DefaultSweepAge that a crashed rebuild left in root. It returns the index
-// written.
+// with its error as the reason. It also removes what crashed writers left
+// in root itself once it is older than DefaultSweepAge: index temp files of
+// a crashed rebuild and the hidden build directories of a crashed Submit
+// (see ReconcileAll; job directories are left to it). root may be reached
+// through symbolic links. It returns the index written.
 func RebuildIndex(root string) (*Index, error) {
 	entries, err := List(root)
 	if err != nil {
@@ -100,7 +102,7 @@ func RebuildIndex(root string) (*Index, error) {
 	if err := WriteJSONAtomic(filepath.Join(root, IndexFile), idx); err != nil {
 		return nil, err
 	}
-	_, _ = SweepTemps(JobDir(root), DefaultSweepAge) // housekeeping: a failure here is not the rebuild's
+	_, _, _ = sweepRoot("rebuild index", root, time.Now().Add(-DefaultSweepAge)) // housekeeping: a failure here is not the rebuild's
 	return idx, nil
 }
 

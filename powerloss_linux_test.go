@@ -81,55 +81,89 @@ func checkStatusState(oldB, newB, specB []byte) func(root string, acked bool) []
 	}
 }
 
-// checkSpecState: job.json is absent and unacknowledged, or complete.
+// checkSpecState: the job directory of WriteSpec is absent and
+// unacknowledged, or holds job.json complete; nothing else is in the root
+// but the hidden build directory a crash leaves (swept later).
 func checkSpecState(specB []byte) func(root string, acked bool) []string {
+	return checkNewJobState(tracedJobB, "WriteSpec", specB, nil)
+}
+
+// checkSubmitState: the job directory of Submit is absent and
+// unacknowledged, or holds job.json and the first status.json, complete.
+func checkSubmitState(specB, statusB []byte) func(root string, acked bool) []string {
+	return checkNewJobState(tracedJobC, "Submit", specB, statusB)
+}
+
+// checkNewJobState checks the job id that call made under root: either
+// absent (and call unacknowledged) or whole: job.json equal to specB and
+// read back by ReadSpec, status.json (if statusB is not nil) equal to
+// statusB and read back by ReadStatus, nothing else but temp files; and
+// nothing else in root but hidden build directories.
+func checkNewJobState(id, call string, specB, statusB []byte) func(root string, acked bool) []string {
 	spec, _, errSpec := jobstore.DecodeSpec(specB)
 	return func(root string, acked bool) []string {
 		if errSpec != nil {
 			return []string{errSpec.Error()}
 		}
-		dir := jobstore.JobDir(filepath.Join(root, tracedJobB))
+		dir := jobstore.JobDir(filepath.Join(root, id))
 		var bad []string
+		for _, name := range otherThanTemps(root, id) {
+			if !strings.Contains(name, "unexpected .submit-"+id+"-") {
+				bad = append(bad, name)
+			}
+		}
+		if _, err := os.Lstat(string(dir)); errors.Is(err, fs.ErrNotExist) {
+			if acked {
+				bad = append(bad, "the job is missing after "+call+" returned nil")
+			}
+			return bad
+		}
+		keep := []string{jobstore.SpecFile}
 		b, err := os.ReadFile(dir.SpecPath())
 		got, rerr := jobstore.ReadSpec(dir, strictRead)
 		switch {
-		case errors.Is(err, fs.ErrNotExist):
-			if acked {
-				bad = append(bad, "job.json is missing after WriteSpec returned nil")
-			}
-			if !errors.Is(rerr, jobstore.ErrNotJob) {
-				bad = append(bad, fmt.Sprintf("ReadSpec of a missing job.json: %v, want ErrNotJob", rerr))
-			}
 		case err != nil:
-			bad = append(bad, fmt.Sprintf("job.json: %v", err))
+			bad = append(bad, fmt.Sprintf("a job directory without a readable job.json: %v", err))
 		case !bytes.Equal(b, specB):
 			bad = append(bad, "job.json is incomplete: "+short(b))
 		case rerr != nil || !assert.ObjectsAreEqual(got, spec):
 			bad = append(bad, fmt.Sprintf("ReadSpec of a complete job.json: %+v, %v", got, rerr))
 		}
-		if _, err := os.Stat(string(dir)); err == nil {
-			bad = append(bad, otherThanTemps(string(dir), jobstore.SpecFile)...)
+		if statusB != nil {
+			keep = append(keep, jobstore.StatusFile)
+			b, err := os.ReadFile(dir.StatusPath())
+			st, rerr := jobstore.ReadStatus(dir, strictRead)
+			switch {
+			case err != nil:
+				bad = append(bad, fmt.Sprintf("a job without its first status.json: %v", err))
+			case !bytes.Equal(b, statusB):
+				bad = append(bad, "status.json is incomplete: "+short(b))
+			case rerr != nil || st == nil || st.State != jobstore.Queued || st.Seq != 1:
+				bad = append(bad, fmt.Sprintf("ReadStatus of a complete status.json: %+v, %v", st, rerr))
+			}
 		}
-		return append(bad, otherThanTemps(root, tracedJobB)...)
+		return append(bad, otherThanTemps(string(dir), keep...)...)
 	}
 }
 
 // TestPowerLoss_EveryCrashStateHoldsOldOrNewRecord enumerates power-loss
 // states in the manner of ALICE and LazyFS. The syscall trace (strace) of
-// one WriteStatus over an existing status.json, and of one WriteSpec that
-// creates its job directory, is replayed on the abstract file system of
-// internal/crashmodel, whose package documentation states the persistence
-// model. After every call of the trace a power cut is assumed; every on-disk
+// one WriteStatus over an existing status.json, of one WriteSpec that
+// creates its job directory and of one Submit, is replayed on the abstract
+// file system of internal/crashmodel, whose package documentation states
+// the persistence model. After every call of the trace a power cut is assumed; every on-disk
 // state that cut could leave is built, written out to a real directory and
 // read back with the public readers (ReadStatus, ReadSpec) and plain
 // os.ReadFile.
 //
 // What must hold in every state: status.json is the old record or the new
 // one, complete (equal bytes, and ReadStatus returns that record), and the
-// new one if the cut came after WriteStatus returned nil; job.json is
-// absent (then WriteSpec had not returned) or complete; job.json of the
-// status job is untouched; anything else in a job directory is a temp file
-// (IsTempName). Deleting the file fsync or a directory fsync from the trace
+// new one if the cut came after WriteStatus returned nil; a new job
+// directory is absent (then WriteSpec or Submit had not returned) or whole:
+// job.json complete, and for Submit status.json complete too, never an
+// empty or half-made job directory; job.json of the status job is
+// untouched; anything else in a job directory is a temp file (IsTempName),
+// and in the root a hidden build directory. Deleting the file fsync or a directory fsync from the trace
 // must produce violations, which proves the model and the checks can fail.
 func TestPowerLoss_EveryCrashStateHoldsOldOrNewRecord(t *testing.T) {
 	var statusBase, specBase crashmodel.Image
@@ -138,6 +172,8 @@ func TestPowerLoss_EveryCrashStateHoldsOldOrNewRecord(t *testing.T) {
 		statusBase = snapshotImage(t, root)
 	}, stepWriteStatus)
 	specRun := traceProtocol(t, func(root string) { specBase = snapshotImage(t, root) }, stepWriteSpec)
+	var submitBase crashmodel.Image
+	submitRun := traceProtocol(t, func(root string) { submitBase = snapshotImage(t, root) }, stepSubmit)
 	var inPlaceBase crashmodel.Image
 	inPlaceRun := traceProtocol(t, func(root string) {
 		prepareTracedRoot(t, root)
@@ -152,6 +188,11 @@ func TestPowerLoss_EveryCrashStateHoldsOldOrNewRecord(t *testing.T) {
 	require.NotEqual(t, aOld, aNew)
 	bSpec, err := os.ReadFile(jobstore.JobDir(specRun.jobDir(tracedJobB)).SpecPath())
 	require.NoError(t, err)
+	jobC := jobstore.JobDir(submitRun.jobDir(tracedJobC))
+	cSpec, err := os.ReadFile(jobC.SpecPath())
+	require.NoError(t, err)
+	cStatus, err := os.ReadFile(jobC.StatusPath())
+	require.NoError(t, err)
 	aNewInPlace, err := os.ReadFile(jobstore.JobDir(inPlaceRun.jobDir(tracedJobA)).StatusPath())
 	require.NoError(t, err)
 
@@ -159,11 +200,25 @@ func TestPowerLoss_EveryCrashStateHoldsOldOrNewRecord(t *testing.T) {
 	dirFsync := func(dir string) func(e strace.Event) bool {
 		return func(e strace.Event) bool { return e.Name == "fsync" && e.Path == dir }
 	}
+	// buildFsync is the nth (1-based) fsync of the hidden build directory.
+	buildFsync := func(n int) func(e strace.Event) bool {
+		seen := 0
+		return func(e strace.Event) bool {
+			if e.Name != "fsync" || !strings.HasPrefix(filepath.Base(e.Path), ".submit-") {
+				return false
+			}
+			seen++
+			return seen == n
+		}
+	}
 	statusCase := func(name string, drop func(strace.Event) bool, wantViolations bool) powerLossCase {
 		return powerLossCase{name, statusRun, statusBase, stepWriteStatus, drop, checkStatusState(aOld, aNew, aSpec), wantViolations}
 	}
 	specCase := func(name string, drop func(strace.Event) bool, wantViolations bool) powerLossCase {
 		return powerLossCase{name, specRun, specBase, stepWriteSpec, drop, checkSpecState(bSpec), wantViolations}
+	}
+	submitCase := func(name string, drop func(strace.Event) bool, wantViolations bool) powerLossCase {
+		return powerLossCase{name, submitRun, submitBase, stepSubmit, drop, checkSubmitState(cSpec, cStatus), wantViolations}
 	}
 	var states, checked int
 	for _, tc := range []powerLossCase{
@@ -174,8 +229,14 @@ func TestPowerLoss_EveryCrashStateHoldsOldOrNewRecord(t *testing.T) {
 			nil, checkStatusState(aOld, aNewInPlace, aSpec), true},
 		specCase("WriteSpec as traced", nil, false),
 		specCase("WriteSpec without the file fsync", fileFsync, true),
-		specCase("WriteSpec without the job directory fsync", dirFsync(specRun.jobDir(tracedJobB)), true),
-		specCase("WriteSpec without the fsync of the new directory's parent", dirFsync(specRun.root), true),
+		specCase("WriteSpec without the build directory's fsync", buildFsync(1), true),
+		specCase("WriteSpec without the fsync of the root after the rename", dirFsync(specRun.root), true),
+		submitCase("Submit as traced", nil, false),
+		submitCase("Submit without status.json's fsync", func(e strace.Event) bool {
+			return e.Name == "fsync" && jobstore.IsTempName(e.Path) && strings.HasPrefix(filepath.Base(e.Path), "."+jobstore.StatusFile)
+		}, true),
+		submitCase("Submit without the build directory's last fsync", buildFsync(2), true),
+		submitCase("Submit without the fsync of the root after the rename", dirFsync(submitRun.root), true),
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			evs := tc.run.step(t, tc.step)

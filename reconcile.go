@@ -3,6 +3,7 @@ package jobstore
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"time"
 
@@ -215,6 +216,18 @@ const reconcilePoll = 250 * time.Millisecond
 // failure is in its result, never the call's; the error is for root itself.
 // A sweep error is reported only when Reconcile succeeded.
 //
+// It also clears what interrupted writes left that is no job, once it is
+// older than DefaultSweepAge (a writer at work is never that old): the
+// root's own temp files (index.json's) and the hidden directories in which
+// a crashed Submit was building a job (see Submit); and, in a root that
+// holds at least one job, a directory without job.json that holds nothing
+// but temp files, unchanged for DefaultSweepAge, as an interrupted
+// WriteSpec of an older jobstore left it. A directory so removed is not in
+// the results; a root-level leftover that cannot be removed is, as a
+// result naming its path with the error. Everything else (a directory with
+// any other file, one that is younger, a path that holds no job at all) is
+// left alone and reported as Reconcile reports it (ErrNotJob).
+//
 // Unlike Reconcile, it waits until every running job (and every stale
 // claim of a queued one) is judged: a runner on
 // another host (one whose job.lock this host cannot see) is watched, all of
@@ -223,9 +236,15 @@ const reconcilePoll = 250 * time.Millisecond
 // returns within the longest lease among those runners plus 250 ms; on one
 // host, where job.lock and the process table decide, at once.
 func ReconcileAll(root string) ([]ReconcileResult, error) {
-	dirs, err := jobDirs("reconcile", root)
+	const op = "reconcile"
+	cutoff := time.Now().Add(-DefaultSweepAge)
+	_, rootErrs, rootErr := sweepRoot(op, root, cutoff)
+	dirs, err := jobDirs(op, root)
 	if err != nil {
 		return nil, err
+	}
+	if rootErr != nil { // the root could be listed, but not opened as a directory
+		return nil, rootErr
 	}
 	results := make([]ReconcileResult, len(dirs))
 	undecided := make([]bool, len(dirs))
@@ -237,7 +256,9 @@ func ReconcileAll(root string) ([]ReconcileResult, error) {
 		parallel(len(todo), func(k int) {
 			i := todo[k]
 			results[i] = ReconcileResult{Dir: dirs[i]}
-			results[i].Changed, undecided[i], results[i].Err = reconcile(dirs[i])
+			if results[i].Err = checkJobDir(op, dirs[i]); results[i].Err == nil {
+				results[i].Changed, undecided[i], results[i].Err = reconcile(dirs[i])
+			}
 		})
 		next := todo[:0]
 		for _, i := range todo {
@@ -250,12 +271,39 @@ func ReconcileAll(root string) ([]ReconcileResult, error) {
 		}
 		time.Sleep(reconcilePoll)
 	}
-	parallel(len(dirs), func(i int) {
+	results = removeLeftovers(root, results, cutoff)
+	parallel(len(results), func(i int) {
 		var serr error
-		results[i].Swept, serr = SweepTemps(dirs[i], DefaultSweepAge)
+		results[i].Swept, serr = SweepTemps(results[i].Dir, DefaultSweepAge)
 		if results[i].Err == nil {
 			results[i].Err = serr
 		}
 	})
-	return results, nil
+	failed := make([]ReconcileResult, len(rootErrs))
+	for i, err := range rootErrs {
+		failed[i] = ReconcileResult{Dir: JobDir(errPath(err)), Err: err}
+	}
+	return append(failed, results...), nil
+}
+
+// removeLeftovers removes, in a root where some job reconciled without
+// error (so root holds jobs: job.json was read), the directories found
+// without job.json that removeLeftover takes for what an interrupted
+// WriteSpec left, and returns the results without them.
+func removeLeftovers(root string, results []ReconcileResult, cutoff time.Time) []ReconcileResult {
+	if !slices.ContainsFunc(results, func(r ReconcileResult) bool { return r.Err == nil }) {
+		return results
+	}
+	return slices.DeleteFunc(results, func(r ReconcileResult) bool {
+		return errors.Is(r.Err, ErrNotJob) && removeLeftover(root, r.Dir.ID(), cutoff)
+	})
+}
+
+// errPath is the path an *Error names.
+func errPath(err error) string {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Path
+	}
+	return ""
 }

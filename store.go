@@ -4,6 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync/atomic"
 
 	"github.com/axqua/jobstore/internal/fsys"
 )
@@ -29,48 +34,282 @@ func checkJobDir(op string, dir JobDir) error {
 //
 // It stamps SchemaVersion, stamps SubmittedAt with Now() if zero, and
 // validates: ID must be a valid job ID equal to dir's base name, Kind
-// non-empty, Params valid JSON if set. It creates dir if needed (fsyncing the
-// parent so the new entry survives a power cut), then publishes job.json
-// only if it does not exist, atomically even when several processes race:
-// the record is written and fsynced under a temp name, then given its name
-// by a no-replace rename or link(2) (MoveFileEx without REPLACE_EXISTING on
-// Windows). Exactly one racer wins; every other gets an *Error of kind
-// ErrExists (which also matches fs.ErrExist), and the winner's file is
-// untouched. The file is created read-only (0444, or WithPerm's read bits).
+// non-empty, Params valid JSON if set. It creates dir if needed (whole, see
+// below), then publishes job.json only if it does not exist, atomically
+// even when several processes race: the record is written and fsynced
+// under a temp name, then given its name by a no-replace rename or link(2)
+// (MoveFileEx without REPLACE_EXISTING on Windows). Exactly one racer wins;
+// every other gets an *Error of kind ErrExists (which also matches
+// fs.ErrExist), and the winner's file is untouched. The file is created
+// read-only (0444, or WithPerm's read bits).
 //
 // A dir whose last element is not a job ID ("/", ".", "root/j/..", a
 // dot-name) is ErrInvalid, Subject "job_id", before anything is touched.
 // Invalid input is ErrInvalid with Subject naming the field, and a record
 // whose encoding is longer than DefaultMaxSize is ErrTooLarge, both before
-// anything is touched. If WriteSpec returns nil, job.json is complete and durable; if
-// it returns an error, job.json is either absent or someone else's complete
-// record, and no temp file is left.
+// anything is touched. If WriteSpec returns nil, job.json is complete and
+// durable; if it returns an error, job.json is either absent or someone
+// else's complete record, and no temp file is left.
+//
+// A dir that does not exist yet is made whole or not at all, as Submit
+// makes a job (without the status): job.json is written in a hidden build
+// directory of dir's parent (created, durably, if missing), the directory
+// is renamed into place without replacing a job, and the parent is
+// fsynced, so no crash or full disk leaves an empty dir behind; an ID
+// taken meanwhile is ErrExists as above. A dir that exists (an empty
+// directory made by the caller, say) gets job.json in place, its parent
+// fsynced.
 func WriteSpec(dir JobDir, spec JobSpec, opts ...WriteOption) error {
 	const op = "write spec"
 	if err := checkJobDir(op, dir); err != nil {
 		return err
 	}
+	data, err := encodeSpec(op, dir, spec)
+	if err != nil {
+		return err
+	}
+	o := newWriteOptions(opts)
+	o.perm &^= 0o222 // written once, then read-only
+	if _, err := os.Lstat(string(dir)); errors.Is(err, fs.ErrNotExist) {
+		return createJob(op, dir, []builtRecord{{SpecFile, data, o, createOnly}}, o.noSync)
+	}
+	if err := mkdirDurable(string(dir)); err != nil {
+		return err
+	}
+	return writeRecord(jobRecord(dir, SpecFile), data, o, createOnly)
+}
+
+// encodeSpec stamps, validates and encodes spec as job.json of dir.
+func encodeSpec(op string, dir JobDir, spec JobSpec) ([]byte, error) {
 	path := dir.SpecPath()
 	spec.SchemaVersion = JobSchemaVersion
 	if spec.SubmittedAt.IsZero() {
 		spec.SubmittedAt = Now()
 	}
 	if err := spec.validate(op, path); err != nil {
-		return err
+		return nil, err
 	}
 	if spec.ID != dir.ID() {
-		return errWrongJobID(op, path, spec.ID, dir)
+		return nil, errWrongJobID(op, path, spec.ID, dir)
 	}
-	data, err := encodeRecord(op, path, "spec", "cannot encode the record", "correct the spec's fields", spec)
+	return encodeRecord(op, path, "spec", "cannot encode the record", "correct the spec's fields", spec)
+}
+
+// buildPrefix starts the name of the hidden directory, in the jobs root,
+// in which createJob builds a job: buildPrefix + job ID + "-" + random
+// digits. Scans skip it (a dot-name); sweepRoot removes one left by a
+// crash.
+const buildPrefix = ".submit-"
+
+// builtRecord is a record createJob writes into the job it builds.
+type builtRecord struct {
+	name string
+	data []byte
+	o    writeOptions
+	mode publishMode
+}
+
+// submitSeam, when set (by tests only), runs after each step of createJob:
+// "mkdir" (the build directory exists, empty), each record's name (written
+// there), "published" (renamed into place, the root not yet fsynced); path
+// is the build directory, or the job's once published.
+var submitSeam atomic.Pointer[func(step, path string)]
+
+func atSubmitSeam(step, path string) {
+	if h := submitSeam.Load(); h != nil {
+		(*h)(step, path)
+	}
+}
+
+// createJob makes the job directory dir, which must not exist, holding
+// recs, whole or not at all:
+//
+//  1. open dir's parent (the root; created durably if missing, and reached
+//     through links if its path has them: the caller's choice);
+//  2. refuse an ID that is taken (jobNameTaken): nothing is touched;
+//  3. create a build directory in the root (buildPrefix), open it relative
+//     to the root (never through a link), and write each record into it
+//     with the write protocol (each file fsynced, then the build directory);
+//  4. rename it to dir's name without replacing anything
+//     (RenameDirNoReplace); an empty directory there is no job and gives way
+//     (jobNameTaken); any other is ErrExists, and the build directory is
+//     removed;
+//  5. fsync the root, so that the new name survives a power cut.
+//
+// A crash or a failure at any step before 4 leaves no job directory, only
+// the build directory (removed on failure; after a crash, by sweepRoot once
+// it is older than DefaultSweepAge). noSync skips step 5 (the records'
+// options say whether they are fsynced).
+func createJob(op string, dir JobDir, recs []builtRecord, noSync bool) error {
+	root, id := filepath.Dir(string(dir)), dir.ID()
+	for _, r := range recs {
+		if err := checkWriteOptions(jobRecord(dir, r.name), r.o); err != nil {
+			return err
+		}
+	}
+	rd, err := openRoot(op, root)
 	if err != nil {
 		return err
 	}
-	o := newWriteOptions(opts)
-	o.perm &^= 0o222 // written once, then read-only
-	if err := mkdirDurable(string(dir)); err != nil {
+	defer rd.Close()
+	if err := jobNameTaken(op, rd, dir); err != nil {
 		return err
 	}
-	return writeRecord(jobRecord(dir, SpecFile), data, o, createOnly)
+	build, err := mkdirBuild(rd, id)
+	if err != nil {
+		return err
+	}
+	if err := writeBuild(rd, build, recs); err != nil {
+		_ = removeBuildDir(rd, build) // the error that matters is the write's
+		return buildFailure(op, rd, build, dir, err)
+	}
+	if err := publishBuild(op, rd, build, dir); err != nil {
+		_ = removeBuildDir(rd, build)
+		return err
+	}
+	atSubmitSeam("published", string(dir))
+	if noSync {
+		return nil
+	}
+	if err := rd.Sync(); err != nil {
+		return stepError("fsync directory", root, err,
+			"the job "+id+" is in place and visible, but the jobs root was not confirmed on disk, so it may not survive a power cut",
+			"check the disk and filesystem; the job exists, so do not submit it again")
+	}
+	return nil
+}
+
+// openRoot opens the jobs root for createJob, creating it (and its
+// parents, durably) if it is missing.
+func openRoot(op, root string) (*fsys.Dir, error) {
+	at := recordAt{dir: root} // not a job directory: links to it are the caller's
+	rd, err := openDirAt(op, at)
+	if errors.Is(err, fs.ErrNotExist) {
+		if err := mkdirDurable(root); err != nil {
+			return nil, err
+		}
+		rd, err = openDirAt(op, at)
+	}
+	return rd, err
+}
+
+// mkdirBuild creates a new build directory for job id in the root rd and
+// returns its name.
+func mkdirBuild(rd *fsys.Dir, id string) (string, error) {
+	for attempt := 0; ; attempt++ {
+		name := buildPrefix + id + "-" + strconv.FormatUint(rand.Uint64(), 10)
+		err := rd.Mkdir(name, 0o755)
+		if err == nil {
+			atSubmitSeam("mkdir", rd.Join(name))
+			return name, nil
+		}
+		if !errors.Is(err, fs.ErrExist) || attempt >= 100 {
+			return "", stepError("create directory", rd.Join(name), err,
+				"cannot create the directory in which the job is built", "check free space and that this user may write in the jobs root; no job was made")
+		}
+	}
+}
+
+// writeBuild writes recs into the build directory build of rd, which it
+// opens relative to rd and never through a link.
+func writeBuild(rd *fsys.Dir, build string, recs []builtRecord) error {
+	bd, err := rd.OpenDir(build)
+	if err != nil {
+		return stepError("open directory", rd.Join(build), err, "cannot open the directory in which the job is built", "")
+	}
+	defer bd.Close()
+	for _, r := range recs {
+		if err := writeRecordIn(bd, recordAt{dir: bd.Path(), name: r.name, job: true}, r.data, r.o, r.mode, nil); err != nil {
+			return err
+		}
+		atSubmitSeam(r.name, bd.Path())
+	}
+	return nil
+}
+
+// publishBuild renames the build directory to dir's name, never over a
+// job: a name taken by anything but an empty directory is ErrExists. An
+// empty directory is no job (an interrupted WriteSpec of an older jobstore
+// leaves one): it is removed and the rename tried once more, which is what
+// rename(2) does by itself where there is no no-replace rename.
+func publishBuild(op string, rd *fsys.Dir, build string, dir JobDir) error {
+	id := dir.ID()
+	taken := func() bool { _, err := rd.Lstat(id); return err == nil }
+	err := rd.RenameDirNoReplace(build, id)
+	if err != nil && taken() {
+		if terr := jobNameTaken(op, rd, dir); terr != nil {
+			return terr
+		}
+		if rerr := rd.RemoveDir(id); rerr == nil || errors.Is(rerr, fs.ErrNotExist) {
+			err = rd.RenameDirNoReplace(build, id)
+		}
+		if err != nil && taken() {
+			if terr := jobNameTaken(op, rd, dir); terr != nil {
+				return terr
+			}
+			return errExists(op, string(dir), err)
+		}
+	}
+	if err != nil {
+		return buildFailure(op, rd, build, dir, stepError("rename", rd.Join(build), err, "cannot rename the built job into place", ""))
+	}
+	return nil
+}
+
+// jobNameTaken returns ErrExists if dir's name in the root rd is taken by
+// anything but an empty directory, and nil if it is free (or an empty
+// directory, which is no job and which createJob replaces).
+func jobNameTaken(op string, rd *fsys.Dir, dir JobDir) error {
+	fi, err := rd.Lstat(dir.ID())
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil
+	case err != nil:
+		return stepError(op, string(dir), err, "cannot tell whether the job ID is taken", "check that this user may search the jobs root")
+	case fi.Mode().Type() != fs.ModeDir:
+		return annotated(errExists(op, string(dir), fs.ErrExist), func(e *Error) {
+			e.Msg = "the job ID is taken by " + fsys.DescribeType(fi.Mode())
+			e.Remedy = "choose another job ID, or remove or rename what is there"
+		})
+	}
+	d, err := rd.OpenDir(dir.ID())
+	if err != nil {
+		return errExists(op, string(dir), err)
+	}
+	defer d.Close()
+	names, err := d.Names()
+	switch {
+	case err != nil:
+		return errExists(op, string(dir), err)
+	case len(names) == 0:
+		return nil
+	}
+	if _, err := d.Lstat(SpecFile); errors.Is(err, fs.ErrNotExist) {
+		return annotated(errExists(op, string(dir), fs.ErrExist), func(e *Error) {
+			e.Msg = "the job ID is taken by a directory that holds no " + SpecFile +
+				" (left by an interrupted write of an older jobstore, or by another program)"
+			e.Remedy = "choose another job ID, or remove the directory once nothing writes in it " +
+				"(ReconcileAll removes one that holds nothing but temp files older than DefaultSweepAge)"
+		})
+	}
+	return errExists(op, string(dir), fs.ErrExist)
+}
+
+// buildFailure tells err, a failure of createJob in its build directory,
+// as what it means: no job was made. When the build directory is gone, a
+// sweep took it for abandoned (nothing in it had changed for
+// DefaultSweepAge), and the error says so.
+func buildFailure(op string, rd *fsys.Dir, build string, dir JobDir, err error) error {
+	if errors.Is(err, fs.ErrNotExist) {
+		if _, serr := rd.Lstat(build); errors.Is(serr, fs.ErrNotExist) {
+			return errBecause(op, string(dir), err,
+				"the directory in which the job was built was removed meanwhile: a sweep removes one that has not changed for "+DefaultSweepAge.String(),
+				"submit the job again (no job was made); if a step of a submit takes this long, check the disk")
+		}
+	}
+	return annotated(err, func(e *Error) {
+		e.Remedy = "no job " + dir.ID() + " was made; check free space, permissions and the disk, then submit it again"
+	})
 }
 
 // ReadSpec reads job.json from dir: a tolerant read (see ReadJSONTolerant),
@@ -135,11 +374,12 @@ func readSpecIn(d *fsys.Dir, dir JobDir, o readOptions, sch schema) (JobSpec, er
 // It stamps SchemaVersion, JobID with dir's base name if empty, UpdatedAt
 // with Now() if zero, and validates: State must be known, Progress nil or
 // within [0, 1], JobID dir's base name, timestamps within years 1..9999.
-// Invalid input is an *Error of kind ErrInvalid with Subject naming the field and Found its
-// value, and a record whose encoding is longer than DefaultMaxSize is
-// ErrTooLarge, both returned before anything is touched: the previous
-// status.json stays byte-identical. WriteStatus does not check that job.json exists (that
-// would cost every update a stat); a missing dir is ErrNotJob.
+// Invalid input is an *Error of kind ErrInvalid with Subject naming the
+// field and Found its value, and a record whose encoding is longer than
+// DefaultMaxSize is ErrTooLarge, both returned before anything is touched:
+// the previous status.json stays byte-identical. WriteStatus does not check
+// that job.json exists (that would cost every update a stat); a missing dir
+// is ErrNotJob.
 //
 // Records never go backwards: WriteStatus reads the current status.json
 // first and refuses, with ErrInvalid and nothing written, a record whose seq

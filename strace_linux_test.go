@@ -62,6 +62,7 @@ const maxWriteStatusSyscalls = 16
 const (
 	stepWriteStatus = "write-status" // over the status.json of tracedJobA
 	stepWriteSpec   = "write-spec"   // in tracedJobB, which does not exist yet
+	stepSubmit      = "submit"       // tracedJobC, which does not exist yet
 	stepReadStatus  = "read-status"  // of tracedJobA
 	// stepWriteStatusInPlace is not the library: the naive writer the
 	// protocol exists to avoid (truncate, write, fsync), a control for the
@@ -72,6 +73,7 @@ const (
 const (
 	tracedJobA = "job-a"
 	tracedJobB = "job-b"
+	tracedJobC = "job-c"
 )
 
 // Env of the "protocol" child.
@@ -111,6 +113,8 @@ func init() {
 				err = jobstore.WriteStatus(a, tracedNewStatus())
 			case stepWriteSpec:
 				err = jobstore.WriteSpec(b, tracedSpec(tracedJobB))
+			case stepSubmit:
+				_, err = jobstore.Submit(root, tracedSpec(tracedJobC))
 			case stepReadStatus:
 				_, err = jobstore.ReadStatus(a)
 			case stepWriteStatusInPlace:
@@ -272,20 +276,32 @@ func formatEvents(evs []strace.Event) string {
 // the directory through it. tmp receives the temp file's path once it is
 // matched.
 func publishSteps(target string, tmp *string, publish traceStep) []traceStep {
+	dirfd := new(string) // the directory's descriptor, as strace prints it
+	return append([]traceStep{openDirStep(filepath.Dir(target), dirfd)}, recordSteps(target, tmp, publish, dirfd)...)
+}
+
+// openDirStep is the first step of publishSteps: open dir read-only with
+// O_DIRECTORY|O_NOFOLLOW; dirfd receives its descriptor.
+func openDirStep(dir string, dirfd *string) traceStep {
+	return traceStep{"open the directory " + dir + " read-only, O_DIRECTORY|O_NOFOLLOW", func(e strace.Event) bool {
+		if e.Name != "openat" || !e.OK() || e.Path != dir || strace.HasFlag(e.Flags, "O_CREAT") || !strace.HasFlag(e.Flags, "O_RDONLY") ||
+			!strace.HasFlag(e.Flags, "O_DIRECTORY") || !strace.HasFlag(e.Flags, "O_NOFOLLOW") {
+			return false
+		}
+		*dirfd = strconv.Itoa(e.FD)
+		return true
+	}}
+}
+
+// recordSteps are the steps of publishSteps after the directory's open,
+// through its descriptor *dirfd.
+func recordSteps(target string, tmp *string, publish traceStep, dirfd *string) []traceStep {
 	dir := filepath.Dir(target)
-	dirfd, rootfd := "", "" // the directory's descriptor and the root's, as strace prints them
+	rootfd := "" // the os.Root's descriptor, as strace prints it
 	on := func(name string, path *string) func(e strace.Event) bool {
 		return func(e strace.Event) bool { return e.Name == name && e.OK() && e.Path == *path }
 	}
 	return []traceStep{
-		{"open the directory " + dir + " read-only, O_DIRECTORY|O_NOFOLLOW", func(e strace.Event) bool {
-			if e.Name != "openat" || !e.OK() || e.Path != dir || strace.HasFlag(e.Flags, "O_CREAT") || !strace.HasFlag(e.Flags, "O_RDONLY") ||
-				!strace.HasFlag(e.Flags, "O_DIRECTORY") || !strace.HasFlag(e.Flags, "O_NOFOLLOW") {
-				return false
-			}
-			dirfd = strconv.Itoa(e.FD)
-			return true
-		}},
 		{"open an os.Root of the directory by its path + \"/.\", read-only", func(e strace.Event) bool {
 			if e.Name != "openat" || !e.OK() || e.Path != dir || !strings.HasSuffix(e.Args[1], `/."`) ||
 				strace.HasFlag(e.Flags, "O_CREAT") || !strace.HasFlag(e.Flags, "O_RDONLY") {
@@ -295,7 +311,7 @@ func publishSteps(target string, tmp *string, publish traceStep) []traceStep {
 			return true
 		}},
 		{"fstat the directory's descriptor (its device and inode)", func(e strace.Event) bool {
-			return e.Name == "fstat" && e.OK() && e.Args[0] == dirfd
+			return e.Name == "fstat" && e.OK() && e.Args[0] == *dirfd
 		}},
 		{"stat the root's \".\" (the same device and inode, or the write is refused)", func(e strace.Event) bool {
 			return e.Name == "newfstatat" && e.OK() && e.Args[0] == rootfd && e.Args[1] == `"."`
@@ -315,11 +331,83 @@ func publishSteps(target string, tmp *string, publish traceStep) []traceStep {
 		{"fsync the temp file", on("fsync", tmp)},
 		{"close the temp file", on("close", tmp)},
 		{publish.what + ", relative to the directory's descriptor", func(e strace.Event) bool {
-			return publish.match(e) && e.Args[0] == dirfd && e.Args[2] == dirfd
+			return publish.match(e) && e.Args[0] == *dirfd && e.Args[2] == *dirfd
 		}},
 		{"fsync the directory " + dir + " through the same descriptor", func(e strace.Event) bool {
-			return e.Name == "fsync" && e.OK() && e.Path == dir && strconv.Itoa(e.FD) == dirfd
+			return e.Name == "fsync" && e.OK() && e.Path == dir && strconv.Itoa(e.FD) == *dirfd
 		}},
+	}
+}
+
+// requireBuiltJob checks the calls evs of a WriteSpec or Submit that made
+// the new job directory dir under root, holding records (written in that
+// order): open the root; create a hidden build directory in it and open
+// it, both relative to the root's descriptor (O_NOFOLLOW); write each
+// record there with the write protocol (recordSteps: job.json published
+// without replacing, status.json renamed; each file and the build
+// directory fsynced); rename the build directory to dir's name with
+// RENAME_NOREPLACE, relative to the root's descriptor; fsync the root. dir
+// itself never appears any other way.
+func requireBuiltJob(t *testing.T, evs []strace.Event, root, dir string, records ...string) {
+	t.Helper()
+	i := slices.IndexFunc(evs, func(e strace.Event) bool {
+		return (e.Name == "mkdirat" || e.Name == "mkdir") && e.OK() && filepath.Dir(e.Path) == root &&
+			strings.HasPrefix(filepath.Base(e.Path), ".submit-"+filepath.Base(dir)+"-")
+	})
+	require.GreaterOrEqual(t, i, 0, "no hidden build directory made in the root:\n%s", formatEvents(evs))
+	build := evs[i].Path
+	rootfd := ""
+	steps := []traceStep{
+		{"open the jobs root", func(e strace.Event) bool {
+			if e.Name != "openat" || !e.OK() || e.Path != root || !strace.HasFlag(e.Flags, "O_DIRECTORY") {
+				return false
+			}
+			rootfd = strconv.Itoa(e.FD)
+			return true
+		}},
+		{"create the build directory relative to the root's descriptor", func(e strace.Event) bool {
+			return e.Name == "mkdirat" && e.OK() && e.Path == build && e.Args[0] == rootfd
+		}},
+	}
+	buildfd := new(string)
+	open := openDirStep(build, buildfd)
+	steps = append(steps, traceStep{open.what + ", relative to the root's descriptor", func(e strace.Event) bool {
+		return open.match(e) && e.Args[0] == rootfd
+	}})
+	tmps := make([]string, len(records))
+	for k, name := range records {
+		target := filepath.Join(build, name)
+		publish := traceStep{"rename the temp file over " + name, func(e strace.Event) bool {
+			return (e.Name == "renameat" || e.Name == "renameat2") && e.OK() && e.Path == tmps[k] && e.NewPath == target
+		}}
+		if name == jobstore.SpecFile {
+			publish = traceStep{"publish job.json with renameat2(RENAME_NOREPLACE) or linkat", func(e strace.Event) bool {
+				noReplace := e.Name == "renameat2" && strace.HasFlag(e.Flags, "RENAME_NOREPLACE") || e.Name == "linkat"
+				return noReplace && e.OK() && e.Path == tmps[k] && e.NewPath == target
+			}}
+		}
+		steps = append(steps, recordSteps(target, &tmps[k], publish, buildfd)...)
+	}
+	steps = append(steps,
+		traceStep{"rename the build directory to the job's name with renameat2(RENAME_NOREPLACE), relative to the root's descriptor", func(e strace.Event) bool {
+			return e.Name == "renameat2" && strace.HasFlag(e.Flags, "RENAME_NOREPLACE") && e.OK() && e.Path == build && e.NewPath == dir &&
+				e.Args[0] == rootfd && e.Args[2] == rootfd
+		}},
+		traceStep{"fsync the root through its descriptor", func(e strace.Event) bool {
+			return e.Name == "fsync" && e.OK() && e.Path == root && strconv.Itoa(e.FD) == rootfd
+		}})
+	found := requireInOrder(t, evs, steps)
+	for k, name := range records {
+		requireTempFileSettled(t, evs, tmps[k], filepath.Join(build, name))
+	}
+	published := found[len(found)-2]
+	for _, e := range evs {
+		if e.Name == "renameat" && filepath.Base(e.NewPath) == jobstore.SpecFile {
+			t.Errorf("job.json published by a replacing rename: %s", e.Line)
+		}
+		if e.OK() && e.Line != published.Line && e.Name != "newfstatat" && touches(e, dir) {
+			t.Errorf("the job directory appears otherwise than by the build directory's rename: %s", e.Line)
+		}
 	}
 }
 
@@ -358,7 +446,7 @@ func touches(e strace.Event, dir string) bool {
 // made, in order, ignoring the Go runtime's own (only calls that name a path
 // in the job root, or use an fd opened on one, count).
 func TestProtocol_SyscallBySyscall(t *testing.T) {
-	p := traceProtocol(t, func(root string) { prepareTracedRoot(t, root) }, stepWriteStatus, stepWriteSpec, stepReadStatus)
+	p := traceProtocol(t, func(root string) { prepareTracedRoot(t, root) }, stepWriteStatus, stepWriteSpec, stepSubmit, stepReadStatus)
 
 	t.Run("WriteStatus replaces through an fsynced temp file and fsyncs the directory", func(t *testing.T) {
 		evs := p.step(t, stepWriteStatus)
@@ -380,30 +468,16 @@ func TestProtocol_SyscallBySyscall(t *testing.T) {
 		t.Logf("WriteStatus: %d file syscalls in the job dir:\n%s", len(mine), formatEvents(mine))
 	})
 
-	t.Run("WriteSpec makes the dir durably, then publishes job.json without replacing", func(t *testing.T) {
+	t.Run("WriteSpec builds the new job in a hidden directory, fsynced, then renames it into place without replacing", func(t *testing.T) {
 		evs := p.step(t, stepWriteSpec)
-		root, dir := p.root, p.jobDir(tracedJobB)
-		target := filepath.Join(dir, jobstore.SpecFile)
-		var tmp string
-		steps := []traceStep{
-			{"create the job directory", func(e strace.Event) bool {
-				return (e.Name == "mkdirat" || e.Name == "mkdir") && e.OK() && e.Path == dir
-			}},
-			{"open the parent directory", func(e strace.Event) bool { return e.Name == "openat" && e.OK() && e.Path == root }},
-			{"fsync the parent directory", func(e strace.Event) bool { return e.Name == "fsync" && e.OK() && e.Path == root }},
-		}
-		steps = append(steps, publishSteps(target, &tmp, traceStep{"publish with renameat2(RENAME_NOREPLACE) or linkat", func(e strace.Event) bool {
-			noReplace := e.Name == "renameat2" && strace.HasFlag(e.Flags, "RENAME_NOREPLACE") || e.Name == "linkat"
-			return noReplace && e.OK() && e.Path == tmp && e.NewPath == target
-		}})...)
-		requireInOrder(t, evs, steps)
-		requireTempFileSettled(t, evs, tmp, target)
-		for _, e := range evs {
-			if e.NewPath == target && e.Name == "renameat" {
-				t.Errorf("job.json published by a replacing rename: %s", e.Line)
-			}
-		}
+		requireBuiltJob(t, evs, p.root, p.jobDir(tracedJobB), jobstore.SpecFile)
 		t.Logf("WriteSpec (new job dir): %d file syscalls:\n%s", len(evs), formatEvents(evs))
+	})
+
+	t.Run("Submit builds the new job, job.json and status.json, in a hidden directory, then renames it into place", func(t *testing.T) {
+		evs := p.step(t, stepSubmit)
+		requireBuiltJob(t, evs, p.root, p.jobDir(tracedJobC), jobstore.SpecFile, jobstore.StatusFile)
+		t.Logf("Submit: %d file syscalls:\n%s", len(evs), formatEvents(evs))
 	})
 
 	t.Run("ReadStatus writes, renames, chmods and removes nothing", func(t *testing.T) {

@@ -4,10 +4,15 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math/rand/v2"
 	"path/filepath"
+	"strconv"
+	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/axqua/jobstore/internal/attempt"
+	"github.com/axqua/jobstore/internal/fsys"
 )
 
 // DefaultSweepAge is how old a temp file must be before ReconcileAll removes
@@ -107,4 +112,187 @@ func sweepDir(op string, at recordAt, cutoff time.Time) (removed, fenced []strin
 		removed = append(removed, name)
 	}
 	return removed, fenced, errs, nil
+}
+
+// sweptPrefix starts the name a sweep gives a build directory it has taken
+// (sweptPrefix + random digits) before it empties and removes it: once
+// renamed, the build directory can no longer be published by its Submit,
+// whose rename then fails, so a job never appears half removed.
+const sweptPrefix = ".swept-"
+
+// sweepRoot removes what interrupted writers left directly in the jobs
+// root: temp files (IsTempName: index.json's) last modified before cutoff;
+// build directories of createJob (buildPrefix) in which nothing (the
+// directory, or a file in it) has changed since cutoff; and the
+// directories a sweep had taken (sweptPrefix) but not finished removing,
+// at any age. A build directory is first renamed (taken, with a no-replace
+// rename), then emptied and removed, so that a Submit that comes back
+// publishes nothing rather than a half-emptied job. It returns the names
+// removed, and the failures to remove one (each an *Error naming its path);
+// err is for the root itself.
+//
+// root is opened as a directory, following links above and at root (the
+// caller's choice, as for every root), never as a job directory; nothing
+// below it is followed. Job directories are not its business: see
+// removeLeftover and SweepTemps.
+func sweepRoot(op, root string, cutoff time.Time) (removed []string, errs []error, err error) {
+	rd, err := openDirAt(op, recordAt{dir: root})
+	if err != nil {
+		return nil, nil, err
+	}
+	defer rd.Close()
+	names, err := rd.Names()
+	if err != nil {
+		return nil, nil, errIO(op, root, err, "cannot read the jobs root", "check the path and permissions")
+	}
+	for _, name := range names {
+		var err error
+		switch {
+		case IsTempName(name):
+			var fi fs.FileInfo
+			if fi, err = rd.Lstat(name); err != nil || !fi.Mode().IsRegular() || !fi.ModTime().Before(cutoff) {
+				break
+			}
+			err = rd.Remove(name)
+		case strings.HasPrefix(name, buildPrefix):
+			if !abandoned(rd, name, cutoff) {
+				continue
+			}
+			taken := sweptPrefix + strconv.FormatUint(rand.Uint64(), 10)
+			if err = rd.RenameDirNoReplace(name, taken); err == nil {
+				err = removeBuildDir(rd, taken)
+			}
+		case strings.HasPrefix(name, sweptPrefix):
+			err = removeBuildDir(rd, name)
+		default:
+			continue
+		}
+		switch {
+		case err == nil:
+			removed = append(removed, name)
+		case !errors.Is(err, fs.ErrNotExist): // gone meanwhile: published, or another sweep's
+			errs = append(errs, errIO(op, rd.Join(name), err, "cannot remove what an interrupted write left in the jobs root",
+				"check the permissions of the jobs root; the entry is safe to remove by hand once it is older than "+DefaultSweepAge.String()))
+		}
+	}
+	return removed, errs, nil
+}
+
+// abandoned reports whether the build directory name in rd is a real
+// directory in which nothing has changed since cutoff: neither its entries
+// (its own modification time) nor any file's contents. A Submit at work
+// changes one or the other at every step.
+func abandoned(rd *fsys.Dir, name string, cutoff time.Time) bool {
+	d, _, ok := unchangedSince(rd, name, cutoff, func(string, fs.FileInfo) bool { return true })
+	d.Close()
+	return ok
+}
+
+// unchangedSince opens the directory name of rd (a real directory, never a
+// link) if neither it (its entries) nor any entry in it (its contents) was
+// modified since cutoff, and every entry passes accept. It returns the
+// open directory, which the caller closes, and its entries; ok is false,
+// and nothing is open (d is nil), otherwise.
+func unchangedSince(rd *fsys.Dir, name string, cutoff time.Time, accept func(string, fs.FileInfo) bool) (d *fsys.Dir, names []string, ok bool) {
+	fi, err := rd.Lstat(name)
+	if err != nil || fi.Mode().Type() != fs.ModeDir || !fi.ModTime().Before(cutoff) {
+		return nil, nil, false
+	}
+	if d, err = rd.OpenDir(name); err != nil {
+		return nil, nil, false
+	}
+	if names, err = d.Names(); err == nil {
+		ok = true
+		for _, n := range names {
+			if fi, err := d.Lstat(n); err != nil || !fi.ModTime().Before(cutoff) || !accept(n, fi) {
+				ok = false
+				break
+			}
+		}
+	}
+	if !ok {
+		d.Close()
+		return nil, nil, false
+	}
+	return d, names, true
+}
+
+// removeBuildDir removes the directory name of rd and the files in it
+// (never following a link: they are removed as names), the way a build
+// directory is cleared. A directory in it is not removed, and makes the
+// removal fail.
+func removeBuildDir(rd *fsys.Dir, name string) error {
+	var err error
+	for range 3 { // a writer that still has the directory open may add a file
+		if err = emptyDir(rd, name); err != nil {
+			return err
+		}
+		atSweepSeam("emptied", rd.Join(name))
+		if err = rd.RemoveDir(name); err == nil || errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+	}
+	return err
+}
+
+// sweepSeam, when set (by tests only), runs in removeBuildDir once the
+// directory at path is emptied and before it is removed (step "emptied").
+var sweepSeam atomic.Pointer[func(step, path string)]
+
+func atSweepSeam(step, path string) {
+	if h := sweepSeam.Load(); h != nil {
+		(*h)(step, path)
+	}
+}
+
+// emptyDir removes the names in the directory name of rd (never through a
+// link at name).
+func emptyDir(rd *fsys.Dir, name string) error {
+	d, err := rd.OpenDir(name)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	names, err := d.Names()
+	if err != nil {
+		return err
+	}
+	for _, n := range names {
+		if err := d.Remove(n); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+	}
+	return nil
+}
+
+// removeLeftover removes the directory id of the jobs root, which the
+// caller found without job.json, if it is what an interrupted WriteSpec of
+// an older jobstore left: a real directory holding no job.json and
+// nothing but temp files (IsTempName, regular files), with neither it nor
+// any of them modified since cutoff. It reports whether it removed it. The
+// final rmdir fails on a directory that is not empty, so one that a writer
+// has just started to fill stays; a job directory whose build was renamed
+// over it meanwhile holds records and stays too. Callers must know root
+// to be a jobs root (it holds jobs): elsewhere an old empty directory is
+// someone's.
+func removeLeftover(root, id string, cutoff time.Time) bool {
+	rd, err := openDirAt("sweep", recordAt{dir: root})
+	if err != nil {
+		return false
+	}
+	defer rd.Close()
+	d, names, ok := unchangedSince(rd, id, cutoff, func(n string, fi fs.FileInfo) bool {
+		return IsTempName(n) && fi.Mode().IsRegular() // job.json is no temp file
+	})
+	if !ok {
+		return false
+	}
+	for _, n := range names {
+		if err := d.Remove(n); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			d.Close()
+			return false
+		}
+	}
+	d.Close() // on Windows an open directory cannot be removed
+	return rd.RemoveDir(id) == nil
 }

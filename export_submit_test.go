@@ -1,0 +1,21 @@
+package jobstore
+
+import "testing"
+
+// SubmitSteps are the steps after which createJob calls its seam, in
+// order: see submitSeam.
+var SubmitSteps = []string{"mkdir", SpecFile, StatusFile, "published"}
+
+// OnSweepStep runs f at each step of the sweep of a build directory for
+// the rest of the test: see sweepSeam.
+func OnSweepStep(t testing.TB, f func(step, path string)) {
+	sweepSeam.Store(&f)
+	t.Cleanup(func() { sweepSeam.Store(nil) })
+}
+
+// OnSubmitStep runs f after each step of every Submit (and WriteSpec of a
+// new job) for the rest of the test: see submitSeam.
+func OnSubmitStep(t testing.TB, f func(step, path string)) {
+	submitSeam.Store(&f)
+	t.Cleanup(func() { submitSeam.Store(nil) })
+}
