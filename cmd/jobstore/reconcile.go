@@ -22,7 +22,10 @@ owner; if the job has a cancel request (cancel.json), it is marked
 "cancelled" instead, naming the runner and the request. A job whose lock is
 held is left alone, and so is a queued job, unless it has a cancel request:
 then it is marked cancelled, as "jobstore cancel" would have. Stale
-temp files left by interrupted writers are removed; a live writer's are not.
+temp files left by interrupted writers are removed, and so are the
+directories an interrupted submit left (a hidden build directory, or a job
+directory without job.json holding nothing but stale temp files); a live
+writer's are not.
 
 Prints one line per change:
 

@@ -64,6 +64,29 @@ func TestReconcile_MarksDeadRunnersLostSweepsStaleTempsLeavesTheRestAlone(t *tes
 	require.Equal(t, "3 jobs: 0 marked lost, 0 stale temp files removed, 0 could not be reconciled\n", r.stdout)
 }
 
+// TestReconcile_WhatAnInterruptedSubmitLeftDoesNotFailItForever: an empty
+// job directory (an older jobstore's Submit killed after its mkdir) and a
+// hidden build directory (a crashed Submit's), both older than the sweep
+// age, are removed; reconcile exits 0 the first time and every time after.
+func TestReconcile_WhatAnInterruptedSubmitLeftDoesNotFailItForever(t *testing.T) {
+	root := testdir.New(t)
+	submit(t, root, "fine")
+	old := time.Now().Add(-staleAge)
+	for _, name := range []string{"20261130T093540.123456Z-7k2m9xq4ab", ".submit-x-1"} {
+		p := filepath.Join(root, name)
+		require.NoError(t, os.Mkdir(p, 0o755))
+		require.NoError(t, os.Chtimes(p, old, old))
+	}
+	for range 2 {
+		r := runCLI(t, "reconcile", root)
+		requireCode(t, r, exitOK)
+		require.Equal(t, "1 job: 0 marked lost, 0 stale temp files removed, 0 could not be reconciled\n", r.stdout)
+	}
+	names, err := os.ReadDir(root)
+	require.NoError(t, err)
+	require.Len(t, names, 1, "only the job is left: %v", names)
+}
+
 func TestReconcile_AJobThatCannotBeReconciledExitsOne(t *testing.T) {
 	root := testdir.New(t)
 	submit(t, root, "fine")
