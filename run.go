@@ -30,11 +30,12 @@ import (
 // durable; if it returns an error, there is no job of that ID made by this
 // call, except when only root's fsync failed (the error says so).
 //
-// An ID that is taken (a job, or anything else but an empty directory, at
+// An ID that is taken (a job, a directory that is not empty or a file at
 // root/ID) is an *Error of kind ErrExists (which matches fs.ErrExist), and
 // nothing is changed; of several Submits of one ID, in one process or
 // many, exactly one makes the job. An empty directory at root/ID is no job
-// and is replaced. Invalid input is ErrInvalid before anything is touched.
+// and is replaced; a symbolic link there is ErrNotRegular, never followed
+// nor replaced. Invalid input is ErrInvalid before anything is touched.
 func Submit(root string, spec JobSpec) (JobDir, error) {
 	const op = "submit"
 	if spec.ID == "" {

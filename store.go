@@ -257,8 +257,10 @@ func publishBuild(op string, rd *fsys.Dir, build string, dir JobDir) error {
 }
 
 // jobNameTaken returns ErrExists if dir's name in the root rd is taken by
-// anything but an empty directory, and nil if it is free (or an empty
-// directory, which is no job and which createJob replaces).
+// a job, a regular file or a directory that is not empty, ErrNotRegular if
+// it is a symbolic link (never followed) or another special file, and nil
+// if it is free (or an empty directory, which is no job and which
+// createJob replaces).
 func jobNameTaken(op string, rd *fsys.Dir, dir JobDir) error {
 	fi, err := rd.Lstat(dir.ID())
 	switch {
@@ -266,11 +268,13 @@ func jobNameTaken(op string, rd *fsys.Dir, dir JobDir) error {
 		return nil
 	case err != nil:
 		return stepError(op, string(dir), err, "cannot tell whether the job ID is taken", "check that this user may search the jobs root")
-	case fi.Mode().Type() != fs.ModeDir:
+	case fi.Mode().IsRegular():
 		return annotated(errExists(op, string(dir), fs.ErrExist), func(e *Error) {
 			e.Msg = "the job ID is taken by " + fsys.DescribeType(fi.Mode())
-			e.Remedy = "choose another job ID, or remove or rename what is there"
+			e.Remedy = "choose another job ID, or remove or rename the file"
 		})
+	case fi.Mode().Type() != fs.ModeDir:
+		return irregular(op, string(dir), &fsys.NotRegularError{Mode: fi.Mode()})
 	}
 	d, err := rd.OpenDir(dir.ID())
 	if err != nil {

@@ -124,7 +124,8 @@ func TestReconcileAll_LeavesDirectoriesAloneInARootWithoutJobs(t *testing.T) {
 
 // TestSubmit_TakesTheNameOfAnEmptyDirectoryOnly: an empty directory at the
 // job's name is no job and is replaced; anything else there is ErrExists
-// and stays as it was (a symbolic link: TestSubmit_ANameTakenByASymlinkIsErrExists).
+// and stays as it was (a symbolic link is ErrNotRegular:
+// TestSubmit_ANameTakenByASymlinkToAnEmptyDirectoryIsRefused).
 func TestSubmit_TakesTheNameOfAnEmptyDirectoryOnly(t *testing.T) {
 	root := tempDir(t)
 	require.NoError(t, os.Mkdir(filepath.Join(root, "empty"), 0o755))

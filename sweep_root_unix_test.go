@@ -53,15 +53,18 @@ func TestReconcileAll_RemovesWhatInterruptedSubmitsLeftUnderASymlinkedRoot(t *te
 	requireLeftoversRemoved(t, root, real)
 }
 
-// TestSubmit_ANameTakenByASymlinkIsErrExists: a link at the job's name,
-// even to an empty directory, is ErrExists; nothing is followed or changed.
-func TestSubmit_ANameTakenByASymlinkIsErrExists(t *testing.T) {
+// TestSubmit_ANameTakenByASymlinkToAnEmptyDirectoryIsRefused: a link at
+// the job's name is ErrNotRegular (as in
+// TestConfinement_JobDirThatIsASymlinkIsNeverFollowed) even where it leads
+// to an empty directory, which Submit would replace: the link is neither
+// followed nor replaced.
+func TestSubmit_ANameTakenByASymlinkToAnEmptyDirectoryIsRefused(t *testing.T) {
 	root := tempDir(t)
 	target := tempDir(t)
 	require.NoError(t, os.Symlink(target, filepath.Join(root, "a-link")))
 	before := snapshot(t, root)
 	_, err := jobstore.Submit(root, jobstore.JobSpec{ID: "a-link", Kind: "test"})
-	require.ErrorIs(t, err, jobstore.ErrExists)
+	require.ErrorIs(t, err, jobstore.ErrNotRegular)
 	assert.Contains(t, err.Error(), "symbolic link")
 	assert.Equal(t, before, snapshot(t, root))
 	assert.Empty(t, names(t, target), "nothing was written through the link")
