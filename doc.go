@@ -40,8 +40,9 @@
 // most DefaultMaxSize; a writer refuses a larger one (ErrTooLarge) before
 // touching anything.
 //
-// Around the records: Submit creates a job (job.json, then status queued);
-// Start gives a runner a Run handle that holds job.lock (which names its
+// Around the records: Submit creates a job whole or not at all (job.json
+// and status queued, written in a hidden directory of the root that is then
+// renamed into place); Start gives a runner a Run handle that holds job.lock (which names its
 // holder while held) and writes every update. Progress is coalesced: calls
 // are kept in memory and at most one write per interval carries the latest
 // (WithProgressInterval, Flush); SetMessage and Finish write at once,
