@@ -1,8 +1,6 @@
 package jobstore
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
 	"io"
 	"io/fs"
@@ -133,17 +131,11 @@ func encodeRecord(op, path, subject, msg, remedy string, v any) ([]byte, error) 
 // marshalRecord is the file format's JSON layout. A record longer than
 // DefaultMaxSize is ErrTooLarge: the readers would refuse it.
 func marshalRecord(v any) ([]byte, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(v); err != nil { // Encode ends the value with '\n'
-		return nil, err
+	data, err := encodeJSON(v, "  ")
+	if err == nil && len(data) > DefaultMaxSize {
+		return nil, tooLargeToWrite(len(data))
 	}
-	if buf.Len() > DefaultMaxSize {
-		return nil, tooLargeToWrite(buf.Len())
-	}
-	return buf.Bytes(), nil
+	return data, err
 }
 
 // IsTempName reports whether a file name is one of this package's temp

@@ -49,7 +49,8 @@ func (c CancelRequest) MarshalJSON() ([]byte, error) {
 	if err := readyToEncode(&c.SchemaVersion, CancelSchemaVersion, c.validate); err != nil {
 		return nil, err
 	}
-	return encodeNoHTML(cancelRequestJSON{c.SchemaVersion, c.JobID, isoTime(c.RequestedAt), c.RequestedBy, c.Reason})
+	return encodeJSON(cancelRequestJSON{SchemaVersion: c.SchemaVersion, JobID: c.JobID, RequestedAt: isoTime(c.RequestedAt),
+		RequestedBy: c.RequestedBy, Reason: c.Reason}, "")
 }
 
 // UnmarshalJSON reads the file format exactly as DecodeCancel does

@@ -9,11 +9,44 @@ import (
 	"github.com/axqua/jobstore/internal/testdir"
 )
 
-// withStartHook makes start call hook at its named stages: "read" (the
-// status read, nothing claimed yet) and "claimed" (the next attempt claimed,
-// nothing written yet).
-func withStartHook(hook func(stage string)) StartOption {
-	return func(o *startOptions) { o.hook = hook }
+// startWith is Start, its steps composed as start composes them, with
+// between(stage) called after "read" (the job read, before the claim) and
+// after "claimed" (attempt claimed, before the cancel check): the two
+// instants at which a canceller on another host can come.
+func startWith(t *testing.T, dir JobDir, between func(stage string)) (*Run, error) {
+	t.Helper()
+	const op = "start"
+	o, err := newStartOptions(op, dir, nil)
+	if err != nil {
+		return nil, err
+	}
+	jd, err := openJobDir(op, dir)
+	if err != nil {
+		return nil, err
+	}
+	lk, err := lockJobIn(op, jd, dir)
+	if err != nil {
+		jd.Close()
+		return nil, err
+	}
+	r, err := func() (*Run, error) {
+		spec, last, err := readForStart(op, jd, dir)
+		if err != nil {
+			return nil, err
+		}
+		between("read")
+		c, last, err := claimForStart(op, jd, dir, lk, last, o)
+		if err != nil {
+			return nil, refuseLost(op, dir, err)
+		}
+		between("claimed")
+		return begin(op, jd, dir, lk, spec, c, last, o)
+	}()
+	if err != nil {
+		_ = lk.Unlock()
+		jd.Close()
+	}
+	return r, err
 }
 
 // cancelFromOtherHost plays a canceller on a host whose job.lock does not
@@ -72,14 +105,14 @@ func assertAttemptOver(t *testing.T, dir JobDir, n uint64) {
 func TestStart_CancellerInClaimWindowLosesAndStartRefuses(t *testing.T) {
 	dir := submitQueued(t)
 	var changed bool
-	r, err := Start(dir, withStartHook(func(stage string) {
+	r, err := startWith(t, dir, func(stage string) {
 		if stage == "claimed" {
 			changed = cancelFromOtherHost(t, dir)
 			if st := mustStatus(t, dir); st.State != Queued {
 				t.Errorf("the canceller wrote %s while Start held attempt 1", st.State)
 			}
 		}
-	}))
+	})
 	if err == nil {
 		r.Close()
 		t.Fatalf("Start went on with a cancel request published in its claim window")
@@ -105,12 +138,12 @@ func TestStart_CancellerBeforeClaimWinsAndRecordStays(t *testing.T) {
 	dir := submitQueued(t)
 	var changed bool
 	var written JobStatus
-	r, err := Start(dir, withStartHook(func(stage string) {
+	r, err := startWith(t, dir, func(stage string) {
 		if stage == "read" {
 			changed = cancelFromOtherHost(t, dir)
 			written = mustStatus(t, dir)
 		}
-	}))
+	})
 	if err == nil {
 		r.Close()
 		t.Fatalf("Start went on after the canceller won attempt 1")

@@ -183,7 +183,7 @@ func ExampleError() {
 		fmt.Println(e.Op, errors.Is(err, fs.ErrNotExist))
 	}
 	// Output:
-	// true progress 1.5 nil or a number within [0, 1]
+	// true progress 1.5 a number within [0, 1]
 	// correct the progress field
 	// true true
 	// open directory true

@@ -146,7 +146,7 @@ type indexRowJSON struct {
 
 // MarshalJSON writes the index format (timestamps as in the records).
 func (r IndexRow) MarshalJSON() ([]byte, error) {
-	return encodeNoHTML(indexRowJSON{r.ID, r.Kind, r.State, r.Progress, r.Seq, isoTime(r.SubmittedAt), timePtr(r.UpdatedAt)})
+	return encodeJSON(indexRowJSON{r.ID, r.Kind, r.State, r.Progress, r.Seq, isoTime(r.SubmittedAt), timePtr(r.UpdatedAt)}, "")
 }
 
 // UnmarshalJSON reads the index format.
@@ -168,7 +168,7 @@ type indexJSON struct {
 
 // MarshalJSON writes the index format (timestamps as in the records).
 func (x Index) MarshalJSON() ([]byte, error) {
-	return encodeNoHTML(indexJSON{x.SchemaVersion, isoTime(x.BuiltAt), x.Jobs, x.Unreadable})
+	return encodeJSON(indexJSON{x.SchemaVersion, isoTime(x.BuiltAt), x.Jobs, x.Unreadable}, "")
 }
 
 // UnmarshalJSON reads the index format.

@@ -36,7 +36,18 @@ func ReadSpecWithStepsForTest(dir JobDir, steps map[int]MigrationForTest) (JobSp
 func ReadStatusWithStepsForTest(dir JobDir, steps map[int]MigrationForTest) (*JobStatus, error) {
 	sch := statusSchema()
 	sch.steps = steps
-	return readStatusFile(dir, newReadOptions(nil), sch)
+	return readStatusWith(dir, sch)
+}
+
+// readStatusWith is ReadStatus without the check that job.json exists, for
+// a given schema.
+func readStatusWith(dir JobDir, sch schema) (*JobStatus, error) {
+	d, err := openJobDir("read status", dir)
+	if err != nil {
+		return nil, err
+	}
+	defer d.Close()
+	return readStatusIn(d, dir, newReadOptions(nil), sch)
 }
 
 func TestSchemas_HaveNoStepsAtVersion1(t *testing.T) {
@@ -74,7 +85,7 @@ func TestStatusVersion2_IsOneStepAndTheVersion(t *testing.T) {
 	dir := JobDir(filepath.Join(testdir.New(t), "j1"))
 	require.NoError(t, os.MkdirAll(string(dir), 0o755))
 	require.NoError(t, os.WriteFile(dir.StatusPath(), golden, 0o644))
-	st, err := readStatusFile(dir, newReadOptions(nil), v2)
+	st, err := readStatusWith(dir, v2)
 	require.NoError(t, err)
 	assert.Equal(t, want, *st, "read from the file")
 	after, err := os.ReadFile(dir.StatusPath())

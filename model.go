@@ -243,16 +243,31 @@ func parseTime(s string) (time.Time, error) {
 
 func timePtr(t *time.Time) *isoTime { return (*isoTime)(t) }
 
-// encodeNoHTML marshals v without HTML escaping, so '<', '>' and '&' stay as
-// written (Python's json.dump does not escape them either).
-func encodeNoHTML(v any) ([]byte, error) {
+// encodeJSON is the package's one JSON encoder. It never escapes HTML, so
+// '<', '>' and '&' stay as written (Python's json.dump does not escape them
+// either). With an indent, each level is indented by it and the value ends
+// with a newline (a record file's layout); without, the value is compact
+// and ends without one (MarshalJSON).
+func encodeJSON(v any, indent string) ([]byte, error) {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
+	enc.SetIndent("", indent)
+	if err := enc.Encode(v); err != nil { // Encode ends the value with '\n'
 		return nil, err
 	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+	if indent == "" {
+		return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+	}
+	return buf.Bytes(), nil
+}
+
+// checkProgress refuses a progress outside [0, 1], and NaN.
+func checkProgress(op, path string, p float64) error {
+	if math.IsNaN(p) || p < 0 || p > 1 {
+		return errInvalid(op, path, "progress", p, "a number within [0, 1]", fmt.Sprintf("%v is not within [0, 1]", p), "")
+	}
+	return nil
 }
 
 type jobSpecJSON struct {
@@ -277,8 +292,8 @@ func (s JobSpec) MarshalJSON() ([]byte, error) {
 	if err := readyToEncode(&s.SchemaVersion, JobSchemaVersion, s.validate); err != nil {
 		return nil, err
 	}
-	return encodeNoHTML(jobSpecJSON{SchemaVersion: s.SchemaVersion, ID: s.ID, Kind: s.Kind, Params: s.Params,
-		SubmittedAt: isoTime(s.SubmittedAt), SubmittedBy: s.SubmittedBy, Labels: s.Labels})
+	return encodeJSON(jobSpecJSON{SchemaVersion: s.SchemaVersion, ID: s.ID, Kind: s.Kind, Params: s.Params,
+		SubmittedAt: isoTime(s.SubmittedAt), SubmittedBy: s.SubmittedBy, Labels: s.Labels}, "")
 }
 
 // UnmarshalJSON reads the file format exactly as DecodeSpec does: an older
@@ -362,12 +377,12 @@ func (s JobStatus) MarshalJSON() ([]byte, error) {
 	if err := readyToEncode(&s.SchemaVersion, StatusSchemaVersion, s.validate); err != nil {
 		return nil, err
 	}
-	return encodeNoHTML(jobStatusJSON{
+	return encodeJSON(jobStatusJSON{
 		SchemaVersion: s.SchemaVersion, JobID: s.JobID, State: s.State, Seq: s.Seq, Progress: s.Progress, Message: s.Message,
 		UpdatedAt: isoTime(s.UpdatedAt), StartedAt: timePtr(s.StartedAt), FinishedAt: timePtr(s.FinishedAt),
 		PID: s.PID, Host: s.Host, PIDScope: s.PIDScope, PIDStart: s.PIDStart, LeaseMS: s.Lease.Milliseconds(),
 		Attempt: s.Attempt, ExitCode: s.ExitCode, Error: s.Error, Remedy: s.Remedy,
-	})
+	}, "")
 }
 
 // UnmarshalJSON reads the file format exactly as DecodeStatus does: an
@@ -441,8 +456,10 @@ func (s *JobStatus) validate(op, path string) error {
 	if !s.State.Known() {
 		return errInvalid(op, path, "state", string(s.State), States(), fmt.Sprintf("%q is not a known state", s.State), "")
 	}
-	if p := s.Progress; p != nil && (math.IsNaN(*p) || *p < 0 || *p > 1) {
-		return errInvalid(op, path, "progress", *p, "nil or a number within [0, 1]", fmt.Sprintf("%v is not within [0, 1]", *p), "")
+	if s.Progress != nil {
+		if err := checkProgress(op, path, *s.Progress); err != nil {
+			return err
+		}
 	}
 	if s.JobID != "" {
 		if err := validateJobID(op, path, s.JobID); err != nil {

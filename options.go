@@ -12,8 +12,7 @@ type startOptions struct {
 	progressInterval time.Duration
 	host             string // WithHost; HostID() when not set
 	hostSet          bool
-	lease            time.Duration      // WithLease; DefaultLease when 0
-	hook             func(stage string) // tests only: called at named points of start
+	lease            time.Duration // WithLease; DefaultLease when 0
 }
 
 // DefaultProgressInterval is how often, at most, a Run writes the progress
@@ -89,11 +88,4 @@ func newStartOptions(op string, dir JobDir, opts []StartOption) (startOptions, e
 	h, err := HostID()
 	o.host = h
 	return o, err
-}
-
-// at calls the test hook, if any, at stage.
-func (o startOptions) at(stage string) {
-	if o.hook != nil {
-		o.hook(stage)
-	}
 }

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/axqua/jobstore/internal/attempt"
 	"github.com/axqua/jobstore/internal/fsys"
 )
 
@@ -170,28 +171,45 @@ func Start(dir JobDir, opts ...StartOption) (*Run, error) {
 	return r, nil
 }
 
+// start is Start once it holds job.lock, in three steps: what the job is
+// (readForStart), who may run it (claimForStart), and the run itself
+// (begin).
 func start(op string, jd *fsys.Dir, dir JobDir, lk *Lock, o startOptions) (*Run, error) {
-	spec, err := readSpecIn(jd, dir, newReadOptions(nil), specSchema())
+	spec, last, err := readForStart(op, jd, dir)
 	if err != nil {
 		return nil, err
 	}
-	last, err := readStatusIn(jd, dir, newReadOptions(nil), statusSchema())
-	if err != nil {
-		return nil, err
-	}
-	if last != nil && last.State.Terminal() {
-		if p := findCancel(dir); p != nil {
-			return nil, p.asError(op, dir, fmt.Sprintf("the job is already %s and is not started again", last.State),
-				"submit a new job to run this work again")
-		}
-		return nil, terminalError(op, dir, last.State)
-	}
-	o.at("read")
 	c, last, err := claimForStart(op, jd, dir, lk, last, o)
 	if err != nil {
 		return nil, refuseLost(op, dir, err)
 	}
-	o.at("claimed")
+	return begin(op, jd, dir, lk, spec, c, last, o)
+}
+
+// readForStart reads the job's spec and last status; a job in a terminal
+// state is not started again (ErrCancelRequested if it has a request).
+func readForStart(op string, jd *fsys.Dir, dir JobDir) (JobSpec, *JobStatus, error) {
+	spec, err := readSpecIn(jd, dir, newReadOptions(nil), specSchema())
+	if err != nil {
+		return JobSpec{}, nil, err
+	}
+	last, err := readStatusIn(jd, dir, newReadOptions(nil), statusSchema())
+	if err != nil {
+		return JobSpec{}, nil, err
+	}
+	if last != nil && last.State.Terminal() {
+		if p := findCancel(dir); p != nil {
+			return JobSpec{}, nil, p.asError(op, dir, fmt.Sprintf("the job is already %s and is not started again", last.State),
+				"submit a new job to run this work again")
+		}
+		return JobSpec{}, nil, terminalError(op, dir, last.State)
+	}
+	return spec, last, nil
+}
+
+// begin makes the Run of claim c, unless the job has a cancel request (then
+// it is cancelled, and not started), and writes running.
+func begin(op string, jd *fsys.Dir, dir JobDir, lk *Lock, spec JobSpec, c *attempt.Claim, last *JobStatus, o startOptions) (*Run, error) {
 	if err := refuseCancelled(op, dir, c, last); err != nil {
 		return nil, err
 	}
@@ -324,8 +342,8 @@ func (r *Run) Progress(fraction float64, message string) error {
 	if err := r.usable(op); err != nil {
 		return err
 	}
-	if math.IsNaN(fraction) || fraction < 0 || fraction > 1 {
-		return errInvalid(op, r.dir.StatusPath(), "progress", fraction, "a number within [0, 1]", fmt.Sprintf("%v is not within [0, 1]", fraction), "")
+	if err := checkProgress(op, r.dir.StatusPath(), fraction); err != nil {
+		return err
 	}
 	if r.interval > 0 {
 		return r.recordProgress(fraction, message)

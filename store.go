@@ -515,17 +515,6 @@ func ReadStatus(dir JobDir, opts ...ReadOption) (*JobStatus, error) {
 	return st, err
 }
 
-// readStatusFile is ReadStatus without the check that job.json exists, for
-// a given schema (the tests' way to add a version).
-func readStatusFile(dir JobDir, o readOptions, sch schema) (*JobStatus, error) {
-	d, err := openJobDir("read status", dir)
-	if err != nil {
-		return nil, err
-	}
-	defer d.Close()
-	return readStatusIn(d, dir, o, sch)
-}
-
 // readStatusIn is ReadStatus in the job directory d, for a given schema,
 // without the check that job.json exists (List has just read it): nil, nil
 // when status.json is absent.
