@@ -135,7 +135,7 @@ func TestReadStatus_DuringRewritesReturnsOnlyValuesWritten(t *testing.T) {
 			assert.Empty(t, bad, "%d of %d reads were bad", len(bad), reads)
 			assert.True(t, seqs[0] && seqs[mode.writes], "the reader saw the first and the last write")
 			t.Logf("%d writes, %d reads, %d distinct values seen, %d bad", mode.writes, reads, len(seqs), len(bad))
-			assert.Equal(t, []string{"job.json", "status.json"}, names(t, string(dir)), "no temp file left")
+			assert.Equal(t, []string{"job.json", "job.lock", "status.json"}, names(t, string(dir)), "no temp file left")
 		})
 	}
 }
@@ -172,7 +172,7 @@ func TestWriteStatus_WritersOfDifferentJobsRunInParallel(t *testing.T) {
 		assert.Equal(t, uint64(writes-1), st.Seq)
 		assert.Equal(t, dir.ID(), st.Message)
 		assert.Equal(t, dir.ID(), st.JobID)
-		assert.Equal(t, []string{"job.json", "status.json"}, names(t, string(dir)))
+		assert.Equal(t, []string{"job.json", "job.lock", "status.json"}, names(t, string(dir)))
 	}
 }
 
@@ -233,7 +233,7 @@ func raceWriteSpec(t *testing.T, opts ...jobstore.WriteOption) {
 	ref := newJobDir(t, "contested")
 	require.NoError(t, jobstore.WriteSpec(ref, spec(winner)))
 	assert.Equal(t, string(readFile(t, ref.SpecPath())), string(readFile(t, dir.SpecPath())))
-	assert.Equal(t, []string{"job.json"}, names(t, string(dir)), "no temp file left")
+	assert.Equal(t, []string{"job.json", "job.lock"}, names(t, string(dir)), "no temp file left")
 	requireNoTempFiles(t, filepath.Dir(string(dir)))
 	got, err := jobstore.ReadSpec(dir)
 	require.NoError(t, err)

@@ -202,7 +202,7 @@ func removeTempLitter(t *testing.T, dir string) int {
 		case jobstore.IsTempName(name):
 			n++
 			require.NoError(t, os.Remove(filepath.Join(dir, name)))
-		case name == jobstore.SpecFile || name == jobstore.StatusFile:
+		case name == jobstore.SpecFile || name == jobstore.StatusFile || name == jobstore.LockFile:
 		default:
 			t.Fatalf("unexpected file %q in the job directory", name)
 		}

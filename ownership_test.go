@@ -62,16 +62,10 @@ func claimer() int {
 	return 0
 }
 
-// raceAttempt runs op ("claim" or "fence") on attempt n of dir from
-// goroutines in this process and from the children at once, and returns
-// how many won.
-func raceAttempt(t *testing.T, kids []*child, goroutines int, op string, dir jobstore.JobDir, n uint64) int {
-	t.Helper()
-	return raceAttemptOn(t, kids, func(int) jobstore.JobDir { return dir }, goroutines, op, dir, n)
-}
-
-// raceAttemptOn is raceAttempt with child i working on kidDir(i), the same
-// job seen through another mount.
+// raceAttemptOn runs op ("claim" or "fence") on attempt n of dir from
+// goroutines in this process and from the children at once, child i working
+// on kidDir(i) (the same job seen through another mount), and returns how
+// many won.
 func raceAttemptOn(t *testing.T, kids []*child, kidDir func(i int) jobstore.JobDir, goroutines int, op string, dir jobstore.JobDir, n uint64) int {
 	t.Helper()
 	var mu sync.Mutex

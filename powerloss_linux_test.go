@@ -77,7 +77,7 @@ func checkStatusState(oldB, newB, specB []byte) func(root string, acked bool) []
 		if b, err := os.ReadFile(dir.SpecPath()); err != nil || !bytes.Equal(b, specB) {
 			bad = append(bad, fmt.Sprintf("job.json changed: %s %v", short(b), err))
 		}
-		return append(bad, otherThanTemps(string(dir), jobstore.SpecFile, jobstore.StatusFile)...)
+		return append(bad, otherThanTemps(string(dir), jobstore.SpecFile, jobstore.StatusFile, jobstore.LockFile)...)
 	}
 }
 
@@ -97,7 +97,8 @@ func checkSubmitState(specB, statusB []byte) func(root string, acked bool) []str
 // checkNewJobState checks the job id that call made under root: either
 // absent (and call unacknowledged) or whole: job.json equal to specB and
 // read back by ReadSpec, status.json (if statusB is not nil) equal to
-// statusB and read back by ReadStatus, nothing else but temp files; and
+// statusB and read back by ReadStatus, nothing else but job.lock and temp
+// files; and
 // nothing else in root but hidden build directories.
 func checkNewJobState(id, call string, specB, statusB []byte) func(root string, acked bool) []string {
 	spec, _, errSpec := jobstore.DecodeSpec(specB)
@@ -118,7 +119,7 @@ func checkNewJobState(id, call string, specB, statusB []byte) func(root string, 
 			}
 			return bad
 		}
-		keep := []string{jobstore.SpecFile}
+		keep := []string{jobstore.SpecFile, jobstore.LockFile} // an empty job.lock is made with the job
 		b, err := os.ReadFile(dir.SpecPath())
 		got, rerr := jobstore.ReadSpec(dir, strictRead)
 		switch {

@@ -218,6 +218,17 @@ func writeBuild(rd *fsys.Dir, build string, recs []builtRecord) error {
 		return stepError("open directory", rd.Join(build), err, "cannot open the directory in which the job is built", "")
 	}
 	defer bd.Close()
+	// job.lock is made with the job, empty (a free lock), so that the first
+	// Start adds no name to the job directory: a new name makes that
+	// Start's durable write commit more. The records' directory fsyncs make
+	// it durable; a job that lost it to a power cut gets it from LockJob.
+	lock, err := bd.OpenLock(LockFile)
+	if err != nil {
+		return stepError("create lock file", bd.Join(LockFile), err, "cannot create the job's lock file", "")
+	}
+	if err := lock.Close(); err != nil {
+		return stepError("close", bd.Join(LockFile), err, "cannot close the job's lock file", "")
+	}
 	for _, r := range recs {
 		if err := writeRecordIn(bd, recordAt{dir: bd.Path(), name: r.name, job: true}, r.data, r.o, r.mode, nil); err != nil {
 			return err

@@ -30,7 +30,7 @@ func TestWriteSpec_StampsVersionAndTimeAndCreatesMissingDirectories(t *testing.T
 	assert.Equal(t, time.UTC, spec.SubmittedAt.Location())
 	assert.WithinRange(t, spec.SubmittedAt, before, time.Now().Add(time.Second))
 	assert.Equal(t, spec.SubmittedAt, spec.SubmittedAt.Truncate(time.Microsecond))
-	assert.Equal(t, []string{"job.json"}, names(t, string(dir)))
+	assert.Equal(t, []string{"job.json", "job.lock"}, names(t, string(dir)), "the job and its free lock, nothing else")
 }
 
 func TestWriteSpec_KeepsGivenFieldsAndNormalisesTime(t *testing.T) {
