@@ -197,6 +197,13 @@ func errNotJob(op string, dir JobDir) *Error {
 		Remedy: "that directory is not a job: check the path, or submit the job first"}
 }
 
+// errRemovedMeanwhile: the job directory dir was removed (renamed away by
+// Remove) while op was at work on it.
+func errRemovedMeanwhile(op string, dir JobDir) *Error {
+	return &Error{Op: op, Path: string(dir), Sentinel: ErrNotJob, Msg: "the job was removed meanwhile",
+		Remedy: "nothing to do: the job is gone"}
+}
+
 // errExists: a write-once record is already at path; cause is the OS error
 // that said so.
 func errExists(op, path string, cause error) *Error {

@@ -37,6 +37,10 @@ type Entry struct {
 // retries (DefaultReadAttempts reads, DefaultReadDelay apart: about 150 ms),
 // which the workers spend in parallel with the other jobs.
 //
+// A job removed while List reads it (Remove renames its directory out of
+// the root before it deletes anything) is left out: List shows a job whole
+// or not at all, never its job.json without its status.
+//
 // Order: jobs with a spec by submitted_at, then ID; then those without one,
 // by ID. The error is for root itself: missing or unreadable.
 func List(root string) ([]Entry, error) {
@@ -45,9 +49,16 @@ func List(root string) ([]Entry, error) {
 		return nil, err
 	}
 	entries := make([]Entry, len(dirs))
-	parallel(len(dirs), func(i int) { entries[i] = readEntry(dirs[i]) })
-	slices.SortFunc(entries, compareEntries)
-	return entries, nil
+	gone := make([]bool, len(dirs))
+	parallel(len(dirs), func(i int) { entries[i], gone[i] = readEntry(dirs[i]) })
+	kept := entries[:0]
+	for i, e := range entries {
+		if !gone[i] {
+			kept = append(kept, e)
+		}
+	}
+	slices.SortFunc(kept, compareEntries)
+	return kept, nil
 }
 
 func compareEntries(a, b Entry) int {
@@ -65,13 +76,16 @@ func compareEntries(a, b Entry) int {
 }
 
 // readEntry reads one job for List, opening its directory once for both
-// records (never through a link).
-func readEntry(dir JobDir) Entry {
-	e := Entry{Dir: dir}
+// records (never through a link). gone reports a job removed meanwhile:
+// its directory vanished before it was opened, or it was renamed out of
+// the root (Remove) while its records were read, which a record found
+// missing tells (Remove deletes job.json first, status.json last).
+func readEntry(dir JobDir) (e Entry, gone bool) {
+	e = Entry{Dir: dir}
 	d, err := openJobDir("read spec", dir)
 	if err != nil {
 		e.Err = err
-		return e
+		return e, errors.Is(err, ErrNotJob) // listed as a directory a moment ago
 	}
 	defer d.Close()
 	o := newReadOptions(nil)
@@ -79,17 +93,25 @@ func readEntry(dir JobDir) Entry {
 	if err != nil {
 		e.Err = err
 		if errors.Is(err, ErrNotJob) {
-			return e
+			moved, _ := movedAway(d, dir)
+			return e, moved
 		}
 	} else {
 		e.Spec = &spec
 	}
-	st, err := readStatusIn(d, dir, o, statusSchema()) // readSpecIn has just seen job.json
+	st, err := readStatusIn(d, dir, o, statusSchema())
 	if err != nil && e.Err == nil {
 		e.Err = err
 	}
 	e.Status = st
-	return e
+	if err == nil && st == nil && e.Spec != nil {
+		if _, serr := d.Lstat(SpecFile); errors.Is(serr, fs.ErrNotExist) {
+			moved, _ := movedAway(d, dir)
+			e.Spec, e.Err = nil, errNotJob("read spec", dir)
+			return e, moved
+		}
+	}
+	return e, false
 }
 
 // JobDirs returns the job directories under root without reading them, as

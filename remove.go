@@ -1,0 +1,602 @@
+package jobstore
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"math/rand/v2"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"sync/atomic"
+	"time"
+
+	"github.com/axqua/jobstore/internal/attempt"
+	"github.com/axqua/jobstore/internal/fsys"
+)
+
+// Removing a finished job. The job directory leaves the root in one step, a
+// rename to a hidden name in the same root (removePrefix), made only once
+// the remover holds the job's next attempt, as a starter would; then the
+// hidden directory is deleted, one name at a time, never through a link.
+
+// removePrefix starts the hidden name in the jobs root to which Remove
+// renames a job directory before it deletes it: removePrefix + job ID +
+// "-" + random digits. It is a dot-name, so List, JobDirs, ReconcileAll and
+// every watcher of the root skip it.
+const removePrefix = ".remove-"
+
+// finishedStates are the states a job may be removed in.
+var finishedStates = []State{Succeeded, Failed, Cancelled, Lost}
+
+// Remove removes the finished job in dir: its directory and everything in
+// it, job.json and cancel.json included, read-only or not, on every
+// platform.
+//
+// Only a finished job is removed: its status is terminal (succeeded,
+// failed, cancelled, lost), no process holds its job.lock, and no later
+// attempt is claimed. Anything else is refused with an *Error, and the job
+// is left as it was:
+//
+//   - a job that is queued, running, or has no status yet: ErrInvalid,
+//     Subject "state", Found the state ("" for none), before anything is
+//     touched;
+//   - job.lock held (a runner that finished but has not closed, another
+//     remover): ErrLocked naming the holder;
+//   - a claim in progress (a starter, a canceller or a remover on another
+//     host, whose locks do not reach this one, holds the next attempt):
+//     ErrLocked naming the attempt directory. A claim whose claimant is
+//     gone (it crashed before it wrote anything) is judged as Start judges
+//     one (see Start): on its own host at once, elsewhere after a whole
+//     lease (DefaultLease) of this process's observation, Remove never
+//     waiting for it (call again); once judged gone it is fenced and
+//     Remove goes on;
+//   - a status that cannot be read (ErrCorrupt, ErrNewerSchema, ...): that
+//     error; a dir without job.json: ErrNotJob; a dir that is a link:
+//     ErrNotRegular; a dir whose last element is not a job ID ("/", ".",
+//     "root/j/.."): ErrInvalid, Subject "job_id", before anything is
+//     touched.
+//
+// How: Remove takes job.lock without waiting, reads the status, then claims
+// the job's next attempt exactly as Start and RequestCancel do (creating
+// .run-N), so that of any number of removers, starters and cancellers on
+// any number of hosts one goes on; it reads the status again under its
+// claim. Then it renames the job directory, never replacing anything, to a
+// hidden name in the same root, checks that the renamed directory is the
+// one it claimed, fsyncs the root, and deletes the hidden directory:
+// job.json first, status.json last, every name relative to a directory
+// opened without following a link, so that a link inside the job is
+// removed as a link (its target untouched), a FIFO or a device is removed
+// without being opened, and a filesystem mounted inside the job is never
+// entered (that part stays, and Remove reports it). A Start that had opened
+// the job directory before the rename finds, after its own claim, that the
+// directory is no longer at its path, and refuses with ErrNotJob: no job is
+// both started and removed.
+//
+// What others see. The job leaves the root in the one rename: a reader
+// that comes after it finds no job (ErrNotJob), never a job.json without
+// its status or a half-deleted directory. A reader that opened the
+// directory just before the rename reads the records whole, or gets
+// ErrNotJob: ReadStatus and ReadCancel look for job.json again after a
+// missing record, and job.json goes first; List leaves out a job removed
+// while it reads it. A Watch of the job (already closed if it saw the
+// terminal status) reports ErrNotJob; WatchRoot reports it removed. A
+// reader in another language that reads the files by path and finds
+// status.json missing must look for job.json again (see the format
+// documentation). On NFS, another host may list the job for as long as its
+// attribute cache lasts (a few seconds), its reads then failing as above.
+// index.json, a cache, is not changed: Prune keeps it true; RebuildIndex
+// rebuilds it.
+//
+// A crash. Before the rename, the job stays whole, with Remove's claim of
+// its next attempt (.run-N, empty): the next Remove passes it as it passes
+// any claim of a dead claimant (on the same host at once, since job.lock
+// names the dead remover; elsewhere after a lease). After the rename, a
+// hidden directory .remove-<id>-<digits> remains in the root, partly
+// deleted, which no reader takes for a job; Prune deletes every such
+// directory in which nothing has changed for DefaultSweepAge (a Remove at
+// work changes it at every step, so a live one is never touched). A Remove
+// that returned nil survives a power cut: the root was fsynced after the
+// rename.
+//
+// Windows: a directory cannot be renamed, nor a file deleted, while
+// another process holds it (or, for the directory, anything in it) open
+// without FILE_SHARE_DELETE; jobstore's own readers hold a job directory
+// so for the instant they read it. Remove releases its own handles before
+// the rename and retries the rename and each delete for up to about 2 s
+// (fsys.BusyTimeout); a job whose directory stays open longer (a Run, a
+// long-lived reader) is ErrLocked and stays whole. The read-only
+// attribute of job.json and cancel.json is cleared before each is
+// deleted. Directories are not fsynced there (see the package
+// documentation).
+func Remove(dir JobDir) error {
+	const op = "remove"
+	if err := validateJobID(op, string(dir), dir.ID()); err != nil {
+		return err
+	}
+	o, err := newStartOptions(op, dir, nil)
+	if err != nil {
+		return err
+	}
+	jd, err := openJobDir(op, dir)
+	if err != nil {
+		return err
+	}
+	st, err := readStatusIn(jd, dir, newReadOptions(nil), statusSchema())
+	if err == nil {
+		err = refuseUnfinished(op, jd, dir, st)
+	}
+	if err != nil {
+		jd.Close()
+		return err
+	}
+	lk, err := lockJobIn(op, jd, dir)
+	if err != nil {
+		jd.Close()
+		return err
+	}
+	return removeLocked(op, jd, dir, lk, o)
+}
+
+// Prune removes every finished job under root whose finished_at is older
+// than olderThan: a job whose status is terminal and whose finished_at (or,
+// for a terminal record without one, its updated_at) is before
+// time.Now().Add(-olderThan), as this host's clock tells; 0 removes every
+// finished job. Each is removed by Remove's rules, with Remove's
+// guarantees, in parallel like List; the others (queued, running, or whose
+// status cannot be read) are left alone and not reported.
+//
+// It returns the job directories it removed, in directory-name order. A
+// job that could not be removed does not stop the others: its failure is
+// reported in err, which is then an *Error for root whose Unwrap is the
+// errors.Join of one *Error per such job (Op "prune", Path its directory,
+// unwrapping to Remove's error, so errors.Is(err, ErrLocked) tells whether
+// any was busy), and of the failures below. A job removed meanwhile by
+// another process is neither removed nor failed. err is also an *Error for
+// root itself (unreadable: nothing is removed), and olderThan < 0 is
+// ErrInvalid.
+//
+// Then it deletes the hidden directories that interrupted removals left
+// in root (see Remove) in which nothing has changed for DefaultSweepAge.
+// And if root has an index.json, the rows of the jobs removed (by this
+// call, or by another process meanwhile) are taken out of it, rewritten
+// atomically; the other rows stay as they were, and built_at with them
+// (a rebuild would read every job again; this costs one read and one write
+// of the index). An index that cannot be read or written is a failure in
+// err; a RebuildIndex running at the same time may put a removed job back,
+// as it may miss any change made while it lists.
+func Prune(root string, olderThan time.Duration) ([]JobDir, error) {
+	const op = "prune"
+	if olderThan < 0 {
+		return nil, errInvalid(op, root, "olderThan", olderThan, "a duration >= 0", fmt.Sprintf("%v is negative", olderThan), "pass a duration >= 0")
+	}
+	cutoff := time.Now().Add(-olderThan)
+	dirs, err := jobDirs(op, root)
+	if err != nil {
+		return nil, err
+	}
+	due := make([]bool, len(dirs))
+	parallel(len(dirs), func(i int) {
+		st, err := ReadStatus(dirs[i])
+		due[i] = err == nil && finishedBefore(st, cutoff)
+	})
+	errs := make([]error, len(dirs))
+	parallel(len(dirs), func(i int) {
+		if due[i] {
+			errs[i] = Remove(dirs[i])
+		}
+	})
+	var removed []JobDir
+	var failed []error
+	gone := map[string]bool{}
+	for i, dir := range dirs {
+		switch err := errs[i]; {
+		case !due[i]:
+		case err == nil:
+			removed = append(removed, dir)
+			gone[dir.ID()] = true
+		case errors.Is(err, ErrNotJob):
+			gone[dir.ID()] = true // removed by another process meanwhile
+		default:
+			failed = append(failed, errBecause(op, string(dir), err, "the job was not removed", ""))
+		}
+	}
+	jobsFailed := len(failed)
+	_, serrs, serr := sweepRemoved(op, root, time.Now().Add(-DefaultSweepAge))
+	failed = append(append(failed, serrs...), serr)
+	failed = append(failed, dropFromIndex(op, root, gone))
+	if err := errors.Join(failed...); err != nil {
+		msg := fmt.Sprintf("%d of %d finished jobs older than %v could not be removed", jobsFailed, len(removed)+jobsFailed, olderThan)
+		if jobsFailed == 0 {
+			msg = fmt.Sprintf("%d finished jobs older than %v were removed, but the clean-up after them failed", len(removed), olderThan)
+		}
+		return removed, errBecause(op, root, err, msg, "see each failure; the jobs that could be removed were")
+	}
+	return removed, nil
+}
+
+// finishedBefore reports whether st is terminal and finished before
+// cutoff: its finished_at, or its updated_at if it has none.
+func finishedBefore(st *JobStatus, cutoff time.Time) bool {
+	if st == nil || !st.State.Terminal() {
+		return false
+	}
+	at := st.UpdatedAt
+	if st.FinishedAt != nil {
+		at = *st.FinishedAt
+	}
+	return at.Before(cutoff)
+}
+
+// dropFromIndex takes the rows of the jobs named in gone out of root's
+// index.json, if there is one and it has any; the rest stays as it was.
+func dropFromIndex(op, root string, gone map[string]bool) error {
+	if len(gone) == 0 {
+		return nil
+	}
+	path := filepath.Join(root, IndexFile)
+	idx, err := ReadIndex(root)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return errBecause(op, path, err, "cannot take the removed jobs out of the index",
+			"rebuild the index (RebuildIndex)")
+	}
+	jobs := slices.DeleteFunc(slices.Clone(idx.Jobs), func(r IndexRow) bool { return gone[r.ID] })
+	bad := slices.DeleteFunc(slices.Clone(idx.Unreadable), func(p IndexProblem) bool { return gone[p.ID] })
+	if len(jobs) == len(idx.Jobs) && len(bad) == len(idx.Unreadable) {
+		return nil
+	}
+	idx.Jobs, idx.Unreadable = jobs, bad
+	if err := WriteJSONAtomic(path, idx); err != nil {
+		return errBecause(op, path, err, "cannot take the removed jobs out of the index",
+			"rebuild the index (RebuildIndex)")
+	}
+	return nil
+}
+
+// refuseUnfinished is Remove's refusal of a job whose status st (nil: none
+// yet) is not terminal, naming the state; a job without job.json is
+// ErrNotJob.
+func refuseUnfinished(op string, jd *fsys.Dir, dir JobDir, st *JobStatus) error {
+	if st != nil && st.State.Terminal() {
+		return nil
+	}
+	if _, err := jd.Lstat(SpecFile); errors.Is(err, fs.ErrNotExist) {
+		return errNotJob(op, dir)
+	}
+	var state State
+	msg := "the job has no status yet (it was submitted a moment ago, or its submission stopped after job.json)"
+	remedy := "cancel the job first (RequestCancel), then remove it"
+	if st != nil {
+		state = st.State
+		msg = "the job is " + string(st.State)
+		if st.State == Running {
+			msg += fmt.Sprintf(" (pid %d on host %q)", st.PID, st.Host)
+			remedy = "wait for the job to end, or cancel it (RequestCancel) and remove it once it has; " +
+				"if its runner is gone, Reconcile marks it lost first"
+		}
+	}
+	return errInvalid(op, dir.StatusPath(), "state", string(state), finishedStates,
+		msg+"; only a finished job is removed", remedy)
+}
+
+// removeLocked is Remove once job.lock is held (lk): it claims the job's
+// next attempt, hides the job directory and deletes it. It closes jd and
+// releases lk, whatever happens.
+func removeLocked(op string, jd *fsys.Dir, dir JobDir, lk *Lock, o startOptions) error {
+	h := &holding{jd: jd, lk: lk}
+	defer h.release()
+	c, err := claimForRemove(op, jd, dir, lk, o)
+	if err != nil {
+		return err
+	}
+	id, err := jd.ID()
+	if err != nil {
+		_ = c.Withdraw()
+		return stepError(op, string(dir), unwrapPath(err), "cannot identify the job directory", "nothing was removed; try again")
+	}
+	atRemoveSeam("claimed", string(dir))
+	n := c.N()
+	if runtime.GOOS == "windows" {
+		// Windows renames no directory while a handle in it is open: the
+		// claim's, job.lock's and the directory's own go first. A crash from
+		// here to the rename leaves a claim that is judged by its lease.
+		_ = c.Close()
+		h.release()
+	}
+	rd, trash, err := hideJob(op, dir, id)
+	if err != nil {
+		h.withdraw(op, dir, c, n)
+		return err
+	}
+	defer rd.Close()
+	_ = c.Close()
+	h.release()
+	serr := rd.Sync()
+	atRemoveSeam("hidden", rd.Join(trash))
+	if err := purgeHidden(rd, trash); err != nil {
+		return errIO(op, rd.Join(trash), err, "the job is out of the root, but its hidden directory could not be deleted whole",
+			"nothing to do for readers, which never see it; Prune deletes it once it is older than "+DefaultSweepAge.String()+
+				", or delete it by hand")
+	}
+	if serr != nil {
+		return errIO(op, rd.Path(), serr, "the job is removed, but the jobs root could not be fsynced: after a power cut the job may come back",
+			"check the disk; remove the job again if it comes back")
+	}
+	return nil
+}
+
+// holding is what removeLocked holds open in the job directory until the
+// rename.
+type holding struct {
+	jd *fsys.Dir // nil once closed
+	lk *Lock
+}
+
+// release closes the job directory and releases job.lock; twice is fine.
+func (h *holding) release() {
+	if h.jd != nil {
+		h.jd.Close()
+		h.jd = nil
+	}
+	_ = h.lk.Unlock() // its error is the OS's to clear: the lock goes with the descriptor
+}
+
+// withdraw gives up Remove's claim n of dir after a failed rename, so that
+// the job is not blocked by a claim nobody will use: through the claim
+// while the job directory is held, else (Windows, where both were let go
+// before the rename) by removing the empty .run-n. If that fails, the claim
+// is judged gone after a lease, as a crashed claimant's is.
+func (h *holding) withdraw(op string, dir JobDir, c *attempt.Claim, n uint64) {
+	if h.jd != nil {
+		_ = c.Withdraw()
+		return
+	}
+	jd, err := openJobDir(op, dir)
+	if err != nil {
+		return
+	}
+	defer jd.Close()
+	_ = jd.RemoveDir(attempt.RunName(n))
+}
+
+// claimForRemove claims the next attempt of the finished job in jd, exactly
+// as Start and a canceller claim it (take, passing the claims whose claimant
+// is gone: passStaleClaims), so that of removers, starters and cancellers on
+// any number of hosts one goes on. It then reads the status again: it must
+// still be the finished record, with no later attempt. A claim in progress
+// is ErrLocked naming it.
+func claimForRemove(op string, jd *fsys.Dir, dir JobDir, lk *Lock, o startOptions) (*attempt.Claim, error) {
+	st, err := readStatusIn(jd, dir, newReadOptions(nil), statusSchema())
+	if err == nil {
+		err = refuseUnfinished(op, jd, dir, st)
+	}
+	if err != nil {
+		return nil, err
+	}
+	a := st.Attempt
+	var taken uint64
+	c, err := take(op, jd, dir, a+1)
+	if errors.Is(err, ErrLocked) {
+		var next uint64
+		if next, taken, _, err = passStaleClaims(op, jd, dir, lk, a, o.host, o.lease); err != nil {
+			return nil, err
+		}
+		c, err = take(op, jd, dir, next)
+	}
+	if err != nil {
+		return nil, err
+	}
+	now, err := readStatusIn(jd, dir, newReadOptions(nil), statusSchema())
+	switch {
+	case err != nil:
+	case now == nil || !now.State.Terminal():
+		err = refuseUnfinished(op, jd, dir, now)
+	case now.Attempt > max(a, taken):
+		err = errLocked(op, dir.StatusPath(), fmt.Sprintf("attempt %d claimed the job meanwhile", now.Attempt))
+	}
+	if err != nil {
+		_ = c.Withdraw()
+		return nil, err
+	}
+	return c, nil
+}
+
+// hideAttempts bounds how many hidden names hideJob tries: a random name
+// that is taken is a collision of 64 random bits, or someone's doing.
+const hideAttempts = 3
+
+// hideJob renames the job directory dir, whose identity is id, to a fresh
+// hidden name in its root (never replacing anything), and checks that what
+// it renamed is that directory; it returns the root, opened (the caller
+// closes it), and the hidden name. A job directory that is gone is
+// ErrNotJob; one held open past the Windows retries is ErrLocked.
+func hideJob(op string, dir JobDir, id fsys.ID) (*fsys.Dir, string, error) {
+	rd, err := openDirAt(op, recordAt{dir: filepath.Dir(string(dir))})
+	if err != nil {
+		return nil, "", err
+	}
+	name := dir.ID()
+	var trash string
+	for i := 1; ; i++ {
+		trash = removePrefix + name + "-" + strconv.FormatUint(rand.Uint64(), 10)
+		err = fsys.RetryBusy(func() error { return rd.RenameDirNoReplace(name, trash) })
+		if err == nil || i == hideAttempts || !(errors.Is(err, fs.ErrExist) || fsys.IsDirNotEmpty(err)) {
+			break
+		}
+	}
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		err = errRemovedMeanwhile(op, dir)
+	case fsys.IsBusy(err):
+		err = errLocked(op, string(dir), "another process holds the job directory, or a file in it, open: "+
+			"Windows renames no directory while a handle in it is open, and it stayed open for "+fsys.BusyTimeout.String())
+	case err != nil:
+		err = stepError(op, string(dir), unwrapPath(err), "cannot rename the job directory to a hidden name",
+			"nothing was removed; check that this user may rename entries in the jobs root")
+	}
+	if err != nil {
+		rd.Close()
+		return nil, "", err
+	}
+	if got, err := rd.EntryID(trash); err != nil || got != id {
+		// Not the directory claimed: someone put another in its place
+		// meanwhile. Give it its name back.
+		_ = fsys.RetryBusy(func() error { return rd.RenameDirNoReplace(trash, name) })
+		rd.Close()
+		return nil, "", errBecause(op, string(dir), err, "the job directory was replaced by another while it was being removed; nothing was removed",
+			"look at what is at that path now")
+	}
+	return rd, trash, nil
+}
+
+// purgeRounds bounds how often purgeHidden empties a hidden directory that
+// was refilled meanwhile (a process that held it open before the rename).
+const purgeRounds = 3
+
+// purgeHidden deletes the hidden directory name of rd, never through a
+// link: job.json first (a reader that opened the job directory before the
+// rename and then misses a record finds job.json gone too, and takes the
+// job for removed), status.json last, everything else in between; then the
+// directory. Gone already (another process finished it) is not an error.
+func purgeHidden(rd *fsys.Dir, name string) error {
+	var err error
+	for range purgeRounds {
+		if err = emptyHidden(rd, name); err != nil {
+			return err
+		}
+		atRemoveSeam("emptied", rd.Join(name))
+		err = fsys.RetryBusy(func() error { return rd.RemoveDir(name) })
+		if err == nil || errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		if !fsys.IsDirNotEmpty(err) {
+			return err
+		}
+	}
+	return err
+}
+
+// emptyHidden removes every name in the hidden directory name of rd, in
+// purgeHidden's order.
+func emptyHidden(rd *fsys.Dir, name string) error {
+	d, err := rd.OpenDir(name)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	defer d.Close() // before rd removes it: on Windows the handle pins it
+	if err := d.RemoveAll(SpecFile); err != nil {
+		return err
+	}
+	names, err := d.Names()
+	errs := []error{err}
+	for _, n := range names {
+		if n != SpecFile && n != StatusFile {
+			errs = append(errs, d.RemoveAll(n))
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	return d.RemoveAll(StatusFile)
+}
+
+// sweepRemoved deletes the hidden directories that removers left in root
+// (removePrefix) in which nothing has changed since cutoff: neither the
+// directory's entries (its modification time, which each deletion moves,
+// as did the remover's claim just before its rename) nor any entry in it.
+// A remover at work is never that old. It returns the names deleted and
+// the failures (each an *Error naming its path); err is for root itself.
+func sweepRemoved(op, root string, cutoff time.Time) (removed []string, errs []error, err error) {
+	rd, err := openDirAt(op, recordAt{dir: root})
+	if err != nil {
+		return nil, nil, err
+	}
+	defer rd.Close()
+	names, err := rd.Names()
+	if err != nil {
+		return nil, nil, errIO(op, root, err, "cannot read the jobs root", "check the path and permissions")
+	}
+	for _, name := range names {
+		if len(name) <= len(removePrefix) || name[:len(removePrefix)] != removePrefix || !unchangedSince(rd, name, cutoff) {
+			continue
+		}
+		switch err := purgeHidden(rd, name); {
+		case err == nil:
+			removed = append(removed, name)
+		case !errors.Is(err, fs.ErrNotExist):
+			errs = append(errs, errIO(op, rd.Join(name), err, "cannot delete what an interrupted Remove left",
+				"check the permissions of the jobs root; it is no job any more and safe to delete by hand"))
+		}
+	}
+	return removed, errs, nil
+}
+
+// unchangedSince reports whether name in rd is a directory (never a link)
+// that neither changed itself nor holds an entry that changed since
+// cutoff.
+func unchangedSince(rd *fsys.Dir, name string, cutoff time.Time) bool {
+	fi, err := rd.Lstat(name)
+	if err != nil || !fi.IsDir() || !fi.ModTime().Before(cutoff) {
+		return false
+	}
+	d, err := rd.OpenDir(name)
+	if err != nil {
+		return false
+	}
+	defer d.Close()
+	names, err := d.Names()
+	if err != nil {
+		return false
+	}
+	for _, n := range names {
+		if fi, err := d.Lstat(n); err != nil || !fi.ModTime().Before(cutoff) {
+			return false
+		}
+	}
+	return true
+}
+
+// movedAway reports whether the job directory jd, opened at dir, is no
+// longer there: a Remove renamed it away (to delete it) after jd was
+// opened, so that jd now reaches a directory outside the root's view. On
+// Windows a directory open in this process cannot be renamed, so only a
+// directory that is gone is reported.
+func movedAway(jd *fsys.Dir, dir JobDir) (bool, error) {
+	id, err := jd.ID()
+	if err != nil {
+		return false, err
+	}
+	rd, err := fsys.Open(filepath.Dir(string(dir)), false)
+	if errors.Is(err, fs.ErrNotExist) {
+		return true, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	defer rd.Close()
+	now, err := rd.EntryID(dir.ID())
+	if errors.Is(err, fs.ErrNotExist) {
+		return true, nil
+	}
+	return err == nil && now != id, err
+}
+
+// removeSeam, when set (by tests only), runs at the named steps of a
+// removal: "claimed" (the next attempt claimed, the job directory at its
+// path), "hidden" (renamed and the root fsynced, nothing deleted yet) and
+// "emptied" (the hidden directory emptied, before it is removed); path is
+// the job directory, or the hidden directory.
+var removeSeam atomic.Pointer[func(step, path string)]
+
+func atRemoveSeam(step, path string) {
+	if h := removeSeam.Load(); h != nil {
+		(*h)(step, path)
+	}
+}
