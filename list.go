@@ -11,6 +11,8 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+
+	"github.com/axqua/jobstore/internal/fsys"
 )
 
 // Entry is one job as List found it.
@@ -81,13 +83,19 @@ func compareEntries(a, b Entry) int {
 // the root (Remove) while its records were read, which a record found
 // missing tells (Remove deletes job.json first, status.json last).
 func readEntry(dir JobDir) (e Entry, gone bool) {
-	e = Entry{Dir: dir}
 	d, err := openJobDir("read spec", dir)
 	if err != nil {
-		e.Err = err
-		return e, errors.Is(err, ErrNotJob) // listed as a directory a moment ago
+		return Entry{Dir: dir, Err: err}, errors.Is(err, ErrNotJob) // listed as a directory a moment ago
 	}
 	defer d.Close()
+	return readEntryIn(d, dir, nil)
+}
+
+// readEntryIn is readEntry in the job directory d; between, if not nil,
+// runs between the two records' reads (the tests' way to remove the job
+// there).
+func readEntryIn(d *fsys.Dir, dir JobDir, between func()) (e Entry, gone bool) {
+	e = Entry{Dir: dir}
 	o := newReadOptions(nil)
 	spec, err := readSpecIn(d, dir, o, specSchema())
 	if err != nil {
@@ -98,6 +106,9 @@ func readEntry(dir JobDir) (e Entry, gone bool) {
 		}
 	} else {
 		e.Spec = &spec
+	}
+	if between != nil {
+		between()
 	}
 	st, err := readStatusIn(d, dir, o, statusSchema())
 	if err != nil && e.Err == nil {

@@ -137,14 +137,6 @@ func claimForStart(op string, jd *fsys.Dir, dir JobDir, lk *Lock, last *JobStatu
 	// have landed since last was read: continue from it. Anything else that
 	// changed the status means someone else owns the job now.
 	now, err := readStatusIn(jd, dir, newReadOptions(nil), statusSchema())
-	if err == nil {
-		// A Remove that took the job out of the root after jd was opened
-		// leaves jd reaching the hidden directory it deletes: a claim made
-		// there (once Remove's own claim is deleted) must not run the job.
-		if moved, _ := movedAway(jd, dir); moved {
-			err = errRemovedMeanwhile(op, dir)
-		}
-	}
 	switch {
 	case err != nil || now == nil:
 	case now.State.Terminal():

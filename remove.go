@@ -69,10 +69,11 @@ var finishedStates = []State{Succeeded, Failed, Cancelled, Lost}
 // opened without following a link, so that a link inside the job is
 // removed as a link (its target untouched), a FIFO or a device is removed
 // without being opened, and a filesystem mounted inside the job is never
-// entered (that part stays, and Remove reports it). A Start that had opened
-// the job directory before the rename finds, after its own claim, that the
-// directory is no longer at its path, and refuses with ErrNotJob: no job is
-// both started and removed.
+// entered (that part stays, and Remove reports it). No job is both started
+// and removed: a starter that comes after the rename finds no job; one that
+// had opened the job directory before it finds a finished status there
+// (status.json goes last) or, once that is deleted too, fails its claim,
+// since the attempt directory it made is not at its path (ErrNotJob).
 //
 // What others see. The job leaves the root in the one rename: a reader
 // that comes after it finds no job (ErrNotJob), never a job.json without
