@@ -28,6 +28,10 @@ import (
 // effect. The lease is the owner's, or fallback when owner is nil or does
 // not say.
 //
+// An attempt with .fenced-n is over, whatever else is there: a .run-n
+// beside it is what a Take that found the attempt over left when it crashed
+// before removing its directory again, and it claims nothing.
+//
 // Every look is relative to job's descriptor: .run-n is opened without
 // following a link, and the lease is read without following one, without
 // blocking, at most 64 bytes: a link, a FIFO or a device there is a
@@ -50,6 +54,13 @@ func judge(job *fsys.Dir, key string, n uint64, owner *Owner, host string, fallb
 		return 0, "", err
 	case !fi.IsDir():
 		return 0, "", &fsys.NotRegularError{Mode: fi.Mode()}
+	}
+	if _, ferr := job.Lstat(FencedName(n)); ferr == nil {
+		// Over for good. A .run-n beside .fenced-n is no claim: it is the
+		// mkdir of a Take that found the attempt over and was stopped (a
+		// crash) before it removed its directory again.
+		watched.forget(k)
+		return Over, "the attempt is over", nil
 	}
 	lease := fallback
 	if owner != nil {
