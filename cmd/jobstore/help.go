@@ -15,6 +15,8 @@ const exitCodesText = `Exit codes:
   1  watch: the job ended failed, cancelled or lost;
      check, reconcile: problems were found (listed on stdout)
      cancel: the job had already ended (nothing written)
+     rm: a job was refused (not finished, or held by a process);
+     prune: a finished job could not be removed
   2  usage error: unknown command, missing or extra argument, bad flag
   3  runtime error: not a job, a root that holds no job, a record
      unreadable or unwritable, ...
@@ -42,7 +44,7 @@ Commands:
 	}
 	tw.Flush()
 	b.WriteString("\nRun 'jobstore help COMMAND' for its arguments, flags, output and exit codes.\n")
-	b.WriteString("check, list, reconcile, show and watch print JSON with --json.\n\n")
+	b.WriteString("check, list, prune, reconcile, rm, show and watch print JSON with --json.\n\n")
 	b.WriteString(exitCodesText)
 	return b.String()
 }

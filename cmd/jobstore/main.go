@@ -1,4 +1,4 @@
-// Command jobstore submits, watches, lists, shows, reconciles and checks the
+// Command jobstore submits, watches, lists, shows, reconciles, checks and removes the
 // job records kept by package jobstore, and runs a demo of all of it.
 //
 // It is built on the jobstore package, the standard library (flag,
@@ -22,7 +22,7 @@ import (
 // Exit codes, documented in the usage text (usageText) and the README.
 const (
 	exitOK           = 0 // success
-	exitUnsuccessful = 1 // watch: the job ended failed, cancelled or lost; check, reconcile: problems found; cancel: the job had ended
+	exitUnsuccessful = 1 // watch: the job ended failed, cancelled or lost; check, reconcile: problems found; cancel: the job had ended; rm, prune: a job was not removed
 	exitUsage        = 2 // unknown command, missing or extra argument, bad flag value
 	exitRuntime      = 3 // a record could not be read or written, not a job, ...
 	// 130 and 143: watch, list --watch stopped by SIGINT or SIGTERM (stop.go)
@@ -59,7 +59,7 @@ type command struct {
 
 // commands lists the subcommands in the order "jobstore help" shows them.
 func commands() []*command {
-	return []*command{demoCmd(), submitCmd(), listCmd(), showCmd(), watchCmd(), cancelCmd(), reconcileCmd(), checkCmd()}
+	return []*command{demoCmd(), submitCmd(), listCmd(), showCmd(), watchCmd(), cancelCmd(), reconcileCmd(), checkCmd(), rmCmd(), pruneCmd()}
 }
 
 func findCommand(name string) *command {
