@@ -52,7 +52,10 @@
 // it through Run.Context, and a queued job is cancelled at once. Reconcile
 // marks a job whose runner died (status running, lock free) as lost, or
 // cancelled when a request is pending; List reads every job in parallel, and
-// RebuildIndex caches the result in <root>/index.json.
+// RebuildIndex caches the result in <root>/index.json. Remove takes a
+// finished job out of the root whole (one rename, after claiming its next
+// attempt as a starter would), and Prune removes every job that finished
+// long enough ago.
 //
 // Errors are *Error values: what went wrong, about what (Subject), what to do
 // (Remedy), the cause (Unwrap) and the values found and supported. Match
@@ -84,7 +87,7 @@
 // Submit and the Run handle in run.go, coalesced progress in progress.go;
 // Watch in watch.go and watch_events.go; cancel.json in cancel.go and
 // cancel_watch.go; Reconcile in reconcile.go; SweepTemps in sweep.go; List
-// in list.go; ownership across hosts in ownership.go, with the claim in
+// in list.go; Remove and Prune in remove.go; ownership across hosts in ownership.go, with the claim in
 // claim.go, the attempt directory a Run holds open in rundir_unix.go, the
 // lease in lease.go, the fence in fence.go, the host identity in hostid.go
 // and process liveness in internal/proc. The repository's README and docs/
