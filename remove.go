@@ -37,7 +37,8 @@ var finishedStates = []State{Succeeded, Failed, Cancelled, Lost}
 // Only a finished job is removed: its status is terminal (succeeded,
 // failed, cancelled, lost), no process holds its job.lock, and no later
 // attempt is claimed. Anything else is refused with an *Error, and the job
-// is left as it was:
+// is left as it was (but for job.lock, which every locker creates, empty,
+// where it is missing):
 //
 //   - a job that is queued, running, or has no status yet: ErrInvalid,
 //     Subject "state", Found the state ("" for none), before anything is
@@ -82,8 +83,8 @@ var finishedStates = []State{Succeeded, Failed, Cancelled, Lost}
 // ErrNotJob: ReadStatus and ReadCancel look for job.json again after a
 // missing record, and job.json goes first; List leaves out a job removed
 // while it reads it. A Watch of the job (already closed if it saw the
-// terminal status) reports ErrNotJob; WatchRoot reports it removed. A
-// reader in another language that reads the files by path and finds
+// terminal status) reports ErrNotJob; a watcher of the root sees the job
+// directory go in one step. A reader in another language that reads the files by path and finds
 // status.json missing must look for job.json again (see the format
 // documentation). On NFS, another host may list the job for as long as its
 // attribute cache lasts (a few seconds), its reads then failing as above.
@@ -93,21 +94,23 @@ var finishedStates = []State{Succeeded, Failed, Cancelled, Lost}
 // A crash. Before the rename, the job stays whole, with Remove's claim of
 // its next attempt (.run-N, empty): the next Remove passes it as it passes
 // any claim of a dead claimant (on the same host at once, since job.lock
-// names the dead remover; elsewhere after a lease). After the rename, a
+// names the dead remover; elsewhere, and on Windows, where Remove lets go
+// of job.lock before its rename, after a lease). After the rename, a
 // hidden directory .remove-<id>-<digits> remains in the root, partly
 // deleted, which no reader takes for a job; Prune deletes every such
 // directory in which nothing has changed for DefaultSweepAge (a Remove at
 // work changes it at every step, so a live one is never touched). A Remove
 // that returned nil survives a power cut: the root was fsynced after the
-// rename.
+// rename, so the job does not come back (the deletions after it are not
+// fsynced: part of the hidden directory may come back, hidden, for Prune).
 //
 // Windows: a directory cannot be renamed, nor a file deleted, while
 // another process holds it (or, for the directory, anything in it) open
 // without FILE_SHARE_DELETE; jobstore's own readers hold a job directory
 // so for the instant they read it. Remove releases its own handles before
-// the rename and retries the rename and each delete for up to about 2 s
-// (fsys.BusyTimeout); a job whose directory stays open longer (a Run, a
-// long-lived reader) is ErrLocked and stays whole. The read-only
+// the rename and retries the rename and each delete for up to about 2 s; a
+// job whose directory stays open longer (a long-lived reader) is ErrLocked
+// and stays whole. The read-only
 // attribute of job.json and cancel.json is cleared before each is
 // deleted. Directories are not fsynced there (see the package
 // documentation).
