@@ -495,20 +495,25 @@ func emptyHidden(rd *fsys.Dir, name string) error {
 		return err
 	}
 	defer d.Close() // before rd removes it: on Windows the handle pins it
-	if err := d.RemoveAll(SpecFile); err != nil {
+	remove := func(n string) error {
+		err := d.RemoveAll(n)
+		atRemoveSeam("deleted", d.Join(n))
+		return err
+	}
+	if err := remove(SpecFile); err != nil {
 		return err
 	}
 	names, err := d.Names()
 	errs := []error{err}
 	for _, n := range names {
 		if n != SpecFile && n != StatusFile {
-			errs = append(errs, d.RemoveAll(n))
+			errs = append(errs, remove(n))
 		}
 	}
 	if err := errors.Join(errs...); err != nil {
 		return err
 	}
-	return d.RemoveAll(StatusFile)
+	return remove(StatusFile)
 }
 
 // sweepRemoved deletes the hidden directories that removers left in root
@@ -594,7 +599,8 @@ func movedAway(jd *fsys.Dir, dir JobDir) (bool, error) {
 
 // removeSeam, when set (by tests only), runs at the named steps of a
 // removal: "claimed" (the next attempt claimed, the job directory at its
-// path), "hidden" (renamed and the root fsynced, nothing deleted yet) and
+// path), "hidden" (renamed and the root fsynced, nothing deleted yet),
+// "deleted" (one name in the hidden directory deleted, path naming it) and
 // "emptied" (the hidden directory emptied, before it is removed); path is
 // the job directory, or the hidden directory.
 var removeSeam atomic.Pointer[func(step, path string)]

@@ -212,3 +212,96 @@ func dirNames(t *testing.T, dir string) []string {
 	}
 	return names
 }
+
+// Whatever a reader that holds the job directory open (opened before the
+// rename) finds at any step of the deletion, a missing status.json comes
+// with a missing job.json: ReadStatus, ReadCancel and List take that for a
+// job removed, never for a job that has not run yet. So job.json goes
+// first and status.json last.
+func TestRemove_AMissingStatusAlwaysComesWithAMissingJobJSON(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("on Windows an open job directory stops the rename")
+	}
+	dir, err := Submit(testdir.New(t), JobSpec{ID: "j", Kind: "k"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := RequestCancel(dir, CancelRequest{}); err != nil {
+		t.Fatal(err)
+	}
+	jd, err := openJobDir("read", dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer jd.Close()
+	steps := 0
+	onRemoveSeam(t, func(step, path string) {
+		if step != "deleted" {
+			return
+		}
+		steps++
+		st, err := ReadCancel(dir) // by path: the job is gone from there
+		if err == nil || st != nil {
+			t.Errorf("after deleting %s: ReadCancel by path found the job", filepath.Base(path))
+		}
+		status, serr := readStatusIn(jd, dir, newReadOptions(nil), statusSchema())
+		_, lerr := jd.Lstat(SpecFile)
+		if serr == nil && status == nil && lerr == nil {
+			t.Errorf("after deleting %s: status.json is missing while job.json is there: a reader would take the job for one that has not run", filepath.Base(path))
+		}
+	})
+	if err := Remove(dir); err != nil {
+		t.Fatal(err)
+	}
+	if steps < 4 { // job.json, job.lock, cancel.json, the attempt directories, status.json
+		t.Fatalf("the seam saw %d deletions: the test proved nothing", steps)
+	}
+}
+
+// A job directory replaced by another between Remove's claim and its
+// rename (someone moved the job away and put a directory in its place) is
+// not removed: Remove sees that what it renamed is not what it claimed,
+// gives it its name back, and fails; both directories survive whole.
+func TestRemove_AJobDirectoryReplacedMeanwhileIsPutBack(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("on Windows the claimed directory is pinned until the rename")
+	}
+	root := testdir.New(t)
+	dir, err := Submit(root, JobSpec{ID: "j", Kind: "k"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := RequestCancel(dir, CancelRequest{}); err != nil {
+		t.Fatal(err)
+	}
+	moved := filepath.Join(root, "moved-away")
+	swapped := false
+	onRemoveSeam(t, func(step, _ string) {
+		if step != "claimed" || swapped {
+			return
+		}
+		swapped = true
+		if err := os.Rename(string(dir), moved); err != nil {
+			t.Errorf("move the job away: %v", err)
+		}
+		if err := os.MkdirAll(filepath.Join(string(dir), "precious"), 0o755); err != nil {
+			t.Errorf("mkdir: %v", err)
+		}
+	})
+	err = Remove(dir)
+	if !swapped {
+		t.Fatal("the swap never happened")
+	}
+	if err == nil {
+		t.Fatal("Remove removed a directory it had not claimed")
+	}
+	if _, err := os.Stat(filepath.Join(string(dir), "precious")); err != nil {
+		t.Fatalf("the directory put in the job's place must be back at its name: %v", err)
+	}
+	if _, err := ReadSpec(JobDir(moved)); err != nil && !errors.Is(err, ErrInvalid) {
+		t.Fatalf("the moved job must be whole: %v", err)
+	}
+	if left := dirNames(t, root); len(left) != 2 {
+		t.Fatalf("the root holds %v, want the two directories and nothing hidden", left)
+	}
+}
