@@ -202,7 +202,7 @@ func TestTwoHosts_RemoveAndPruneRaceStart(t *testing.T) {
 			// the finished ones; wait for it, a hang guard only.
 			for deadline := time.Now().Add(2 * time.Minute); ; time.Sleep(20 * time.Millisecond) {
 				left := slices.DeleteFunc(names(t, h.Backing), func(n string) bool { return n == jobstore.IndexFile })
-				if len(left) == len(held) {
+				if len(left) <= len(held) { // fewer: a held job was removed, which the checks below report
 					break
 				}
 				require.True(t, time.Now().Before(deadline), "the remover never removed the finished jobs: %v left, %d held", left, len(held))
