@@ -100,7 +100,14 @@ func lockJobIn(op string, d *fsys.Dir, dir JobDir) (*Lock, error) {
 
 // Unlock releases the lock. The lock file stays. Unlocking twice is not an
 // error.
-func (l *Lock) Unlock() error {
+func (l *Lock) Unlock() error { return l.unlock(false) }
+
+// unlock is Unlock; with keepRecord, this process's holder record stays in
+// job.lock, so that the next holder judges by it a claim this process may
+// still leave behind, as it judges the claim of a holder that died holding
+// the lock (Remove on Windows, which must let go of job.lock before the
+// rename that ends its claim).
+func (l *Lock) unlock(keepRecord bool) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.f == nil {
@@ -108,7 +115,9 @@ func (l *Lock) Unlock() error {
 	}
 	f := l.f
 	l.f = nil
-	clearLockHolder(f) // while still locked: no other holder's record is erased
+	if !keepRecord {
+		clearLockHolder(f) // while still locked: no other holder's record is erased
+	}
 	err := flock.Unlock(f)
 	if cerr := f.Close(); err == nil {
 		err = cerr

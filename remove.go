@@ -94,8 +94,7 @@ var finishedStates = []State{Succeeded, Failed, Cancelled, Lost}
 // A crash. Before the rename, the job stays whole, with Remove's claim of
 // its next attempt (.run-N, empty): the next Remove passes it as it passes
 // any claim of a dead claimant (on the same host at once, since job.lock
-// names the dead remover; elsewhere, and on Windows, where Remove lets go
-// of job.lock before its rename, after a lease). After the rename, a
+// names the dead remover; elsewhere after a lease). After the rename, a
 // hidden directory .remove-<id>-<digits> remains in the root, partly
 // deleted, which no reader takes for a job; Prune deletes every such
 // directory in which nothing has changed for DefaultSweepAge (a Remove at
@@ -306,10 +305,11 @@ func removeLocked(op string, jd *fsys.Dir, dir JobDir, lk *Lock, o startOptions)
 	n := c.N()
 	if runtime.GOOS == "windows" {
 		// Windows renames no directory while a handle in it is open: the
-		// claim's, job.lock's and the directory's own go first. A crash from
-		// here to the rename leaves a claim that is judged by its lease.
+		// claim's, job.lock's and the directory's own go first. job.lock
+		// keeps naming this process, so that a crash from here to the
+		// rename leaves a claim the next holder judges by its pid.
 		_ = c.Close()
-		h.release()
+		h.releaseNamed()
 	}
 	rd, trash, err := hideJob(op, dir, id)
 	if err != nil {
@@ -347,6 +347,12 @@ func (h *holding) release() {
 		h.jd = nil
 	}
 	_ = h.lk.Unlock() // its error is the OS's to clear: the lock goes with the descriptor
+}
+
+// releaseNamed is release, leaving this process's record in job.lock.
+func (h *holding) releaseNamed() {
+	_ = h.lk.unlock(true)
+	h.release()
 }
 
 // withdraw gives up Remove's claim n of dir after a failed rename, so that
@@ -575,10 +581,14 @@ func unchangedSince(rd *fsys.Dir, name string, cutoff time.Time) bool {
 // movedAway reports whether the job directory jd, opened at dir, is no
 // longer there: a Remove renamed it away (to delete it) after jd was
 // opened, so that jd now reaches a directory outside the root's view. On
-// Windows a directory open in this process cannot be renamed, so only a
-// directory that is gone is reported.
+// Windows a directory open in this process cannot be renamed (Wine lets it
+// be), and a Dir is known by its path: a directory gone from it is
+// reported.
 func movedAway(jd *fsys.Dir, dir JobDir) (bool, error) {
 	id, err := jd.ID()
+	if errors.Is(err, fs.ErrNotExist) {
+		return true, nil // Windows, where a Dir's identity is looked up by its path
+	}
 	if err != nil {
 		return false, err
 	}
