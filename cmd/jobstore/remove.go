@@ -89,7 +89,8 @@ Prints one line per job, then a summary line:
 Exit codes: 0 done (whether or not anything was removed); 1 some finished
 jobs could not be removed (listed); 2 bad arguments (--older-than missing
 or negative); 3 ROOT cannot be read, or holds entries but no job (nothing
-is removed then).`,
+is removed then), or what was left after the removals (ROOT/index.json, a
+hidden .remove-* directory) could not be updated or deleted.`,
 		run: runPrune,
 	}
 }
