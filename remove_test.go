@@ -346,3 +346,21 @@ func TestRemove_ErrorsSayWhatToDo(t *testing.T) {
 	require.ErrorIs(t, err, jobstore.ErrInvalid)
 	require.NotErrorIs(t, err, fs.ErrNotExist)
 }
+
+// An index.json that cannot be read is not rewritten: Prune removes the
+// jobs all the same and reports the index, naming it, with its cause.
+func TestPrune_ReportsAnIndexItCannotUpdate(t *testing.T) {
+	root := tempDir(t)
+	finishedBy(t, root, "a", jobstore.Succeeded)
+	index := filepath.Join(root, jobstore.IndexFile)
+	writeFile(t, index, []byte("{not json"))
+
+	removed, err := jobstore.Prune(root, 0)
+	require.Len(t, removed, 1)
+	require.ErrorIs(t, err, jobstore.ErrCorrupt)
+	e := errOf(t, err)
+	require.Contains(t, e.Msg, "clean-up after them failed")
+	require.Contains(t, err.Error(), index)
+	require.Equal(t, []byte("{not json"), readFile(t, index), "an index that cannot be read is left as it was")
+	require.Equal(t, []string{jobstore.IndexFile}, names(t, root))
+}

@@ -232,3 +232,14 @@ func dirNames(t *testing.T, dir string) []string {
 	}
 	return out
 }
+
+func TestPrune_AnIndexItCannotUpdateExitsThree(t *testing.T) {
+	root := testdir.New(t)
+	finishedAgo(t, root, "a", jobstore.Succeeded, time.Hour)
+	require.NoError(t, os.WriteFile(filepath.Join(root, jobstore.IndexFile), []byte("{not json"), 0o644))
+	r := runCLI(t, "prune", root, "--older-than", "0")
+	requireCode(t, r, exitRuntime)
+	requireErrorLine(t, r)
+	require.Contains(t, r.stderr, jobstore.IndexFile)
+	require.Regexp(t, regexp.MustCompile(`(?m)^removed\s+a\s`), r.stdout, "what was removed is still said")
+}
