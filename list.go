@@ -88,29 +88,37 @@ func readEntry(dir JobDir) (e Entry, gone bool) {
 		return Entry{Dir: dir, Err: err}, errors.Is(err, ErrNotJob) // listed as a directory a moment ago
 	}
 	defer d.Close()
-	return readEntryIn(d, dir, nil)
+	e, done, gone := readEntrySpec(d, dir)
+	if done {
+		return e, gone
+	}
+	return readEntryStatus(d, dir, e)
 }
 
-// readEntryIn is readEntry in the job directory d; between, if not nil,
-// runs between the two records' reads (the tests' way to remove the job
-// there).
-func readEntryIn(d *fsys.Dir, dir JobDir, between func()) (e Entry, gone bool) {
+// readEntrySpec is readEntry's first step, in the job directory d: job.json.
+// done reports an entry that is complete without its status: no job.json
+// (gone, if the directory moved away).
+func readEntrySpec(d *fsys.Dir, dir JobDir) (e Entry, done, gone bool) {
 	e = Entry{Dir: dir}
-	o := newReadOptions(nil)
-	spec, err := readSpecIn(d, dir, o, specSchema())
-	if err != nil {
+	spec, err := readSpecIn(d, dir, newReadOptions(nil), specSchema())
+	switch {
+	case errors.Is(err, ErrNotJob):
 		e.Err = err
-		if errors.Is(err, ErrNotJob) {
-			moved, _ := movedAway(d, dir)
-			return e, moved
-		}
-	} else {
+		moved, _ := movedAway(d, dir)
+		return e, true, moved
+	case err != nil:
+		e.Err = err
+	default:
 		e.Spec = &spec
 	}
-	if between != nil {
-		between()
-	}
-	st, err := readStatusIn(d, dir, o, statusSchema())
+	return e, false, false
+}
+
+// readEntryStatus is readEntry's second step: status.json, into e. A
+// status.json missing while job.json is gone too is a job removed between
+// the two steps (gone, if the directory moved away).
+func readEntryStatus(d *fsys.Dir, dir JobDir, e Entry) (Entry, bool) {
+	st, err := readStatusIn(d, dir, newReadOptions(nil), statusSchema())
 	if err != nil && e.Err == nil {
 		e.Err = err
 	}

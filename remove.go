@@ -96,9 +96,10 @@ var finishedStates = []State{Succeeded, Failed, Cancelled, Lost}
 // any claim of a dead claimant (on the same host at once, since job.lock
 // names the dead remover; elsewhere after a lease). After the rename, a
 // hidden directory .remove-<id>-<digits> remains in the root, partly
-// deleted, which no reader takes for a job; Prune deletes every such
-// directory in which nothing has changed for DefaultSweepAge (a Remove at
-// work changes it at every step, so a live one is never touched). A Remove
+// deleted, which no reader takes for a job; Prune, ReconcileAll and
+// RebuildIndex delete every such directory in which nothing has changed
+// for DefaultSweepAge (a Remove at work changes it at every step, and its
+// claim just before its rename, so a live one is never touched). A Remove
 // that returned nil survives a power cut: the root was fsynced after the
 // rename, so the job does not come back (the deletions after it are not
 // fsynced: part of the hidden directory may come back, hidden, for Prune).
@@ -115,7 +116,7 @@ var finishedStates = []State{Succeeded, Failed, Cancelled, Lost}
 // documentation).
 func Remove(dir JobDir) error {
 	const op = "remove"
-	if err := validateJobID(op, string(dir), dir.ID()); err != nil {
+	if err := checkJobDir(op, dir); err != nil {
 		return err
 	}
 	o, err := newStartOptions(op, dir, nil)
@@ -160,8 +161,9 @@ func Remove(dir JobDir) error {
 // root itself (unreadable: nothing is removed), and olderThan < 0 is
 // ErrInvalid.
 //
-// Then it deletes the hidden directories that interrupted removals left
-// in root (see Remove) in which nothing has changed for DefaultSweepAge.
+// Then it clears what interrupted writers left in root once it is older
+// than DefaultSweepAge, as ReconcileAll does (sweepRoot): the hidden
+// directories of interrupted removals (see Remove) among them.
 // And if root has an index.json, the rows of the jobs removed (by this
 // call, or by another process meanwhile) are taken out of it, rewritten
 // atomically; the other rows stay as they were, and built_at with them
@@ -206,7 +208,7 @@ func Prune(root string, olderThan time.Duration) ([]JobDir, error) {
 		}
 	}
 	jobsFailed := len(failed)
-	_, serrs, serr := sweepRemoved(op, root, time.Now().Add(-DefaultSweepAge))
+	_, serrs, serr := sweepRoot(op, root, time.Now().Add(-DefaultSweepAge))
 	failed = append(append(failed, serrs...), serr)
 	failed = append(failed, dropFromIndex(op, root, gone))
 	if err := errors.Join(failed...); err != nil {
@@ -520,62 +522,6 @@ func emptyHidden(rd *fsys.Dir, name string) error {
 		return err
 	}
 	return remove(StatusFile)
-}
-
-// sweepRemoved deletes the hidden directories that removers left in root
-// (removePrefix) in which nothing has changed since cutoff: neither the
-// directory's entries (its modification time, which each deletion moves,
-// as did the remover's claim just before its rename) nor any entry in it.
-// A remover at work is never that old. It returns the names deleted and
-// the failures (each an *Error naming its path); err is for root itself.
-func sweepRemoved(op, root string, cutoff time.Time) (removed []string, errs []error, err error) {
-	rd, err := openDirAt(op, recordAt{dir: root})
-	if err != nil {
-		return nil, nil, err
-	}
-	defer rd.Close()
-	names, err := rd.Names()
-	if err != nil {
-		return nil, nil, errIO(op, root, err, "cannot read the jobs root", "check the path and permissions")
-	}
-	for _, name := range names {
-		if len(name) <= len(removePrefix) || name[:len(removePrefix)] != removePrefix || !unchangedSince(rd, name, cutoff) {
-			continue
-		}
-		switch err := purgeHidden(rd, name); {
-		case err == nil:
-			removed = append(removed, name)
-		case !errors.Is(err, fs.ErrNotExist):
-			errs = append(errs, errIO(op, rd.Join(name), err, "cannot delete what an interrupted Remove left",
-				"check the permissions of the jobs root; it is no job any more and safe to delete by hand"))
-		}
-	}
-	return removed, errs, nil
-}
-
-// unchangedSince reports whether name in rd is a directory (never a link)
-// that neither changed itself nor holds an entry that changed since
-// cutoff.
-func unchangedSince(rd *fsys.Dir, name string, cutoff time.Time) bool {
-	fi, err := rd.Lstat(name)
-	if err != nil || !fi.IsDir() || !fi.ModTime().Before(cutoff) {
-		return false
-	}
-	d, err := rd.OpenDir(name)
-	if err != nil {
-		return false
-	}
-	defer d.Close()
-	names, err := d.Names()
-	if err != nil {
-		return false
-	}
-	for _, n := range names {
-		if fi, err := d.Lstat(n); err != nil || !fi.ModTime().Before(cutoff) {
-			return false
-		}
-	}
-	return true
 }
 
 // movedAway reports whether the job directory jd, opened at dir, is no

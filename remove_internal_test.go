@@ -61,7 +61,7 @@ func TestStart_ClaimInARemovedDirectoryRefuses(t *testing.T) {
 		}
 	})
 	hookRan := false
-	r, err := Start(dir, withStartHook(func(stage string) {
+	r, err := startWith(t, dir, func(stage string) {
 		if stage != "read" {
 			return
 		}
@@ -71,7 +71,7 @@ func TestStart_ClaimInARemovedDirectoryRefuses(t *testing.T) {
 		}
 		go func() { removed <- removeFromOtherHost(dir) }()
 		<-emptied
-	}))
+	})
 	close(release)
 	if !hookRan {
 		t.Fatal("the start hook never ran: the test proves nothing")
@@ -123,13 +123,15 @@ func TestList_JobRemovedWhileReadIsLeftOut(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			var e Entry
-			var gone bool
 			if when == "before the reads" {
 				remove()
-				e, gone = readEntryIn(jd, dir, nil)
-			} else {
-				e, gone = readEntryIn(jd, dir, remove)
+			}
+			e, done, gone := readEntrySpec(jd, dir)
+			if !done {
+				if when == "between the reads" {
+					remove()
+				}
+				e, gone = readEntryStatus(jd, dir, e)
 			}
 			if !gone {
 				t.Fatalf("List would show the removed job: spec %v, status %v, err %v", e.Spec, e.Status, e.Err)
@@ -146,7 +148,11 @@ func TestList_JobRemovedWhileReadIsLeftOut(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer jd.Close()
-	if e, gone := readEntryIn(jd, dir, nil); gone || e.Spec == nil || e.Status == nil || e.Err != nil {
+	e, done, gone := readEntrySpec(jd, dir)
+	if !done {
+		e, gone = readEntryStatus(jd, dir, e)
+	}
+	if gone || e.Spec == nil || e.Status == nil || e.Err != nil {
 		t.Fatalf("a job in place must be read whole: %+v, gone %v", e, gone)
 	}
 }

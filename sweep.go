@@ -125,7 +125,9 @@ const sweptPrefix = ".swept-"
 // build directories of createJob (buildPrefix) in which nothing (the
 // directory, or a file in it) has changed since cutoff; and the
 // directories a sweep had taken (sweptPrefix) but not finished removing,
-// at any age. A build directory is first renamed (taken, with a no-replace
+// at any age; and the hidden directories of removals that did not finish
+// (removePrefix, see Remove) in which nothing has changed since cutoff,
+// deleted as a Remove deletes them. A build directory is first renamed (taken, with a no-replace
 // rename), then emptied and removed, so that a Submit that comes back
 // publishes nothing rather than a half-emptied job. It returns the names
 // removed, and the failures to remove one (each an *Error naming its path);
@@ -164,6 +166,11 @@ func sweepRoot(op, root string, cutoff time.Time) (removed []string, errs []erro
 			}
 		case strings.HasPrefix(name, sweptPrefix):
 			err = removeBuildDir(rd, name)
+		case strings.HasPrefix(name, removePrefix):
+			if !abandoned(rd, name, cutoff) {
+				continue
+			}
+			err = purgeHidden(rd, name) // nobody publishes it again: no need to take it first
 		default:
 			continue
 		}
