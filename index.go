@@ -74,8 +74,9 @@ type Index struct {
 // (if any) are readable, in List's order, and a problem per other directory
 // with its error as the reason. It also removes what crashed writers left
 // in root itself once it is older than DefaultSweepAge: index temp files of
-// a crashed rebuild and the hidden build directories of a crashed Submit
-// (see ReconcileAll; job directories are left to it). root may be reached
+// a crashed rebuild, the hidden build directories of a crashed Submit and
+// the hidden directories of a removal that did not finish (see
+// ReconcileAll; job directories are left to it). root may be reached
 // through symbolic links. It returns the index written.
 func RebuildIndex(root string) (*Index, error) {
 	entries, err := List(root)

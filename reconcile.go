@@ -218,8 +218,9 @@ const reconcilePoll = 250 * time.Millisecond
 //
 // It also clears what interrupted writes left that is no job, once it is
 // older than DefaultSweepAge (a writer at work is never that old): the
-// root's own temp files (index.json's) and the hidden directories in which
-// a crashed Submit was building a job (see Submit); and, in a root that
+// root's own temp files (index.json's), the hidden directories in which
+// a crashed Submit was building a job (see Submit) and those of a removal
+// that did not finish (see Remove); and, in a root that
 // holds at least one job, a directory without job.json that holds nothing
 // but temp files, unchanged for DefaultSweepAge, as an interrupted
 // WriteSpec of an older jobstore left it. A directory so removed is not in

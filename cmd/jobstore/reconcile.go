@@ -24,8 +24,9 @@ held is left alone, and so is a queued job, unless it has a cancel request:
 then it is marked cancelled, as "jobstore cancel" would have. Stale
 temp files left by interrupted writers are removed, and so are the
 directories an interrupted submit left (a hidden build directory, or a job
-directory without job.json holding nothing but stale temp files); a live
-writer's are not.
+directory without job.json holding nothing but stale temp files) or an
+interrupted removal left (a hidden .remove-* directory); a live writer's
+are not.
 
 Prints one line per change:
 
