@@ -331,6 +331,13 @@ func TestPrune_DeletesTheLeftoversOfAnInterruptedRemoveOnceTheyAreOld(t *testing
 	require.Empty(t, removed, "leftovers are no jobs")
 	require.Equal(t, []string{".remove-j2-456", ".remove-j3-789", ".removed-by-someone"}, names(t, root))
 	require.DirExists(t, young)
+
+	// ReconcileAll (and RebuildIndex) clear them by the same rule.
+	age(t, young, jobstore.DefaultSweepAge+time.Minute)
+	results, err := jobstore.ReconcileAll(root)
+	require.NoError(t, err)
+	require.Empty(t, results)
+	require.Equal(t, []string{".remove-j3-789", ".removed-by-someone"}, names(t, root))
 }
 
 func TestRemove_ErrorsSayWhatToDo(t *testing.T) {
