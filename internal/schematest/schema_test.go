@@ -206,9 +206,11 @@ func TestSchemas_BrokenJobsFailWhereASchemaCanSaySo(t *testing.T) {
 		"status-newer/status.json":        true,
 		"status-v0/status.json":           true,
 		"status-bad-progress/status.json": true,
+		"cancel-newer/cancel.json":        true,
 	}
-	// status-wrong-id/status.json is valid on its own: that job_id must equal
-	// the directory's name is beyond a schema, and jobstore check reports it.
+	// status-wrong-id/status.json and cancel-wrong-id/cancel.json are valid
+	// on their own: that job_id must equal the directory's name is beyond a
+	// schema, and jobstore check reports it.
 	broken := filepath.Join(repo, "cmd", "jobstore", "testdata", "broken")
 	files, err := filepath.Glob(filepath.Join(broken, "*", "*.json"))
 	require.NoError(t, err)
@@ -217,8 +219,11 @@ func TestSchemas_BrokenJobsFailWhereASchemaCanSaySo(t *testing.T) {
 	for _, path := range files {
 		rel := filepath.ToSlash(strings.TrimPrefix(path, broken+string(filepath.Separator)))
 		record := specRecord
-		if filepath.Base(path) == jobstore.StatusFile {
+		switch filepath.Base(path) {
+		case jobstore.StatusFile:
 			record = statusRecord
+		case jobstore.CancelFile:
+			record = cancelRecord
 		}
 		data := readFile(t, path)
 		if !json.Valid(data) {
