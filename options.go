@@ -13,6 +13,7 @@ type startOptions struct {
 	host             string // WithHost; HostID() when not set
 	hostSet          bool
 	lease            time.Duration // WithLease; DefaultLease when 0
+	next             nextOptions   // StartNext's own (next.go); Start ignores them
 }
 
 // DefaultProgressInterval is how often, at most, a Run writes the progress

@@ -31,7 +31,7 @@ type eventHub struct {
 type subscription struct {
 	hub  *eventHub
 	dir  string
-	name string        // the file followed: StatusFile, CancelFile
+	name string        // the file followed: StatusFile, CancelFile; "" for every entry
 	wake chan struct{} // buffered 1: wakes coalesce
 }
 
@@ -126,7 +126,7 @@ func (h *eventHub) dispatch() {
 			h.mu.Lock()
 			name := filepath.Base(ev.Name)
 			for s := range h.dirs[filepath.Dir(ev.Name)] {
-				if s.name == name {
+				if s.name == name || s.name == "" {
 					s.wakeLocked()
 				}
 			}

@@ -1,0 +1,60 @@
+// Package dirstamp tells cheaply whether a directory's entries may have
+// changed since it was last looked at: one stat per directory, compared
+// with the stamp of the previous look, instead of reading the files in it.
+//
+// A directory's modification and change times are set whenever an entry
+// is created, removed or renamed in it, a rename over an existing name
+// included (POSIX rename(2), and NTFS). A file rewritten by replacing it
+// (a temp file renamed over it) therefore changes its directory's stamp; a
+// file written in place does not.
+//
+// The one caveat is the timestamps' granularity, as git meets it with
+// "racily clean" index entries: a change made in the same clock tick as
+// the look that read the directory's files leaves the stamp as it was. So
+// a stamp whose times are not clearly older than the look (Stamp.Racy) must
+// not be trusted, and the files are read again.
+package dirstamp
+
+import (
+	"time"
+)
+
+// RacyWindow is how much older than a look a stamp's times must be for a
+// change after the look to change the stamp. It covers the coarsest
+// common granularity (2 s on FAT, 1 s on ext3 and HFS+; ext4, XFS, Btrfs,
+// NTFS, NFS and SMB keep at most 100 ns units, but stamp them from a clock
+// that ticks every few milliseconds) and some skew between this host's
+// clock and that of the host that stamps the times (an NFS server):
+// beyond it, a change may go unseen until the directory changes again.
+const RacyWindow = 3 * time.Second
+
+// Stamp is what one stat of a directory says about its entries. Two equal
+// stamps of the same path mean the same directory (device and inode, where
+// the platform has them) with no entry created, removed or renamed between
+// the two stats, unless the earlier one was racy.
+type Stamp struct {
+	Dev, Ino uint64 // 0 where the platform does not say (Windows, plan9, js)
+	Mtime    int64  // modification time, ns since the Unix epoch
+	Ctime    int64  // change time (Unix), creation time (Windows), ns; 0 where unknown
+	Size     int64
+}
+
+// Racy reports whether s cannot be trusted to change with the next change
+// of the directory after readAt, the moment (on this host's clock) just
+// before the directory's files were read: its modification or change time
+// is within RacyWindow of readAt, or later.
+func (s Stamp) Racy(readAt time.Time) bool {
+	limit := readAt.Add(-RacyWindow).UnixNano()
+	return s.Mtime >= limit || s.Ctime >= limit
+}
+
+// SameDir reports whether s and o are stamps of the same directory (not one
+// removed and made again under the name): the same device and inode where
+// the platform has them, else the same creation time (Windows); where
+// neither is known, it reports true.
+func (s Stamp) SameDir(o Stamp) bool {
+	if s.Ino != 0 || o.Ino != 0 {
+		return s.Dev == o.Dev && s.Ino == o.Ino
+	}
+	return s.Ctime == o.Ctime
+}

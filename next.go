@@ -1,0 +1,620 @@
+package jobstore
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/axqua/jobstore/internal/dirstamp"
+)
+
+// DefaultScanInterval is how often StartNext looks at the jobs root when no
+// file system event came, unless WithScanInterval says otherwise.
+const DefaultScanInterval = time.Second
+
+// nextRetry is how long StartNext leaves a job whose Start failed with an
+// error of its own (a record it cannot read, a write that failed) before it
+// tries it again.
+const nextRetry = time.Minute
+
+// nextOptions are the StartOptions of StartNext alone; Start ignores them.
+type nextOptions struct {
+	kinds    []string
+	scan     time.Duration
+	skipped  func(JobDir, error)
+	noEvents bool // tests only: the scan alone, as on a filesystem without events
+}
+
+// WithKinds restricts StartNext to jobs whose kind is one of kinds. Several
+// WithKinds add up; without any, every kind is started. An empty kind makes
+// StartNext fail with ErrInvalid. Start ignores it.
+func WithKinds(kinds ...string) StartOption {
+	return func(o *startOptions) { o.next.kinds = append(o.next.kinds, kinds...) }
+}
+
+// WithScanInterval sets how often StartNext looks at the jobs root when no
+// file system event came (default DefaultScanInterval). It bounds how late
+// a job submitted by another host is seen on a shared filesystem that gives
+// no events for it (NFS, SMB, FUSE), on top of that filesystem's own
+// directory cache. d <= 0 means the default. Start ignores it.
+func WithScanInterval(d time.Duration) StartOption {
+	return func(o *startOptions) {
+		if d > 0 {
+			o.next.scan = d
+		}
+	}
+}
+
+// WithSkipped makes StartNext call fn for each queued job it leaves because
+// of an error of the job's own: a record it cannot read (corrupt, written by
+// a newer jobstore, not a regular file), or a Start that failed for another
+// reason than a lost race or a cancel request (an I/O error). fn is called
+// from StartNext's goroutine, once per error (not again while the job gives
+// the same one). Start ignores it.
+func WithSkipped(fn func(dir JobDir, err error)) StartOption {
+	return func(o *startOptions) { o.next.skipped = fn }
+}
+
+// StartNext starts the oldest startable job under root and returns its Run,
+// as Start does: the job with the earliest submitted_at (then the smallest
+// ID) whose status.json says queued, that has no cancel request and whose
+// kind is one of WithKinds' (any kind without it). Each job is started
+// through Start, with opts, so the claim that keeps a job to one runner
+// across hosts holds here too: of several StartNext calls, in this process
+// or in others on any host, exactly one starts a given job; the others pass
+// to the next job. A job that another runner won (ErrLocked), that has a
+// cancel request (ErrCancelRequested: Start marks it cancelled) or that
+// ended meanwhile is passed over. A queued job whose Start fails otherwise
+// (a record it cannot read, an I/O error) is passed over too, reported to
+// WithSkipped's function, and not tried again for a minute.
+//
+// Not started: a job directory without status.json (a submitter may still
+// be writing it: Submit writes the queued status last, and another writer
+// would overwrite the running one), and a running job whose runner is gone
+// (Reconcile marks it lost).
+//
+// When no job is startable, StartNext waits until one is or ctx is done,
+// and then returns an *Error that matches ctx.Err() with errors.Is (and
+// context.Canceled or context.DeadlineExceeded). It looks again at once
+// when a file system event says that an entry of root changed (a job
+// submitted on this host: inotify, kqueue, ReadDirectoryChangesW) or a
+// directory it saw incomplete got its status.json; and every scan interval
+// (WithScanInterval, default 1 s) in any case, since another host's
+// submissions give no event on NFS, SMB or FUSE mounts. There, a job
+// submitted elsewhere is seen within the scan interval plus the time the
+// mount caches the root's attributes (acdirmin to acdirmax on NFS, 30 to
+// 60 s by default; the attribute timeout on FUSE, 1 s by default). If ctx is
+// already done when StartNext is called, it looks once: it starts a job if
+// one is startable now, and otherwise returns ctx's error without waiting.
+//
+// A missing or unreadable root is an error at once (an *Error that matches
+// fs.ErrNotExist, fs.ErrPermission, ...): a mistyped path must not wait for
+// ever. The first Submit creates the root.
+//
+// Cost: StartNext keeps, for the life of the process, what it learned of
+// each job directory of root (its kind, submission time, state and cancel
+// request, about 200 bytes a job), with the directory's stamp: one stat of
+// the directory (device, inode, modification and change times), which
+// changes whenever status.json is replaced or cancel.json published in it,
+// both being renames or links into it. A look stats root; if root is
+// unchanged it stats only the directories of jobs that may still be
+// startable (queued, incomplete or unreadable: running and ended jobs never
+// become queued again); if an entry was added or removed it reads root and
+// stats every directory in it. It reads the records of a directory only
+// when its stamp changed. A stamp whose times are within a few seconds of
+// the moment the records were read is not trusted (a change within the
+// filesystem's timestamp granularity would leave it equal, as git's
+// "racily clean" entries), and that directory is read again at each look
+// until it is older. So on a root of 10,000 jobs, a look when nothing
+// changed costs a stat of the root and of each queued job; one after a
+// submission, a read of the root and 10,000 stats; and the records read
+// are those of the jobs that changed (see docs/benchmarks.md). The cache
+// of a root not used for ten minutes is dropped.
+func StartNext(ctx context.Context, root string, opts ...StartOption) (*Run, error) {
+	const op = "start next"
+	o, err := newStartOptions(op, JobDir(root), opts)
+	if err != nil {
+		return nil, err
+	}
+	for _, k := range o.next.kinds {
+		if k == "" {
+			return nil, errInvalid(op, root, "kinds", k, "non-empty kinds", "an empty kind matches no job", "name the kinds of job to start, or none for every kind")
+		}
+	}
+	abs, err := filepath.Abs(root)
+	if err != nil {
+		return nil, errIO(op, root, err, "cannot make the jobs root's path absolute", "give an absolute path")
+	}
+	c := nextCacheFor(abs)
+	defer c.release()
+	once := ctx.Err() != nil
+	var w *nextWaiter
+	if !once {
+		// Subscribed before the first look, so that a job submitted
+		// between a look and the wait is not missed.
+		w = newNextWaiter(abs, o.next.scan, !o.next.noEvents)
+		defer w.stop()
+	}
+	for {
+		run, err := c.startOldest(ctx, once, o.next, opts)
+		if run != nil || err != nil {
+			return run, err
+		}
+		if once || ctx.Err() != nil {
+			return nil, nextCtxError(op, root, ctx)
+		}
+		if w.follow(c.incomplete()) {
+			continue // a directory followed only now may have completed meanwhile
+		}
+		select {
+		case <-w.wake:
+		case <-w.tick.C:
+		case <-ctx.Done():
+			return nil, nextCtxError(op, root, ctx)
+		}
+	}
+}
+
+// nextCtxError is StartNext's error when ctx ends: it unwraps to ctx.Err().
+func nextCtxError(op, root string, ctx context.Context) error {
+	msg := "stopped waiting for a job to start"
+	if cause := context.Cause(ctx); cause != nil && cause != ctx.Err() {
+		msg += " (" + cause.Error() + ")"
+	}
+	return errBecause(op, root, ctx.Err(), msg, "")
+}
+
+// startOldest makes one look at the root and tries Start on each startable
+// job, oldest first, until one starts. With once unset, it stops (nil, nil)
+// as soon as ctx is done.
+func (c *nextCache) startOldest(ctx context.Context, once bool, no nextOptions, opts []StartOption) (*Run, error) {
+	cands, reports, err := c.look(no.kinds)
+	no.report(reports)
+	if err != nil {
+		return nil, err
+	}
+	for _, e := range cands {
+		if !once && ctx.Err() != nil {
+			return nil, nil
+		}
+		if !c.take(e) {
+			continue // another StartNext of this process is starting it
+		}
+		dir := JobDir(filepath.Join(c.root, e.name))
+		run, err := Start(dir, opts...)
+		c.settle(e, err)
+		if err == nil {
+			return run, nil
+		}
+		if _, passed := passedOver(err); !passed {
+			no.report([]nextReport{{dir, err}})
+		}
+	}
+	return nil, nil
+}
+
+func (no nextOptions) report(rs []nextReport) {
+	if no.skipped == nil {
+		return
+	}
+	for _, r := range rs {
+		no.skipped(r.dir, r.err)
+	}
+}
+
+// passedOver reports whether a failed Start passed the job over without a
+// failure of the job's own, and the state that leaves it in: settled for a
+// cancel request or a terminal state (it never becomes startable again),
+// unknown (to be read again) for a race lost to another runner or claim or
+// a directory removed meanwhile.
+func passedOver(err error) (nextState, bool) {
+	var e *Error
+	switch {
+	case errors.Is(err, ErrCancelRequested):
+		return stateSettled, true
+	case errors.As(err, &e) && e.Sentinel == ErrInvalid && e.Subject == "state":
+		return stateSettled, true
+	case errors.Is(err, ErrLocked), errors.Is(err, ErrNotOwner), errors.Is(err, fs.ErrNotExist):
+		return stateUnknown, true
+	}
+	return stateUnknown, false
+}
+
+// nextState is what StartNext knows of a job directory.
+type nextState int
+
+const (
+	stateUnknown    nextState = iota // not read, or to be read again
+	stateQueued                      // status queued, no cancel request: a candidate
+	stateCancelling                  // status queued with cancel.json: never started
+	stateIncomplete                  // no job.json or no status.json yet
+	stateBroken                      // a record unreadable, or Start failed on its own
+	stateSettled                     // running or ended: never queued again
+)
+
+// nextEntry is one job directory as StartNext last read it.
+type nextEntry struct {
+	name        string
+	stamp       dirstamp.Stamp // of the directory, taken before its records were read
+	readAt      time.Time      // when they were read (this host's clock)
+	state       nextState
+	kind        string
+	submittedAt time.Time
+	specIno     dirstamp.Stamp // the directory job.json was read from (job.json never changes)
+	hasSpec     bool
+	errText     string    // the last error reported for it
+	retryAt     time.Time // stateBroken after a failed Start: not tried before
+	taking      bool      // a StartNext of this process is starting it
+}
+
+// nextReport is an error to hand to WithSkipped's function.
+type nextReport struct {
+	dir JobDir
+	err error
+}
+
+// nextCache is what the StartNext calls of this process know of one root.
+type nextCache struct {
+	root string
+
+	mu         sync.Mutex // one look at a time; guards the fields below
+	rootStamp  dirstamp.Stamp
+	rootReadAt time.Time
+	rootRead   bool
+	entries    map[string]*nextEntry
+	users      int       // StartNext calls in progress
+	lastUsed   time.Time // when the last one returned
+	reads      int       // job directories read, for tests
+
+	// Tests only: this host's clock and the stat of a job directory, to
+	// stand for a filesystem with coarse timestamps. nil: time.Now and
+	// dirstamp.Dir.Lstat.
+	clock func() time.Time
+	stat  func(d *dirstamp.Dir, name string) (dirstamp.Stamp, error)
+}
+
+func (c *nextCache) now() time.Time {
+	if c.clock != nil {
+		return c.clock()
+	}
+	return time.Now()
+}
+
+func (c *nextCache) lstat(d *dirstamp.Dir, name string) (dirstamp.Stamp, error) {
+	if c.stat != nil {
+		return c.stat(d, name)
+	}
+	return d.Lstat(name)
+}
+
+// nextCaches holds the caches of the roots StartNext was called on in this
+// process. Unexported and never replaced by a caller.
+var nextCaches struct {
+	mu sync.Mutex
+	m  map[string]*nextCache
+}
+
+// nextCacheIdle is how long the cache of a root nobody calls StartNext on
+// is kept.
+const nextCacheIdle = 10 * time.Minute
+
+// nextCacheFor returns root's cache (root is absolute), counting a user
+// until release; it drops the caches of roots idle for nextCacheIdle.
+func nextCacheFor(root string) *nextCache {
+	nextCaches.mu.Lock()
+	defer nextCaches.mu.Unlock()
+	if nextCaches.m == nil {
+		nextCaches.m = map[string]*nextCache{}
+	}
+	now := time.Now()
+	for r, c := range nextCaches.m {
+		c.mu.Lock()
+		idle := c.users == 0 && now.Sub(c.lastUsed) > nextCacheIdle
+		c.mu.Unlock()
+		if idle {
+			delete(nextCaches.m, r)
+		}
+	}
+	c := nextCaches.m[root]
+	if c == nil {
+		c = &nextCache{root: root, entries: map[string]*nextEntry{}}
+		nextCaches.m[root] = c
+	}
+	c.mu.Lock()
+	c.users++
+	c.mu.Unlock()
+	return c
+}
+
+// release ends a use of c begun by nextCacheFor.
+func (c *nextCache) release() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.users--
+	c.lastUsed = time.Now()
+}
+
+// look brings the cache up to date with root and returns the candidates,
+// oldest first, and the errors to report.
+func (c *nextCache) look(kinds []string) ([]*nextEntry, []nextReport, error) {
+	const op = "start next"
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	d, err := dirstamp.Open(c.root)
+	if err != nil {
+		return nil, nil, rootError(op, c.root, err)
+	}
+	defer d.Close()
+	now := c.now()
+	rs, err := d.Stamp()
+	if err != nil {
+		return nil, nil, rootError(op, c.root, err)
+	}
+	var reports []nextReport
+	if c.rootRead && rs == c.rootStamp && !rs.Racy(c.rootReadAt) {
+		// No entry added, removed or renamed: only the jobs that may still
+		// become startable are looked at.
+		for _, e := range c.entries {
+			if e.state != stateSettled {
+				reports = c.refresh(d, e, reports)
+			}
+		}
+	} else {
+		names, err := d.Names()
+		if err != nil {
+			return nil, nil, rootError(op, c.root, err)
+		}
+		seen := make(map[string]bool, len(names))
+		for _, name := range names {
+			if strings.HasPrefix(name, ".") || name == IndexFile {
+				continue
+			}
+			seen[name] = true
+			e := c.entries[name]
+			if e == nil {
+				e = &nextEntry{name: name}
+				c.entries[name] = e
+			}
+			reports = c.refresh(d, e, reports)
+		}
+		for name := range c.entries {
+			if !seen[name] {
+				delete(c.entries, name)
+			}
+		}
+		c.rootStamp, c.rootReadAt, c.rootRead = rs, now, true
+	}
+	var cands []*nextEntry
+	for _, e := range c.entries {
+		if e.state == stateQueued && !e.taking && (len(kinds) == 0 || slices.Contains(kinds, e.kind)) {
+			cands = append(cands, e)
+		}
+		if e.state == stateBroken && !e.retryAt.IsZero() && !now.Before(e.retryAt) {
+			e.state, e.retryAt = stateUnknown, time.Time{} // read again at the next look
+		}
+	}
+	slices.SortFunc(cands, func(a, b *nextEntry) int {
+		if c := a.submittedAt.Compare(b.submittedAt); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.name, b.name)
+	})
+	return cands, reports, nil
+}
+
+// rootError is StartNext's error for a root it cannot look at.
+func rootError(op, root string, err error) error {
+	remedy := "check the path: the root is the directory that holds the job directories (the first Submit creates it)"
+	if errors.Is(err, fs.ErrPermission) {
+		remedy = "give this user read and search permission on the jobs root"
+	}
+	return errIO(op, root, err, "cannot read the jobs root", remedy)
+}
+
+// refresh stats e's directory and reads its records if the stamp says they
+// may have changed. The caller holds c.mu.
+func (c *nextCache) refresh(d *dirstamp.Dir, e *nextEntry, reports []nextReport) []nextReport {
+	st, err := c.lstat(d, e.name)
+	if err != nil {
+		// Removed (the next look at root drops it), or not a directory:
+		// neither is a job; a directory that appears under the name
+		// later is read then.
+		e.state, e.hasSpec = stateUnknown, false
+		e.stamp = dirstamp.Stamp{}
+		return reports
+	}
+	same := st.SameDir(e.stamp)
+	switch {
+	case e.state == stateSettled && same:
+		return reports // running or ended: never queued again
+	case e.state == stateBroken && !e.retryAt.IsZero() && same:
+		return reports // its Start failed: left until retryAt
+	case e.state != stateUnknown && st == e.stamp && !st.Racy(e.readAt):
+		return reports // unchanged
+	}
+	if !same {
+		e.hasSpec = false
+	}
+	e.stamp, e.readAt = st, c.now()
+	c.reads++
+	dir := JobDir(filepath.Join(c.root, e.name))
+	if err := c.read(dir, e); err != nil {
+		e.state = stateBroken
+		if text := err.Error(); text != e.errText {
+			e.errText = text
+			reports = append(reports, nextReport{dir, err})
+		}
+		return reports
+	}
+	e.errText = ""
+	return reports
+}
+
+// read reads the records of dir into e (its state, and its spec unless
+// known). A directory that is not a job yet is stateIncomplete, not an
+// error.
+func (c *nextCache) read(dir JobDir, e *nextEntry) error {
+	if !e.hasSpec {
+		spec, err := ReadSpec(dir)
+		if errors.Is(err, ErrNotJob) {
+			e.state = stateIncomplete
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		e.kind, e.submittedAt, e.hasSpec = spec.Kind, spec.SubmittedAt, true
+	}
+	st, err := ReadStatus(dir)
+	switch {
+	case errors.Is(err, ErrNotJob):
+		e.state, e.hasSpec = stateIncomplete, false
+		return nil
+	case err != nil:
+		return err
+	case st == nil:
+		e.state = stateIncomplete
+	case st.State != Queued:
+		e.state = stateSettled
+	case exists(dir.CancelPath()):
+		e.state = stateCancelling
+	default:
+		e.state = stateQueued
+	}
+	return nil
+}
+
+// take marks e as being started by the caller, unless another StartNext of
+// this process is starting it.
+func (c *nextCache) take(e *nextEntry) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if e.taking || e.state != stateQueued {
+		return false
+	}
+	e.taking = true
+	return true
+}
+
+// settle records what Start's err says of e: started (running), passed over
+// for good, to be read again, or failed on its own (left for nextRetry).
+func (c *nextCache) settle(e *nextEntry, err error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e.taking = false
+	switch s, passed := passedOver(err); {
+	case err == nil:
+		e.state = stateSettled
+	case passed:
+		e.state = s
+	default:
+		e.state, e.retryAt, e.errText = stateBroken, c.now().Add(nextRetry), err.Error()
+	}
+}
+
+// incomplete returns the directories seen without job.json or status.json,
+// at most maxFollowed of them.
+func (c *nextCache) incomplete() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var dirs []string
+	for _, e := range c.entries {
+		if e.state == stateIncomplete && len(dirs) < maxFollowed {
+			dirs = append(dirs, filepath.Join(c.root, e.name))
+		}
+	}
+	return dirs
+}
+
+// maxFollowed bounds the incomplete job directories a StartNext call
+// follows through events (each costs an OS watch); more wait for the scan.
+const maxFollowed = 16
+
+// nextWaiter wakes a waiting StartNext: on events of root and of the
+// incomplete job directories it follows, and on its scan ticker.
+type nextWaiter struct {
+	tick *time.Ticker
+	wake chan struct{} // buffered 1: wakes coalesce
+	done chan struct{}
+	subs map[string]*subscription
+	wg   sync.WaitGroup
+	// events is false in tests that stand for a filesystem without them.
+	events bool
+}
+
+func newNextWaiter(root string, scan time.Duration, events bool) *nextWaiter {
+	if scan <= 0 {
+		scan = DefaultScanInterval
+	}
+	w := &nextWaiter{tick: time.NewTicker(scan), wake: make(chan struct{}, 1), done: make(chan struct{}),
+		subs: map[string]*subscription{}, events: events}
+	w.add(root, "")
+	return w
+}
+
+// add forwards the events of name in dir (every entry: "") to w.wake, and
+// reports whether it could: no events (none on this platform, no watch
+// left) leaves the scan alone.
+func (w *nextWaiter) add(dir, name string) bool {
+	var s *subscription
+	if w.events {
+		s = subscribe(dir, name)
+	}
+	w.subs[dir] = s // nil too: not tried again
+	if s == nil {
+		return false
+	}
+	w.wg.Go(func() {
+		for {
+			select {
+			case <-s.wake:
+				select {
+				case w.wake <- struct{}{}:
+				default:
+				}
+			case <-w.done:
+				return
+			}
+		}
+	})
+	return true
+}
+
+// follow subscribes to the status.json of each of dirs not yet followed,
+// and reports whether it added one.
+func (w *nextWaiter) follow(dirs []string) bool {
+	added := false
+	for _, d := range dirs {
+		if _, ok := w.subs[d]; !ok && len(w.subs) <= maxFollowed && w.add(d, StatusFile) {
+			added = true
+		}
+	}
+	return added
+}
+
+func (w *nextWaiter) stop() {
+	w.tick.Stop()
+	close(w.done)
+	w.wg.Wait()
+	for _, s := range w.subs {
+		if s != nil {
+			s.cancel()
+		}
+	}
+}
+
+// String names a state in test failures.
+func (s nextState) String() string {
+	names := [...]string{"unknown", "queued", "cancelling", "incomplete", "broken", "settled"}
+	if int(s) < len(names) {
+		return names[s]
+	}
+	return fmt.Sprintf("nextState(%d)", int(s))
+}
