@@ -103,20 +103,22 @@ func WithSkipped(fn func(dir JobDir, err error)) StartOption {
 // request, about 200 bytes a job), with the directory's stamp: one stat of
 // the directory (device, inode, modification and change times), which
 // changes whenever status.json is replaced or cancel.json published in it,
-// both being renames or links into it. A look stats root; if root is
-// unchanged it stats only the directories of jobs that may still be
+// both being renames or links into it. A look stats root. If root is
+// unchanged, it stats only the directories of jobs that may still become
 // startable (queued, incomplete or unreadable: running and ended jobs never
-// become queued again); if an entry was added or removed it reads root and
-// stats every directory in it. It reads the records of a directory only
-// when its stamp changed. A stamp whose times are within a few seconds of
-// the moment the records were read is not trusted (a change within the
-// filesystem's timestamp granularity would leave it equal, as git's
-// "racily clean" entries), and that directory is read again at each look
-// until it is older. So on a root of 10,000 jobs, a look when nothing
-// changed costs a stat of the root and of each queued job; one after a
-// submission, a read of the root and 10,000 stats; and the records read
-// are those of the jobs that changed (see docs/benchmarks.md). The cache
-// of a root not used for ten minutes is dropped.
+// become queued again, and a directory cannot be replaced without changing
+// root). If an entry was added or removed, it reads root and stats every
+// directory in it. Either way it reads the records of a directory only
+// when its stamp changed (a new job, a job started or updated since). A
+// stamp whose times are within a few seconds of the moment the records
+// were read is not trusted (a change within the filesystem's timestamp
+// granularity would leave it equal, as with git's "racily clean" entries),
+// and that directory is read again at each look until it is older. So on a
+// root of 10,000 jobs of which a few are queued, a look when nothing
+// changed costs a stat of the root and of each queued job, and one after a
+// submission a read of the root, 10,000 stats and the records of the jobs
+// that changed (see docs/benchmarks.md). The cache of a root on which no
+// StartNext was called for ten minutes is dropped.
 func StartNext(ctx context.Context, root string, opts ...StartOption) (*Run, error) {
 	const op = "start next"
 	o, err := newStartOptions(op, JobDir(root), opts)
@@ -247,8 +249,6 @@ type nextEntry struct {
 	state       nextState
 	kind        string
 	submittedAt time.Time
-	specIno     dirstamp.Stamp // the directory job.json was read from (job.json never changes)
-	hasSpec     bool
 	errText     string    // the last error reported for it
 	retryAt     time.Time // stateBroken after a failed Start: not tried before
 	taking      bool      // a StartNext of this process is starting it
@@ -357,6 +357,11 @@ func (c *nextCache) look(kinds []string) ([]*nextEntry, []nextReport, error) {
 	if err != nil {
 		return nil, nil, rootError(op, c.root, err)
 	}
+	for _, e := range c.entries {
+		if e.state == stateBroken && !e.retryAt.IsZero() && !now.Before(e.retryAt) {
+			e.state, e.retryAt = stateUnknown, time.Time{} // its failed Start is due again: read it
+		}
+	}
 	var reports []nextReport
 	if c.rootRead && rs == c.rootStamp && !rs.Racy(c.rootReadAt) {
 		// No entry added, removed or renamed: only the jobs that may still
@@ -396,9 +401,6 @@ func (c *nextCache) look(kinds []string) ([]*nextEntry, []nextReport, error) {
 		if e.state == stateQueued && !e.taking && (len(kinds) == 0 || slices.Contains(kinds, e.kind)) {
 			cands = append(cands, e)
 		}
-		if e.state == stateBroken && !e.retryAt.IsZero() && !now.Before(e.retryAt) {
-			e.state, e.retryAt = stateUnknown, time.Time{} // read again at the next look
-		}
 	}
 	slices.SortFunc(cands, func(a, b *nextEntry) int {
 		if c := a.submittedAt.Compare(b.submittedAt); c != 0 {
@@ -426,26 +428,22 @@ func (c *nextCache) refresh(d *dirstamp.Dir, e *nextEntry, reports []nextReport)
 		// Removed (the next look at root drops it), or not a directory:
 		// neither is a job; a directory that appears under the name
 		// later is read then.
-		e.state, e.hasSpec = stateUnknown, false
-		e.stamp = dirstamp.Stamp{}
+		e.state, e.stamp = stateUnknown, dirstamp.Stamp{}
 		return reports
 	}
-	same := st.SameDir(e.stamp)
-	switch {
-	case e.state == stateSettled && same:
-		return reports // running or ended: never queued again
-	case e.state == stateBroken && !e.retryAt.IsZero() && same:
+	if e.state == stateBroken && !e.retryAt.IsZero() && st.SameDir(e.stamp) {
 		return reports // its Start failed: left until retryAt
-	case e.state != stateUnknown && st == e.stamp && !st.Racy(e.readAt):
-		return reports // unchanged
 	}
-	if !same {
-		e.hasSpec = false
+	// An equal stamp is not enough for a directory made again under the
+	// same name (inodes are reused), but such a one has its own times,
+	// unless it was made in the tick of the last read: then it is racy.
+	if e.state != stateUnknown && st == e.stamp && !st.Racy(e.readAt) {
+		return reports
 	}
 	e.stamp, e.readAt = st, c.now()
 	c.reads++
 	dir := JobDir(filepath.Join(c.root, e.name))
-	if err := c.read(dir, e); err != nil {
+	if err := e.read(dir); err != nil {
 		e.state = stateBroken
 		if text := err.Error(); text != e.errText {
 			e.errText = text
@@ -457,31 +455,27 @@ func (c *nextCache) refresh(d *dirstamp.Dir, e *nextEntry, reports []nextReport)
 	return reports
 }
 
-// read reads the records of dir into e (its state, and its spec unless
-// known). A directory that is not a job yet is stateIncomplete, not an
-// error.
-func (c *nextCache) read(dir JobDir, e *nextEntry) error {
-	if !e.hasSpec {
-		spec, err := ReadSpec(dir)
-		if errors.Is(err, ErrNotJob) {
-			e.state = stateIncomplete
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		e.kind, e.submittedAt, e.hasSpec = spec.Kind, spec.SubmittedAt, true
-	}
-	st, err := ReadStatus(dir)
+// read reads the records of dir into e. A directory that is not a job yet
+// (no job.json), or has no status.json yet, is stateIncomplete, not an
+// error. job.json is read again too: the directory may be another job's
+// made under the same name.
+func (e *nextEntry) read(dir JobDir) error {
+	je, gone := readEntry(dir)
 	switch {
-	case errors.Is(err, ErrNotJob):
-		e.state, e.hasSpec = stateIncomplete, false
+	case gone: // removed while read: the next look at root drops it
+		e.state = stateUnknown
 		return nil
-	case err != nil:
-		return err
-	case st == nil:
+	case errors.Is(je.Err, ErrNotJob):
 		e.state = stateIncomplete
-	case st.State != Queued:
+		return nil
+	case je.Err != nil:
+		return je.Err
+	}
+	e.kind, e.submittedAt = je.Spec.Kind, je.Spec.SubmittedAt
+	switch {
+	case je.Status == nil:
+		e.state = stateIncomplete
+	case je.Status.State != Queued:
 		e.state = stateSettled
 	case exists(dir.CancelPath()):
 		e.state = stateCancelling

@@ -6,7 +6,8 @@ import (
 )
 
 // Wait returns the job's terminal status (succeeded, failed, cancelled or
-// lost) once it has one: at once if status.json already says so, else as
+// lost) once it has one: at once if status.json already says so (whatever
+// ctx), else as
 // soon as Watch delivers it (file system events on this host, a poll every
 // opts' interval, default 1 s, for other hosts' writes on NFS, SMB and
 // FUSE). opts are Watch's.
@@ -20,6 +21,9 @@ import (
 // first, the error is an *Error that matches ctx.Err() with errors.Is.
 func Wait(ctx context.Context, dir JobDir, opts ...WatchOption) (*JobStatus, error) {
 	const op = "wait"
+	if st, err := ReadStatus(dir); err == nil && st != nil && st.State.Terminal() {
+		return st, nil // at once, even with ctx done
+	}
 	ctx, stop := context.WithCancel(ctx)
 	defer stop() // releases the Watch when Wait returns early
 	updates, err := Watch(ctx, dir, opts...)

@@ -1,0 +1,200 @@
+package jobstore
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/axqua/jobstore/internal/dirstamp"
+	"github.com/axqua/jobstore/internal/testdir"
+	"github.com/stretchr/testify/require"
+)
+
+// testNextCache is a cache of root whose clock is the real one plus skew
+// and whose stats are counted.
+type testNextCache struct {
+	*nextCache
+	skew  time.Duration
+	stats int
+}
+
+func newTestNextCache(root string, skew time.Duration) *testNextCache {
+	tc := &testNextCache{nextCache: &nextCache{root: root, entries: map[string]*nextEntry{}}, skew: skew}
+	tc.clock = func() time.Time { return time.Now().Add(tc.skew) }
+	tc.stat = func(d *dirstamp.Dir, name string) (dirstamp.Stamp, error) {
+		tc.stats++
+		return d.Lstat(name)
+	}
+	return tc
+}
+
+// lookCounting makes one look and returns the candidates' names, the job
+// directories it read and the ones it stated.
+func (tc *testNextCache) lookCounting(t *testing.T) (names []string, reads, stats int) {
+	t.Helper()
+	r0, s0 := tc.reads, tc.stats
+	cands, _, err := tc.look(nil)
+	require.NoError(t, err)
+	for _, e := range cands {
+		names = append(names, e.name)
+	}
+	return names, tc.reads - r0, tc.stats - s0
+}
+
+// fsTick is longer than the tick of the clock that stamps a directory's
+// times (a jiffy, at most 10 ms, on Linux): a test whose cache clock runs
+// ahead, so that nothing it writes is racy, waits it out before a change
+// that must move a stamp. (Without the skew the stamp would be racy, and
+// read again: see TestNextCache_RacyStampIsReadAgain.)
+const fsTick = 20 * time.Millisecond
+
+func submitTest(t *testing.T, root, id string, st State) JobDir {
+	t.Helper()
+	dir, err := Submit(root, JobSpec{ID: id, Kind: "test"})
+	require.NoError(t, err)
+	if st != Queued {
+		r, err := Start(dir)
+		require.NoError(t, err)
+		if st != Running {
+			require.NoError(t, r.Finish(Outcome{State: st}))
+		}
+		require.NoError(t, r.Close())
+	}
+	return dir
+}
+
+// A look reads the records of the jobs whose directory changed, and only
+// those; when root is unchanged it stats only the jobs that may still
+// become startable.
+func TestNextCache_ReadsOnlyWhatChanged(t *testing.T) {
+	root := testdir.New(t)
+	const ended, queued = 200, 3
+	for i := range ended {
+		submitTest(t, root, fmt.Sprintf("ended%03d", i), Succeeded)
+	}
+	for i := range queued {
+		submitTest(t, root, fmt.Sprintf("queued%d", i), Queued)
+	}
+	// An hour ahead: nothing written by this test is racy.
+	tc := newTestNextCache(root, time.Hour)
+
+	names, reads, _ := tc.lookCounting(t)
+	require.Equal(t, []string{"queued0", "queued1", "queued2"}, names)
+	require.Equal(t, ended+queued, reads, "the first look reads every job")
+
+	_, reads, stats := tc.lookCounting(t)
+	require.Zero(t, reads, "nothing changed")
+	require.Equal(t, queued, stats, "root unchanged: only the queued jobs are stated")
+
+	time.Sleep(fsTick)
+	submitTest(t, root, "new", Queued)
+	names, reads, stats = tc.lookCounting(t)
+	require.Contains(t, names, "new")
+	require.Equal(t, 1, reads, "a submission: only the new job is read")
+	require.Equal(t, ended+queued+1, stats, "root changed: every job directory is stated")
+
+	time.Sleep(fsTick)
+	r, err := Start(JobDir(filepath.Join(root, "queued1")))
+	require.NoError(t, err)
+	defer r.Close()
+	names, reads, _ = tc.lookCounting(t)
+	require.NotContains(t, names, "queued1")
+	require.Equal(t, 1, reads, "a start: only that job is read again")
+
+	_, reads, stats = tc.lookCounting(t)
+	require.Zero(t, reads)
+	require.Equal(t, queued, stats, "the started job is settled: never stated again while root is unchanged")
+}
+
+// frozenStat stamps directories with the stamp of their first stat, for
+// ever: a filesystem whose timestamps are too coarse to show the changes
+// a test makes.
+func frozenStat(tc *testNextCache) {
+	frozen := map[string]dirstamp.Stamp{}
+	tc.stat = func(d *dirstamp.Dir, name string) (dirstamp.Stamp, error) {
+		tc.stats++
+		if s, ok := frozen[name]; ok {
+			return s, nil
+		}
+		s, err := d.Lstat(name)
+		if err == nil {
+			frozen[name] = s
+		}
+		return s, err
+	}
+}
+
+// A directory whose stamp is within RacyWindow of the look that read it is
+// read again at every look, since a change in the same timestamp tick
+// leaves the stamp as it was; an older stamp is trusted.
+func TestNextCache_RacyStampIsReadAgain(t *testing.T) {
+	root := testdir.New(t)
+	dir, err := DirFor(root, "j")
+	require.NoError(t, err)
+	require.NoError(t, WriteSpec(dir, JobSpec{ID: "j", Kind: "test"}))
+	tc := newTestNextCache(root, 0)
+	frozenStat(tc)
+
+	names, reads, _ := tc.lookCounting(t)
+	require.Empty(t, names, "no status.json yet: incomplete")
+	require.Equal(t, 1, reads)
+	require.Equal(t, stateIncomplete, tc.entries["j"].state)
+
+	// The queued status lands in the same tick: the stamp does not move.
+	require.NoError(t, WriteStatus(dir, JobStatus{State: Queued, Seq: 1}))
+	names, reads, _ = tc.lookCounting(t)
+	require.Equal(t, []string{"j"}, names, "a racy stamp must not hide the queued status")
+	require.Equal(t, 1, reads)
+
+	// Once the last read is clearly later than the stamp, the stamp is
+	// trusted: a change that did not move it is not seen (the limit that
+	// RacyWindow documents), and nothing is read.
+	tc.skew = dirstamp.RacyWindow + time.Second
+	_, reads, _ = tc.lookCounting(t)
+	require.Equal(t, 1, reads, "the last racy read")
+	r, err := Start(dir)
+	require.NoError(t, err)
+	defer r.Close()
+	names, reads, _ = tc.lookCounting(t)
+	require.Zero(t, reads, "a trusted stamp is not read again")
+	require.Equal(t, []string{"j"}, names)
+}
+
+// A job directory removed and made again under the same name is read
+// again, even if the old one had ended and the new one got its inode.
+func TestNextCache_ReplacedDirectoryIsReadAgain(t *testing.T) {
+	root := testdir.New(t)
+	dir := submitTest(t, root, "j", Succeeded)
+	tc := newTestNextCache(root, time.Hour)
+	names, _, _ := tc.lookCounting(t)
+	require.Empty(t, names)
+	require.Equal(t, stateSettled, tc.entries["j"].state)
+
+	time.Sleep(fsTick)
+	require.NoError(t, os.RemoveAll(string(dir)))
+	submitTest(t, root, "j", Queued)
+	names, reads, _ := tc.lookCounting(t)
+	require.Equal(t, []string{"j"}, names)
+	require.Equal(t, 1, reads)
+}
+
+// A job whose Start failed on its own is left for nextRetry, then tried
+// again.
+func TestNextCache_FailedStartIsRetriedLater(t *testing.T) {
+	root := testdir.New(t)
+	submitTest(t, root, "j", Queued)
+	tc := newTestNextCache(root, time.Hour)
+	cands, _, err := tc.look(nil)
+	require.NoError(t, err)
+	require.Len(t, cands, 1)
+	require.True(t, tc.take(cands[0]))
+	tc.settle(cands[0], errIO("start", root, os.ErrPermission, "cannot write", ""))
+
+	names, _, _ := tc.lookCounting(t)
+	require.Empty(t, names, "left after a failure")
+	tc.skew += nextRetry
+	names, _, _ = tc.lookCounting(t)
+	require.Equal(t, []string{"j"}, names, "tried again after nextRetry")
+}
