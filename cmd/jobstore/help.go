@@ -11,8 +11,8 @@ import (
 // exitCodesText is the exit code table, shown by "jobstore help" and in the
 // README.
 const exitCodesText = `Exit codes:
-  0  success
-  1  watch: the job ended failed, cancelled or lost;
+  0  success (wait: the job succeeded)
+  1  watch: the job ended failed, cancelled or lost; wait: it failed;
      check, reconcile: problems were found (listed on stdout)
      cancel: the job had already ended (nothing written)
      rm: a job was refused (not finished, or held by a process);
@@ -20,8 +20,12 @@ const exitCodesText = `Exit codes:
   2  usage error: unknown command, missing or extra argument, bad flag
   3  runtime error: not a job, a root that holds no job, a record
      unreadable or unwritable, ...
+  4  wait: the job was cancelled
+  5  wait: the job was lost
+  6  wait: --timeout passed before the job ended
   watch and list --watch stopped by SIGINT (Ctrl-C) or SIGTERM end by
-  that signal, after a last line that says so: a shell reports 130 or 143
+  that signal, after a last line that says so: a shell reports 130 or 143;
+  so does work, once its running jobs have ended
 Errors are printed to stderr as one line that ends with "Remedy: ...".
 `
 
@@ -44,7 +48,7 @@ Commands:
 	}
 	tw.Flush()
 	b.WriteString("\nRun 'jobstore help COMMAND' for its arguments, flags, output and exit codes.\n")
-	b.WriteString("check, list, prune, reconcile, rm, show and watch print JSON with --json.\n\n")
+	b.WriteString("check, list, prune, reconcile, rm, show, wait, watch and work print JSON with --json.\n\n")
 	b.WriteString(exitCodesText)
 	return b.String()
 }

@@ -1,0 +1,119 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+
+	"github.com/axqua/jobstore"
+)
+
+// Exit codes of "jobstore wait" beyond the shared ones (0 succeeded, 1
+// failed, 2 usage, 3 runtime): each outcome has its own.
+const (
+	exitCancelled = 4 // wait: the job ended cancelled
+	exitLost      = 5 // wait: the job ended lost
+	exitTimeout   = 6 // wait: --timeout passed before the job ended
+)
+
+func waitCmd() *command {
+	return &command{
+		name:    "wait",
+		args:    "DIR [--timeout D] [--interval 1s] [--json]",
+		summary: "wait for a job to end; the exit code says how it ended",
+		doc: `Waits until the job in DIR (ROOT/ID) has ended (Wait), then prints its final
+status, and exits with a code that says how it ended, for scripts:
+
+  jobstore wait "$ROOT/$ID" && echo done
+
+A job that has already ended is printed at once. While it runs, file system
+events bring its status as soon as the runner writes it; status.json is also
+read every --interval (default 1s), for filesystems that give no events for
+another host's writes (NFS, SMB, FUSE). A status that cannot be read for a
+moment (corrupt, busy) does not end the wait. --timeout gives up after D.
+
+Prints one line:
+
+  job ID succeeded after 12s (exit code 0): 3 frames
+  job ID failed after 9.1s (exit code 3): the command exited with status 3. Remedy: see stderr.log ...
+
+--json prints one object instead, every key always present:
+
+  {"job_id": "...", "dir": "...", "status": {status.json as read}, "message": "<the line above>"}
+
+("status" is null after --timeout with no status.json yet).
+
+Exit codes: 0 succeeded; 1 failed; 2 bad arguments; 3 DIR is not a job, was
+removed while waiting, or holds a status written by a newer jobstore; 4
+cancelled; 5 lost; 6 --timeout passed before the job ended (the line says
+its state then).`,
+		run: runWait,
+	}
+}
+
+// waitJSON is the output of "wait --json".
+type waitJSON struct {
+	ID      string              `json:"job_id"`
+	Dir     string              `json:"dir"`
+	Status  *jobstore.JobStatus `json:"status"`
+	Message string              `json:"message"`
+}
+
+func runWait(e *env, fs *flag.FlagSet, args []string) error {
+	timeout := fs.Duration("timeout", 0, "give up after this long (exit 6); 0 waits for ever")
+	interval := fs.Duration("interval", jobstore.DefaultPollInterval, "safety poll: status.json is also read this often, events or not")
+	asJSON := fs.Bool("json", false, "print one JSON object (shape in the help text)")
+	pos, err := parseArgs(fs, args, 1, 1, "DIR")
+	if err != nil {
+		return err
+	}
+	if err := positiveDuration(flagSpelling(args, "interval"), *interval); err != nil {
+		return err
+	}
+	if *timeout < 0 {
+		return usagef("%s cannot be negative, got %v", flagSpelling(args, "timeout"), *timeout)
+	}
+	dir := jobstore.JobDir(pos[0])
+	ctx := context.Background()
+	if *timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, *timeout)
+		defer cancel()
+	}
+	st, err := jobstore.Wait(ctx, dir, jobstore.WithPollInterval(*interval))
+	code := exitOK
+	var line string
+	switch {
+	case errors.Is(err, context.DeadlineExceeded):
+		st, _ = jobstore.ReadStatus(dir) // what it was doing, if that can be read
+		state := "has no status yet"
+		if st != nil {
+			state = fmt.Sprintf("is %s (seq %d)", st.State, st.Seq)
+		}
+		line, code = oneLine(fmt.Sprintf("job %s has not ended after %v: it %s", dir.ID(), *timeout, state)), exitTimeout
+	case err != nil:
+		return err
+	default:
+		line = outcomeLine(dir.ID(), st)
+		switch st.State {
+		case jobstore.Failed:
+			code = exitUnsuccessful
+		case jobstore.Cancelled:
+			code = exitCancelled
+		case jobstore.Lost:
+			code = exitLost
+		}
+	}
+	if *asJSON {
+		if err := writeJSON(e.stdout, waitJSON{ID: dir.ID(), Dir: string(dir), Status: st, Message: line}); err != nil {
+			return err
+		}
+	} else {
+		fmt.Fprintln(e.stdout, line)
+	}
+	if code != exitOK {
+		return &exitError{code: code}
+	}
+	return nil
+}

@@ -1,0 +1,354 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/axqua/jobstore"
+)
+
+// defaultGrace is how long a command asked to stop has before it is killed.
+const defaultGrace = 10 * time.Second
+
+func workCmd() *command {
+	return &command{
+		name:    "work",
+		args:    "ROOT [--kind K]... [--parallel N] [--grace D] [--until-empty] [--json] [--scan D] -- COMMAND [ARG...]",
+		summary: "run COMMAND for each queued job of ROOT, N at a time, on this host",
+		doc: `Takes the queued jobs of ROOT, oldest first (StartNext), and runs COMMAND
+once for each, --parallel at a time (default 1). Any number of workers, on
+any number of hosts sharing ROOT, may run at once: each job is started by
+exactly one of them. --kind (repeatable) takes only jobs of those kinds.
+A worker with nothing to do waits: a job submitted on this host is seen
+at once (file system events), one submitted by another host within --scan
+(default 1s) plus the mount's own caching (NFS, SMB, FUSE).
+
+For each job, COMMAND runs with:
+
+  JOBSTORE_JOB_DIR  the job directory (absolute)
+  JOBSTORE_JOB_ID   the job's ID
+  standard input    the job's params as JSON, then a newline ("null" when
+                    the job has none)
+
+A line "progress FRACTION [MESSAGE]" on its standard output (FRACTION
+within [0, 1]) is the job's progress: written to status.json at most ten
+times a second, the latest winning. Everything the command writes is kept
+in the job directory: standard output in stdout.log, standard error in
+stderr.log (appended to, never replaced).
+
+How a job ends: exit status 0 is succeeded; any other status, or death by
+a signal, is failed, with the exit code in status.json (a signal is
+recorded as 128 + its number, as the shell does, and named in the error).
+A cancel request ('jobstore cancel', cancel.json) sends SIGTERM to the
+command's process group (the command runs in a group of its own), and
+SIGKILL after --grace (default 10s); the job is then cancelled, with the
+exit code. On Linux a worker that dies takes its commands with it
+(SIGKILL); a reconciler marks their jobs lost, and they are not run again.
+
+Windows: there are no process groups or signals. The command runs in a
+new process group and a job object; a stop sends it CTRL_BREAK_EVENT
+(which reaches console programs sharing the worker's console), and after
+the grace the whole job object is terminated (exit code 1). Processes the
+command leaves running are ended when it exits.
+
+The first SIGINT or SIGTERM (Ctrl-C) stops the worker taking jobs; it waits
+for the running ones and exits. A second one stops the running commands
+as a cancel request does (SIGTERM, SIGKILL after the grace), marks their
+jobs cancelled, and exits. --until-empty exits once no queued job is left:
+the first time the worker finds none it can start, it takes no more and
+waits for the running ones.
+
+Prints a line when a job starts and when it ends:
+
+  2026-11-30T09:35:40Z start ID kind render
+  2026-11-30T09:35:52Z end   ID succeeded exit 0 after 12s
+  2026-11-30T09:36:01Z end   ID failed exit 3 after 9.1s: the command exited with status 3
+
+--json prints one object per line instead, every key always present:
+
+  {"event": "start", "time": "...", "job_id": "...", "dir": "...", "kind": "..."}
+  {"event": "end", "time": "...", "job_id": "...", "dir": "...", "state": "succeeded",
+   "exit_code": 0, "signal": null, "seconds": 12.1, "message": "...", "error": null}
+
+"state" is null when nothing could be written (another host took the job
+over); "error" is null or an object as in 'jobstore help list'. Notes about
+the worker itself (a signal received, a job passed over because its
+records cannot be read) go to stderr.
+
+Exit codes: 0 the worker stopped as asked (a signal, --until-empty); 2 bad
+arguments; 3 ROOT cannot be read, COMMAND cannot be found or run, or a
+status could not be written.`,
+		run: runWork,
+	}
+}
+
+// kindsFlag collects --kind values.
+type kindsFlag []string
+
+func (k *kindsFlag) String() string { return strings.Join(*k, ",") }
+
+func (k *kindsFlag) Set(v string) error {
+	if v == "" {
+		return errors.New("a kind cannot be empty")
+	}
+	*k = append(*k, v)
+	return nil
+}
+
+// worker runs jobs for "jobstore work".
+type worker struct {
+	root   string
+	argv   []string
+	grace  time.Duration
+	asJSON bool
+	stderr io.Writer
+
+	mu  sync.Mutex // serialises lines on out and stderr; guards failed
+	out io.Writer
+	// failed: a job's outcome could not be written, or the command could
+	// not be run; said on its end line, and the worker exits 3.
+	failed bool
+}
+
+func runWork(e *env, fs *flag.FlagSet, args []string) error {
+	var kinds kindsFlag
+	fs.Var(&kinds, "kind", "take only jobs of this kind (repeatable)")
+	parallel := fs.Int("parallel", 1, "run up to N jobs at a time")
+	grace := fs.Duration("grace", defaultGrace, "time between SIGTERM and SIGKILL when a command is stopped")
+	untilEmpty := fs.Bool("until-empty", false, "exit once no queued job is left")
+	asJSON := fs.Bool("json", false, "print one JSON object per line (shape in the help text)")
+	scan := fs.Duration("scan", jobstore.DefaultScanInterval, "look at ROOT this often even without file system events")
+	before, argv, dashed := splitCommand(args)
+	pos, err := parseArgs(fs, before, 1, 1, "ROOT")
+	if err != nil {
+		return err
+	}
+	switch {
+	case !dashed || len(argv) == 0:
+		return usagef("missing -- COMMAND: the command to run for each job comes after --")
+	case *parallel < 1:
+		return usagef("%s must be at least 1, got %d", flagSpelling(args, "parallel"), *parallel)
+	}
+	if err := positiveDuration(flagSpelling(args, "grace"), *grace); err != nil {
+		return err
+	}
+	if err := positiveDuration(flagSpelling(args, "scan"), *scan); err != nil {
+		return err
+	}
+	if _, err := exec.LookPath(argv[0]); err != nil {
+		return withCLIRemedy(fmt.Errorf("jobstore work: cannot run %s: %w", argv[0], err),
+			"give a command that exists on this host (a path, or a name found in PATH)")
+	}
+	root, err := filepath.Abs(pos[0])
+	if err != nil {
+		return err
+	}
+	wk := &worker{root: root, argv: argv, grace: *grace, asJSON: *asJSON, out: e.stdout, stderr: e.stderr}
+	opts := []jobstore.StartOption{jobstore.WithKinds(kinds...), jobstore.WithScanInterval(*scan),
+		jobstore.WithSkipped(func(dir jobstore.JobDir, err error) {
+			wk.warnf("passed over job %s: %s", dir.ID(), oneLine(errorLine(err)))
+		})}
+	return wk.loop(*parallel, *untilEmpty, opts)
+}
+
+// splitCommand splits args at the first "--": the worker's own arguments,
+// then the command. dashed reports whether there was a "--".
+func splitCommand(args []string) (own, argv []string, dashed bool) {
+	for i, a := range args {
+		if a == "--" {
+			return args[:i], args[i+1:], true
+		}
+	}
+	return args, nil, false
+}
+
+// loop takes jobs and runs them, parallel at a time, until it is told to
+// stop (a signal, or --until-empty and nothing left), then waits for the
+// running ones.
+func (wk *worker) loop(parallel int, untilEmpty bool, opts []jobstore.StartOption) error {
+	taking, stopTaking := context.WithCancel(context.Background())
+	defer stopTaking()
+	stopJobs := make(chan struct{}) // closed by the second interrupt
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sigs)
+	var running sync.WaitGroup
+	var mu sync.Mutex
+	active := 0
+	go func() {
+		sig, ok := <-sigs
+		if !ok {
+			return
+		}
+		mu.Lock()
+		n := active
+		mu.Unlock()
+		wk.warnf("%s: taking no more jobs; waiting for %s to end (interrupt again to cancel them)", sig, plural(n, "running job"))
+		stopTaking()
+		if sig, ok = <-sigs; !ok {
+			return
+		}
+		wk.warnf("%s: cancelling the running jobs", sig)
+		close(stopJobs)
+	}()
+
+	slots := make(chan struct{}, parallel)
+	var fatal error
+	for fatal == nil {
+		select {
+		case slots <- struct{}{}:
+		case <-taking.Done():
+		}
+		if taking.Err() != nil {
+			break
+		}
+		ctx := taking
+		if untilEmpty {
+			ctx = doneContext() // look once
+		}
+		run, err := jobstore.StartNext(ctx, wk.root, opts...)
+		if err != nil {
+			<-slots
+			if !errors.Is(err, context.Canceled) {
+				fatal = err
+			}
+			break
+		}
+		mu.Lock()
+		active++
+		mu.Unlock()
+		wk.startLine(run)
+		running.Go(func() {
+			defer func() { <-slots }()
+			began := time.Now()
+			end := wk.runJob(run, stopJobs)
+			wk.endLine(run, end, time.Since(began))
+			mu.Lock()
+			active--
+			mu.Unlock()
+			if end.fatal || (end.err != nil && !errors.Is(end.err, jobstore.ErrNotOwner)) {
+				wk.mu.Lock()
+				wk.failed = true
+				wk.mu.Unlock()
+			}
+			if end.fatal {
+				wk.warnf("taking no more jobs: the command cannot be run on this host")
+				stopTaking()
+			}
+		})
+	}
+	stopTaking()
+	running.Wait()
+	if fatal == nil && wk.failed {
+		fatal = &exitError{code: exitRuntime}
+	}
+	return fatal
+}
+
+// doneContext is a context that is already done: StartNext looks once.
+func doneContext() context.Context {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	return ctx
+}
+
+// workStartJSON and workEndJSON are the lines of "work --json".
+type workStartJSON struct {
+	Event string `json:"event"` // start
+	Time  string `json:"time"`
+	ID    string `json:"job_id"`
+	Dir   string `json:"dir"`
+	Kind  string `json:"kind"`
+}
+
+type workEndJSON struct {
+	Event    string     `json:"event"` // end
+	Time     string     `json:"time"`
+	ID       string     `json:"job_id"`
+	Dir      string     `json:"dir"`
+	State    *string    `json:"state"` // null when nothing was written
+	ExitCode *int       `json:"exit_code"`
+	Signal   *string    `json:"signal"`
+	Seconds  float64    `json:"seconds"`
+	Message  string     `json:"message"`
+	Error    *errorJSON `json:"error"`
+}
+
+func (wk *worker) startLine(run *jobstore.Run) {
+	now := fmtTime(time.Now())
+	if wk.asJSON {
+		wk.printJSON(workStartJSON{Event: "start", Time: now, ID: run.Dir().ID(), Dir: string(run.Dir()), Kind: run.Spec().Kind})
+		return
+	}
+	wk.printf("%s start %s kind %s\n", now, run.Dir().ID(), oneLine(run.Spec().Kind))
+}
+
+func (wk *worker) endLine(run *jobstore.Run, end jobEnd, took time.Duration) {
+	now := fmtTime(time.Now())
+	if wk.asJSON {
+		ev := workEndJSON{Event: "end", Time: now, ID: run.Dir().ID(), Dir: string(run.Dir()),
+			ExitCode: end.exitCode, Seconds: took.Seconds(), Message: end.message, Error: newErrorJSON(end.err)}
+		if end.state != "" {
+			s := string(end.state)
+			ev.State = &s
+		}
+		if end.signal != "" {
+			ev.Signal = &end.signal
+		}
+		wk.printJSON(ev)
+		return
+	}
+	var b strings.Builder
+	state := string(end.state)
+	if state == "" {
+		state = "not-recorded"
+	}
+	fmt.Fprintf(&b, "%s end   %s %s", now, run.Dir().ID(), state)
+	if end.exitCode != nil {
+		fmt.Fprintf(&b, " exit %d", *end.exitCode)
+	}
+	fmt.Fprintf(&b, " after %s", fmtAge(took))
+	if end.message != "" {
+		b.WriteString(": " + end.message)
+	}
+	if end.err != nil {
+		b.WriteString(" (" + errorLine(end.err) + ")")
+	}
+	wk.printf("%s\n", oneLine(b.String()))
+}
+
+// printJSON prints v on one line, without HTML escaping.
+func (wk *worker) printJSON(v any) {
+	wk.mu.Lock()
+	defer wk.mu.Unlock()
+	enc := json.NewEncoder(wk.out)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		panic(err) // plain strings and numbers always marshal
+	}
+}
+
+func (wk *worker) printf(format string, args ...any) {
+	wk.mu.Lock()
+	defer wk.mu.Unlock()
+	fmt.Fprintf(wk.out, format, args...)
+}
+
+// warnf prints a note about the worker itself on stderr.
+func (wk *worker) warnf(format string, args ...any) {
+	wk.mu.Lock()
+	defer wk.mu.Unlock()
+	fmt.Fprintln(wk.stderr, oneLine("jobstore work: "+fmt.Sprintf(format, args...)))
+}

@@ -1,0 +1,193 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"time"
+
+	"github.com/axqua/jobstore"
+)
+
+// Environment the worker gives a job's command.
+const (
+	jobDirEnv = "JOBSTORE_JOB_DIR" // the job directory, an absolute path
+	jobIDEnv  = "JOBSTORE_JOB_ID"
+)
+
+// outputWaitDelay is how long the worker reads the command's output after
+// the command exited, for processes it started that still hold the pipe.
+const outputWaitDelay = 2 * time.Second
+
+// jobEnd is how a job's run ended, for the worker's end line.
+type jobEnd struct {
+	state    jobstore.State // "" when nothing was written (the job was taken over)
+	exitCode *int
+	signal   string // the signal that ended the command, Unix
+	message  string
+	err      error // a failure of the worker's own: the outcome may not be recorded
+	fatal    bool  // the command cannot be run at all: the worker stops taking jobs
+}
+
+// runJob runs the worker's command for run and finishes it: succeeded on
+// exit 0, failed otherwise, cancelled when stopped on a cancel request or
+// by the worker's second interrupt (stop). It closes run.
+func (wk *worker) runJob(run *jobstore.Run, stop <-chan struct{}) jobEnd {
+	defer run.Close()
+	dir := string(run.Dir())
+	stdout, err := openOutput(dir, stdoutFile)
+	if err != nil {
+		return wk.fail(run, fmt.Sprintf("cannot keep the command's output in %s: %v", stdoutFile, err),
+			"remove or rename what is in the way in the job directory, then submit the job again", false)
+	}
+	defer stdout.Close()
+	stderr, err := openOutput(dir, stderrFile)
+	if err != nil {
+		return wk.fail(run, fmt.Sprintf("cannot keep the command's output in %s: %v", stderrFile, err),
+			"remove or rename what is in the way in the job directory, then submit the job again", false)
+	}
+	defer stderr.Close()
+
+	cmd := exec.Command(wk.argv[0], wk.argv[1:]...)
+	cmd.Env = append(os.Environ(), jobDirEnv+"="+dir, jobIDEnv+"="+run.Dir().ID())
+	params := run.Spec().Params
+	if len(params) == 0 {
+		params = []byte("null")
+	}
+	cmd.Stdin = bytes.NewReader(append(bytes.Clone(params), '\n'))
+	out := &progressWriter{out: stdout, report: func(f float64, msg string) {
+		_ = run.Progress(f, msg) // a failed write is retried by the next; ownership lost ends the run's context
+	}}
+	cmd.Stdout = out
+	cmd.Stderr = stderr
+	cmd.WaitDelay = outputWaitDelay
+	proc := newJobProcess(cmd)
+	if err := cmd.Start(); err != nil {
+		return wk.fail(run, fmt.Sprintf("cannot run %s: %v", wk.argv[0], err),
+			"check the command given to 'jobstore work' on this host, then submit the job again", true)
+	}
+	defer proc.release()
+	if err := proc.started(); err != nil {
+		wk.warnf("job %s: %v; the command runs without it", run.Dir().ID(), err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+
+	var (
+		stopped  string // why the command was asked to stop: "" if it was not
+		cause    error  // the run's context's cause when that stopped it
+		killTime <-chan time.Time
+		killed   bool // the grace passed: killed
+		waitErr  error
+	)
+	runCtx := run.Context()
+	asked := runCtx.Done() // nil once asked: the request is acted on once
+	stopReq := func(why string) {
+		if stopped != "" {
+			return
+		}
+		stopped = why
+		if err := proc.terminate(); err != nil {
+			wk.warnf("job %s: %s to the command: %v", run.Dir().ID(), stopName, err)
+		}
+		killTime = time.After(wk.grace)
+	}
+wait:
+	for {
+		select {
+		case waitErr = <-exited:
+			break wait
+		case <-asked:
+			cause = context.Cause(runCtx)
+			stopReq(oneLine(causeText(cause)))
+			asked = nil
+		case <-stop:
+			stopReq("the worker was interrupted twice")
+			stop = nil
+		case <-killTime:
+			if err := proc.kill(); err != nil {
+				wk.warnf("job %s: kill: %v", run.Dir().ID(), err)
+			}
+			killed = true
+			killTime = nil
+		}
+	}
+	_ = out.Close()
+	if killed {
+		stopped += fmt.Sprintf("; %s sent to the command, then %s after the grace of %v", stopName, killName, wk.grace)
+	} else if stopped != "" {
+		stopped += fmt.Sprintf("; %s sent to the command", stopName)
+	}
+	return wk.finish(run, cmd, waitErr, stopped, cause, out.Err())
+}
+
+// finish records how the command ended.
+func (wk *worker) finish(run *jobstore.Run, cmd *exec.Cmd, waitErr error, stopped string, cause error, outErr error) jobEnd {
+	var end jobEnd
+	how := "ended"
+	if ps := cmd.ProcessState; ps != nil {
+		code, sig, h := exitOf(ps)
+		end.exitCode, end.signal, how = &code, sig, h
+	}
+	if waitErr != nil && cmd.ProcessState == nil {
+		how = "could not be waited for: " + waitErr.Error()
+	}
+	o := jobstore.Outcome{ExitCode: end.exitCode}
+	switch {
+	case errors.Is(cause, jobstore.ErrNotOwner):
+		// Taken over by another host: nothing of ours may be written.
+		end.message = "the worker no longer owns the job (" + oneLine(causeText(cause)) + "); the command " + how
+		end.err = cause
+		return end
+	case stopped != "":
+		o.State = jobstore.Cancelled
+		o.Message = fmt.Sprintf("%s, which %s", stopped, how)
+	case end.exitCode != nil && *end.exitCode == 0 && end.signal == "":
+		o.State = jobstore.Succeeded
+	default:
+		o.State = jobstore.Failed
+		o.Error = "the command " + how
+		o.Remedy = "see " + stderrFile + " and " + stdoutFile + " in the job directory"
+	}
+	if outErr != nil {
+		note := "part of the command's output was not kept in " + stdoutFile + ": " + outErr.Error()
+		if o.Message != "" {
+			note = o.Message + "; " + note
+		}
+		o.Message = note
+	}
+	end.state, end.message = o.State, o.Message
+	if end.message == "" {
+		end.message = o.Error
+	}
+	if err := run.Finish(o); err != nil {
+		end.err, end.state = err, ""
+	}
+	return end
+}
+
+// fail finishes run failed without having run the command (or because it
+// could not be started); fatal says the worker cannot run any job.
+func (wk *worker) fail(run *jobstore.Run, why, remedy string, fatal bool) jobEnd {
+	end := jobEnd{state: jobstore.Failed, message: why, fatal: fatal}
+	if err := run.Finish(jobstore.Outcome{State: jobstore.Failed, Error: why, Remedy: remedy}); err != nil {
+		end.err, end.state = err, ""
+	}
+	return end
+}
+
+// causeText is what a run's context's cause says, without the library's
+// remedy (which speaks to Go programmers).
+func causeText(err error) string {
+	var je *jobstore.Error
+	if errors.As(err, &je) && je.Msg != "" {
+		return je.Msg
+	}
+	if err == nil {
+		return "stopped"
+	}
+	return err.Error()
+}
