@@ -124,8 +124,8 @@ type worker struct {
 
 func runWork(e *env, fs *flag.FlagSet, args []string) error {
 	var kinds kindsFlag
-	fs.Var(&kinds, "kind", "take only jobs of this kind (repeatable)")
-	parallel := fs.Int("parallel", 1, "run up to N jobs at a time")
+	fs.Var(&kinds, "kind", "take only jobs of kind `K` (repeatable)")
+	parallel := fs.Int("parallel", 1, "run up to `N` jobs at a time")
 	grace := fs.Duration("grace", defaultGrace, "time between SIGTERM and SIGKILL when a command is stopped")
 	untilEmpty := fs.Bool("until-empty", false, "exit once no queued job is left")
 	asJSON := fs.Bool("json", false, "print one JSON object per line (shape in the help text)")

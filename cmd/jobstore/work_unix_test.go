@@ -1,0 +1,168 @@
+//go:build unix
+
+package main
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/axqua/jobstore"
+	"github.com/axqua/jobstore/internal/testdir"
+	"github.com/stretchr/testify/require"
+)
+
+// gone reports whether no process has pid (a zombie counts as alive until
+// reaped; an orphan's is reaped by init).
+func gone(pid int) bool { return errors.Is(syscall.Kill(pid, 0), syscall.ESRCH) }
+
+// waitEnded waits for dir's job to end (Wait) and returns its status.
+func waitEnded(t *testing.T, dir jobstore.JobDir) *jobstore.JobStatus {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), cliTimeout)
+	defer cancel()
+	st, err := jobstore.Wait(ctx, dir)
+	require.NoError(t, err)
+	return st
+}
+
+// A cancel request stops the command and everything in its process group:
+// with SIGTERM, or with SIGKILL after the grace when SIGTERM is ignored.
+func TestWork_CancelStopsTheCommandAndItsGroup(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		ignore   bool
+		grace    string
+		exitCode int
+		how      string
+	}{
+		// A grace far longer than the test may run: SIGTERM alone ends it.
+		{"SIGTERM honoured", false, "1h", 128 + int(syscall.SIGTERM), "SIGTERM sent to the command, which was killed by signal SIGTERM"},
+		{"SIGTERM ignored: SIGKILL after the grace", true, "200ms", 128 + int(syscall.SIGKILL), "then SIGKILL after the grace of 200ms"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			root := testdir.New(t)
+			dir := submitKind(t, root, "j", "k", "")
+			env := []string{grandchildEnv + "=1"}
+			if tc.ignore {
+				env = append(env, ignoreTermEnv+"=1")
+			}
+			w := startWorker(t, "hold", env, root, "--grace", tc.grace)
+			gc := filepath.Join(string(dir), grandchildFile)
+			waitUntil(t, "the command and its child to run", func() bool {
+				return exists(filepath.Join(string(dir), pidFile)) && exists(gc)
+			})
+			pid, gcPID := readPID(t, filepath.Join(string(dir), pidFile)), readPID(t, gc)
+			require.NoError(t, jobstore.RequestCancel(dir, jobstore.CancelRequest{RequestedBy: "tester", Reason: "wrong input"}))
+
+			st := waitEnded(t, dir)
+			require.Equal(t, jobstore.Cancelled, st.State)
+			require.Equal(t, tc.exitCode, *st.ExitCode)
+			require.Contains(t, st.Message, `cancel requested by "tester"`)
+			require.Contains(t, st.Message, tc.how)
+			waitUntil(t, "the command's process group to be gone", func() bool { return gone(pid) && gone(gcPID) })
+
+			require.NoError(t, w.cmd.Process.Signal(os.Interrupt))
+			requireCode(t, w.wait(t), exitOK)
+		})
+	}
+}
+
+// The first interrupt: no more jobs are taken, the running ones run to
+// their end. The second: they are stopped and cancelled.
+func TestWork_FirstInterruptDrainsSecondCancels(t *testing.T) {
+	for _, twice := range []bool{false, true} {
+		name := "one interrupt drains"
+		if twice {
+			name = "two interrupts cancel"
+		}
+		t.Run(name, func(t *testing.T) {
+			root := testdir.New(t)
+			a := submitKind(t, root, "a", "k", "")
+			b := submitKind(t, root, "b", "k", "")
+			c := submitKind(t, root, "c", "k", "")
+			w := startWorker(t, "hold", nil, root, "--parallel", "2")
+			waitUntil(t, "two commands to run", func() bool {
+				return exists(filepath.Join(string(a), pidFile)) && exists(filepath.Join(string(b), pidFile))
+			})
+			require.NoError(t, w.cmd.Process.Signal(os.Interrupt))
+			waitUntil(t, "the worker to say it stops taking jobs", func() bool {
+				return strings.Contains(w.stderr.String(), "taking no more jobs")
+			})
+			want := jobstore.Succeeded
+			if twice {
+				require.NoError(t, w.cmd.Process.Signal(syscall.SIGTERM))
+				want = jobstore.Cancelled
+			} else {
+				for _, d := range []jobstore.JobDir{a, b} {
+					writeFileT(t, filepath.Join(string(d), releaseFile), "")
+				}
+			}
+			r := w.wait(t)
+			requireCode(t, r, exitOK)
+			for _, d := range []jobstore.JobDir{a, b} {
+				st := status(t, d)
+				require.Equal(t, want, st.State, "%s\n%s", r.stdout, r.stderr)
+				if twice {
+					require.Contains(t, st.Message, "the worker was interrupted twice")
+				}
+			}
+			require.Equal(t, jobstore.Queued, status(t, c).State, "a job was taken after the interrupt:\n%s", r.stdout)
+		})
+	}
+}
+
+// A worker killed mid-job takes its command with it (Linux), its job is
+// marked lost by a reconciler, and no worker runs it again.
+func TestWork_KilledWorkerJobIsLostNeverRunAgain(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("the command dies with the worker on Linux only (Pdeathsig)")
+	}
+	root := testdir.New(t)
+	dir := submitKind(t, root, "j", "k", "")
+	w := startWorker(t, "hold", nil, root)
+	waitUntil(t, "the command to run", func() bool { return exists(filepath.Join(string(dir), pidFile)) })
+	pid := readPID(t, filepath.Join(string(dir), pidFile))
+	require.NoError(t, w.cmd.Process.Kill())
+	<-w.done
+	waitUntil(t, "the orphaned command to be killed", func() bool { return gone(pid) })
+	require.NoError(t, os.Remove(filepath.Join(string(dir), pidFile)))
+
+	// Before a reconciler looks, the job still says running: a new worker
+	// leaves it alone.
+	r := runWorker(t, "hold", nil, root, "--until-empty")
+	requireCode(t, r, exitOK)
+	require.Empty(t, r.stdout)
+	require.Equal(t, jobstore.Running, status(t, dir).State)
+
+	rc := runCLI(t, "reconcile", root)
+	requireCode(t, rc, exitOK)
+	require.Equal(t, jobstore.Lost, status(t, dir).State)
+	r = runWorker(t, "hold", nil, root, "--until-empty")
+	requireCode(t, r, exitOK)
+	require.Empty(t, r.stdout)
+	require.NoFileExists(t, filepath.Join(string(dir), pidFile), "the lost job ran again")
+}
+
+// A command that is found but cannot be run (its interpreter is missing)
+// fails the job it was started for, and the worker takes no more jobs:
+// it would fail them all.
+func TestWork_CommandThatCannotRunStopsTheWorker(t *testing.T) {
+	root := testdir.New(t)
+	a := submitKind(t, root, "a", "k", "")
+	b := submitKind(t, root, "b", "k", "")
+	script := filepath.Join(testdir.New(t), "job.sh")
+	require.NoError(t, os.WriteFile(script, []byte("#!/no/such/interpreter\n"), 0o755))
+	r := runCLI(t, "work", root, "--", script)
+	requireCode(t, r, exitRuntime)
+	st := status(t, a)
+	require.Equal(t, jobstore.Failed, st.State)
+	require.Contains(t, st.Error, "cannot run "+script)
+	require.Equal(t, jobstore.Queued, status(t, b).State)
+	require.Contains(t, r.stderr, "taking no more jobs")
+}
