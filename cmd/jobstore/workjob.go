@@ -135,7 +135,10 @@ func (wk *worker) finish(run *jobstore.Run, cmd *exec.Cmd, waitErr error, stoppe
 	if waitErr != nil && cmd.ProcessState == nil {
 		how = "could not be waited for: " + waitErr.Error()
 	}
-	o := jobstore.Outcome{ExitCode: end.exitCode}
+	// The command's last progress message stays, unless the outcome has its
+	// own: Finish replaces the message, so it is read back (once written).
+	_ = run.Flush()
+	o := jobstore.Outcome{ExitCode: end.exitCode, Message: run.Status().Message}
 	switch {
 	case errors.Is(cause, jobstore.ErrNotOwner):
 		// Taken over by another host: nothing of ours may be written.
@@ -159,9 +162,9 @@ func (wk *worker) finish(run *jobstore.Run, cmd *exec.Cmd, waitErr error, stoppe
 		}
 		o.Message = note
 	}
-	end.state, end.message = o.State, o.Message
+	end.state, end.message = o.State, o.Error
 	if end.message == "" {
-		end.message = o.Error
+		end.message = o.Message
 	}
 	if err := run.Finish(o); err != nil {
 		end.err, end.state = err, ""
