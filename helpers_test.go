@@ -87,7 +87,7 @@ type child struct {
 
 // startRole starts role with env, with pipes to its stdin and stdout; it is
 // killed at cleanup if still running (startChild).
-func startRole(t *testing.T, role string, env ...string) *child {
+func startRole(t testing.TB, role string, env ...string) *child {
 	t.Helper()
 	cmd := childCommand(t, role, env...)
 	stdin, err := cmd.StdinPipe()

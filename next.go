@@ -137,14 +137,22 @@ func StartNext(ctx context.Context, root string, opts ...StartOption) (*Run, err
 	c := nextCacheFor(abs)
 	defer c.release()
 	once := ctx.Err() != nil
-	var w *nextWaiter
+	var tick *time.Ticker
 	if !once {
-		// Subscribed before the first look, so that a job submitted
-		// between a look and the wait is not missed.
-		w = newNextWaiter(abs, o.next.scan, !o.next.noEvents)
-		defer w.stop()
+		scan := o.next.scan
+		if scan <= 0 {
+			scan = DefaultScanInterval
+		}
+		tick = time.NewTicker(scan)
+		defer tick.Stop()
 	}
 	for {
+		// Taken before the look, so that a change during the look or
+		// between it and the wait is not missed.
+		var changed <-chan struct{}
+		if !once && !o.next.noEvents {
+			changed = c.watch()
+		}
 		run, err := c.startOldest(ctx, once, o.next, opts)
 		if run != nil || err != nil {
 			return run, err
@@ -152,12 +160,12 @@ func StartNext(ctx context.Context, root string, opts ...StartOption) (*Run, err
 		if once || ctx.Err() != nil {
 			return nil, nextCtxError(op, root, ctx)
 		}
-		if w.follow(c.incomplete()) {
+		if changed != nil && c.follow() {
 			continue // a directory followed only now may have completed meanwhile
 		}
 		select {
-		case <-w.wake:
-		case <-w.tick.C:
+		case <-changed:
+		case <-tick.C:
 		case <-ctx.Done():
 			return nil, nextCtxError(op, root, ctx)
 		}
@@ -245,6 +253,7 @@ const (
 type nextEntry struct {
 	name        string
 	stamp       dirstamp.Stamp // of the directory, taken before its records were read
+	spec        dirstamp.Stamp // of its job.json, taken before the read (zero: none)
 	readAt      time.Time      // when they were read (this host's clock)
 	state       nextState
 	kind        string
@@ -269,9 +278,11 @@ type nextCache struct {
 	rootReadAt time.Time
 	rootRead   bool
 	entries    map[string]*nextEntry
-	users      int       // StartNext calls in progress
-	lastUsed   time.Time // when the last one returned
-	reads      int       // job directories read, for tests
+	users      int         // StartNext calls in progress
+	idle       *time.Timer // drops the cache once nobody used it for nextCacheIdle
+	events     *nextEvents // nil until a StartNext waits; dropped with the cache
+	reads      int         // job directories read, for tests
+	stats      int         // stats of job directories and job.json files, for tests
 
 	// Tests only: this host's clock and the stat of a job directory, to
 	// stand for a filesystem with coarse timestamps. nil: time.Now and
@@ -288,10 +299,16 @@ func (c *nextCache) now() time.Time {
 }
 
 func (c *nextCache) lstat(d *dirstamp.Dir, name string) (dirstamp.Stamp, error) {
+	c.stats++
 	if c.stat != nil {
 		return c.stat(d, name)
 	}
 	return d.Lstat(name)
+}
+
+func (c *nextCache) fileStamp(d *dirstamp.Dir, rel string) (dirstamp.Stamp, error) {
+	c.stats++
+	return d.FileStamp(rel)
 }
 
 // nextCaches holds the caches of the roots StartNext was called on in this
@@ -301,26 +318,20 @@ var nextCaches struct {
 	m  map[string]*nextCache
 }
 
-// nextCacheIdle is how long the cache of a root nobody calls StartNext on
-// is kept.
+// nextCacheIdle is how long the cache of a root, and its file system
+// watch, are kept after the last StartNext call on it returned. A worker
+// that calls StartNext again within it keeps both: a watch made and
+// removed per call would cost more than the call (removing an inotify
+// watch waits for an RCU grace period, milliseconds).
 const nextCacheIdle = 10 * time.Minute
 
 // nextCacheFor returns root's cache (root is absolute), counting a user
-// until release; it drops the caches of roots idle for nextCacheIdle.
+// until release.
 func nextCacheFor(root string) *nextCache {
 	nextCaches.mu.Lock()
 	defer nextCaches.mu.Unlock()
 	if nextCaches.m == nil {
 		nextCaches.m = map[string]*nextCache{}
-	}
-	now := time.Now()
-	for r, c := range nextCaches.m {
-		c.mu.Lock()
-		idle := c.users == 0 && now.Sub(c.lastUsed) > nextCacheIdle
-		c.mu.Unlock()
-		if idle {
-			delete(nextCaches.m, r)
-		}
 	}
 	c := nextCaches.m[root]
 	if c == nil {
@@ -328,17 +339,40 @@ func nextCacheFor(root string) *nextCache {
 		nextCaches.m[root] = c
 	}
 	c.mu.Lock()
+	defer c.mu.Unlock()
 	c.users++
-	c.mu.Unlock()
+	if c.idle != nil {
+		c.idle.Stop()
+		c.idle = nil
+	}
 	return c
 }
 
-// release ends a use of c begun by nextCacheFor.
+// release ends a use of c begun by nextCacheFor; the last one arms the
+// timer that drops c after nextCacheIdle.
 func (c *nextCache) release() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.users--
-	c.lastUsed = time.Now()
+	if c.users == 0 {
+		c.idle = time.AfterFunc(nextCacheIdle, c.drop)
+	}
+}
+
+// drop forgets c and ends its watch, unless a StartNext uses it again.
+func (c *nextCache) drop() {
+	nextCaches.mu.Lock()
+	defer nextCaches.mu.Unlock()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.users > 0 || nextCaches.m[c.root] != c {
+		return
+	}
+	delete(nextCaches.m, c.root)
+	if c.events != nil {
+		c.events.stop()
+		c.events = nil
+	}
 }
 
 // look brings the cache up to date with root and returns the candidates,
@@ -440,7 +474,17 @@ func (c *nextCache) refresh(d *dirstamp.Dir, e *nextEntry, reports []nextReport)
 	if e.state != stateUnknown && st == e.stamp && !st.Racy(e.readAt) {
 		return reports
 	}
+	specRel := filepath.Join(e.name, SpecFile)
+	if e.state == stateSettled && st.SameDir(e.stamp) {
+		// Running or ended, and still the same job if job.json (written
+		// once) is the same file: its records need not be read.
+		if spec, err := c.fileStamp(d, specRel); err == nil && spec == e.spec {
+			e.stamp = st
+			return reports
+		}
+	}
 	e.stamp, e.readAt = st, c.now()
+	e.spec, _ = c.fileStamp(d, specRel) // before the read: a job.json made after it differs
 	c.reads++
 	dir := JobDir(filepath.Join(c.root, e.name))
 	if err := e.read(dir); err != nil {
@@ -513,94 +557,140 @@ func (c *nextCache) settle(e *nextEntry, err error) {
 	}
 }
 
-// incomplete returns the directories seen without job.json or status.json,
-// at most maxFollowed of them.
-func (c *nextCache) incomplete() []string {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	var dirs []string
-	for _, e := range c.entries {
-		if e.state == stateIncomplete && len(dirs) < maxFollowed {
-			dirs = append(dirs, filepath.Join(c.root, e.name))
-		}
-	}
-	return dirs
-}
-
-// maxFollowed bounds the incomplete job directories a StartNext call
-// follows through events (each costs an OS watch); more wait for the scan.
+// maxFollowed bounds the incomplete job directories followed through
+// events (each costs an OS watch); more wait for the scan.
 const maxFollowed = 16
 
-// nextWaiter wakes a waiting StartNext: on events of root and of the
-// incomplete job directories it follows, and on its scan ticker.
-type nextWaiter struct {
-	tick *time.Ticker
-	wake chan struct{} // buffered 1: wakes coalesce
-	done chan struct{}
-	subs map[string]*subscription
-	wg   sync.WaitGroup
-	// events is false in tests that stand for a filesystem without them.
-	events bool
+// watch returns a channel that is closed at the next file system event of
+// root, or of an incomplete job directory followed; nil when the OS gives
+// no events (the scan alone then).
+func (c *nextCache) watch() <-chan struct{} {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.events == nil {
+		c.events = newNextEvents(c.root)
+	}
+	return c.events.next()
 }
 
-func newNextWaiter(root string, scan time.Duration, events bool) *nextWaiter {
-	if scan <= 0 {
-		scan = DefaultScanInterval
-	}
-	w := &nextWaiter{tick: time.NewTicker(scan), wake: make(chan struct{}, 1), done: make(chan struct{}),
-		subs: map[string]*subscription{}, events: events}
-	w.add(root, "")
-	return w
-}
-
-// add forwards the events of name in dir (every entry: "") to w.wake, and
-// reports whether it could: no events (none on this platform, no watch
-// left) leaves the scan alone.
-func (w *nextWaiter) add(dir, name string) bool {
-	var s *subscription
-	if w.events {
-		s = subscribe(dir, name)
-	}
-	w.subs[dir] = s // nil too: not tried again
-	if s == nil {
+// follow subscribes to the status.json of the job directories seen
+// incomplete (a submitter writing the records in place: Submit itself
+// renames a whole job into place), up to maxFollowed, and ends the
+// following of those no longer incomplete. It reports whether it began to
+// follow one.
+func (c *nextCache) follow() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	ev := c.events
+	if ev == nil || ev.root == nil {
 		return false
 	}
-	w.wg.Go(func() {
-		for {
-			select {
-			case <-s.wake:
-				select {
-				case w.wake <- struct{}{}:
-				default:
-				}
-			case <-w.done:
-				return
-			}
+	for dir := range ev.dirs {
+		if e := c.entries[filepath.Base(dir)]; e == nil || e.state != stateIncomplete {
+			ev.unfollow(dir)
 		}
-	})
-	return true
-}
-
-// follow subscribes to the status.json of each of dirs not yet followed,
-// and reports whether it added one.
-func (w *nextWaiter) follow(dirs []string) bool {
+	}
 	added := false
-	for _, d := range dirs {
-		if _, ok := w.subs[d]; !ok && len(w.subs) <= maxFollowed && w.add(d, StatusFile) {
+	for name, e := range c.entries {
+		if e.state == stateIncomplete && len(ev.dirs) < maxFollowed && ev.follow(filepath.Join(c.root, name)) {
 			added = true
 		}
 	}
 	return added
 }
 
-func (w *nextWaiter) stop() {
-	w.tick.Stop()
-	close(w.done)
-	w.wg.Wait()
-	for _, s := range w.subs {
-		if s != nil {
-			s.cancel()
+// nextEvents is the file system watch of a root for StartNext: the root
+// itself (every entry) and the incomplete job directories followed. Every
+// event closes the channel next returned, waking every waiting call.
+type nextEvents struct {
+	root *subscription // nil: no events here
+	dirs map[string]*followed
+
+	mu      sync.Mutex
+	changed chan struct{}
+	done    chan struct{} // closed by stop
+	wg      sync.WaitGroup
+}
+
+// followed is the watch of one incomplete job directory.
+type followed struct {
+	sub  *subscription // nil: the OS gave none (not tried again)
+	stop chan struct{}
+}
+
+func newNextEvents(root string) *nextEvents {
+	ev := &nextEvents{dirs: map[string]*followed{}, changed: make(chan struct{}), done: make(chan struct{})}
+	if ev.root = subscribe(root, ""); ev.root != nil {
+		ev.forward(ev.root, nil)
+	}
+	return ev
+}
+
+// next returns the channel the next event closes.
+func (ev *nextEvents) next() <-chan struct{} {
+	if ev.root == nil {
+		return nil
+	}
+	ev.mu.Lock()
+	defer ev.mu.Unlock()
+	return ev.changed
+}
+
+func (ev *nextEvents) forward(s *subscription, stop chan struct{}) {
+	ev.wg.Go(func() {
+		for {
+			select {
+			case <-s.wake:
+				ev.mu.Lock()
+				close(ev.changed)
+				ev.changed = make(chan struct{})
+				ev.mu.Unlock()
+			case <-stop:
+				return
+			case <-ev.done:
+				return
+			}
 		}
+	})
+}
+
+// follow subscribes to status.json in dir unless it is followed already,
+// and reports whether it did.
+func (ev *nextEvents) follow(dir string) bool {
+	if _, ok := ev.dirs[dir]; ok {
+		return false
+	}
+	f := &followed{sub: subscribe(dir, StatusFile), stop: make(chan struct{})}
+	ev.dirs[dir] = f
+	if f.sub == nil {
+		return false
+	}
+	ev.forward(f.sub, f.stop)
+	return true
+}
+
+// unfollow ends the watch of dir. The OS watch is removed in the
+// background: that waits (see nextCacheIdle), and nothing waits for it.
+func (ev *nextEvents) unfollow(dir string) {
+	f := ev.dirs[dir]
+	delete(ev.dirs, dir)
+	if f.sub != nil {
+		close(f.stop)
+		go f.sub.cancel()
+	}
+}
+
+// stop ends every watch and forwarding goroutine.
+func (ev *nextEvents) stop() {
+	close(ev.done)
+	ev.wg.Wait()
+	for dir := range ev.dirs {
+		if f := ev.dirs[dir]; f.sub != nil {
+			f.sub.cancel()
+		}
+	}
+	if ev.root != nil {
+		ev.root.cancel()
 	}
 }
 

@@ -12,21 +12,15 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// testNextCache is a cache of root whose clock is the real one plus skew
-// and whose stats are counted.
+// testNextCache is a cache of root whose clock is the real one plus skew.
 type testNextCache struct {
 	*nextCache
-	skew  time.Duration
-	stats int
+	skew time.Duration
 }
 
 func newTestNextCache(root string, skew time.Duration) *testNextCache {
 	tc := &testNextCache{nextCache: &nextCache{root: root, entries: map[string]*nextEntry{}}, skew: skew}
 	tc.clock = func() time.Time { return time.Now().Add(tc.skew) }
-	tc.stat = func(d *dirstamp.Dir, name string) (dirstamp.Stamp, error) {
-		tc.stats++
-		return d.Lstat(name)
-	}
 	return tc
 }
 
@@ -93,7 +87,7 @@ func TestNextCache_ReadsOnlyWhatChanged(t *testing.T) {
 	names, reads, stats = tc.lookCounting(t)
 	require.Contains(t, names, "new")
 	require.Equal(t, 1, reads, "a submission: only the new job is read")
-	require.Equal(t, ended+queued+1, stats, "root changed: every job directory is stated")
+	require.Equal(t, ended+queued+1+1, stats, "root changed: every job directory is stated, and the new job's job.json")
 
 	time.Sleep(fsTick)
 	r, err := Start(JobDir(filepath.Join(root, "queued1")))
@@ -108,13 +102,41 @@ func TestNextCache_ReadsOnlyWhatChanged(t *testing.T) {
 	require.Equal(t, queued, stats, "the started job is settled: never stated again while root is unchanged")
 }
 
+// A running or ended job is not read again when its directory changes, or
+// while its stamp is racy: the stamp of its job.json (written once) shows
+// that it is still the same job.
+func TestNextCache_SettledJobsAreNotReadAgain(t *testing.T) {
+	root := testdir.New(t)
+	const n = 50
+	var dirs []JobDir
+	for i := range n {
+		dirs = append(dirs, submitTest(t, root, fmt.Sprintf("j%02d", i), Running))
+	}
+	tc := newTestNextCache(root, 0) // this host's clock: every stamp is racy
+	_, reads, _ := tc.lookCounting(t)
+	require.Equal(t, n, reads)
+
+	for _, d := range dirs[:n/2] { // half of them finish
+		r, err := Start(d) // taken over: the runner was closed without Finish
+		require.NoError(t, err)
+		require.NoError(t, r.Finish(Outcome{State: Succeeded}))
+		require.NoError(t, r.Close())
+	}
+	touch := filepath.Join(root, ".touch") // root changes: every directory is looked at
+	require.NoError(t, os.Mkdir(touch, 0o755))
+	require.NoError(t, os.Remove(touch))
+	names, reads, stats := tc.lookCounting(t)
+	require.Empty(t, names)
+	require.Zero(t, reads, "running and ended jobs are never read again")
+	require.Equal(t, 2*n, stats, "a stat of each directory and of its job.json")
+}
+
 // frozenStat stamps directories with the stamp of their first stat, for
 // ever: a filesystem whose timestamps are too coarse to show the changes
 // a test makes.
 func frozenStat(tc *testNextCache) {
 	frozen := map[string]dirstamp.Stamp{}
 	tc.stat = func(d *dirstamp.Dir, name string) (dirstamp.Stamp, error) {
-		tc.stats++
 		if s, ok := frozen[name]; ok {
 			return s, nil
 		}

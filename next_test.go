@@ -18,6 +18,13 @@ import (
 // fails the test instead of hanging it. It is no latency limit.
 const waitGuard = 30 * time.Second
 
+// usesStartNext drops the StartNext caches (and their file system watches)
+// when the test ends: the watch tests count the process's watches.
+func usesStartNext(t testing.TB) {
+	t.Helper()
+	t.Cleanup(jobstore.DropNextCaches)
+}
+
 // doneCtx is a context that is already done: StartNext looks once.
 func doneCtx() context.Context {
 	ctx, cancel := context.WithCancel(context.Background())
@@ -50,6 +57,7 @@ func drainOrder(t *testing.T, root string, opts ...jobstore.StartOption) []strin
 }
 
 func TestStartNext_StartsQueuedJobsOldestFirstAndNothingElse(t *testing.T) {
+	usesStartNext(t)
 	root := tempDir(t)
 	// Queued: c is the oldest; a and b tie and go by ID.
 	writeJob(t, root, specAt("c", 0), statusIn(jobstore.Queued, 1))
@@ -85,6 +93,7 @@ func TestStartNext_StartsQueuedJobsOldestFirstAndNothingElse(t *testing.T) {
 }
 
 func TestStartNext_OnlyTheKindsAsked(t *testing.T) {
+	usesStartNext(t)
 	root := tempDir(t)
 	for i, kind := range []string{"render", "encode", "render", "upload"} {
 		spec := specAt(string(rune('a'+i)), i)
@@ -100,6 +109,7 @@ func TestStartNext_OnlyTheKindsAsked(t *testing.T) {
 }
 
 func TestStartNext_PassesOverAJobAnotherRunnerHolds(t *testing.T) {
+	usesStartNext(t)
 	root := tempDir(t)
 	a := writeJob(t, root, specAt("a", 0), statusIn(jobstore.Queued, 1))
 	writeJob(t, root, specAt("b", 1), statusIn(jobstore.Queued, 1))
@@ -111,6 +121,7 @@ func TestStartNext_PassesOverAJobAnotherRunnerHolds(t *testing.T) {
 }
 
 func TestStartNext_ContextDone(t *testing.T) {
+	usesStartNext(t)
 	root := tempDir(t)
 	writeJob(t, root, specAt("done", 0), statusIn(jobstore.Succeeded, 3))
 
@@ -141,6 +152,7 @@ func TestStartNext_ContextDone(t *testing.T) {
 }
 
 func TestStartNext_MissingRootIsAnErrorAtOnce(t *testing.T) {
+	usesStartNext(t)
 	root := filepath.Join(tempDir(t), "no-such-root")
 	ctx, cancel := context.WithTimeout(context.Background(), waitGuard)
 	defer cancel()
@@ -189,6 +201,7 @@ const idleWhile = 100 * time.Millisecond
 // An event wakes a waiting StartNext: with a scan interval of an hour,
 // only the event can.
 func TestStartNext_WakesOnASubmissionOnThisHost(t *testing.T) {
+	usesStartNext(t)
 	for _, tc := range []struct {
 		name   string
 		submit func(t *testing.T, root string)
@@ -221,6 +234,7 @@ func TestStartNext_WakesOnASubmissionOnThisHost(t *testing.T) {
 
 // Without events (another host's submission on NFS), the scan finds it.
 func TestStartNext_ScanFindsAJobWithoutEvents(t *testing.T) {
+	usesStartNext(t)
 	root := tempDir(t)
 	writeJob(t, root, specAt("old", 0), statusIn(jobstore.Succeeded, 3))
 	ctx, cancel := context.WithCancel(context.Background())
@@ -235,6 +249,7 @@ func TestStartNext_ScanFindsAJobWithoutEvents(t *testing.T) {
 // Many callers, in one process, on jobs submitted while they wait: each
 // job is started once.
 func TestStartNext_ConcurrentCallersStartEachJobOnce(t *testing.T) {
+	usesStartNext(t)
 	root := tempDir(t)
 	const callers, jobs = 8, 60
 	ctx, cancel := context.WithCancel(context.Background())
@@ -294,6 +309,7 @@ func TestStartNext_ConcurrentCallersStartEachJobOnce(t *testing.T) {
 // A queued job StartNext cannot start for a fault of its own is passed
 // over, reported once, and does not hold back the jobs after it.
 func TestStartNext_PassesOverABrokenJobAndReportsItOnce(t *testing.T) {
+	usesStartNext(t)
 	root := tempDir(t)
 	corrupt := writeJob(t, root, specAt("corrupt", 0), statusIn(jobstore.Queued, 1))
 	writeFile(t, corrupt.SpecPath(), []byte(`{"schema_version": 1, "job_id": "corrupt", "kind": `))
@@ -322,6 +338,7 @@ func TestStartNext_PassesOverABrokenJobAndReportsItOnce(t *testing.T) {
 // A job with a cancel request, or one that ended meanwhile, is passed over
 // without a report even when StartNext's knowledge of it is stale.
 func TestStartNext_PassesOverAJobCancelledOrEndedMeanwhile(t *testing.T) {
+	usesStartNext(t)
 	root := tempDir(t)
 	a := writeJob(t, root, specAt("a", 0), statusIn(jobstore.Queued, 1))
 	b := writeJob(t, root, specAt("b", 1), statusIn(jobstore.Queued, 1))

@@ -47,6 +47,23 @@ func (d *Dir) Names() ([]string, error) {
 	return names, nil
 }
 
+// ErrNotRegular is FileStamp's error for a name that is not a regular file.
+var ErrNotRegular = errors.New("not a regular file")
+
+// FileStamp stamps the regular file at rel, a path relative to d (its last
+// element is not followed if it is a link).
+func (d *Dir) FileStamp(rel string) (Stamp, error) {
+	path := filepath.Join(d.path, rel)
+	fi, err := os.Lstat(path)
+	if err != nil {
+		return Stamp{}, err
+	}
+	if !fi.Mode().IsRegular() {
+		return Stamp{}, &os.PathError{Op: "lstat", Path: path, Err: ErrNotRegular}
+	}
+	return fileStamp(fi), nil
+}
+
 // ErrNotDir is Lstat's error for an entry that is not a directory.
 var ErrNotDir = errors.New("not a directory")
 
@@ -61,5 +78,7 @@ func lstat(path string, stat func(string) (os.FileInfo, error)) (Stamp, error) {
 	if !fi.IsDir() {
 		return Stamp{}, &os.PathError{Op: "lstat", Path: path, Err: ErrNotDir}
 	}
-	return Stamp{Mtime: fi.ModTime().UnixNano(), Size: fi.Size()}, nil
+	return fileStamp(fi), nil
 }
+
+func fileStamp(fi os.FileInfo) Stamp { return Stamp{Mtime: fi.ModTime().UnixNano(), Size: fi.Size()} }

@@ -70,6 +70,22 @@ func (d *Dir) Lstat(name string) (Stamp, error) {
 	return stampOf(&st), nil
 }
 
+// ErrNotRegular is FileStamp's error for a name that is not a regular file.
+var ErrNotRegular = errors.New("not a regular file")
+
+// FileStamp stamps the regular file at rel, a path relative to d (its last
+// element is not followed if it is a symbolic link).
+func (d *Dir) FileStamp(rel string) (Stamp, error) {
+	var st unix.Stat_t
+	if err := fstatat(d.f, rel, &st); err != nil {
+		return Stamp{}, &os.PathError{Op: "lstat", Path: rel, Err: err}
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFREG {
+		return Stamp{}, &os.PathError{Op: "lstat", Path: rel, Err: ErrNotRegular}
+	}
+	return stampOf(&st), nil
+}
+
 func fstat(f *os.File, st *unix.Stat_t) error {
 	rc, err := f.SyscallConn()
 	if err != nil {

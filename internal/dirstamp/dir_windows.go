@@ -47,6 +47,23 @@ func (d *Dir) Names() ([]string, error) {
 	return names, nil
 }
 
+// ErrNotRegular is FileStamp's error for a name that is not a regular file.
+var ErrNotRegular = errors.New("not a regular file")
+
+// FileStamp stamps the regular file at rel, a path relative to d (its last
+// element is not followed if it is a link).
+func (d *Dir) FileStamp(rel string) (Stamp, error) {
+	path := filepath.Join(d.path, rel)
+	fi, err := os.Lstat(path)
+	if err != nil {
+		return Stamp{}, err
+	}
+	if !fi.Mode().IsRegular() {
+		return Stamp{}, &os.PathError{Op: "lstat", Path: path, Err: ErrNotRegular}
+	}
+	return fileStamp(fi), nil
+}
+
 // ErrNotDir is Lstat's error for an entry that is not a directory (a
 // symbolic link or junction included: it is not followed).
 var ErrNotDir = errors.New("not a directory")
@@ -66,9 +83,13 @@ func lstat(path string, follow bool) (Stamp, error) {
 	if !fi.IsDir() || fi.Mode()&os.ModeSymlink != 0 {
 		return Stamp{}, &os.PathError{Op: "lstat", Path: path, Err: ErrNotDir}
 	}
+	return fileStamp(fi), nil
+}
+
+func fileStamp(fi os.FileInfo) Stamp {
 	s := Stamp{Mtime: fi.ModTime().UnixNano(), Size: fi.Size()}
 	if a, ok := fi.Sys().(*syscall.Win32FileAttributeData); ok {
-		s.Ctime = a.CreationTime.Nanoseconds() // a directory made again under the same name differs
+		s.Ctime = a.CreationTime.Nanoseconds() // a file or directory made again under the same name differs
 	}
-	return s, nil
+	return s
 }
