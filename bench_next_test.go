@@ -97,8 +97,8 @@ func BenchmarkStartNext(b *testing.B) {
 	})
 }
 
-// latencyWorkerRole runs StartNext on $ROOT in a loop until stdin says
-// "stop", printing "ready" before each call and "started ID UNIXNANO"
+// latencyWorkerRole runs StartNext on $ROOT (scan interval $SCAN, if set)
+// in a loop until stdin says "stop", printing "ready" before each call and "started ID UNIXNANO"
 // (when StartNext returned) for each job, which it then finishes. With
 // $FLOOR set it is the floor to compare with instead: it reads the ID of
 // the next job on stdin, polls that job's status every millisecond until it
@@ -122,6 +122,10 @@ func latencyWorker() int {
 		}
 	}()
 	root, floor := os.Getenv("ROOT"), os.Getenv("FLOOR") != ""
+	var opts []jobstore.StartOption
+	if d, err := time.ParseDuration(os.Getenv("SCAN")); err == nil {
+		opts = append(opts, jobstore.WithScanInterval(d))
+	}
 	for {
 		fmt.Println("ready")
 		var r *jobstore.Run
@@ -134,7 +138,7 @@ func latencyWorker() int {
 				return 0
 			}
 		} else {
-			r, err = jobstore.StartNext(ctx, root)
+			r, err = jobstore.StartNext(ctx, root, opts...)
 		}
 		at := time.Now().UnixNano()
 		if err != nil {

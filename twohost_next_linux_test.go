@@ -221,3 +221,16 @@ func waitGuarded(t *testing.T, what string, cond func() bool) {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// A worker idle in StartNext on mount B, as host B, sees jobs submitted
+// through mount A by its scan alone (no event crosses mounts), however the
+// mounts cache attributes. Logged, not asserted: the latency of each of 20
+// submissions against the scan interval plus 100 ms.
+func TestTwoHosts_StartNextFindsTheOtherHostsSubmissionsByItsScan(t *testing.T) {
+	h := mountTwoHosts(t, false)
+	const scan = 200 * time.Millisecond
+	k := startRole(t, latencyWorkerRole, jobstore.HostEnv+"=hostB", "ROOT="+h.B, "SCAN="+scan.String())
+	lat := startLatencies(t, k, h.A, 20, false)
+	t.Logf("Submit through mount A -> StartNext through mount B, scan %v: p50 %v, p90 %v, max %v (scan + 100 ms = %v)",
+		scan, quantile(lat, 0.5), quantile(lat, 0.9), lat[len(lat)-1], scan+100*time.Millisecond)
+}
