@@ -315,7 +315,9 @@ func TestStartNext_PassesOverABrokenJobAndReportsItOnce(t *testing.T) {
 	writeFile(t, corrupt.SpecPath(), []byte(`{"schema_version": 1, "job_id": "corrupt", "kind": `))
 	newer := writeJob(t, root, specAt("newer", 1), nil)
 	writeFile(t, newer.StatusPath(), []byte(`{"schema_version": 99, "job_id": "newer", "state": "queued", "seq": 1}`))
-	writeJob(t, root, specAt("good", 2), statusIn(jobstore.Queued, 1))
+	locked := writeJob(t, root, specAt("lockdir", 2), statusIn(jobstore.Queued, 1)) // Start fails on it
+	require.NoError(t, os.Mkdir(filepath.Join(string(locked), jobstore.LockFile), 0o755))
+	writeJob(t, root, specAt("good", 3), statusIn(jobstore.Queued, 1))
 
 	var mu sync.Mutex
 	reported := map[string][]error{}
@@ -328,11 +330,14 @@ func TestStartNext_PassesOverABrokenJobAndReportsItOnce(t *testing.T) {
 	require.Empty(t, drainOrder(t, root, skipped))
 	mu.Lock()
 	defer mu.Unlock()
-	require.Len(t, reported, 2, "%v", reported)
+	require.Len(t, reported, 3, "%v", reported)
 	require.Len(t, reported["corrupt"], 1)
 	require.ErrorIs(t, reported["corrupt"][0], jobstore.ErrCorrupt)
 	require.Len(t, reported["newer"], 1)
 	require.ErrorIs(t, reported["newer"][0], jobstore.ErrNewerSchema)
+	require.Len(t, reported["lockdir"], 1)
+	require.ErrorIs(t, reported["lockdir"][0], jobstore.ErrNotRegular)
+	require.Equal(t, jobstore.Queued, readStatus(t, locked).State)
 }
 
 // A job with a cancel request, or one that ended meanwhile, is passed over
