@@ -13,7 +13,6 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/axqua/jobstore"
@@ -64,11 +63,12 @@ the grace the whole job object is terminated (exit code 1). Processes the
 command leaves running are ended when it exits.
 
 The first SIGINT or SIGTERM (Ctrl-C) stops the worker taking jobs; it waits
-for the running ones and exits. A second one stops the running commands
-as a cancel request does (SIGTERM, SIGKILL after the grace), marks their
-jobs cancelled, and exits. --until-empty exits once no queued job is left:
-the first time the worker finds none it can start, it takes no more and
-waits for the running ones.
+for the running ones. A second one stops the running commands as a cancel
+request does (SIGTERM, SIGKILL after the grace) and marks their jobs
+cancelled. Then the worker ends as the first signal ends a process (a
+shell reports 130 or 143), as watch does. --until-empty exits (0) once no
+queued job is left: the first time the worker finds none it can start, it
+takes no more and waits for the running ones.
 
 Prints a line when a job starts and when it ends:
 
@@ -87,9 +87,10 @@ over); "error" is null or an object as in 'jobstore help list'. Notes about
 the worker itself (a signal received, a job passed over because its
 records cannot be read) go to stderr.
 
-Exit codes: 0 the worker stopped as asked (a signal, --until-empty); 2 bad
-arguments; 3 ROOT cannot be read, COMMAND cannot be found or run, or a
-status could not be written.`,
+Exit codes: 0 --until-empty found no job left; 2 bad arguments; 3 ROOT
+cannot be read, COMMAND cannot be found or run, or a job's status could
+not be written; stopped by SIGINT or SIGTERM: ended by that signal (130 or
+143 in a shell).`,
 		run: runWork,
 	}
 }
@@ -182,11 +183,16 @@ func (wk *worker) loop(parallel int, untilEmpty bool, opts []jobstore.StartOptio
 	defer stopTaking()
 	stopJobs := make(chan struct{}) // closed by the second interrupt
 	sigs := make(chan os.Signal, 2)
-	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	for _, sig := range stopSignals() {
+		if !signal.Ignored(sig) { // a background job of a shell ignores SIGINT: so does the worker
+			signal.Notify(sigs, sig)
+		}
+	}
 	defer signal.Stop(sigs)
 	var running sync.WaitGroup
 	var mu sync.Mutex
 	active := 0
+	var stoppedBy os.Signal // the first stop signal; guarded by mu
 	go func() {
 		sig, ok := <-sigs
 		if !ok {
@@ -194,13 +200,14 @@ func (wk *worker) loop(parallel int, untilEmpty bool, opts []jobstore.StartOptio
 		}
 		mu.Lock()
 		n := active
+		stoppedBy = sig
 		mu.Unlock()
-		wk.warnf("%s: taking no more jobs; waiting for %s to end (interrupt again to cancel them)", sig, plural(n, "running job"))
+		wk.warnf("%s: taking no more jobs; waiting for %s to end (interrupt again to cancel them)", signalName(sig), plural(n, "running job"))
 		stopTaking()
 		if sig, ok = <-sigs; !ok {
 			return
 		}
-		wk.warnf("%s: cancelling the running jobs", sig)
+		wk.warnf("%s: cancelling the running jobs", signalName(sig))
 		close(stopJobs)
 	}()
 
@@ -251,8 +258,15 @@ func (wk *worker) loop(parallel int, untilEmpty bool, opts []jobstore.StartOptio
 	}
 	stopTaking()
 	running.Wait()
-	if fatal == nil && wk.failed {
+	mu.Lock()
+	sig := stoppedBy
+	mu.Unlock()
+	switch {
+	case fatal != nil:
+	case wk.failed:
 		fatal = &exitError{code: exitRuntime}
+	case sig != nil:
+		fatal = &stopped{sig} // the process ends as the signal ends one (stop.go)
 	}
 	return fatal
 }

@@ -68,7 +68,8 @@ func TestWork_CancelStopsTheCommandAndItsGroup(t *testing.T) {
 			waitUntil(t, "the command's process group to be gone", func() bool { return gone(pid) && gone(gcPID) })
 
 			require.NoError(t, w.cmd.Process.Signal(os.Interrupt))
-			requireCode(t, w.wait(t), exitOK)
+			w.wait(t)
+			requireEndedBy(t, w.cmd, syscall.SIGINT)
 		})
 	}
 }
@@ -104,7 +105,8 @@ func TestWork_FirstInterruptDrainsSecondCancels(t *testing.T) {
 				}
 			}
 			r := w.wait(t)
-			requireCode(t, r, exitOK)
+			requireEndedBy(t, w.cmd, syscall.SIGINT) // by the first signal, as watch ends
+			require.Contains(t, r.stderr, "SIGINT: taking no more jobs")
 			for _, d := range []jobstore.JobDir{a, b} {
 				st := status(t, d)
 				require.Equal(t, want, st.State, "%s\n%s", r.stdout, r.stderr)
