@@ -46,8 +46,11 @@
 // holder while held) and writes every update. Progress is coalesced: calls
 // are kept in memory and at most one write per interval carries the latest
 // (WithProgressInterval, Flush); SetMessage and Finish write at once,
-// durably. Watch follows a job's status.json through file system events,
-// with a safety poll, all of a process's watches sharing one OS watcher.
+// durably. StartNext gives a worker the Run of the oldest queued job of a
+// root, waiting for one on file system events and a scan; Wait returns a
+// job's final status. Watch follows a job's status.json through file system
+// events, with a safety poll, all of a process's watches sharing one OS
+// watcher.
 // RequestCancel writes cancel.json, once, from any process; the runner sees
 // it through Run.Context, and a queued job is cancelled at once. Reconcile
 // marks a job whose runner died (status running, lock free) as lost, or
@@ -85,7 +88,8 @@
 // jobid.go; job.lock and its holder record in lock.go (the file lock
 // itself in internal/flock); the records in model.go and index.go;
 // Submit and the Run handle in run.go, coalesced progress in progress.go;
-// Watch in watch.go and watch_events.go; cancel.json in cancel.go and
+// StartNext and its cache of job directories in next.go (their stamps in
+// internal/dirstamp), Wait in wait.go; Watch in watch.go and watch_events.go; cancel.json in cancel.go and
 // cancel_watch.go; Reconcile in reconcile.go; SweepTemps in sweep.go; List
 // in list.go; Remove and Prune in remove.go; ownership across hosts in ownership.go, with the claim in
 // claim.go, the attempt directory a Run holds open in rundir_unix.go, the
