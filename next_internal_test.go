@@ -127,6 +127,14 @@ func TestNextCache_SettledJobsAreNotReadAgain(t *testing.T) {
 	require.NoError(t, os.Remove(touch))
 	names, reads, stats := tc.lookCounting(t)
 	require.Empty(t, names)
+	if testdir.UnderWine() {
+		// Wine reports a directory's change time as its creation time, so a
+		// changed directory is not known to be the same one: the jobs that
+		// finished are read again (the same answer, more reads). NTFS keeps
+		// creation times.
+		require.LessOrEqual(t, reads, n/2, "under Wine: only the directories that changed")
+		return
+	}
 	require.Zero(t, reads, "running and ended jobs are never read again")
 	require.Equal(t, 2*n, stats, "a stat of each directory and of its job.json")
 }
@@ -195,7 +203,8 @@ func TestNextCache_ReplacedDirectoryIsReadAgain(t *testing.T) {
 	require.Equal(t, stateSettled, tc.entries["j"].state)
 
 	time.Sleep(fsTick)
-	require.NoError(t, os.RemoveAll(string(dir)))
+	// Removed from the root (moved out of the way: os.RemoveAll fails under Wine).
+	require.NoError(t, os.Rename(string(dir), filepath.Join(root, ".gone")))
 	submitTest(t, root, "j", Queued)
 	names, reads, _ := tc.lookCounting(t)
 	require.Equal(t, []string{"j"}, names)
