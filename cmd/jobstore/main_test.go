@@ -38,8 +38,10 @@ var (
 const cliTimeout = 60 * time.Second
 
 func TestMain(m *testing.M) {
-	if role := os.Getenv(jobRoleEnv); role != "" {
-		os.Exit(runJobRole(role)) // a job's command for "jobstore work" (work_test.go)
+	if role := os.Getenv(jobRoleEnv); role != "" && os.Getenv(jobDirEnv) != "" {
+		// A job's command run by "jobstore work" (work_test.go), which sets
+		// the job's directory; the worker itself may be this binary too.
+		os.Exit(runJobRole(role))
 	}
 	if os.Getenv(selfEnv) == "1" {
 		os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))

@@ -58,6 +58,7 @@ func TestWork_CancelStopsTheCommandAndItsGroup(t *testing.T) {
 				return exists(filepath.Join(string(dir), pidFile)) && exists(gc)
 			})
 			pid, gcPID := readPID(t, filepath.Join(string(dir), pidFile)), readPID(t, gc)
+			t.Cleanup(func() { _ = syscall.Kill(gcPID, syscall.SIGKILL) }) // should the test fail
 			require.NoError(t, jobstore.RequestCancel(dir, jobstore.CancelRequest{RequestedBy: "tester", Reason: "wrong input"}))
 
 			st := waitEnded(t, dir)
