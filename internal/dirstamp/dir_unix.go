@@ -3,7 +3,6 @@
 package dirstamp
 
 import (
-	"errors"
 	"os"
 
 	"golang.org/x/sys/unix"
@@ -54,10 +53,6 @@ func (d *Dir) Names() ([]string, error) {
 	return names, nil
 }
 
-// ErrNotDir is Lstat's error for an entry that is not a directory (a
-// symbolic link included: it is not followed).
-var ErrNotDir = errors.New("not a directory")
-
 // Lstat stamps the entry name of d, without following a symbolic link.
 func (d *Dir) Lstat(name string) (Stamp, error) {
 	var st unix.Stat_t
@@ -69,9 +64,6 @@ func (d *Dir) Lstat(name string) (Stamp, error) {
 	}
 	return stampOf(&st), nil
 }
-
-// ErrNotRegular is FileStamp's error for a name that is not a regular file.
-var ErrNotRegular = errors.New("not a regular file")
 
 // FileStamp stamps the regular file at rel, a path relative to d (its last
 // element is not followed if it is a symbolic link).

@@ -1,95 +1,17 @@
 package dirstamp
 
 import (
-	"errors"
 	"os"
-	"path/filepath"
 	"syscall"
 )
 
-// Dir is a directory opened to stamp it and the directories in it. On
-// Windows it is a path: a stamp is a path's attributes (GetFileAttributesEx).
-type Dir struct {
-	path string
-}
-
-// Open checks that path is a directory.
-func Open(path string) (*Dir, error) {
-	fi, err := os.Stat(path)
-	if err != nil {
-		return nil, err
-	}
-	if !fi.IsDir() {
-		return nil, &os.PathError{Op: "open", Path: path, Err: ErrNotDir}
-	}
-	return &Dir{path: path}, nil
-}
-
-// Close does nothing: nothing is held.
-func (d *Dir) Close() error { return nil }
-
-// Stamp is the directory's own stamp.
-func (d *Dir) Stamp() (Stamp, error) { return lstat(d.path, true) }
-
-// Names returns the names of the directory's entries that are directories
-// (a directory symbolic link or junction is left out).
-func (d *Dir) Names() ([]string, error) {
-	des, err := os.ReadDir(d.path)
-	if err != nil {
-		return nil, err
-	}
-	names := make([]string, 0, len(des))
-	for _, de := range des {
-		if de.IsDir() {
-			names = append(names, de.Name())
-		}
-	}
-	return names, nil
-}
-
-// ErrNotRegular is FileStamp's error for a name that is not a regular file.
-var ErrNotRegular = errors.New("not a regular file")
-
-// FileStamp stamps the regular file at rel, a path relative to d (its last
-// element is not followed if it is a link).
-func (d *Dir) FileStamp(rel string) (Stamp, error) {
-	path := filepath.Join(d.path, rel)
-	fi, err := os.Lstat(path)
-	if err != nil {
-		return Stamp{}, err
-	}
-	if !fi.Mode().IsRegular() {
-		return Stamp{}, &os.PathError{Op: "lstat", Path: path, Err: ErrNotRegular}
-	}
-	return fileStamp(fi), nil
-}
-
-// ErrNotDir is Lstat's error for an entry that is not a directory (a
-// symbolic link or junction included: it is not followed).
-var ErrNotDir = errors.New("not a directory")
-
-// Lstat stamps the entry name of d, without following a link.
-func (d *Dir) Lstat(name string) (Stamp, error) { return lstat(filepath.Join(d.path, name), false) }
-
-func lstat(path string, follow bool) (Stamp, error) {
-	stat := os.Lstat
-	if follow {
-		stat = os.Stat
-	}
-	fi, err := stat(path)
-	if err != nil {
-		return Stamp{}, err
-	}
-	if !fi.IsDir() || fi.Mode()&os.ModeSymlink != 0 {
-		return Stamp{}, &os.PathError{Op: "lstat", Path: path, Err: ErrNotDir}
-	}
-	return fileStamp(fi), nil
-}
-
+// fileStamp is a stamp from a path's attributes: no device or inode, the
+// creation time in Ctime, so that a file or directory made again under the
+// same name differs (SameDir).
 func fileStamp(fi os.FileInfo) Stamp {
 	s := Stamp{Mtime: fi.ModTime().UnixNano(), Size: fi.Size()}
 	if a, ok := fi.Sys().(*syscall.Win32FileAttributeData); ok {
-		s.Ctime = a.CreationTime.Nanoseconds() // a file or directory made again under the same name differs
+		s.Ctime = a.CreationTime.Nanoseconds()
 	}
 	return s
 }

@@ -16,7 +16,15 @@
 package dirstamp
 
 import (
+	"errors"
 	"time"
+)
+
+// Errors of Lstat and FileStamp for an entry of the wrong type (a symbolic
+// link included: it is never followed).
+var (
+	ErrNotDir     = errors.New("not a directory")
+	ErrNotRegular = errors.New("not a regular file")
 )
 
 // RacyWindow is how much older than a look a stamp's times must be for a
