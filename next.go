@@ -52,12 +52,13 @@ func WithScanInterval(d time.Duration) StartOption {
 	}
 }
 
-// WithSkipped makes StartNext call fn for each queued job it leaves because
-// of an error of the job's own: a record it cannot read (corrupt, written by
-// a newer jobstore, not a regular file), or a Start that failed for another
-// reason than a lost race or a cancel request (an I/O error). fn is called
-// from StartNext's goroutine, once per error (not again while the job gives
-// the same one). Start ignores it.
+// WithSkipped makes StartNext call fn for each job it leaves because of an
+// error of the job's own: a record it cannot read (corrupt, written by a
+// newer jobstore, not a regular file), reported once (not again while the
+// job gives the same error); or a Start that failed for another reason
+// than a lost race or a cancel request (job.lock not a file, an I/O error),
+// reported at each try, at most once a minute per job. fn is called from
+// StartNext's goroutine. Start ignores it.
 func WithSkipped(fn func(dir JobDir, err error)) StartOption {
 	return func(o *startOptions) { o.next.skipped = fn }
 }
@@ -75,10 +76,10 @@ func WithSkipped(fn func(dir JobDir, err error)) StartOption {
 // (a record it cannot read, an I/O error) is passed over too, reported to
 // WithSkipped's function, and not tried again for a minute.
 //
-// Not started: a job directory without status.json (a submitter may still
-// be writing it: Submit writes the queued status last, and another writer
-// would overwrite the running one), and a running job whose runner is gone
-// (Reconcile marks it lost).
+// Not started: a job directory without status.json (a program that writes
+// the records in place may still be writing it, and would overwrite the
+// running status with its queued one; Submit publishes a job whole), and a
+// running job whose runner is gone (Reconcile marks it lost).
 //
 // When no job is startable, StartNext waits until one is or ctx is done,
 // and then returns an *Error that matches ctx.Err() with errors.Is (and
@@ -98,27 +99,29 @@ func WithSkipped(fn func(dir JobDir, err error)) StartOption {
 // fs.ErrNotExist, fs.ErrPermission, ...): a mistyped path must not wait for
 // ever. The first Submit creates the root.
 //
-// Cost: StartNext keeps, for the life of the process, what it learned of
-// each job directory of root (its kind, submission time, state and cancel
-// request, about 200 bytes a job), with the directory's stamp: one stat of
-// the directory (device, inode, modification and change times), which
-// changes whenever status.json is replaced or cancel.json published in it,
-// both being renames or links into it. A look stats root. If root is
-// unchanged, it stats only the directories of jobs that may still become
-// startable (queued, incomplete or unreadable: running and ended jobs never
-// become queued again, and a directory cannot be replaced without changing
-// root). If an entry was added or removed, it reads root and stats every
-// directory in it. Either way it reads the records of a directory only
-// when its stamp changed (a new job, a job started or updated since). A
-// stamp whose times are within a few seconds of the moment the records
-// were read is not trusted (a change within the filesystem's timestamp
-// granularity would leave it equal, as with git's "racily clean" entries),
-// and that directory is read again at each look until it is older. So on a
-// root of 10,000 jobs of which a few are queued, a look when nothing
-// changed costs a stat of the root and of each queued job, and one after a
-// submission a read of the root, 10,000 stats and the records of the jobs
-// that changed (see docs/benchmarks.md). The cache of a root on which no
-// StartNext was called for ten minutes is dropped.
+// Cost: StartNext keeps, per process and per root, what it learned of
+// each job directory (its kind, submission time, state and cancel request,
+// about 200 bytes a job), with the directory's stamp: one stat of the
+// directory (device, inode, modification and change times), which changes
+// whenever status.json is replaced or cancel.json published in it, both
+// being renames or links into it. A look stats root. If root is unchanged,
+// it stats only the directories of jobs that may still become startable
+// (queued, incomplete or unreadable: running and ended jobs never become
+// queued again, and a directory cannot be replaced without changing root).
+// If root changed, it reads root and stats every directory in it. Either
+// way it reads the records of a directory only when its stamp changed (a
+// new job, a job updated since), and those of a running or ended job only
+// if its job.json (written once) is another file: a stat of job.json
+// instead. A stamp whose times are less than 3 s older than the moment the
+// records were read is not trusted (a change within the filesystem's
+// timestamp granularity would leave it equal, as with git's "racily clean"
+// entries): that directory is read again at each look until it is older.
+// So on a root of 10,000 jobs of which a few are queued, a look when
+// nothing changed costs a stat of the root and of each queued job, and one
+// after a submission a read of the root, 10,000 stats and the records of
+// the new job (see docs/benchmarks.md). The cache and the root's OS watch
+// are kept between calls, and dropped ten minutes after the last call on
+// that root returned.
 func StartNext(ctx context.Context, root string, opts ...StartOption) (*Run, error) {
 	const op = "start next"
 	o, err := newStartOptions(op, JobDir(root), opts)
