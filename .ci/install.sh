@@ -7,6 +7,9 @@ need=()
 command -v strace >/dev/null || need+=(strace)
 command -v fusermount3 >/dev/null || need+=(fuse3)
 command -v bindfs >/dev/null || need+=(bindfs) # the two-host kit: two mounts of one directory
+# The two-host kit on a real distributed filesystem (.ci/gluster.sh starts it).
+command -v glusterd >/dev/null || need+=(glusterfs-server)
+command -v mount.glusterfs >/dev/null || need+=(glusterfs-client)
 command -v wine >/dev/null || need+=(wine wine64)
 command -v x86_64-w64-mingw32-gcc >/dev/null || need+=(gcc-mingw-w64-x86-64-win32)
 python3 -c 'import jsonschema' 2>/dev/null || need+=(python3-jsonschema)
