@@ -18,8 +18,8 @@ import (
 // a failure, then "done".
 const twoHostCancellerRole = "twohost-canceller"
 
-// twoHostStartWaitRole is twoHostStarterRole that first waits for a line on
-// stdin, and prints "refused <id>" for a Start that failed with
+// twoHostStartWaitRole is twoHostStarterRole (lease $LEASE) that first
+// waits for a line on stdin, and prints "refused <id>" for a Start that failed with
 // ErrCancelRequested.
 const twoHostStartWaitRole = "twohost-startwait"
 
@@ -39,7 +39,7 @@ func init() {
 		_, _ = in.ReadString('\n')
 		var runs []*jobstore.Run
 		for _, d := range strings.Fields(os.Getenv("JOBS")) {
-			r, err := jobstore.Start(jobstore.JobDir(d), jobstore.WithLease(twoHostLease))
+			r, err := jobstore.Start(jobstore.JobDir(d), jobstore.WithLease(childLease()))
 			switch {
 			case err == nil:
 				runs = append(runs, r)
@@ -60,49 +60,50 @@ func init() {
 }
 
 // A starter through mount A races RequestCancel through mount B on the same
-// queued jobs, whose job.lock does not reach across: each job either runs
-// (its status running, the request left to its runner) or ends cancelled
-// with Start refused, never both, and a cancelled record is never replaced.
+// queued jobs: each job either runs (its status running, the request left to
+// its runner) or ends cancelled with Start refused, never both, and a
+// cancelled record is never replaced. Where job.lock does not reach across,
+// the attempt claim decides.
 func TestTwoHosts_CancelRacesStartOnAQueuedJob(t *testing.T) {
-	h := mountTwoHosts(t, false)
-	ids := submitQueued(t, h.Backing, "c", 40)
-	jobsOn := func(mnt string) string { return pathsUnder(mnt, ids) }
-	stop := make(chan struct{})
-	for _, id := range ids {
-		wg := watchSeq(t, jobstore.JobDir(filepath.Join(h.B, id)), stop)
-		t.Cleanup(wg.Wait)
-	}
-	t.Cleanup(func() { close(stop) }) // runs before the waits
-	starter := startRole(t, twoHostStartWaitRole, jobstore.HostEnv+"=hostA", "JOBS="+jobsOn(h.A))
-	canceller := startRole(t, twoHostCancellerRole, jobstore.HostEnv+"=hostB", "JOBS="+jobsOn(h.B))
-	for _, k := range []*child{starter, canceller} {
-		_, err := k.stdin.Write([]byte("go\n"))
-		require.NoError(t, err)
-	}
-	started := map[string]bool{}
-	for line := starter.line(t); line != "done"; line = starter.line(t) {
-		switch verb, id, _ := strings.Cut(line, " "); verb {
-		case "won":
-			started[id] = true
-		case "refused":
-		default:
-			t.Errorf("starter: %s", line)
+	forEachTwoHosts(t, func(t *testing.T, h *twoHosts) {
+		ids := submitQueued(t, h.A, "c", 40)
+		stop := make(chan struct{})
+		for _, id := range ids {
+			wg := watchSeq(t, jobstore.JobDir(filepath.Join(h.B, id)), stop)
+			t.Cleanup(wg.Wait)
 		}
-	}
-	for line := canceller.line(t); line != "done"; line = canceller.line(t) {
-		t.Errorf("canceller: %s", line)
-	}
-	for _, id := range ids {
-		st, err := jobstore.ReadStatus(jobstore.JobDir(filepath.Join(h.Backing, id)))
-		require.NoError(t, err)
-		want := jobstore.Cancelled
-		if started[id] {
-			want = jobstore.Running
+		t.Cleanup(func() { close(stop) }) // runs before the waits
+		starter := startRole(t, twoHostStartWaitRole, jobstore.HostEnv+"=hostA", "JOBS="+pathsUnder(h.A, ids), leaseEnv+"="+h.Lease.String())
+		canceller := startRole(t, twoHostCancellerRole, jobstore.HostEnv+"=hostB", "JOBS="+pathsUnder(h.B, ids))
+		for _, k := range []*child{starter, canceller} {
+			_, err := k.stdin.Write([]byte("go\n"))
+			require.NoError(t, err)
 		}
-		if st.State != want || st.Seq != 2 || st.Attempt != 1 {
-			t.Errorf("job %s (started %v): status %s seq %d attempt %d, want %s seq 2 attempt 1", id, started[id], st.State, st.Seq, st.Attempt, want)
+		started := map[string]bool{}
+		for line := starter.line(t); line != "done"; line = starter.line(t) {
+			switch verb, id, _ := strings.Cut(line, " "); verb {
+			case "won":
+				started[id] = true
+			case "refused":
+			default:
+				t.Errorf("starter: %s", line)
+			}
 		}
-	}
-	t.Logf("%d of %d jobs started before the request, the others cancelled", len(started), len(ids))
-	require.NoError(t, starter.stdin.Close())
+		for line := canceller.line(t); line != "done"; line = canceller.line(t) {
+			t.Errorf("canceller: %s", line)
+		}
+		for _, id := range ids {
+			st, err := jobstore.ReadStatus(jobstore.JobDir(filepath.Join(h.Server, id)))
+			require.NoError(t, err)
+			want := jobstore.Cancelled
+			if started[id] {
+				want = jobstore.Running
+			}
+			if st.State != want || st.Seq != 2 || st.Attempt != 1 {
+				t.Errorf("job %s (started %v): status %s seq %d attempt %d, want %s seq 2 attempt 1", id, started[id], st.State, st.Seq, st.Attempt, want)
+			}
+		}
+		t.Logf("%d of %d jobs started before the request, the others cancelled", len(started), len(ids))
+		require.NoError(t, starter.stdin.Close())
+	})
 }

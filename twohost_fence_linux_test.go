@@ -17,24 +17,25 @@ import (
 // The ownership primitives, proved across the two mounts of the kit.
 
 func TestTwoHosts_ClaimAndFenceRacesAcrossMounts(t *testing.T) {
-	h := mountTwoHosts(t, false)
-	kids := []*child{
-		startRole(t, claimerRole, jobstore.HostEnv+"=hostA"), startRole(t, claimerRole, jobstore.HostEnv+"=hostA"),
-		startRole(t, claimerRole, jobstore.HostEnv+"=hostB"), startRole(t, claimerRole, jobstore.HostEnv+"=hostB"),
-	}
-	for i := range 20 {
-		id := fmt.Sprintf("j%d", i)
-		dirB, err := jobstore.Submit(h.B, jobstore.JobSpec{ID: id, Kind: "k"})
-		require.NoError(t, err)
-		onMount := func(k int) jobstore.JobDir {
-			if k < 2 {
-				return jobstore.JobDir(filepath.Join(h.A, id))
-			}
-			return dirB
+	forEachTwoHosts(t, func(t *testing.T, h *twoHosts) {
+		kids := []*child{
+			startRole(t, claimerRole, jobstore.HostEnv+"=hostA"), startRole(t, claimerRole, jobstore.HostEnv+"=hostA"),
+			startRole(t, claimerRole, jobstore.HostEnv+"=hostB"), startRole(t, claimerRole, jobstore.HostEnv+"=hostB"),
 		}
-		require.Equal(t, 1, raceAttemptOn(t, kids, onMount, 2, "claim", dirB, 1), "round %d: claims", i)
-		require.Equal(t, 1, raceAttemptOn(t, kids, onMount, 2, "fence", dirB, 1), "round %d: fences", i)
-	}
+		for i := range 20 {
+			id := fmt.Sprintf("j%d", i)
+			dirB, err := jobstore.Submit(h.B, jobstore.JobSpec{ID: id, Kind: "k"})
+			require.NoError(t, err)
+			onMount := func(k int) jobstore.JobDir {
+				if k < 2 {
+					return jobstore.JobDir(filepath.Join(h.A, id))
+				}
+				return dirB
+			}
+			require.Equal(t, 1, raceAttemptOn(t, kids, onMount, 2, "claim", dirB, 1), "round %d: claims", i)
+			require.Equal(t, 1, raceAttemptOn(t, kids, onMount, 2, "fence", dirB, 1), "round %d: fences", i)
+		}
+	})
 }
 
 // fencedWriterRole claims attempt 1 of $JOB (through its own mount), renews
@@ -106,35 +107,38 @@ func judgeUntil(t *testing.T, dir jobstore.JobDir, n uint64, host string, poll t
 // with ErrNotOwner, through A's cached view of the directory, and B's
 // record stands.
 func TestTwoHosts_StoppedWriterIsFencedFromTheOtherMount(t *testing.T) {
-	h := mountTwoHosts(t, false)
-	const lease = 600 * time.Millisecond
-	dirB, err := jobstore.Submit(h.B, jobstore.JobSpec{ID: "j1", Kind: "k"})
-	require.NoError(t, err)
-	w := startRole(t, fencedWriterRole, jobstore.HostEnv+"=hostA", "JOB="+filepath.Join(h.A, "j1"), "LEASE="+lease.String())
-	require.Equal(t, "claimed", w.line(t))
-	fmt.Fprintln(w.stdin, "write")
-	require.Equal(t, "ok", w.line(t))
+	forEachTwoHosts(t, func(t *testing.T, h *twoHosts) {
+		// Short, so that B judges the writer in a few lease periods; on a
+		// caching filesystem longer by the same rule as the runners'.
+		lease := 600*time.Millisecond + h.Lease - twoHostLease
+		dirB, err := jobstore.Submit(h.B, jobstore.JobSpec{ID: "j1", Kind: "k"})
+		require.NoError(t, err)
+		w := startRole(t, fencedWriterRole, jobstore.HostEnv+"=hostA", "JOB="+filepath.Join(h.A, "j1"), "LEASE="+lease.String())
+		require.Equal(t, "claimed", w.line(t))
+		fmt.Fprintln(w.stdin, "write")
+		require.Equal(t, "ok", w.line(t))
 
-	judgeUntil(t, dirB, 1, "hostB", lease/10, "alive", "gone")
+		judgeUntil(t, dirB, 1, "hostB", lease/10, "alive", "gone")
 
-	require.NoError(t, w.cmd.Process.Signal(syscall.SIGSTOP))
-	t.Cleanup(func() { _ = w.cmd.Process.Signal(syscall.SIGCONT) })
-	judgeUntil(t, dirB, 1, "hostB", lease/10, "gone", "")
-	won, err := jobstore.FenceAttempt(dirB, 1)
-	require.NoError(t, err)
-	require.True(t, won)
-	last, err := jobstore.ReadStatus(dirB)
-	require.NoError(t, err)
-	now := jobstore.Now()
-	require.NoError(t, jobstore.WriteStatus(dirB, jobstore.JobStatus{State: jobstore.Lost, Seq: last.Seq + 1, FinishedAt: &now}))
+		require.NoError(t, w.cmd.Process.Signal(syscall.SIGSTOP))
+		t.Cleanup(func() { _ = w.cmd.Process.Signal(syscall.SIGCONT) })
+		judgeUntil(t, dirB, 1, "hostB", lease/10, "gone", "")
+		won, err := jobstore.FenceAttempt(dirB, 1)
+		require.NoError(t, err)
+		require.True(t, won)
+		last, err := jobstore.ReadStatus(dirB)
+		require.NoError(t, err)
+		now := jobstore.Now()
+		require.NoError(t, jobstore.WriteStatus(dirB, jobstore.JobStatus{State: jobstore.Lost, Seq: last.Seq + 1, FinishedAt: &now}))
 
-	require.NoError(t, w.cmd.Process.Signal(syscall.SIGCONT))
-	fmt.Fprintln(w.stdin, "raw") // no self-check: the fence alone must stop it
-	require.Equal(t, "notowner", w.line(t))
-	fmt.Fprintln(w.stdin, "write")
-	require.Equal(t, "notowner", w.line(t))
-	st, err := jobstore.ReadStatus(jobstore.JobDir(filepath.Join(h.A, "j1")))
-	require.NoError(t, err)
-	require.Equal(t, jobstore.Lost, st.State, "the fencer's record must stand")
-	require.Equal(t, last.Seq+1, st.Seq)
+		require.NoError(t, w.cmd.Process.Signal(syscall.SIGCONT))
+		fmt.Fprintln(w.stdin, "raw") // no self-check: the fence alone must stop it
+		require.Equal(t, "notowner", w.line(t))
+		fmt.Fprintln(w.stdin, "write")
+		require.Equal(t, "notowner", w.line(t))
+		st, err := jobstore.ReadStatus(jobstore.JobDir(filepath.Join(h.Server, "j1")))
+		require.NoError(t, err)
+		require.Equal(t, jobstore.Lost, st.State, "the fencer's record must stand")
+		require.Equal(t, last.Seq+1, st.Seq)
+	})
 }

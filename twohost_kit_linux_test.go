@@ -1,10 +1,15 @@
 package jobstore_test
 
 import (
+	"bufio"
 	"errors"
+	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -12,55 +17,245 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// twoHosts is one backing directory seen through two bindfs mounts, A and
-// B. Two FUSE mounts have independent lock tables (a flock through A does
-// not block one through B), as two NFS clients with local locks or two SMB
-// mounts without lock propagation have; with forwarding, locks reach the
-// backing directory and the mounts share them, as NFSv4 clients do.
-// Processes that use A and B claim different host identities (HostEnv), so
-// one machine plays two hosts.
+// The two-host kit: one jobs directory seen through two mounts, A and B, of
+// a filesystem that more than one host can share. Processes that use A and
+// B claim different host identities (HostEnv), so one machine plays two
+// hosts. Every TestTwoHosts… test runs its body on each filesystem of the
+// kit (forEachTwoHosts), as a subtest named after it:
+//
+//   - bindfs: two bindfs mounts of one local directory. Their lock tables are
+//     independent (a flock through A does not block one through B), as two
+//     NFSv3 clients', NFS clients' with local_lock, or SMB clients' with nobrl.
+//   - bindfs-forwardedlocks: the same with --enable-lock-forwarding, so
+//     flocks reach the local directory and the mounts share them.
+//   - glusterfs: two FUSE clients of one GlusterFS volume, a real distributed
+//     filesystem: flock is forwarded to the brick (NFSv4-like), and a change
+//     made through A reaches B up to about a second late (md-cache and
+//     quick-read cache-timeout, 1 s by default), whatever B's poll interval.
+//   - glusterfs-nolocks: a bindfs stacked on each of the two GlusterFS
+//     clients, so that flocks stay local to each mount: GlusterFS's caching
+//     and stale handles with locks that do not reach.
+//
+// The GlusterFS server is started outside the tests (bash .ci/gluster.sh
+// start); the tests mount and unmount their own clients. Where a filesystem
+// is missing its subtests skip, saying what is missing and the command that
+// brings it; CI fails on any skip.
+
+// twoHosts is one jobs directory seen through the two mounts of a kit.
 type twoHosts struct {
-	Backing, A, B string
+	// A and B are the directory as the two hosts see it. Tests set up jobs
+	// through A or B, as users on those hosts would.
+	A, B string
+	// Server is the directory as the server holds it (bindfs's backing
+	// directory, GlusterFS's brick): read it for the truth, never write
+	// there (a GlusterFS brick must only be changed through a client).
+	Server string
+	// LocksForwarded: a flock through A blocks one through B.
+	LocksForwarded bool
+	// Lease is the runners' lease for the tests on this filesystem
+	// (twoHostLeaseFor).
+	Lease time.Duration
 }
 
-// mountTwoHosts mounts the kit under a fresh temp dir and unmounts it at
-// cleanup. It skips when not root or when bindfs or /dev/fuse is missing
-// (CI runs these tests as root and fails on a skip).
-func mountTwoHosts(t *testing.T, forwardLocks bool) *twoHosts {
+// twoHostsKit is one filesystem of the kit.
+type twoHostsKit struct {
+	name           string
+	locksForwarded bool
+	// staleness is how late a change made through one mount may be seen
+	// through the other (0: at once).
+	staleness time.Duration
+	mount     func(t *testing.T) (a, b, server string)
+}
+
+// glusterStaleness is how late a GlusterFS client sees a change made
+// through another with the volume's default options: md-cache and
+// quick-read keep what they fetched for 1 s (performance.md-cache-timeout,
+// performance.quick-read cache-timeout).
+const glusterStaleness = time.Second
+
+// twoHostsKits is every filesystem of the kit, in the order the subtests run.
+func twoHostsKits() []twoHostsKit {
+	return []twoHostsKit{
+		{name: "bindfs", mount: func(t *testing.T) (string, string, string) { return mountBindfsTwice(t, false) }},
+		{name: "bindfs-forwardedlocks", locksForwarded: true, mount: func(t *testing.T) (string, string, string) { return mountBindfsTwice(t, true) }},
+		{name: "glusterfs", locksForwarded: true, staleness: glusterStaleness, mount: func(t *testing.T) (string, string, string) { return mountGlusterTwice(t, false) }},
+		{name: "glusterfs-nolocks", staleness: glusterStaleness, mount: func(t *testing.T) (string, string, string) { return mountGlusterTwice(t, true) }},
+	}
+}
+
+// forEachTwoHosts runs body once on each filesystem of the kit, as a
+// subtest named after it, each on fresh mounts that are unmounted when the
+// subtest ends (after the subtest's own cleanups, which kill its children).
+func forEachTwoHosts(t *testing.T, body func(t *testing.T, h *twoHosts)) {
+	t.Helper()
+	for _, k := range twoHostsKits() {
+		t.Run(k.name, func(t *testing.T) {
+			a, b, server := k.mount(t)
+			body(t, &twoHosts{A: a, B: b, Server: server, LocksForwarded: k.locksForwarded, Lease: twoHostLeaseFor(k.staleness)})
+		})
+	}
+}
+
+// twoHostLeaseFor is the lease for runners on a filesystem whose other
+// mount sees a change up to staleness late. A live runner must never be
+// judged gone: L > 1.5 (C + J) (docs/platforms.md, "The lease bound"), with
+// C the staleness and J the runner's worst delay between two renewals.
+// twoHostLease alone leaves J 1 s on a loaded machine; on GlusterFS the
+// lease grows by 1.5 C so that J keeps that second.
+func twoHostLeaseFor(staleness time.Duration) time.Duration {
+	return twoHostLease + staleness*3/2
+}
+
+// needKitRoot skips unless the test can mount: root and /dev/fuse.
+func needKitRoot(t *testing.T) {
 	t.Helper()
 	if os.Geteuid() != 0 {
-		t.Skip("two-host kit: needs root to mount bindfs (CI runs it as root)")
+		t.Skip("two-host kit: needs root to mount (CI runs it as root)")
 	}
+	if _, err := os.Stat("/dev/fuse"); err != nil {
+		t.Skip("two-host kit: /dev/fuse is missing (apt-get install -y fuse3, and a kernel with FUSE)")
+	}
+}
+
+func needBindfs(t *testing.T) {
+	t.Helper()
 	if _, err := exec.LookPath("bindfs"); err != nil {
 		t.Skip("two-host kit: bindfs is not installed (apt-get install -y bindfs)")
 	}
-	if _, err := os.Stat("/dev/fuse"); err != nil {
-		t.Skip("two-host kit: /dev/fuse is missing")
-	}
+}
+
+// mountBindfsTwice mounts a fresh local directory twice with bindfs.
+func mountBindfsTwice(t *testing.T, forwardLocks bool) (a, b, server string) {
+	t.Helper()
+	needKitRoot(t)
+	needBindfs(t)
 	base := tempDir(t)
-	h := &twoHosts{Backing: filepath.Join(base, "backing"), A: filepath.Join(base, "hostA"), B: filepath.Join(base, "hostB")}
-	for _, d := range []string{h.Backing, h.A, h.B} {
+	server, a, b = filepath.Join(base, "backing"), filepath.Join(base, "hostA"), filepath.Join(base, "hostB")
+	for _, d := range []string{server, a, b} {
 		require.NoError(t, os.Mkdir(d, 0o755))
 	}
-	args := []string{}
+	for _, mnt := range []string{a, b} {
+		bindfs(t, server, mnt, forwardLocks)
+	}
+	return a, b, server
+}
+
+// bindfs mounts dir on mnt until the test ends.
+func bindfs(t *testing.T, dir, mnt string, forwardLocks bool) {
+	t.Helper()
+	var args []string
 	if forwardLocks {
 		args = append(args, "--enable-lock-forwarding", "--multithreaded")
 	}
-	for _, mnt := range []string{h.A, h.B} {
-		out, err := exec.Command("bindfs", append(args, h.Backing, mnt)...).CombinedOutput()
-		require.NoError(t, err, "bindfs %s: %s", mnt, out)
-		t.Cleanup(func() { unmount(t, mnt) })
-	}
-	return h
+	out, err := exec.Command("bindfs", append(args, dir, mnt)...).CombinedOutput()
+	require.NoError(t, err, "bindfs %s: %s", mnt, out)
+	t.Cleanup(func() { unmount(t, mnt) })
 }
 
-// unmount detaches a FUSE mount, retrying while a child still holds it.
+// glusterVolumeEnv names the GlusterFS volume of the kit (default
+// glusterDefaultVolume); .ci/gluster.sh reads the same variable.
+const (
+	glusterVolumeEnv     = "JOBSTORE_GLUSTER_VOLUME"
+	glusterDefaultVolume = "jobstore-kit"
+)
+
+// glusterHowTo is what a skip says to do when the volume is not served.
+const glusterHowTo = "apt-get install -y glusterfs-server glusterfs-client bindfs, then, as root, bash .ci/gluster.sh start"
+
+// glusterVolume is the kit's volume and its brick, found once per test
+// binary; a non-empty skip says why the GlusterFS subtests cannot run.
+var glusterVolume = sync.OnceValues(func() (v glusterVol, skip string) {
+	v.name = os.Getenv(glusterVolumeEnv)
+	if v.name == "" {
+		v.name = glusterDefaultVolume
+	}
+	if _, err := exec.LookPath("mount.glusterfs"); err != nil {
+		return v, "the GlusterFS client is not installed: " + glusterHowTo
+	}
+	// The CLI takes seconds to report a daemon that is not there.
+	c, err := net.DialTimeout("tcp", "127.0.0.1:24007", time.Second)
+	if err != nil {
+		return v, fmt.Sprintf("glusterd is not running here (%v): %s", err, glusterHowTo)
+	}
+	c.Close()
+	out, err := exec.Command("gluster", "--mode=script", "volume", "info", v.name).CombinedOutput()
+	if err != nil {
+		return v, fmt.Sprintf("glusterd has no volume %s (%v: %s): %s", v.name, err, strings.TrimSpace(string(out)), glusterHowTo)
+	}
+	started := false
+	for sc := bufio.NewScanner(strings.NewReader(string(out))); sc.Scan(); {
+		key, val, _ := strings.Cut(sc.Text(), ":")
+		switch strings.TrimSpace(key) {
+		case "Status":
+			started = strings.TrimSpace(val) == "Started"
+		case "Brick1": // host:/path
+			_, v.brick, _ = strings.Cut(strings.TrimSpace(val), ":")
+		case "Number of Bricks":
+			if strings.TrimSpace(val) != "1" {
+				return v, fmt.Sprintf("volume %s has %s bricks; the kit reads the truth from a one-brick volume's brick: %s", v.name, strings.TrimSpace(val), glusterHowTo)
+			}
+		}
+	}
+	if !started || v.brick == "" {
+		return v, fmt.Sprintf("volume %s is not started: %s", v.name, glusterHowTo)
+	}
+	return v, ""
+})
+
+type glusterVol struct{ name, brick string }
+
+// mountGlusterTwice mounts the kit's volume twice (two clients: two
+// hosts) and makes a fresh directory in it for this test, removed at the
+// end. With noLocks, a bindfs on each client keeps flocks local to it.
+func mountGlusterTwice(t *testing.T, noLocks bool) (a, b, server string) {
+	t.Helper()
+	needKitRoot(t)
+	v, skip := glusterVolume()
+	if skip != "" {
+		t.Skip("two-host kit: " + skip)
+	}
+	if noLocks {
+		needBindfs(t)
+	}
+	base := tempDir(t)
+	clientA, clientB := filepath.Join(base, "clientA"), filepath.Join(base, "clientB")
+	for _, mnt := range []string{clientA, clientB} {
+		require.NoError(t, os.Mkdir(mnt, 0o755))
+		// Client logs go to one file (not one per mount point), warnings up.
+		out, err := exec.Command("mount", "-t", "glusterfs", "-o", "log-level=WARNING,log-file=/var/log/glusterfs/jobstore-kit-clients.log",
+			"localhost:/"+v.name, mnt).CombinedOutput()
+		require.NoError(t, err, "mount -t glusterfs localhost:/%s %s: %s (bash .ci/gluster.sh status checks the volume)", v.name, mnt, out)
+		t.Cleanup(func() { unmount(t, mnt) })
+	}
+	// Each test gets its own directory in the shared volume, named so that
+	// concurrent test binaries never meet.
+	sub := fmt.Sprintf("%s-%d-%d", strings.NewReplacer("/", "_").Replace(t.Name()), os.Getpid(), time.Now().UnixNano())
+	require.NoError(t, os.Mkdir(filepath.Join(clientA, sub), 0o755))
+	t.Cleanup(func() {
+		if err := os.RemoveAll(filepath.Join(clientA, sub)); err != nil {
+			t.Errorf("cannot remove the test's directory from the volume: %v", err)
+		}
+	})
+	a, b, server = filepath.Join(clientA, sub), filepath.Join(clientB, sub), filepath.Join(v.brick, sub)
+	if noLocks {
+		hostA, hostB := filepath.Join(base, "hostA"), filepath.Join(base, "hostB")
+		for _, m := range [][2]string{{a, hostA}, {b, hostB}} {
+			require.NoError(t, os.Mkdir(m[1], 0o755))
+			bindfs(t, m[0], m[1], false)
+		}
+		a, b = hostA, hostB
+	}
+	return a, b, server
+}
+
+// unmount detaches a mount, retrying while a child still holds it, lazily
+// as a last resort.
 func unmount(t *testing.T, mnt string) {
 	t.Helper()
 	var out []byte
 	var err error
 	for range 50 {
-		if out, err = exec.Command("fusermount", "-u", mnt).CombinedOutput(); err == nil {
+		if out, err = exec.Command("umount", mnt).CombinedOutput(); err == nil {
 			return
 		}
 		time.Sleep(100 * time.Millisecond)
@@ -85,20 +280,16 @@ func flockNB(t *testing.T, path string) (*os.File, bool) {
 	return f, true
 }
 
-func TestTwoHosts_KitLocksAreIndependentWithoutForwarding(t *testing.T) {
-	h := mountTwoHosts(t, false)
-	_, ok := flockNB(t, filepath.Join(h.A, "job.lock"))
-	require.True(t, ok)
-	_, ok = flockNB(t, filepath.Join(h.A, "job.lock"))
-	require.False(t, ok, "two flocks through one mount must conflict")
-	_, ok = flockNB(t, filepath.Join(h.B, "job.lock"))
-	require.True(t, ok, "a flock through B must not see the one through A: the kit needs independent lock tables")
-}
-
-func TestTwoHosts_KitLocksAreSharedWithForwarding(t *testing.T) {
-	h := mountTwoHosts(t, true)
-	_, ok := flockNB(t, filepath.Join(h.A, "job.lock"))
-	require.True(t, ok)
-	_, ok = flockNB(t, filepath.Join(h.B, "job.lock"))
-	require.False(t, ok, "with lock forwarding, a flock through B must see the one through A")
+// The kit is what it says: a flock through B sees one through A exactly
+// where the filesystem forwards locks, and two flocks through one mount
+// always conflict.
+func TestTwoHosts_KitForwardsLocksExactlyWhereItSays(t *testing.T) {
+	forEachTwoHosts(t, func(t *testing.T, h *twoHosts) {
+		_, ok := flockNB(t, filepath.Join(h.A, "job.lock"))
+		require.True(t, ok)
+		_, ok = flockNB(t, filepath.Join(h.A, "job.lock"))
+		require.False(t, ok, "two flocks through one mount must conflict")
+		_, ok = flockNB(t, filepath.Join(h.B, "job.lock"))
+		require.Equal(t, !h.LocksForwarded, ok, "a flock through B while A holds one: got it = %v, but the kit says locks forwarded = %v", ok, h.LocksForwarded)
+	})
 }

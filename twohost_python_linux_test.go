@@ -3,10 +3,10 @@ package jobstore_test
 import (
 	"bufio"
 	"context"
+	"fmt"
 	"os/exec"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -16,16 +16,21 @@ import (
 
 // seedPoller is the seed-style Python poller: open status.json afresh each
 // round, json.load it, retry a round on a decode error, and print each new
-// seq. It exits 1 if seq goes back or a record follows a terminal one, and
-// ends when its stdin closes.
+// seq. It exits 1 if seq goes back or a record follows a terminal one. It
+// ends when its stdin closes, or once it has seen the seq that a line on its
+// stdin names (another host's change may reach it a while after the test
+// knows it was written).
 const seedPoller = `
 import json, os, select, sys, time
 path = os.path.join(sys.argv[1], "status.json")
-last, last_state = 0, None
-while True:
+last, last_state, until = 0, None, None
+while until is None or last < until:
     r, _, _ = select.select([sys.stdin], [], [], 0.01)
-    if r and not sys.stdin.readline():
-        break
+    if r:
+        line = sys.stdin.readline()
+        if not line:
+            break
+        until = int(line)
     try:
         with open(path) as f:
             st = json.load(f)
@@ -41,9 +46,11 @@ while True:
     last, last_state = seq, st["state"]
 `
 
-// startSeedPoller runs seedPoller on dir; the returned function stops it,
-// requires that it saw nothing go back, and returns the seqs it printed.
-func startSeedPoller(t *testing.T, dir jobstore.JobDir) func() []uint64 {
+// startSeedPoller runs seedPoller on dir; the returned function lets it
+// poll until it sees seq until (its hang guard fails the test if it never
+// does), requires that it saw nothing go back, and returns the seqs it
+// printed.
+func startSeedPoller(t *testing.T, dir jobstore.JobDir) func(until uint64) []uint64 {
 	t.Helper()
 	py := python(t)
 	script := filepath.Join(tempDir(t), "seed_poller.py")
@@ -57,9 +64,10 @@ func startSeedPoller(t *testing.T, dir jobstore.JobDir) func() []uint64 {
 	require.NoError(t, err)
 	require.NoError(t, cmd.Start())
 	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-	return func() []uint64 {
+	return func(until uint64) []uint64 {
 		t.Helper()
-		require.NoError(t, in.Close())
+		_, err := fmt.Fprintln(in, until)
+		require.NoError(t, err)
 		var seqs []uint64
 		var bad []string
 		sc := bufio.NewScanner(out)
@@ -72,7 +80,8 @@ func startSeedPoller(t *testing.T, dir jobstore.JobDir) func() []uint64 {
 			seqs = append(seqs, n)
 		}
 		require.Empty(t, bad, "the Python poller saw seq go back or a record after a terminal one")
-		require.NoError(t, cmd.Wait(), strings.Join(bad, "; "))
+		require.NoError(t, cmd.Wait(), "the Python poller never saw seq %d (its last: %v)", until, seqs)
+		require.NoError(t, in.Close())
 		return seqs
 	}
 }
