@@ -37,7 +37,12 @@ func newReadOptions(opts []ReadOption) readOptions {
 }
 
 // WithRetries sets how many times a torn or transiently unreadable file is
-// read (attempts, at least 1) and the pause between two reads.
+// read (attempts, at least 1) and the pause between two reads: invalid or
+// truncated JSON, and on Windows a sharing violation or access denied while
+// a writer replaces the file. It does not change the retries of a stale
+// file handle (ESTALE), which have their own budget of 2 s (see
+// ReadJSONTolerant), so a read takes at most about 2 s plus
+// (attempts-1) × delay, and the time of the reads themselves.
 func WithRetries(attempts int, delay time.Duration) ReadOption {
 	return func(o *readOptions) { o.attempts, o.delay = max(attempts, 1), max(delay, 0) }
 }
@@ -50,15 +55,25 @@ func WithMaxSize(n int64) ReadOption { return func(o *readOptions) { o.maxSize =
 // sees a torn moment.
 //
 // An absent file is found == false with a nil error: for status.json that is
-// the normal "nothing has run yet". Invalid or truncated JSON, and errors
-// that pass (ESTALE on NFS; on Windows a sharing violation or access denied
-// while a writer replaces the file), are retried: the file is reopened each
-// time (a descriptor held across a replace may see the old inode on NFS),
-// DefaultReadAttempts times DefaultReadDelay apart unless WithRetries says
-// otherwise. What is still invalid after the last attempt is an *Error of
-// kind ErrCorrupt naming the path, the cause and a remedy; its message says
-// whether the file looks like an interrupted write (empty, NUL-filled,
-// truncated), holds more than one JSON value, or is not JSON at all. Not
+// the normal "nothing has run yet". Invalid or truncated JSON, and on
+// Windows a sharing violation or access denied while a writer replaces the
+// file, are retried: the file is reopened each time (a descriptor held
+// across a replace may see the old inode on NFS), DefaultReadAttempts times
+// DefaultReadDelay apart unless WithRetries says otherwise. What is still
+// invalid after the last attempt is an *Error of kind ErrCorrupt naming the
+// path, the cause and a remedy; its message says whether the file looks
+// like an interrupted write (empty, NUL-filled, truncated), holds more than
+// one JSON value, or is not JSON at all.
+//
+// A stale file handle (ESTALE from the open, the stat or a read, on Unix)
+// has a budget of its own, which these attempts do not spend: it is what a
+// network filesystem client (NFS, GlusterFS) answers while it still holds
+// the handle of a file that another host replaced, until its cache lets go
+// of it (on GlusterFS, up to about 1 s with the default cache-timeout, once
+// in a few percent of polls). The file is reopened 5 ms after the first
+// ESTALE, then at twice the pause each time up to 100 ms, until 2 s have
+// passed since the first; a handle still stale then is an *Error (kind
+// "io") naming the path, that unwraps to syscall.ESTALE. Not
 // retried: permission denied, a file larger than WithMaxSize (ErrTooLarge),
 // JSON that is valid but does not fit v (ErrInvalid), and anything at path
 // that is not a regular file (ErrNotRegular): a directory, a symbolic link
@@ -115,15 +130,14 @@ func jsonDecode(data []byte, v any) error {
 
 // readTolerant is the retry policy every reader goes through. decode gets
 // the file's bytes; an error of kind ErrCorrupt from it means a torn or
-// damaged file and is retried, any other error is returned as it is.
+// damaged file and is retried, any other error is returned as it is. A
+// stale file handle is retried on its own budget (staleRetry).
 // The file is opened in d, which the caller opened on at.dir.
 func readTolerant(op string, d *fsys.Dir, at recordAt, o readOptions, decode func([]byte) error) (bool, error) {
 	path := at.path()
 	var lastErr error
-	for attempt := 0; attempt < o.attempts; attempt++ {
-		if attempt > 0 {
-			time.Sleep(o.delay)
-		}
+	var stale staleRetry
+	for attempt := 0; attempt < o.attempts; {
 		data, err := readOnce(op, d, at, o.maxSize)
 		switch {
 		case err == nil:
@@ -133,20 +147,71 @@ func readTolerant(op string, d *fsys.Dir, at recordAt, o readOptions, decode fun
 			}
 		case errors.Is(err, fs.ErrNotExist):
 			return false, nil
+		case fsys.IsStaleHandle(err):
+			if stale.wait() {
+				continue
+			}
+			return true, errIO(op, path, osCause(err), fmt.Sprintf("the file handle is still stale after %v of reopening", staleRetryFor),
+				"another host keeps replacing the file and this client's cache of it lags; read again later, "+
+					"or shorten the client's cache time (GlusterFS: performance.md-cache-timeout; NFS: actimeo)")
 		case !fsys.IsTransientRead(err):
 			return true, err
 		}
 		lastErr = err
+		if attempt++; attempt < o.attempts {
+			time.Sleep(o.delay)
+		}
 	}
 	var e *Error
 	if errors.As(lastErr, &e) && e.Sentinel == ErrCorrupt {
 		return true, annotated(e, func(c *Error) { c.Msg += fmt.Sprintf(", the same through %d reads", o.attempts) })
 	}
-	if errors.As(lastErr, &e) && e.Err != nil {
-		lastErr = e.Err // the OS error: its *Error would repeat the path and add a second remedy
-	}
-	return true, errIO(op, path, lastErr, fmt.Sprintf("still unreadable after %d attempts", o.attempts),
+	return true, errIO(op, path, osCause(lastErr), fmt.Sprintf("still unreadable after %d attempts", o.attempts),
 		"the file is busy or on a filesystem that lost track of it; read again later")
+}
+
+// osCause is the OS error inside a read's *Error: wrapping that *Error
+// would repeat the path and add a second remedy.
+func osCause(err error) error {
+	var e *Error
+	if errors.As(err, &e) && e.Err != nil {
+		return e.Err
+	}
+	return err
+}
+
+// How long a reader reopens a file whose handle is stale (see
+// ReadJSONTolerant). On GlusterFS with its default 1 s cache-timeout, a
+// poller through one client of a status.json rewritten through another saw
+// ESTALE last up to 0.99 s (a runner writing every 100 ms) and 1.69 s (a
+// writer rewriting it without pause); 2 s covers both.
+const (
+	staleRetryFor   = 2 * time.Second
+	staleRetryFirst = 5 * time.Millisecond
+	staleRetryMax   = 100 * time.Millisecond
+)
+
+// staleRetry paces the reopening of a stale file handle; its zero value has
+// seen none.
+type staleRetry struct {
+	first time.Time     // the first ESTALE
+	pause time.Duration // before the next reopening
+}
+
+// wait sleeps before the next reopening and reports true, or reports false
+// once staleRetryFor has passed since the first ESTALE.
+func (s *staleRetry) wait() bool {
+	now := time.Now()
+	if s.first.IsZero() {
+		s.first, s.pause = now, staleRetryFirst
+	}
+	left := staleRetryFor - now.Sub(s.first)
+	if left <= 0 {
+		return false
+	}
+	time.Sleep(min(s.pause, left))
+	s.pause = min(2*s.pause, staleRetryMax)
+	return true
 }
 
 const corruptRemedy = "jobstore's durable writes are never torn, so the file was damaged by a power cut after a NoSync write " +

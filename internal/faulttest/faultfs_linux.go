@@ -22,6 +22,8 @@ const (
 	FsyncDir Op = "fsyncdir" // fsync(2) of a directory
 	Flush    Op = "flush"    // close(2) of a file descriptor
 	Rename   Op = "rename"   // rename(2) and renameat2(2); matched on the old or the new name
+	Open     Op = "open"     // open(2) of an existing file (not a create); Linux reopens once after ESTALE, so one open(2) may count twice
+	Read     Op = "read"     // read(2) of a file (each FUSE read request)
 )
 
 // Match selects files by base name. The mount's root directory is named "".
@@ -156,6 +158,7 @@ var (
 	_ fs.NodeOpendirHandler = (*node)(nil)
 	_ fs.NodeCreater        = (*node)(nil)
 	_ fs.NodeOpener         = (*node)(nil)
+	_ fs.NodeReader         = (*node)(nil)
 	_ fs.FileFsyncdirer     = dirHandle{}
 )
 
@@ -175,6 +178,9 @@ func (n *node) Create(ctx context.Context, name string, flags uint32, mode uint3
 }
 
 func (n *node) Open(ctx context.Context, flags uint32) (fs.FileHandle, uint32, syscall.Errno) {
+	if errno := n.layer.check(Open, n.name(), ""); errno != 0 {
+		return nil, 0, errno
+	}
 	fh, fuseFlags, errno := n.LoopbackNode.Open(ctx, flags)
 	if errno != 0 {
 		return nil, 0, errno
@@ -191,6 +197,13 @@ func (noPassthrough) PassthroughFd() (int, bool) { return -1, false }
 func (n *node) name() string {
 	name, _ := n.EmbeddedInode().Parent()
 	return name
+}
+
+func (n *node) Read(ctx context.Context, f fs.FileHandle, dest []byte, off int64) (fuse.ReadResult, syscall.Errno) {
+	if errno := n.layer.check(Read, n.name(), ""); errno != 0 {
+		return nil, errno
+	}
+	return f.(fs.FileReader).Read(ctx, dest, off)
 }
 
 func (n *node) Write(ctx context.Context, f fs.FileHandle, data []byte, off int64) (uint32, syscall.Errno) {

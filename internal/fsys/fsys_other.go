@@ -56,6 +56,9 @@ func FileID(File) (ID, error) { return ID{}, errors.ErrUnsupported }
 // IsTransientRead: nothing is read here.
 func IsTransientRead(error) bool { return false }
 
+// IsStaleHandle: nothing is read here.
+func IsStaleHandle(error) bool { return false }
+
 // IsDirNotEmpty: nothing is renamed here.
 func IsDirNotEmpty(error) bool { return false }
 

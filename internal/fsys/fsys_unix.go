@@ -348,6 +348,10 @@ func pathErr(op, path string, err error) error {
 // file was replaced under a cached handle; reopening finds the new file.
 func IsTransientRead(err error) bool { return errors.Is(err, syscall.ESTALE) }
 
+// IsStaleHandle reports ESTALE alone: a network filesystem's client still
+// holds the handle of a file that another host replaced.
+func IsStaleHandle(err error) bool { return errors.Is(err, syscall.ESTALE) }
+
 // IsDirNotEmpty reports a rename refused because the target is a directory
 // that is not empty.
 func IsDirNotEmpty(err error) bool { return errors.Is(err, syscall.ENOTEMPTY) }

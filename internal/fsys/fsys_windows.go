@@ -385,6 +385,9 @@ func openNoFollow(path string, access, share, disposition uint32) (*os.File, err
 // moment.
 func IsTransientRead(err error) bool { return isSharingError(err) }
 
+// IsStaleHandle: Windows has no ESTALE.
+func IsStaleHandle(error) bool { return false }
+
 // IsDirNotEmpty reports a rename refused because the target is a directory
 // that is not empty.
 func IsDirNotEmpty(err error) bool {
