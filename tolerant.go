@@ -65,15 +65,18 @@ func WithMaxSize(n int64) ReadOption { return func(o *readOptions) { o.maxSize =
 // like an interrupted write (empty, NUL-filled, truncated), holds more than
 // one JSON value, or is not JSON at all.
 //
-// A stale file handle (ESTALE from the open, the stat or a read, on Unix)
-// has a budget of its own, which these attempts do not spend: it is what a
+// A stale file handle (ESTALE from the open, the stat or a read, on Unix;
+// or a file that opened and was then not found by its stat or a read) has
+// a budget of its own, which these attempts do not spend: it is what a
 // network filesystem client (NFS, GlusterFS) answers while it still holds
 // the handle of a file that another host replaced, until its cache lets go
-// of it (on GlusterFS, up to about 1 s with the default cache-timeout, once
-// in a few percent of polls). The file is reopened 5 ms after the first
-// ESTALE, then at twice the pause each time up to 100 ms, until 2 s have
-// passed since the first; a handle still stale then is an *Error (kind
-// "io") naming the path, that unwraps to syscall.ESTALE. Not
+// of it (on GlusterFS with its default 1 s cache-timeout, measured up to
+// about 1 s, and 2 s on a loaded machine). The file is reopened 5 ms after
+// the first, then at twice the pause each time up to 100 ms, until 2 s have
+// passed since the first. A handle still stale then is an *Error (kind
+// "io") naming the path; it unwraps to syscall.ESTALE, or for a file that
+// vanished after its open to an error that does not match fs.ErrNotExist
+// (only a failed open means that the file is absent). Not
 // retried: permission denied, a file larger than WithMaxSize (ErrTooLarge),
 // JSON that is valid but does not fit v (ErrInvalid), and anything at path
 // that is not a regular file (ErrNotRegular): a directory, a symbolic link
@@ -147,7 +150,7 @@ func readTolerant(op string, d *fsys.Dir, at recordAt, o readOptions, decode fun
 			}
 		case errors.Is(err, fs.ErrNotExist):
 			return false, nil
-		case fsys.IsStaleHandle(err):
+		case fsys.IsStaleHandle(err) || errors.As(err, new(errVanished)):
 			if stale.wait() {
 				continue
 			}
@@ -269,9 +272,34 @@ func readOnce(op string, d *fsys.Dir, at recordAt, maxSize int64) ([]byte, error
 	data, err := fsys.ReadAll(f, maxSize, func(size int64) error { return errTooLarge(op, path, size, maxSize) })
 	var e *Error
 	if err != nil && !errors.As(err, &e) {
-		return nil, readError(op, path, err)
+		// The file opened: not found now means replaced, not absent.
+		return nil, readError(op, path, goneAfterOpen(err))
 	}
 	return data, err
+}
+
+// errVanished is the cause of a read whose file opened, then was not found
+// by its stat or a read: GlusterFS's open-behind reaches the server only at
+// the first of those, by which time another host may have replaced the
+// file. It is a stale handle, not an absent file (which only the open can
+// report), and does not match fs.ErrNotExist.
+type errVanished struct{ err error }
+
+func (e errVanished) Error() string {
+	return e.err.Error() + " (the file was replaced or removed after it was opened)"
+}
+
+// goneAfterOpen is err from the stat or a read of an opened file, made an
+// errVanished when it says the file does not exist.
+func goneAfterOpen(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		err = pe.Err
+	}
+	if errors.Is(err, fs.ErrNotExist) {
+		return errVanished{err}
+	}
+	return err
 }
 
 func readError(op, path string, err error) error {

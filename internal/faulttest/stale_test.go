@@ -55,6 +55,29 @@ func TestReadStatus_StaleHandleIsReopenedUntilItReads(t *testing.T) {
 	}
 }
 
+// A file that opened and is then not found by a read was replaced after the
+// open (GlusterFS's open-behind opens at the server only at the first read
+// or stat): the reader reopens it, and never answers "no status.json".
+func TestReadStatus_FileGoneAfterItsOpenIsReopenedNotAbsent(t *testing.T) {
+	fsys := mountFaulty(t)
+	job := newJob(t, fsys)
+	fsys.Inject(ft.Fault{Op: ft.Read, Match: ft.Named(jobstore.StatusFile), Errno: syscall.ENOENT, Times: 3 * jobstore.DefaultReadAttempts})
+
+	st, err := jobstore.ReadStatus(job)
+
+	require.NoError(t, err)
+	require.NotNil(t, st, "a status.json that opened is there: the reader must not call it absent")
+	assert.Equal(t, uint64(1), st.Seq)
+
+	fsys.Clear()
+	fsys.Inject(ft.Fault{Op: ft.Read, Match: ft.Named(jobstore.StatusFile), Errno: syscall.ENOENT}) // every read
+	st, err = jobstore.ReadStatus(job)
+	assert.Nil(t, st)
+	require.Error(t, err, "a file that keeps vanishing after its open is an error, not an absent file")
+	assert.NotErrorIs(t, err, os.ErrNotExist, "only a failed open means absent: %v", err)
+	assert.Equal(t, "io", jobstore.ErrorCode(err))
+}
+
 // WithRetries sets the torn-read attempts only: one attempt still bears
 // stale handles for the whole budget.
 func TestReadJSONTolerant_StaleHandleBudgetIsNotTheTornReadAttempts(t *testing.T) {
