@@ -80,8 +80,7 @@ func startSeedPoller(t *testing.T, dir jobstore.JobDir) func(until uint64) []uin
 			seqs = append(seqs, n)
 		}
 		require.Empty(t, bad, "the Python poller saw seq go back or a record after a terminal one")
-		require.NoError(t, cmd.Wait(), "the Python poller never saw seq %d (its last: %v)", until, seqs)
-		require.NoError(t, in.Close())
+		require.NoError(t, cmd.Wait(), "the Python poller never saw seq %d (its last: %v)", until, seqs) // Wait closes in
 		return seqs
 	}
 }

@@ -89,7 +89,7 @@ start() {
 status() {
 	local mnt ok=1
 	mnt=$(mktemp -d /tmp/jobstore-gluster-check.XXXXXX)
-	if mount -t glusterfs "localhost:/$volume" "$mnt" 2>/dev/null; then
+	if mount -t glusterfs -o log-level=ERROR,log-file=/var/log/glusterfs/jobstore-kit-clients.log "localhost:/$volume" "$mnt" 2>/dev/null; then
 		echo ok >"$mnt/.jobstore-kit-check" && [ "$(cat "$mnt/.jobstore-kit-check")" = ok ] && ok=0
 		rm -f "$mnt/.jobstore-kit-check"
 		umount "$mnt" || umount -l "$mnt"
