@@ -107,7 +107,7 @@ func twoHostLeaseFor(staleness time.Duration) time.Duration {
 }
 
 // needKitRoot skips unless the test can mount: root and /dev/fuse.
-func needKitRoot(t *testing.T) {
+func needKitRoot(t testing.TB) {
 	t.Helper()
 	if os.Geteuid() != 0 {
 		t.Skip("two-host kit: needs root to mount (CI runs it as root)")
@@ -117,7 +117,7 @@ func needKitRoot(t *testing.T) {
 	}
 }
 
-func needBindfs(t *testing.T) {
+func needBindfs(t testing.TB) {
 	t.Helper()
 	if _, err := exec.LookPath("bindfs"); err != nil {
 		t.Skip("two-host kit: bindfs is not installed (apt-get install -y bindfs)")
@@ -125,7 +125,7 @@ func needBindfs(t *testing.T) {
 }
 
 // mountBindfsTwice mounts a fresh local directory twice with bindfs.
-func mountBindfsTwice(t *testing.T, forwardLocks bool) (a, b, server string) {
+func mountBindfsTwice(t testing.TB, forwardLocks bool) (a, b, server string) {
 	t.Helper()
 	needKitRoot(t)
 	needBindfs(t)
@@ -141,7 +141,7 @@ func mountBindfsTwice(t *testing.T, forwardLocks bool) (a, b, server string) {
 }
 
 // bindfs mounts dir on mnt until the test ends.
-func bindfs(t *testing.T, dir, mnt string, forwardLocks bool) {
+func bindfs(t testing.TB, dir, mnt string, forwardLocks bool) {
 	t.Helper()
 	var args []string
 	if forwardLocks {
@@ -207,7 +207,7 @@ type glusterVol struct{ name, brick string }
 // mountGlusterTwice mounts the kit's volume twice (two clients: two
 // hosts) and makes a fresh directory in it for this test, removed at the
 // end. With noLocks, a bindfs on each client keeps flocks local to it.
-func mountGlusterTwice(t *testing.T, noLocks bool) (a, b, server string) {
+func mountGlusterTwice(t testing.TB, noLocks bool) (a, b, server string) {
 	t.Helper()
 	needKitRoot(t)
 	v, skip := glusterVolume()
@@ -251,7 +251,7 @@ func mountGlusterTwice(t *testing.T, noLocks bool) (a, b, server string) {
 
 // unmount detaches a mount, retrying while a child still holds it, lazily
 // as a last resort.
-func unmount(t *testing.T, mnt string) {
+func unmount(t testing.TB, mnt string) {
 	t.Helper()
 	var out []byte
 	var err error
