@@ -44,7 +44,7 @@ func nextWorker() int {
 	}()
 	out := bufio.NewWriter(os.Stdout)
 	for {
-		r, err := jobstore.StartNext(ctx, root, jobstore.WithScanInterval(100*time.Millisecond), jobstore.WithLease(twoHostLease))
+		r, err := jobstore.StartNext(ctx, root, jobstore.WithScanInterval(100*time.Millisecond), jobstore.WithLease(childLease()))
 		if err != nil {
 			if ctx.Err() == nil {
 				fmt.Fprintln(out, "err", strings.ReplaceAll(err.Error(), "\n", " "))
@@ -83,7 +83,7 @@ func nextWorkers(t *testing.T, h *twoHosts, n int, env ...string) []*child {
 		if i%2 == 1 {
 			mnt, host = h.B, "hostB"
 		}
-		kids = append(kids, startRole(t, nextWorkerRole, append(env, jobstore.HostEnv+"="+host, "ROOT="+mnt)...))
+		kids = append(kids, startRole(t, nextWorkerRole, append(env, jobstore.HostEnv+"="+host, "ROOT="+mnt, "LEASE="+h.Lease.String())...))
 	}
 	return kids
 }
@@ -119,97 +119,99 @@ func startsOf(t *testing.T, dir string) []string {
 // them submitted while they run (through either mount): every job is
 // started exactly once, and succeeds.
 func TestTwoHosts_EightWorkersDrain500JobsEachStartedOnce(t *testing.T) {
-	h := mountTwoHosts(t, false)
-	const jobs = 500
-	ids := make([]string, jobs)
-	for i := range jobs / 2 {
-		ids[i] = fmt.Sprintf("early%03d", i)
-		_, err := jobstore.Submit(h.Backing, jobstore.JobSpec{ID: ids[i], Kind: "k"})
-		require.NoError(t, err)
-	}
-	kids := nextWorkers(t, h, 8)
-	for i := jobs / 2; i < jobs; i++ {
-		ids[i] = fmt.Sprintf("late%03d", i)
-		mnt := h.A
-		if i%2 == 1 {
-			mnt = h.B
+	forEachTwoHosts(t, func(t *testing.T, h *twoHosts) {
+		const jobs = 500
+		ids := make([]string, jobs)
+		for i := range jobs / 2 {
+			ids[i] = fmt.Sprintf("early%03d", i)
+			_, err := jobstore.Submit(h.A, jobstore.JobSpec{ID: ids[i], Kind: "k"})
+			require.NoError(t, err)
 		}
-		_, err := jobstore.Submit(mnt, jobstore.JobSpec{ID: ids[i], Kind: "k"})
-		require.NoError(t, err)
-	}
-	deadline := time.Now().Add(5 * time.Minute) // a hang guard
-	for {
-		ended := 0
-		for _, id := range ids {
-			if st, err := jobstore.ReadStatus(jobstore.JobDir(filepath.Join(h.Backing, id))); err == nil && st != nil && st.State.Terminal() {
-				ended++
+		kids := nextWorkers(t, h, 8)
+		for i := jobs / 2; i < jobs; i++ {
+			ids[i] = fmt.Sprintf("late%03d", i)
+			mnt := h.A
+			if i%2 == 1 {
+				mnt = h.B
+			}
+			_, err := jobstore.Submit(mnt, jobstore.JobSpec{ID: ids[i], Kind: "k"})
+			require.NoError(t, err)
+		}
+		deadline := time.Now().Add(5 * time.Minute) // a hang guard
+		for {
+			ended := 0
+			for _, id := range ids {
+				if st, err := jobstore.ReadStatus(jobstore.JobDir(filepath.Join(h.Server, id))); err == nil && st != nil && st.State.Terminal() {
+					ended++
+				}
+			}
+			if ended == jobs {
+				break
+			}
+			require.True(t, time.Now().Before(deadline), "only %d of %d jobs ended", ended, jobs)
+			time.Sleep(100 * time.Millisecond)
+		}
+		lines := stopWorkers(t, kids)
+		started := map[string]int{}
+		for _, l := range lines {
+			if id, ok := strings.CutPrefix(l, "started "); ok {
+				started[id]++
+			} else {
+				t.Errorf("a worker said: %s", l)
 			}
 		}
-		if ended == jobs {
-			break
+		hosts := map[string]int{}
+		for _, id := range ids {
+			dir := filepath.Join(h.Server, id)
+			starts := startsOf(t, dir)
+			require.Len(t, starts, 1, "job %s was started %d times: %v", id, len(starts), starts)
+			require.Equal(t, 1, started[id], "job %s reported started %d times", id, started[id])
+			hosts[strings.Fields(starts[0])[0]]++
+			require.Equal(t, jobstore.Succeeded, readStatus(t, jobstore.JobDir(dir)).State)
 		}
-		require.True(t, time.Now().Before(deadline), "only %d of %d jobs ended", ended, jobs)
-		time.Sleep(100 * time.Millisecond)
-	}
-	lines := stopWorkers(t, kids)
-	started := map[string]int{}
-	for _, l := range lines {
-		if id, ok := strings.CutPrefix(l, "started "); ok {
-			started[id]++
-		} else {
-			t.Errorf("a worker said: %s", l)
-		}
-	}
-	hosts := map[string]int{}
-	for _, id := range ids {
-		dir := filepath.Join(h.Backing, id)
-		starts := startsOf(t, dir)
-		require.Len(t, starts, 1, "job %s was started %d times: %v", id, len(starts), starts)
-		require.Equal(t, 1, started[id], "job %s reported started %d times", id, started[id])
-		hosts[strings.Fields(starts[0])[0]]++
-		require.Equal(t, jobstore.Succeeded, readStatus(t, jobstore.JobDir(dir)).State)
-	}
-	t.Logf("jobs run per host: %v", hosts)
+		t.Logf("jobs run per host: %v", hosts)
+	})
 }
 
 // A worker SIGKILLed mid-job on host A: while other workers on both hosts
 // keep pulling jobs, a reconciler on host B marks its job lost, and nobody
 // runs it again.
 func TestTwoHosts_KilledWorkersJobIsLostAndNeverRunAgain(t *testing.T) {
-	h := mountTwoHosts(t, false)
-	_, err := jobstore.Submit(h.Backing, jobstore.JobSpec{ID: "victim", Kind: "k"})
-	require.NoError(t, err)
-	holder := startRole(t, nextWorkerRole, jobstore.HostEnv+"=hostA", "ROOT="+h.A, "HOLD=1")
-	require.Equal(t, "started victim", holder.line(t))
-	others := nextWorkers(t, h, 4)
-
-	require.NoError(t, holder.cmd.Process.Signal(syscall.SIGKILL))
-	_ = holder.cmd.Wait()
-	t.Setenv(jobstore.HostEnv, "hostB")
-	victim := jobstore.JobDir(filepath.Join(h.B, "victim"))
-	killed := time.Now()
-	for {
-		changed, err := jobstore.Reconcile(victim)
+	forEachTwoHosts(t, func(t *testing.T, h *twoHosts) {
+		_, err := jobstore.Submit(h.A, jobstore.JobSpec{ID: "victim", Kind: "k"})
 		require.NoError(t, err)
-		if changed {
-			break
-		}
-		require.Less(t, time.Since(killed), 10*twoHostLease, "never reconciled") // a hang guard
-		time.Sleep(50 * time.Millisecond)
-	}
-	require.Equal(t, jobstore.Lost, readStatus(t, victim).State)
+		holder := startRole(t, nextWorkerRole, jobstore.HostEnv+"=hostA", "ROOT="+h.A, "HOLD=1", "LEASE="+h.Lease.String())
+		require.Equal(t, "started victim", holder.line(t))
+		others := nextWorkers(t, h, 4)
 
-	// The workers are alive and pulling: a job submitted now is run.
-	_, err = jobstore.Submit(h.A, jobstore.JobSpec{ID: "after", Kind: "k"})
-	require.NoError(t, err)
-	waitGuarded(t, "the job submitted after to end", func() bool {
-		st, err := jobstore.ReadStatus(jobstore.JobDir(filepath.Join(h.Backing, "after")))
-		return err == nil && st != nil && st.State.Terminal()
+		require.NoError(t, holder.cmd.Process.Signal(syscall.SIGKILL))
+		_ = holder.cmd.Wait()
+		t.Setenv(jobstore.HostEnv, "hostB")
+		victim := jobstore.JobDir(filepath.Join(h.B, "victim"))
+		killed := time.Now()
+		for {
+			changed, err := jobstore.Reconcile(victim)
+			require.NoError(t, err)
+			if changed {
+				break
+			}
+			require.Less(t, time.Since(killed), 10*h.Lease, "never reconciled") // a hang guard
+			time.Sleep(50 * time.Millisecond)
+		}
+		require.Equal(t, jobstore.Lost, readStatus(t, victim).State)
+
+		// The workers are alive and pulling: a job submitted now is run.
+		_, err = jobstore.Submit(h.A, jobstore.JobSpec{ID: "after", Kind: "k"})
+		require.NoError(t, err)
+		waitGuarded(t, "the job submitted after to end", func() bool {
+			st, err := jobstore.ReadStatus(jobstore.JobDir(filepath.Join(h.Server, "after")))
+			return err == nil && st != nil && st.State.Terminal()
+		})
+		lines := stopWorkers(t, others)
+		require.NotContains(t, lines, "started victim")
+		require.Len(t, startsOf(t, filepath.Join(h.Server, "victim")), 1, "the lost job ran again")
+		require.Equal(t, jobstore.Lost, readStatus(t, victim).State)
 	})
-	lines := stopWorkers(t, others)
-	require.NotContains(t, lines, "started victim")
-	require.Len(t, startsOf(t, filepath.Join(h.Backing, "victim")), 1, "the lost job ran again")
-	require.Equal(t, jobstore.Lost, readStatus(t, victim).State)
 }
 
 // waitGuarded polls cond until it holds, failing after waitGuard.
@@ -227,10 +229,11 @@ func waitGuarded(t *testing.T, what string, cond func() bool) {
 // mounts cache attributes. Logged, not asserted: the latency of each of 20
 // submissions against the scan interval plus 100 ms.
 func TestTwoHosts_StartNextFindsTheOtherHostsSubmissionsByItsScan(t *testing.T) {
-	h := mountTwoHosts(t, false)
-	const scan = 200 * time.Millisecond
-	k := startRole(t, latencyWorkerRole, jobstore.HostEnv+"=hostB", "ROOT="+h.B, "SCAN="+scan.String())
-	lat := startLatencies(t, k, h.A, 20, false)
-	t.Logf("Submit through mount A -> StartNext through mount B, scan %v: p50 %v, p90 %v, max %v (scan + 100 ms = %v)",
-		scan, quantile(lat, 0.5), quantile(lat, 0.9), lat[len(lat)-1], scan+100*time.Millisecond)
+	forEachTwoHosts(t, func(t *testing.T, h *twoHosts) {
+		const scan = 200 * time.Millisecond
+		k := startRole(t, latencyWorkerRole, jobstore.HostEnv+"=hostB", "ROOT="+h.B, "SCAN="+scan.String())
+		lat := startLatencies(t, k, h.A, 20, false)
+		t.Logf("Submit through mount A -> StartNext through mount B, scan %v: p50 %v, p90 %v, max %v (scan + 100 ms = %v)",
+			scan, quantile(lat, 0.5), quantile(lat, 0.9), lat[len(lat)-1], scan+100*time.Millisecond)
+	})
 }
