@@ -132,6 +132,16 @@ func claimForStart(op string, jd *fsys.Dir, dir JobDir, lk *Lock, last *JobStatu
 	if err != nil {
 		return nil, nil, err
 	}
+	// A Remove renames a finished job's directory away before it deletes it:
+	// a claim made in it after that (this process read the job before the
+	// removal began) is in a directory that is no job any more.
+	if moved, merr := movedAway(jd, dir); merr != nil || moved {
+		_ = c.Withdraw()
+		if merr != nil {
+			return nil, nil, stepError(op, string(dir), unwrapPath(merr), "cannot look at the job directory after the claim", "")
+		}
+		return nil, nil, errRemovedMeanwhile(op, dir)
+	}
 	// A write of the runner of attempt a (or of a stale claimant this
 	// process fenced) that resolved its .run directory before the fence may
 	// have landed since last was read: continue from it. Anything else that
@@ -384,15 +394,16 @@ func (r *Run) fenceError(op string, n uint64, err error) error {
 }
 
 // ownerWriteError turns a failed write of attempt n's owner into
-// ErrNotOwner when the reason is that .run-n is gone: ENOENT or ENOTDIR at
-// the rename (or the create) while the job directory is there. Nothing but
+// ErrNotOwner when the reason is that .run-n is gone, or names another
+// directory than the one claimed (attempt.ErrFenced, ENOENT or ENOTDIR at
+// the create or the rename) while the job directory is there. Nothing but
 // a fence (or the owner's own release) removes .run-n, so that is the only
 // cause. .run-n is not looked up again to confirm: through a cached view (a
 // FUSE or NFS client's dentry and attribute caches) it may still appear to
 // exist while every operation inside it fails at the server. ErrNotJob when
 // the job directory itself is gone.
 func ownerWriteError(op string, dir JobDir, n uint64, err error) error {
-	if err == nil || (!errors.Is(err, fs.ErrNotExist) && !fsys.IsNotDir(err)) {
+	if err == nil || (!errors.Is(err, fs.ErrNotExist) && !fsys.IsNotDir(err) && !errors.Is(err, attempt.ErrFenced)) {
 		return err
 	}
 	if _, serr := os.Stat(dir.SpecPath()); errors.Is(serr, fs.ErrNotExist) {

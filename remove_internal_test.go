@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"sync"
 	"testing"
 
@@ -86,8 +87,11 @@ func TestStart_ClaimInARemovedDirectoryRefuses(t *testing.T) {
 	if err := <-removed; err != nil {
 		t.Fatalf("the removal failed: %v", err)
 	}
-	if len(claimed) == 0 {
-		t.Fatalf("the starter claimed nothing in the hidden directory: the interleaving was not the one meant")
+	if !strings.Contains(err.Error(), "removed meanwhile") {
+		t.Fatalf("Start: %v, want the removal named: the interleaving was not the one meant", err)
+	}
+	if len(claimed) != 0 {
+		t.Fatalf("the starter left %v in the removed directory: its claim must be withdrawn", claimed)
 	}
 	if left := dirNames(t, root); len(left) != 0 {
 		t.Fatalf("the root holds %v after the removal, want nothing", left)

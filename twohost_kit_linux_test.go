@@ -56,6 +56,9 @@ type twoHosts struct {
 	// Lease is the runners' lease for the tests on this filesystem
 	// (twoHostLeaseFor).
 	Lease time.Duration
+	// Staleness is how late a change made through one mount may be seen
+	// through the other (0: at once): the C and D of the lease bound.
+	Staleness time.Duration
 }
 
 // twoHostsKit is one filesystem of the kit.
@@ -98,7 +101,8 @@ func forEachTwoHosts(t *testing.T, body func(t *testing.T, h *twoHosts)) {
 	for _, k := range twoHostsKits() {
 		t.Run(k.name, func(t *testing.T) {
 			a, b, server := k.mount(t)
-			body(t, &twoHosts{A: a, B: b, Server: server, LocksForwarded: k.locksForwarded, Lease: twoHostLeaseFor(k.staleness)})
+			body(t, &twoHosts{A: a, B: b, Server: server, LocksForwarded: k.locksForwarded, Lease: twoHostLeaseFor(k.staleness),
+				Staleness: k.staleness})
 		})
 	}
 }

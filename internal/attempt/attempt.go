@@ -21,6 +21,7 @@ package attempt
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"strconv"
 	"strings"
@@ -83,7 +84,7 @@ var (
 // from the caller, who keeps it open for the claim's life.
 type Claim struct {
 	job   *fsys.Dir
-	run   *fsys.Dir // .run-n, held from the claim on; writes make their temp files here
+	run   *fsys.Dir // .run-n, held from the claim on, to remove what the claim made even once fenced
 	runID fsys.ID
 	n     uint64
 	at    time.Time // monotonic: just before the mkdir, the lease's first "renewal"
@@ -121,9 +122,6 @@ func Take(job *fsys.Dir, n uint64) (*Claim, error) {
 		return nil, err
 	}
 	id, err := run.ID()
-	if err == nil {
-		err = run.KeepRoot()
-	}
 	if err != nil {
 		run.Close()
 		return nil, err
@@ -139,14 +137,45 @@ func (c *Claim) N() uint64 { return c.n }
 func (c *Claim) At() time.Time { return c.at }
 
 // The write protocol's primitives for a record the owner writes (see the
-// caller's write protocol): the temp file is made in .run-n, held open, and
-// renamed from .run-n, looked up again by name from the job directory at
-// the rename, into the job directory. Once .run-n was renamed away (fenced),
-// the rename fails with ENOENT (or ENOTDIR) and nothing is written.
+// caller's write protocol): the temp file is made in .run-n and renamed from
+// .run-n into the job directory, .run-n being looked up again by name from
+// the job directory at each of the two steps, and checked to be the
+// directory this process claimed. Once .run-n was renamed away (fenced), the
+// step fails (ErrFenced) and nothing is written. Nothing is ever created
+// through the directory held since the claim: a network filesystem's client
+// that sees a create through a held directory may resolve the directory's
+// old name to it again (GlusterFS does), and a fence would go unnoticed.
+
+// current opens .run-n as the job directory names it now, never through a
+// link, and checks that it is the directory this process claimed: gone, not
+// a directory, or another directory is ErrFenced.
+func (c *Claim) current() (*fsys.Dir, error) {
+	run, err := c.job.OpenDir(RunName(c.n))
+	if errors.Is(err, fs.ErrNotExist) || fsys.IsNotDir(err) {
+		return nil, fmt.Errorf("%w (%w)", ErrFenced, err)
+	}
+	if err != nil {
+		return nil, err
+	}
+	id, err := run.ID()
+	if err == nil && id != c.runID {
+		err = ErrFenced
+	}
+	if err != nil {
+		run.Close()
+		return nil, err
+	}
+	return run, nil
+}
 
 // CreateTemp creates the temp file for name in .run-n.
 func (c *Claim) CreateTemp(name string, perm fs.FileMode) (fsys.File, string, error) {
-	return c.run.CreateTemp(name, perm)
+	run, err := c.current()
+	if err != nil {
+		return nil, "", err
+	}
+	defer run.Close()
+	return run.NewTemp(name, perm)
 }
 
 // Join is the path of the temp file tmp, for errors.
@@ -156,7 +185,7 @@ func (c *Claim) Join(tmp string) string { return c.run.Join(tmp) }
 // name in the job directory. writeThrough and timeout are the job
 // directory's (Windows).
 func (c *Claim) Replace(tmp, name string, _ bool, _ time.Duration) error {
-	run, err := c.job.OpenDir(RunName(c.n))
+	run, err := c.current()
 	if err != nil {
 		return err
 	}

@@ -106,8 +106,13 @@ func (r *Renewer) renew(now time.Time) error {
 }
 
 func (r *Renewer) write(n uint64) error {
-	if r.f == nil {
-		f, err := r.c.run.OpenWriter(LeaseFile, 0o644)
+	if r.f == nil { // made through .run-n as named now (see Claim.current), then written in place
+		run, err := r.c.current()
+		if err != nil {
+			return err
+		}
+		f, err := run.OpenWriter(LeaseFile, 0o644)
+		run.Close()
 		if err != nil {
 			return err
 		}

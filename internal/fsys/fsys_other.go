@@ -31,6 +31,7 @@ func (*Dir) KeepRoot() error              { return errors.ErrUnsupported }
 func (*Dir) CreateTemp(string, fs.FileMode) (File, string, error) {
 	return nil, "", errors.ErrUnsupported
 }
+func (*Dir) NewTemp(string, fs.FileMode) (File, string, error) { return nil, "", errors.ErrUnsupported }
 func (*Dir) Replace(string, string, bool, time.Duration) error { return errors.ErrUnsupported }
 func (*Dir) ReplaceFrom(*Dir, string, string) error            { return errors.ErrUnsupported }
 func (*Dir) PublishNew(string, string, bool) (bool, error)     { return false, errors.ErrUnsupported }

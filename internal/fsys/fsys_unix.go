@@ -6,8 +6,10 @@ import (
 	"errors"
 	"io"
 	"io/fs"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strconv"
 	"syscall"
 	"time"
 
@@ -291,6 +293,24 @@ func (d *Dir) OpenWriter(name string, perm fs.FileMode) (*os.File, error) {
 		return nil, err
 	}
 	return os.NewFile(uintptr(fd), d.Join(name)), nil
+}
+
+// NewTemp creates a temp file for name in d as CreateTemp names it ("." +
+// name + random decimal digits, O_CREAT|O_EXCL|O_NOFOLLOW, a new name on a
+// collision, perm less the umask), but relative to d's descriptor, without
+// renameio's os.Root: for a directory looked up afresh for each write,
+// which an os.Root would have to open and check by path each time.
+func (d *Dir) NewTemp(name string, perm fs.FileMode) (File, string, error) {
+	for attempt := 0; ; attempt++ {
+		tmp := "." + name + strconv.FormatUint(rand.Uint64()>>1, 10)
+		fd, err := openat(d.fd, tmp, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, uint32(perm.Perm()))
+		if err == nil {
+			return rawFile(fd), tmp, nil
+		}
+		if err != unix.EEXIST || attempt >= 100 {
+			return nil, "", &fs.PathError{Op: "create", Path: d.Join(tmp), Err: err}
+		}
+	}
 }
 
 // CreateExcl creates name, which must not exist (O_EXCL: a link there is an

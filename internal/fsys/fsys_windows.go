@@ -152,6 +152,11 @@ func (d *Dir) CreateTemp(name string, perm fs.FileMode) (File, string, error) {
 	}
 }
 
+// NewTemp is CreateTemp: on Windows no temp file needs a root.
+func (d *Dir) NewTemp(name string, perm fs.FileMode) (File, string, error) {
+	return d.CreateTemp(name, perm)
+}
+
 // Replace is MoveFileEx(REPLACE_EXISTING), with WRITE_THROUGH if asked,
 // falling back to a POSIX-semantics rename and retrying for timeout while
 // other processes hold the target (moveFile).
