@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/axqua/jobstore/internal/attempt"
+	"github.com/axqua/jobstore/internal/fsevents"
 )
 
 // CancelSchemaVersion is the schema version of cancel.json this package
@@ -446,17 +447,24 @@ func finishMessage(dir JobDir, state State, msg string) string {
 type runContext struct {
 	ctx    context.Context
 	cancel context.CancelCauseFunc
-	watch  *cancelWatch // nil when the context ended before it was needed
+	watch  *fsevents.Await // nil when the context ended before it was needed
 }
 
-func newRunContext(dir JobDir, ended error) *runContext {
+// cancelPollInterval is the safety poll of a Run's wait for cancel.json:
+// how late a request is seen where the filesystem delivers no events (NFS,
+// SMB, FUSE written by another host) or no watch could be had.
+const cancelPollInterval = time.Second
+
+// newRunContext starts the context of a Run in dir; poll is the safety
+// poll of its wait for cancel.json (cancelPollInterval but in tests).
+func newRunContext(dir JobDir, ended error, poll time.Duration) *runContext {
 	ctx, cancel := context.WithCancelCause(context.Background())
 	rc := &runContext{ctx: ctx, cancel: cancel}
 	if ended != nil {
 		cancel(ended)
 		return rc
 	}
-	rc.watch = startCancelWatch(dir, cancelPollInterval, true, func() {
+	rc.watch = fsevents.StartAwait(string(dir), CancelFile, poll, true, func() {
 		p := findCancel(dir)
 		if p == nil { // removed by hand between the look and the read
 			p = &pendingCancel{err: errBecause("read cancel request", dir.CancelPath(), nil, "vanished after it appeared", "")}
@@ -471,7 +479,7 @@ func newRunContext(dir JobDir, ended error) *runContext {
 func (rc *runContext) end(cause error) {
 	rc.cancel(cause)
 	if rc.watch != nil {
-		rc.watch.stop()
+		rc.watch.Stop()
 	}
 }
 
@@ -534,7 +542,7 @@ func (r *Run) Context() context.Context {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.ctx == nil {
-		r.ctx = newRunContext(r.dir, r.endCause())
+		r.ctx = newRunContext(r.dir, r.endCause(), cancelPollInterval)
 	}
 	return r.ctx.ctx
 }

@@ -89,8 +89,9 @@
 // itself in internal/flock); the records in model.go and index.go;
 // Submit and the Run handle in run.go, coalesced progress in progress.go;
 // StartNext and its cache of job directories in next.go (their stamps in
-// internal/dirstamp), Wait in wait.go; Watch in watch.go and watch_events.go; cancel.json in cancel.go and
-// cancel_watch.go; Reconcile in reconcile.go; SweepTemps in sweep.go; List
+// internal/dirstamp), Wait in wait.go; Watch in watch.go, over the
+// process's one OS watcher in internal/fsevents; cancel.json in cancel.go;
+// Reconcile in reconcile.go; SweepTemps in sweep.go; List
 // in list.go; Remove and Prune in remove.go; ownership across hosts in ownership.go, with the claim in
 // claim.go, the attempt directory a Run holds open in rundir_unix.go, the
 // lease in lease.go, the fence in fence.go, the host identity in hostid.go

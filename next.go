@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/axqua/jobstore/internal/dirstamp"
+	"github.com/axqua/jobstore/internal/fsevents"
 )
 
 // DefaultScanInterval is how often StartNext looks at the jobs root when no
@@ -603,11 +604,13 @@ func (c *nextCache) follow() bool {
 }
 
 // nextEvents is the file system watch of a root for StartNext: the root
-// itself (every entry) and the incomplete job directories followed. Every
-// event closes the channel next returned, waking every waiting call.
+// itself (every entry) and the incomplete job directories followed, all
+// into one sink. Every event closes the channel next returned, waking every
+// waiting call.
 type nextEvents struct {
-	root *subscription // nil: no events here
-	dirs map[string]*followed
+	sink *fsevents.Sink
+	root *fsevents.Subscription            // nil: no events here
+	dirs map[string]*fsevents.Subscription // nil value: the OS gave none (not tried again)
 
 	mu      sync.Mutex
 	changed chan struct{}
@@ -615,16 +618,11 @@ type nextEvents struct {
 	wg      sync.WaitGroup
 }
 
-// followed is the watch of one incomplete job directory.
-type followed struct {
-	sub  *subscription // nil: the OS gave none (not tried again)
-	stop chan struct{}
-}
-
 func newNextEvents(root string) *nextEvents {
-	ev := &nextEvents{dirs: map[string]*followed{}, changed: make(chan struct{}), done: make(chan struct{})}
-	if ev.root = subscribe(root, ""); ev.root != nil {
-		ev.forward(ev.root, nil)
+	ev := &nextEvents{sink: fsevents.NewSink(), dirs: map[string]*fsevents.Subscription{},
+		changed: make(chan struct{}), done: make(chan struct{})}
+	if ev.root = fsevents.Subscribe(root, nil, ev.sink); ev.root != nil {
+		ev.wg.Go(ev.forward)
 	}
 	return ev
 }
@@ -639,22 +637,20 @@ func (ev *nextEvents) next() <-chan struct{} {
 	return ev.changed
 }
 
-func (ev *nextEvents) forward(s *subscription, stop chan struct{}) {
-	ev.wg.Go(func() {
-		for {
-			select {
-			case <-s.wake:
-				ev.mu.Lock()
-				close(ev.changed)
-				ev.changed = make(chan struct{})
-				ev.mu.Unlock()
-			case <-stop:
-				return
-			case <-ev.done:
-				return
-			}
+// forward closes the channel next returned on every wake of the sink.
+func (ev *nextEvents) forward() {
+	for {
+		select {
+		case <-ev.sink.Ready():
+			ev.sink.Take(nil) // which change does not matter: every waiting call looks
+			ev.mu.Lock()
+			close(ev.changed)
+			ev.changed = make(chan struct{})
+			ev.mu.Unlock()
+		case <-ev.done:
+			return
 		}
-	})
+	}
 }
 
 // follow subscribes to status.json in dir unless it is followed already,
@@ -663,37 +659,32 @@ func (ev *nextEvents) follow(dir string) bool {
 	if _, ok := ev.dirs[dir]; ok {
 		return false
 	}
-	f := &followed{sub: subscribe(dir, StatusFile), stop: make(chan struct{})}
-	ev.dirs[dir] = f
-	if f.sub == nil {
-		return false
-	}
-	ev.forward(f.sub, f.stop)
-	return true
+	sub := fsevents.Subscribe(dir, []string{StatusFile}, ev.sink)
+	ev.dirs[dir] = sub
+	return sub != nil
 }
 
 // unfollow ends the watch of dir. The OS watch is removed in the
 // background: that waits (see nextCacheIdle), and nothing waits for it.
 func (ev *nextEvents) unfollow(dir string) {
-	f := ev.dirs[dir]
+	sub := ev.dirs[dir]
 	delete(ev.dirs, dir)
-	if f.sub != nil {
-		close(f.stop)
-		go f.sub.cancel()
+	if sub != nil {
+		go sub.Cancel()
 	}
 }
 
-// stop ends every watch and forwarding goroutine.
+// stop ends every watch and the forwarding goroutine.
 func (ev *nextEvents) stop() {
 	close(ev.done)
 	ev.wg.Wait()
-	for dir := range ev.dirs {
-		if f := ev.dirs[dir]; f.sub != nil {
-			f.sub.cancel()
+	for _, sub := range ev.dirs {
+		if sub != nil {
+			sub.Cancel()
 		}
 	}
 	if ev.root != nil {
-		ev.root.cancel()
+		ev.root.Cancel()
 	}
 }
 

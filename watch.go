@@ -5,8 +5,9 @@ import (
 	"errors"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"time"
+
+	"github.com/axqua/jobstore/internal/fsevents"
 )
 
 // DefaultPollInterval is how often Watch reads status.json when no event
@@ -96,9 +97,8 @@ func Watch(ctx context.Context, dir JobDir, opts ...WatchOption) (<-chan Update,
 	}
 	w := &watcher{dir: dir, poll: o.poll, out: make(chan Update)}
 	if o.events {
-		if abs, err := filepath.Abs(string(dir)); err == nil {
-			w.sub = subscribe(abs, StatusFile) // nil: no events, the poll alone
-		}
+		w.sink = fsevents.NewSink()
+		w.sub = fsevents.Subscribe(string(dir), []string{StatusFile}, w.sink) // nil: no events, the poll alone
 	}
 	go w.run(ctx)
 	return w.out, nil
@@ -109,7 +109,8 @@ type watcher struct {
 	dir  JobDir
 	poll time.Duration
 	out  chan Update
-	sub  *subscription // nil without events
+	sink *fsevents.Sink
+	sub  *fsevents.Subscription // nil without events
 
 	delivered bool   // something was delivered
 	seq       uint64 // the seq of the last status delivered (0: none)
@@ -120,8 +121,8 @@ func (w *watcher) run(ctx context.Context) {
 	defer close(w.out)
 	var wake <-chan struct{}
 	if w.sub != nil {
-		defer w.sub.cancel()
-		wake = w.sub.wake
+		defer w.sub.Cancel()
+		wake = w.sink.Ready()
 	}
 	tick := time.NewTicker(w.poll)
 	defer tick.Stop()
@@ -140,6 +141,7 @@ func (w *watcher) run(ctx context.Context) {
 			}
 			pending, next = false, Update{}
 		case <-wake:
+			w.sink.Take(nil) // which change does not matter: there is one file to read
 			pending = w.consider(w.read(), &next, pending)
 		case <-tick.C:
 			pending = w.consider(w.read(), &next, pending)

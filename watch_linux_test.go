@@ -116,3 +116,61 @@ func TestRunContexts_ShareTheWatchersInotifyInstance(t *testing.T) {
 	assert.ErrorIs(t, context.Cause(runs[7].Context()), jobstore.ErrCancelRequested)
 	assert.NoError(t, runs[6].Context().Err(), "another job's request is not this one's")
 }
+
+// A job directory removed and made again under the same ID, in a process
+// that watched it before (the shared watcher kept a watch that died with
+// the old directory): a Run of the new job still hears a cancel request by
+// an event. Its context's poll is an hour, so only an event ends it within
+// the guard. Five rounds, each on a directory watched and remade.
+func TestRunContext_JobDirMadeAgainHearsCancelByEvent(t *testing.T) {
+	root := tempDir(t)
+	for round := range 5 {
+		dir, err := jobstore.Submit(root, jobstore.JobSpec{ID: "again", Kind: "test"})
+		require.NoError(t, err)
+		// A watcher of the first directory that outlives it.
+		updates, _ := startWatch(t, dir, jobstore.WithPollInterval(slowPoll))
+		nextStatus(t, updates)
+		require.NoError(t, os.RemoveAll(string(dir)))
+
+		again, err := jobstore.Submit(root, jobstore.JobSpec{ID: "again", Kind: "test"})
+		require.NoError(t, err)
+		require.Equal(t, dir, again)
+		r, err := jobstore.Start(dir)
+		require.NoError(t, err)
+		ctx := jobstore.ContextPolling(r, slowPoll)
+		require.NoError(t, jobstore.RequestCancel(dir, jobstore.CancelRequest{Reason: "round " + strconv.Itoa(round)}))
+		select {
+		case <-ctx.Done():
+		case <-time.After(deadline):
+			t.Fatalf("round %d: the run's context heard no event of the cancel request within %v", round, deadline)
+		}
+		require.ErrorIs(t, context.Cause(ctx), jobstore.ErrCancelRequested)
+		require.NoError(t, r.Close())
+		require.NoError(t, os.RemoveAll(string(dir)))
+	}
+}
+
+// A Watch whose job directory is removed and made again under it goes on
+// hearing the new directory by events (its poll is an hour).
+func TestWatch_JobDirMadeAgainUnderTheWatchIsHeardByEvents(t *testing.T) {
+	root := tempDir(t)
+	dir := writeJob(t, root, specAt("again", 1), statusIn(jobstore.Running, 1))
+	updates, _ := startWatch(t, dir, jobstore.WithPollInterval(slowPoll))
+	nextStatus(t, updates)
+	require.NoError(t, os.RemoveAll(string(dir)))
+	u, ok := next(t, updates)
+	require.True(t, ok)
+	require.Error(t, u.Err, "the removal is reported")
+
+	writeJob(t, root, specAt("again", 1), statusIn(jobstore.Running, 2))
+	for {
+		u, ok := next(t, updates)
+		require.True(t, ok)
+		if u.Status != nil {
+			assert.Equal(t, uint64(2), u.Status.Seq)
+			break
+		}
+	}
+	require.NoError(t, jobstore.WriteStatus(dir, *statusIn(jobstore.Succeeded, 3), jobstore.NoSync()))
+	assert.Equal(t, jobstore.Succeeded, nextStatus(t, updates).State)
+}
