@@ -11,6 +11,7 @@ import (
 
 	"github.com/axqua/jobstore/internal/attempt"
 	"github.com/axqua/jobstore/internal/fsevents"
+	"github.com/axqua/jobstore/internal/fsys"
 )
 
 // CancelSchemaVersion is the schema version of cancel.json this package
@@ -119,22 +120,36 @@ func ReadCancel(dir JobDir) (*CancelRequest, error) {
 		return nil, err
 	}
 	defer d.Close()
-	var c *CancelRequest
-	found, err := readTolerant(op, d, jobRecord(dir, CancelFile), newReadOptions(nil), func(b []byte) (err error) {
-		c, _, err = decodeCancel(b)
-		return err
-	})
+	c, err := readCancelIn(d, dir, newReadOptions(nil))
 	if err != nil {
-		return nil, withPath(err, op, path)
+		return nil, err
 	}
 	if _, serr := d.Lstat(SpecFile); errors.Is(serr, fs.ErrNotExist) {
 		return nil, errNotJob(op, dir)
 	}
-	if !found {
+	if c == nil {
 		return nil, nil
 	}
 	if c.JobID != dir.ID() {
 		return nil, errWrongJobID(op, path, c.JobID, dir)
+	}
+	return c, nil
+}
+
+// readCancelIn reads cancel.json in the job directory d: nil, nil when
+// there is none. It checks neither that job.json exists nor the job_id.
+func readCancelIn(d *fsys.Dir, dir JobDir, o readOptions) (*CancelRequest, error) {
+	const op = "read cancel request"
+	var c *CancelRequest
+	found, err := readTolerant(op, d, jobRecord(dir, CancelFile), o, func(b []byte) (err error) {
+		c, _, err = decodeCancel(b)
+		return err
+	})
+	if err != nil {
+		return nil, withPath(err, op, dir.CancelPath())
+	}
+	if !found {
+		return nil, nil
 	}
 	return c, nil
 }

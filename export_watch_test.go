@@ -11,6 +11,10 @@ import (
 // poll alone, as on a filesystem that gives none.
 func WithoutEvents() WatchOption { return withoutEvents() }
 
+// WithMaxWatches makes WatchRoot watch at most n job directories, as when
+// the OS gives no more watches.
+func WithMaxWatches(n int) WatchOption { return withMaxWatches(n) }
+
 // WatchedDirs is how many directories the process's shared OS watcher
 // watches, and whether it exists at all.
 func WatchedDirs() (dirs int, exists bool) { return fsevents.Watched() }

@@ -143,11 +143,7 @@ func JobDirs(root string) ([]JobDir, error) { return jobDirs("list jobs", root) 
 func jobDirs(op, root string) ([]JobDir, error) {
 	des, err := os.ReadDir(root)
 	if err != nil {
-		remedy := "check the path: the root is the directory that holds the job directories (the first Submit creates it)"
-		if errors.Is(err, fs.ErrPermission) {
-			remedy = "give this user read and search permission on the jobs root"
-		}
-		return nil, errIO(op, root, err, "cannot read the jobs root", remedy)
+		return nil, errReadRoot(op, root, err)
 	}
 	dirs := make([]JobDir, 0, len(des))
 	for _, de := range des {
@@ -158,6 +154,15 @@ func jobDirs(op, root string) ([]JobDir, error) {
 		dirs = append(dirs, JobDir(filepath.Join(root, name)))
 	}
 	return dirs, nil
+}
+
+// errReadRoot is the error of a jobs root that cannot be read.
+func errReadRoot(op, root string, err error) error {
+	remedy := "check the path: the root is the directory that holds the job directories (the first Submit creates it)"
+	if errors.Is(err, fs.ErrPermission) {
+		remedy = "give this user read and search permission on the jobs root"
+	}
+	return errIO(op, root, err, "cannot read the jobs root", remedy)
 }
 
 // parallel calls fn(0..n-1) on at most GOMAXPROCS goroutines and waits.

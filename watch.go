@@ -26,8 +26,9 @@ type Update struct {
 type WatchOption func(*watchOptions)
 
 type watchOptions struct {
-	poll   time.Duration
-	events bool
+	poll       time.Duration
+	events     bool
+	maxWatches int // WatchRoot: job directories watched at most (0: as many as the OS gives)
 }
 
 // WithPollInterval sets the safety poll: status.json is read every d even
@@ -43,6 +44,11 @@ func WithPollInterval(d time.Duration) WatchOption {
 // withoutEvents turns file system events off, leaving the poll alone: the
 // path a watcher takes where the OS gives no events.
 func withoutEvents() WatchOption { return func(o *watchOptions) { o.events = false } }
+
+// withMaxWatches makes WatchRoot watch at most n job directories, polling
+// the others: what it does when the OS refuses a watch
+// (fs.inotify.max_user_watches), without lowering the limit for everyone.
+func withMaxWatches(n int) WatchOption { return func(o *watchOptions) { o.maxWatches = n } }
 
 // Watch follows a job's status.json until the job ends or ctx is done.
 //

@@ -155,6 +155,19 @@ func (s *Subscription) Cancel() {
 	}
 }
 
+// Live reports whether, as far as the hub knows, the OS watches the
+// subscription's directory now. False after the directory was removed or
+// moved away, until a directory is back under its path and watched again
+// (a Change with Name "" tells either way); true does not prove that no
+// event was lost.
+func (s *Subscription) Live() bool {
+	h := s.hub
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	dw := h.dirs[s.dir]
+	return dw != nil && dw.live
+}
+
 // wants reports whether an event about the entry name concerns s.
 func (s *Subscription) wants(name string) bool {
 	if s.names == nil {
