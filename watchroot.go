@@ -88,11 +88,12 @@ type RootUpdate struct {
 // the directory's modification time changed (a write renames status.json
 // into it; cancel.json is linked or renamed in), its status.json and
 // cancel.json are read again (job.json only while it has not been read).
-// A directory whose modification time was first seen less than two
-// seconds before its read is read again on the next poll too, since a
-// filesystem's timestamps are coarse (up to 2 s on FAT) and a second
-// change within one tick would leave the same time ("racily clean", as git
-// calls it). The root itself is stat'ed at each poll and listed again when
+// A directory whose time stays the same is read once more when the tick
+// of the filesystem's clock that gave it is surely over (100 ms after the
+// time was first seen, or 2 s for a time in whole seconds, as FAT, ext3
+// and HFS+ write them), since a second change within one tick leaves the
+// same time ("racily clean", as git calls it): such a change is seen that
+// much later. The root itself is stat'ed at each poll and listed again when
 // its modification time changed (or the path names another directory).
 //
 // What the poll does not see: a record rewritten in place (not renamed
@@ -123,12 +124,16 @@ func WatchRoot(ctx context.Context, root string, opts ...WatchOption) (<-chan Ro
 
 // racyWindow is how long after a directory's modification time is first
 // seen a read of it may still miss a change that leaves the same time: the
-// coarsest timestamp granularity of a filesystem a root may be on (FAT:
-// 2 s). clockSlack is how far a file server's clock may be behind this
+// coarsest timestamp granularity of a filesystem a root may be on (FAT,
+// ext3, HFS+: 1 or 2 s; their times have no fraction of a second).
+// fineRacyWindow is the same for a time with a fraction of a second: a
+// clock that ticks every few milliseconds (Linux's coarse clock, Windows'
+// timer). clockSlack is how far a file server's clock may be behind this
 // machine's: a time older than both together is settled at once.
 const (
-	racyWindow = 2 * time.Second
-	clockSlack = time.Minute
+	racyWindow     = 2 * time.Second
+	fineRacyWindow = 100 * time.Millisecond
+	clockSlack     = time.Minute
 )
 
 // readMask says which records of a job to read.
@@ -1070,12 +1075,13 @@ type stamp struct {
 
 // due records a stat of the directory (its modification time, at now on
 // the caller's monotonic clock) and reports whether its contents must be
-// read: the time differs from the last one, or the read that followed it
-// may have missed a change within the same tick of the filesystem's
-// clock. A read at least racyWindow after the time was first seen settles
-// it, and so does a time older than racyWindow+clockSlack by this
-// machine's clock: no change within its tick can still come. The caller
-// reads after due returns true.
+// read: the time differs from the last one, or it is the same and the
+// first read that followed it may have missed a change within the same
+// tick of the filesystem's clock, and the tick is surely over (racyWindow,
+// or fineRacyWindow for a time with a fraction of a second, after the time
+// was first seen): then one more read settles it. A time older than
+// racyWindow+clockSlack by this machine's clock is settled at once. The
+// caller reads after due returns true.
 func (s *stamp) due(mtime, now int64) bool {
 	if s.seen == 0 || mtime != s.mtime {
 		old := time.Now().UnixNano()-mtime > int64(racyWindow+clockSlack)
@@ -1085,6 +1091,10 @@ func (s *stamp) due(mtime, now int64) bool {
 	if s.settled {
 		return false
 	}
-	s.settled = now-s.seen >= int64(racyWindow)
-	return true
+	window := racyWindow
+	if mtime%int64(time.Second) != 0 {
+		window = fineRacyWindow
+	}
+	s.settled = now-s.seen >= int64(window)
+	return s.settled
 }

@@ -380,3 +380,32 @@ func TestWatchRoot_ReleasesEverythingWhenCtxIsDone(t *testing.T) {
 		assert.Equal(t, fds, openFiles(t), "descriptors back to the baseline")
 	}
 }
+
+// TestWatchRoot_ChangesBeforeSyncedComeAfterIt: a status written and a job
+// added after WatchRoot returned, before the receiver took anything: the
+// first listing's jobs each come once (job-00 with seq 1 or 2), then
+// Synced, then the added job and, unless its first update had it already,
+// job-00's seq 2.
+func TestWatchRoot_ChangesBeforeSyncedComeAfterIt(t *testing.T) {
+	for _, mode := range rootModes {
+		t.Run(mode.name, func(t *testing.T) {
+			root := tempDir(t)
+			var dirs []jobstore.JobDir
+			for i := range 50 {
+				dirs = append(dirs, writeJob(t, root, specAt(fmt.Sprintf("job-%02d", i), i), statusIn(jobstore.Running, 1)))
+			}
+			f := followRoot(t, root, mode.opts...)
+			require.NoError(t, jobstore.WriteStatus(dirs[0], *statusIn(jobstore.Running, 2), jobstore.NoSync()))
+			added := writeJob(t, root, specAt("added", 99), statusIn(jobstore.Queued, 1))
+			time.Sleep(rootQuiet) // let the watch see both before the receiver takes anything
+			f.untilSynced()
+			assert.Equal(t, len(dirs)+1, f.updates, "the first listing's jobs, then Synced")
+			_, early := f.view[added]
+			assert.False(t, early, "a job added after the listing comes after Synced")
+			f.until("the added job", func(u jobstore.RootUpdate) bool { return u.Dir == added })
+			if f.view[dirs[0]].Status.Seq != 2 {
+				f.until("job-00's seq 2", func(u jobstore.RootUpdate) bool { return u.Dir == dirs[0] && u.Status.Seq == 2 })
+			}
+		})
+	}
+}
