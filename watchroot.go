@@ -231,7 +231,8 @@ type sentView struct {
 type jobRead struct {
 	job                                 *rootJob
 	mask                                readMask
-	missing                             bool // the directory is gone
+	missing                             bool  // the directory is gone
+	mtime                               int64 // the directory's modification time before the read; 0: unknown
 	spec                                *JobSpec
 	status                              *JobStatus
 	cancel                              *CancelRequest
@@ -286,12 +287,13 @@ func (w *rootWatch) firstScan(des []fs.DirEntry) {
 	defer w.scan.end()
 	parallel(len(jobs), func(i int) {
 		j := jobs[i]
-		if w.subscribe(j, &mu) == nil || !w.local {
+		polled := w.subscribe(j, &mu) == nil || !w.local
+		if polled {
 			if fi, err := w.scan.stat(j.name); err == nil {
 				j.stamp.due(fi.ModTime().UnixNano(), w.now())
 			}
 		}
-		reads[i] = readJob(j, maskAll)
+		reads[i] = readJob(j, maskAll, !polled)
 	})
 	for i, j := range jobs {
 		w.jobs[j.name] = j
@@ -366,7 +368,8 @@ func (w *rootWatch) run(ctx context.Context) {
 		var reads chan<- readRequest
 		var req readRequest
 		if j := w.toRead.peek(); j != nil {
-			reads, req = w.reads, readRequest{j, j.want}
+			_, polled := w.polled[j]
+			reads, req = w.reads, readRequest{j, j.want, !polled}
 		}
 		select {
 		case out <- w.next:
@@ -403,8 +406,9 @@ func (w *rootWatch) release() {
 
 // readRequest asks a reader to read the records mask names of a job.
 type readRequest struct {
-	job  *rootJob
-	mask readMask
+	job   *rootJob
+	mask  readMask
+	stamp bool // take the directory's time first (a watched job)
 }
 
 // reader reads jobs until the watch stops. It touches nothing of a
@@ -415,7 +419,7 @@ func (w *rootWatch) reader() {
 		case <-w.stop:
 			return
 		case req := <-w.reads:
-			r := readJob(req.job, req.mask)
+			r := readJob(req.job, req.mask, req.stamp)
 			select {
 			case w.results <- r:
 			case <-w.stop:
@@ -443,10 +447,14 @@ func (w *rootWatch) events() {
 	var lost bool
 	w.changed, lost = w.sink.Take(w.changed[:0])
 	if lost {
+		// Events were dropped: list the root again, and read again the jobs
+		// whose directory changed since it was last read, as a poll would.
 		w.relist()
+		all := make(map[*rootJob]struct{}, len(w.jobs))
 		for _, j := range w.jobs {
-			w.schedule(j, maskAll)
+			all[j] = struct{}{}
 		}
+		w.stat(all, w.now())
 		return
 	}
 	for _, c := range w.changed {
@@ -472,11 +480,21 @@ func (w *rootWatch) events() {
 		case SpecFile:
 			w.schedule(j, maskAll)
 		case StatusFile:
-			w.schedule(j, maskStatus)
+			w.schedule(j, w.statusMask(j))
 		case CancelFile:
 			w.schedule(j, maskCancel)
 		}
 	}
+}
+
+// statusMask is what to read when status.json changed: cancel.json too
+// until it is known (written once), so that the read covers every record
+// whose change moves the directory's time, and stamps it.
+func (w *rootWatch) statusMask(j *rootJob) readMask {
+	if j.cancel == nil {
+		return maskStatus | maskCancel
+	}
+	return maskStatus
 }
 
 // watchedNow moves j in or out of the poll as its watch lives or dies.
@@ -573,15 +591,22 @@ func (w *rootWatch) poll() {
 			w.sync(des, now)
 		}
 	}
-	if len(w.polled) == 0 {
-		return
+	if len(w.polled) > 0 {
+		w.stat(w.polled, now)
 	}
+}
+
+// stat stats each job of jobs (one lstat of its directory, relative to a
+// descriptor of the root, unless sync stat'ed it in this generation) and
+// reads again the records of those whose directory changed.
+func (w *rootWatch) stat(jobs map[*rootJob]struct{}, now int64) {
 	w.scan.begin()
 	defer w.scan.end()
-	for j := range w.polled {
+	for j := range jobs {
 		if j.gen == w.gen {
-			continue // stat'ed by sync in this poll
+			continue
 		}
+		j.gen = w.gen
 		fi, err := w.scan.stat(j.name)
 		switch {
 		case err != nil && errors.Is(err, fs.ErrNotExist):
@@ -703,10 +728,22 @@ func (w *rootWatch) apply(r jobRead) {
 		}
 	}
 	j.dirErr = r.dirErr
+	if _, polled := w.polled[j]; !polled && r.mtime != 0 && w.covers(j, r.mask) {
+		// The poll stamps what it polls; a watched job is stamped by its
+		// reads, so that after lost events only what changed is read again.
+		j.stamp.due(r.mtime, w.now())
+	}
 	j.loaded = true
 	j.ver++
 	w.offer(j)
 	w.schedule(j, 0) // what was asked while this read was in flight
+}
+
+// covers reports whether a read of mask, in j's state, read every record
+// whose change moves the directory's time: status.json, and cancel.json
+// and job.json unless they are known (each is written once).
+func (w *rootWatch) covers(j *rootJob, mask readMask) bool {
+	return mask&maskStatus != 0 && (mask&maskCancel != 0 || j.cancel != nil) && (mask&maskSpec != 0 || j.spec != nil)
 }
 
 // applyStatus takes in a status read: never one older than the newest
@@ -911,8 +948,9 @@ func copySpec(spec JobSpec) JobSpec {
 
 // readJob reads the records mask names of j, opening its directory once
 // and never through a link, by List's rules: nothing else is read from a
-// directory without job.json.
-func readJob(j *rootJob, mask readMask) jobRead {
+// directory without job.json. With stamp, the directory's modification
+// time is taken first.
+func readJob(j *rootJob, mask readMask, stamp bool) jobRead {
 	r := jobRead{job: j, mask: mask}
 	d, err := openJobDir("read job", j.dir)
 	if err != nil {
@@ -924,6 +962,11 @@ func readJob(j *rootJob, mask readMask) jobRead {
 		return r
 	}
 	defer d.Close()
+	if stamp {
+		if fi, err := d.Lstat("."); err == nil {
+			r.mtime = fi.ModTime().UnixNano()
+		}
+	}
 	o := newReadOptions(nil)
 	if mask&maskSpec != 0 {
 		spec, err := readSpecIn(d, j.dir, o, specSchema())

@@ -26,8 +26,12 @@
 package fsevents
 
 import (
+	"errors"
+	"maps"
 	"path/filepath"
+	"slices"
 	"sync"
+	"syscall"
 
 	"github.com/fsnotify/fsnotify"
 )
@@ -52,6 +56,7 @@ type hub struct {
 	mu      sync.Mutex // guards what follows; taken after shared.mu, never across a call to w
 	dirs    map[string]*dirWatch
 	pending map[string]struct{} // directories whose watch the repairer sets up again
+	checks  map[string]struct{} // live watches the repairer checks (after an overflow)
 	n       int                 // subscriptions in all
 }
 
@@ -208,7 +213,7 @@ func newHub() *hub {
 	h := &hub{
 		w: w, done: make(chan struct{}), quit: make(chan struct{}),
 		fix: make(chan struct{}, 1), fixed: make(chan struct{}),
-		dirs: map[string]*dirWatch{}, pending: map[string]struct{}{},
+		dirs: map[string]*dirWatch{}, pending: map[string]struct{}{}, checks: map[string]struct{}{},
 	}
 	go h.dispatch()
 	go h.repairer()
@@ -333,14 +338,15 @@ func (h *hub) repairer() {
 			return
 		}
 		h.mu.Lock()
-		todo := make([]string, 0, len(h.pending))
-		for dir := range h.pending {
-			todo = append(todo, dir)
-		}
+		repairs, checks := slices.Collect(maps.Keys(h.pending)), slices.Collect(maps.Keys(h.checks))
 		clear(h.pending)
+		clear(h.checks)
 		h.mu.Unlock()
-		for _, dir := range todo {
+		for _, dir := range repairs {
 			h.repair(dir)
+		}
+		for _, dir := range checks {
+			h.check(dir)
 		}
 		shared.mu.Unlock()
 	}
@@ -381,10 +387,30 @@ func (h *hub) repair(dir string) {
 	h.ensure(dir)
 }
 
+// check makes sure a watch the hub takes for live still watches the
+// directory under its path: Add again, which keeps a watch of the same
+// directory as it is (no event is missed) and moves it to a directory that
+// replaced it. A directory that is gone is repaired, its subscribers
+// woken. The caller holds shared.mu.
+func (h *hub) check(dir string) {
+	h.mu.Lock()
+	dw := h.dirs[dir]
+	ok := dw != nil && dw.live
+	h.mu.Unlock()
+	if ok && h.w.Add(dir) != nil {
+		h.mu.Lock()
+		h.wakeLocked(dir, dw)
+		h.mu.Unlock()
+		h.repair(dir)
+	}
+}
+
 // dispatch routes each event to the sinks that want it and schedules
 // repairs. It returns when the watcher is closed. A watcher error (an event
-// queue overflow) tells every sink that events were lost and has every
-// watch checked.
+// queue overflow, a failed read) tells every sink that events were lost and
+// has every watch checked; except EINVAL, which is fsnotify failing to
+// remove a watch the kernel had already dropped (a directory moved away and
+// then deleted): nothing was lost.
 func (h *hub) dispatch() {
 	defer close(h.done)
 	evs, errs := h.w.Events, h.w.Errors
@@ -396,12 +422,14 @@ func (h *hub) dispatch() {
 				continue
 			}
 			h.event(ev)
-		case _, ok := <-errs:
+		case err, ok := <-errs:
 			if !ok {
 				errs = nil
 				continue
 			}
-			h.overflow()
+			if !errors.Is(err, syscall.EINVAL) {
+				h.overflow()
+			}
 		}
 	}
 }
@@ -430,14 +458,18 @@ func (h *hub) event(ev fsnotify.Event) {
 	}
 }
 
+// overflow tells every sink that events were lost, and has every live
+// watch checked: an event that a watch died may be among the lost ones.
 func (h *hub) overflow() {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	for dir, dw := range h.dirs {
 		for _, s := range dw.subs {
-			s.sink.lose()
+			s.sink.Lose()
 		}
-		h.pending[dir] = struct{}{}
+		if dw.live {
+			h.checks[dir] = struct{}{}
+		}
 	}
 	h.kick()
 }

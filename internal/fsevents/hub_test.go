@@ -1,10 +1,12 @@
 package fsevents
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strconv"
 	"sync"
 	"syscall"
 	"testing"
@@ -297,4 +299,48 @@ func TestWatched_CountsLiveWatches(t *testing.T) {
 	s3.Cancel()
 	_, exists = Watched()
 	assert.False(t, exists)
+}
+
+// TestDispatch_OverflowTellsEverySinkAndWatchingGoesOn: while dispatch is
+// held up, more events than the OS queues (fs.inotify.max_queued_events,
+// 16,384 by default) are made; every sink is then told that events were
+// lost, and events are delivered again afterwards.
+func TestDispatch_OverflowTellsEverySinkAndWatchingGoesOn(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("the queue limit is inotify's")
+	}
+	dir, other := newDir(t), newDir(t)
+	sink, quiet := NewSink(), NewSink()
+	mustSubscribe(t, dir, nil, sink)
+	mustSubscribe(t, other, nil, quiet)
+	limit := 16384
+	if b, err := os.ReadFile("/proc/sys/fs/inotify/max_queued_events"); err == nil {
+		_, _ = fmt.Sscan(string(b), &limit)
+	}
+	h := shared.hub
+	h.mu.Lock() // dispatch waits here with the first event; the kernel queue fills
+	for i := range limit + 100 {
+		require.NoError(t, os.WriteFile(filepath.Join(dir, strconv.Itoa(i)), nil, 0o644))
+	}
+	h.mu.Unlock()
+	for _, k := range []*Sink{sink, quiet} {
+		select {
+		case <-k.Ready():
+		case <-time.After(guard):
+			t.Fatal("no wake after the overflow")
+		}
+		for {
+			_, lost := k.Take(nil)
+			if lost {
+				break
+			}
+			select {
+			case <-k.Ready():
+			case <-time.After(guard):
+				t.Fatal("the overflow was not reported")
+			}
+		}
+	}
+	publish(t, other, "after", "{}")
+	waitFor(t, quiet, Change{other, "after"})
 }

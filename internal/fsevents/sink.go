@@ -62,8 +62,11 @@ func (k *Sink) add(c Change) {
 	k.wake()
 }
 
-// lose records that events were dropped and wakes the consumer.
-func (k *Sink) lose() {
+// Lose records that changes were lost, as an overflow of the OS's event
+// queue does: the next Take reports lost, and the consumer looks at
+// everything. For a consumer that had to drop changes itself, and for
+// tests of what a consumer does then.
+func (k *Sink) Lose() {
 	k.mu.Lock()
 	k.lost = true
 	k.mu.Unlock()

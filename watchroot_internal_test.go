@@ -1,0 +1,58 @@
+package jobstore
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/axqua/jobstore/internal/testdir"
+)
+
+// TestWatchRoot_LostEventsAreMadeUpByAStatOfEachJob: when events were
+// lost (an overflow of the OS's queue), the watch lists the root again and
+// stats each job directory, and reads again exactly the jobs whose
+// directory changed since their last read, and the job added meanwhile.
+// The watch is driven by hand, without its goroutine, so that the changes'
+// own events can be dropped.
+func TestWatchRoot_LostEventsAreMadeUpByAStatOfEachJob(t *testing.T) {
+	root := testdir.New(t)
+	var dirs []JobDir
+	for i := range 20 {
+		dir := JobDir(filepath.Join(root, fmt.Sprintf("job-%02d", i)))
+		require.NoError(t, WriteSpec(dir, JobSpec{ID: dir.ID(), Kind: "test"}, NoSync()))
+		require.NoError(t, WriteStatus(dir, JobStatus{State: Running, Seq: 1}, NoSync()))
+		dirs = append(dirs, dir)
+	}
+	old := time.Now().Add(-time.Hour) // settled: no racily-clean read is due
+	for _, d := range dirs {
+		require.NoError(t, os.Chtimes(string(d), old, old))
+	}
+	w, err := newRootWatch(root, watchOptions{poll: time.Hour, events: true})
+	require.NoError(t, err)
+	t.Cleanup(w.release)
+	if w.sink == nil || !w.local {
+		t.Skip("no events here, or not a local filesystem: nothing to lose")
+	}
+	require.Empty(t, w.polled, "every job is left to its events")
+
+	require.NoError(t, WriteStatus(dirs[3], JobStatus{State: Running, Seq: 2}, NoSync()))
+	require.NoError(t, RequestCancel(dirs[7], CancelRequest{Reason: "lost"}))
+	added := JobDir(filepath.Join(root, "added"))
+	require.NoError(t, WriteSpec(added, JobSpec{ID: "added", Kind: "test"}, NoSync()))
+	time.Sleep(100 * time.Millisecond) // let their events reach the sink
+	w.sink.Take(nil)                    // and drop them
+	w.sink.Lose()
+	w.events()
+
+	var read []string
+	for j := w.toRead.peek(); j != nil; j = w.toRead.peek() {
+		w.toRead.pop()
+		read = append(read, j.name)
+	}
+	assert.ElementsMatch(t, []string{"job-03", "job-07", "added"}, read)
+}
