@@ -45,7 +45,7 @@ func TestWatchRoot_LostEventsAreMadeUpByAStatOfEachJob(t *testing.T) {
 	added := JobDir(filepath.Join(root, "added"))
 	require.NoError(t, WriteSpec(added, JobSpec{ID: "added", Kind: "test"}, NoSync()))
 	time.Sleep(100 * time.Millisecond) // let their events reach the sink
-	w.sink.Take(nil)                    // and drop them
+	w.sink.Take(nil)                   // and drop them
 	w.sink.Lose()
 	w.events()
 
