@@ -11,6 +11,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/axqua/jobstore/internal/fsevents"
@@ -93,8 +94,18 @@ type RootUpdate struct {
 // time was first seen, or 2 s for a time in whole seconds, as FAT, ext3
 // and HFS+ write them), since a second change within one tick leaves the
 // same time ("racily clean", as git calls it): such a change is seen that
-// much later. The root itself is stat'ed at each poll and listed again when
-// its modification time changed (or the path names another directory).
+// much later. The root itself is stat'ed at each poll, and listed again
+// when its path names another directory or, unless its events tell
+// everything, when its time changed.
+//
+// The first listing's jobs are read before Synced and watched (or handed
+// to the poll) right after it, each followed by a stat of its directory:
+// one whose time is not older than the listing (less 2 s, and a minute
+// more where the time may come from another host's clock) is read again,
+// since a change between its read and its watch told nobody. When the OS
+// drops events (its queue overflowed), the root is listed again and every
+// job directory stat'ed, and the jobs whose time moved since their last
+// read are read again.
 //
 // What the poll does not see: a record rewritten in place (not renamed
 // into place) changes no directory time; on a polled job only an event
@@ -105,10 +116,11 @@ type RootUpdate struct {
 //
 // The channel is closed when ctx is done; by then every goroutine, watch
 // and descriptor of the WatchRoot is released. A receiver that stops
-// receiving must cancel ctx. Cost: three goroutines plus max(4,
-// GOMAXPROCS) readers, one descriptor (the root's), one OS watch per job
-// directory plus one for root (see Watch for the limits), and, per job, its
-// records plus a few hundred bytes.
+// receiving must cancel ctx. Cost: one goroutine and max(4, GOMAXPROCS)
+// readers (GOMAXPROCS more while the first listing is read), a descriptor
+// of root during each poll, one OS watch per job directory plus one for
+// root (see Watch for the limits), and, per job, its records and a few
+// hundred bytes (BenchmarkWatchRootMemoryPerJob).
 func WatchRoot(ctx context.Context, root string, opts ...WatchOption) (<-chan RootUpdate, error) {
 	o := watchOptions{poll: DefaultPollInterval, events: true}
 	for _, opt := range opts {
@@ -164,9 +176,16 @@ type rootWatch struct {
 	jobs   map[string]*rootJob // by name, the live ones
 	polled map[*rootJob]struct{}
 
-	first   jobQueue // jobs of the first listing, before Synced
-	changes jobQueue // jobs whose update waits, after Synced
-	synced  bool     // Synced was delivered
+	first     jobQueue      // jobs of the first listing, before Synced
+	changes   jobQueue      // jobs whose update waits, after Synced
+	synced    bool          // Synced was delivered
+	unsettled jobQueue      // jobs of the first listing not yet watched or stamped (settle)
+	scanned   []*rootJob    // the first listing, until its reads are all taken in
+	scanReads []jobRead     // their reads, by the scan's workers
+	scanDone  []atomic.Bool // which reads are done
+	scanReady chan struct{} // buffered 1: a read is done
+	scanNext  int           // the first read not yet taken in
+	listed    int64         // the wall clock (UnixNano) before the first listing
 
 	rootErr     error  // the root's problem, while it lasts
 	rootErrSent string // the last one delivered
@@ -246,7 +265,7 @@ func newRootWatch(root string, o watchOptions) (*rootWatch, error) {
 		return nil, errReadRoot(op, root, err)
 	}
 	w := &rootWatch{
-		o: o, root: root, rootAbs: abs, start: time.Now(), out: make(chan RootUpdate),
+		o: o, root: root, rootAbs: abs, start: time.Now(), out: make(chan RootUpdate, 64),
 		jobs: map[string]*rootJob{}, polled: map[*rootJob]struct{}{},
 		reads: make(chan readRequest), results: make(chan jobRead), stop: make(chan struct{}),
 	}
@@ -257,6 +276,7 @@ func newRootWatch(root string, o watchOptions) (*rootWatch, error) {
 		w.local = w.rootSub != nil && fsevents.Local(abs)
 	}
 	w.scan = newRootScan(op, root)
+	w.listed = time.Now().UnixNano()
 	des, err := w.scan.list(w.now(), true)
 	if err != nil {
 		if w.rootSub != nil {
@@ -271,39 +291,99 @@ func newRootWatch(root string, o watchOptions) (*rootWatch, error) {
 // now is the watch's monotonic clock, in nanoseconds (never 0).
 func (w *rootWatch) now() int64 { return int64(time.Since(w.start)) + 1 }
 
-// firstScan reads every job of the first listing, in parallel as List
-// does, each directory watched (or stamped, if it is to be polled) before
-// it is read.
+// firstScan makes the jobs of the first listing; startScan reads them.
 func (w *rootWatch) firstScan(des []fs.DirEntry) {
-	jobs := make([]*rootJob, 0, len(des))
+	w.scanned = make([]*rootJob, 0, len(des))
 	for _, de := range des {
 		if j := w.newJob(de.Name(), de.Type()); j != nil {
-			jobs = append(jobs, j)
+			j.inFirst, j.reading = true, true // read by the scan, not the readers
+			w.jobs[j.name] = j
+			w.scanned = append(w.scanned, j)
 		}
 	}
-	reads := make([]jobRead, len(jobs))
-	var mu sync.Mutex // guards w.watched
+	w.scanReads = make([]jobRead, len(w.scanned))
+	w.scanDone = make([]atomic.Bool, len(w.scanned))
+	w.scanReady = make(chan struct{}, 1)
+}
+
+// startScan reads every job of the first listing, in parallel as List does
+// and nothing more, so that Synced costs what List costs and a look for
+// cancel.json per job; the watch takes in and delivers what is read as it
+// comes (takeScan). Their directories are watched, or handed to the poll,
+// after Synced (settle).
+func (w *rootWatch) startScan() {
+	jobs, reads, done, ready := w.scanned, w.scanReads, w.scanDone, w.scanReady
+	w.readers.Go(func() {
+		parallel(len(jobs), func(i int) {
+			select {
+			case <-w.stop:
+				return
+			default:
+			}
+			reads[i] = readJob(jobs[i], maskAll, false)
+			done[i].Store(true)
+			select {
+			case ready <- struct{}{}:
+			default: // a wake is already waiting
+			}
+		})
+	})
+}
+
+// takeScan takes in the first listing's reads that are done, in order.
+func (w *rootWatch) takeScan() {
+	for w.scanNext < len(w.scanned) && w.scanDone[w.scanNext].Load() {
+		j := w.scanned[w.scanNext]
+		w.scanned[w.scanNext] = nil
+		w.apply(w.scanReads[w.scanNext])
+		w.scanReads[w.scanNext] = jobRead{}
+		w.scanNext++
+		if j.gone {
+			j.inFirst = false
+			continue
+		}
+		w.first.push(j)
+		w.unsettled.push(j)
+	}
+	if w.scanNext == len(w.scanned) {
+		w.scanned, w.scanReads, w.scanDone, w.scanReady = nil, nil, nil, nil
+	}
+}
+
+// settle watches up to n jobs of the first listing, or hands them to the
+// poll, after Synced: a watch, then one stat of the directory. A directory
+// whose time is older than the listing's start (less racyWindow, and
+// clockSlack where the time may come from another host's clock) was not
+// changed since before it was read, and is settled; any other is read
+// again, since a change between its read and its watch told nobody.
+func (w *rootWatch) settle(n int) {
 	w.scan.begin()
 	defer w.scan.end()
-	parallel(len(jobs), func(i int) {
-		j := jobs[i]
-		polled := w.subscribe(j, &mu) == nil || !w.local
-		if polled {
-			if fi, err := w.scan.stat(j.name); err == nil {
-				j.stamp.due(fi.ModTime().UnixNano(), w.now())
-			}
+	margin := int64(racyWindow)
+	if !w.local {
+		margin += int64(clockSlack)
+	}
+	for ; n > 0; n-- {
+		j := w.unsettled.peek()
+		if j == nil {
+			return
 		}
-		reads[i] = readJob(j, maskAll, !polled)
-	})
-	for i, j := range jobs {
-		w.jobs[j.name] = j
-		if j.sub == nil || !w.local {
+		w.unsettled.pop()
+		if j.gone {
+			continue
+		}
+		if w.subscribe(j, nil) == nil || !w.local {
 			w.polled[j] = struct{}{}
 		}
-		j.inFirst = true
-		w.apply(reads[i])
-		if !j.gone {
-			w.first.push(j)
+		fi, ok := w.look(j)
+		if !ok {
+			continue
+		}
+		if mtime := fi.ModTime().UnixNano(); mtime < w.listed-margin {
+			j.stamp = stamp{mtime: mtime, seen: w.now(), settled: true}
+		} else {
+			j.stamp.due(mtime, w.now())
+			w.schedule(j, w.pollMask(j))
 		}
 	}
 }
@@ -350,6 +430,7 @@ func (w *rootWatch) subscribe(j *rootJob, mu *sync.Mutex) *fsevents.Subscription
 func (w *rootWatch) run(ctx context.Context) {
 	defer close(w.out)
 	defer w.release()
+	w.startScan()
 	for range max(4, runtime.GOMAXPROCS(0)) {
 		w.readers.Go(w.reader)
 	}
@@ -359,7 +440,13 @@ func (w *rootWatch) run(ctx context.Context) {
 	if w.sink != nil {
 		wake = w.sink.Ready()
 	}
+	always := make(chan struct{})
+	close(always)
 	for {
+		var settle <-chan struct{}
+		if w.synced && w.unsettled.peek() != nil {
+			settle = always
+		}
 		w.prepare()
 		var out chan<- RootUpdate
 		if w.nextKind != nothing {
@@ -383,6 +470,10 @@ func (w *rootWatch) run(ctx context.Context) {
 			w.events()
 		case <-tick.C:
 			w.poll()
+		case <-settle:
+			w.settle(256)
+		case <-w.scanReady: // nil once the scan is taken in
+			w.takeScan()
 		case <-ctx.Done():
 			return
 		}
@@ -607,26 +698,41 @@ func (w *rootWatch) stat(jobs map[*rootJob]struct{}, now int64) {
 			continue
 		}
 		j.gen = w.gen
-		fi, err := w.scan.stat(j.name)
-		switch {
-		case err != nil && errors.Is(err, fs.ErrNotExist):
-			w.remove(j)
-		case err != nil:
-			w.schedule(j, maskAll)
-		case !isJobEntry(j.name, fi.Mode().Type()) || j.link != (fi.Mode()&fs.ModeSymlink != 0):
-			w.remove(j)
-			w.add(j.name, fi) // nil if no job any more
-			if n := w.jobs[j.name]; n != nil {
-				n.gen = w.gen
-			}
-		case j.stamp.due(fi.ModTime().UnixNano(), now):
-			mask := maskStatus | maskCancel
-			if j.spec == nil {
-				mask |= maskSpec
-			}
-			w.schedule(j, mask)
+		if fi, ok := w.look(j); ok && j.stamp.due(fi.ModTime().UnixNano(), now) {
+			w.schedule(j, w.pollMask(j))
 		}
 	}
+}
+
+// look stats j's directory for the poll: false, with j dealt with, if it
+// is gone or no longer the entry j stands for, or cannot be stat'ed (a
+// read then says why).
+func (w *rootWatch) look(j *rootJob) (fs.FileInfo, bool) {
+	fi, err := w.scan.stat(j.name)
+	switch {
+	case err != nil && errors.Is(err, fs.ErrNotExist):
+		w.remove(j)
+	case err != nil:
+		w.schedule(j, maskAll)
+	case !isJobEntry(j.name, fi.Mode().Type()) || j.link != (fi.Mode()&fs.ModeSymlink != 0):
+		w.remove(j)
+		w.add(j.name, fi) // nil if no job any more
+		if n := w.jobs[j.name]; n != nil {
+			n.gen = w.gen
+		}
+	default:
+		return fi, true
+	}
+	return nil, false
+}
+
+// pollMask is what to read of a job whose directory changed: status.json
+// and cancel.json, and job.json while it has not been read.
+func (w *rootWatch) pollMask(j *rootJob) readMask {
+	if j.spec == nil {
+		return maskAll
+	}
+	return maskStatus | maskCancel
 }
 
 // relist lists the root again (events were lost, or the root was
@@ -843,6 +949,9 @@ func (w *rootWatch) head() (int, *rootJob) {
 			w.first.pop()
 			j.inFirst = false
 		}
+		if w.scanned != nil {
+			return nothing, nil // more of the first listing to come
+		}
 		return syncedUpdate, nil
 	}
 	if w.rootErrDue {
@@ -983,6 +1092,9 @@ func readJob(j *rootJob, mask readMask, stamp bool) jobRead {
 		r.status, r.statusErr = readStatusIn(d, j.dir, o, statusSchema())
 	}
 	if mask&maskCancel != 0 {
+		if _, err := d.Lstat(CancelFile); errors.Is(err, fs.ErrNotExist) {
+			return r // the usual case, for the price of a stat
+		}
 		r.cancel, r.cancErr = readCancelIn(d, j.dir, o)
 		if r.cancel != nil && r.cancel.JobID != j.dir.ID() {
 			r.cancel, r.cancErr = nil, errWrongJobID("read cancel request", j.dir.CancelPath(), r.cancel.JobID, j.dir)

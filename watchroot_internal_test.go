@@ -38,7 +38,14 @@ func TestWatchRoot_LostEventsAreMadeUpByAStatOfEachJob(t *testing.T) {
 	if w.sink == nil || !w.local {
 		t.Skip("no events here, or not a local filesystem: nothing to lose")
 	}
+	w.startScan()
+	for w.scanned != nil {
+		<-w.scanReady
+		w.takeScan()
+	}
+	w.settle(len(dirs))
 	require.Empty(t, w.polled, "every job is left to its events")
+	require.Empty(t, w.toRead.items[w.toRead.head:], "nothing changed since the listing")
 
 	require.NoError(t, WriteStatus(dirs[3], JobStatus{State: Running, Seq: 2}, NoSync()))
 	require.NoError(t, RequestCancel(dirs[7], CancelRequest{Reason: "lost"}))
