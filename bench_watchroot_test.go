@@ -38,7 +38,12 @@ func benchRoot(b *testing.B, n int) string {
 }
 
 // untilSynced starts WatchRoot on root and receives up to Synced; the
-// returned stop cancels it and waits for its channel to close.
+// returned stop cancels it and waits for its channel to close. Right after
+// Synced a WatchRoot watches the jobs and reads again those written
+// recently (all of a fresh fixture): settleTime is what a benchmark of
+// its steady state waits first.
+const settleTime = 3 * time.Second
+
 func untilSynced(b *testing.B, root string, opts ...jobstore.WatchOption) (ch <-chan jobstore.RootUpdate, stop func()) {
 	b.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
@@ -118,6 +123,7 @@ func BenchmarkWatchRootChangeLatency(b *testing.B) {
 	other := benchRoot(b, 1)
 	rootCh, stop := untilSynced(b, root, jobstore.WithPollInterval(time.Hour))
 	defer stop()
+	time.Sleep(settleTime)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	single := jobstore.JobDir(other + "/job-00000")
@@ -196,6 +202,7 @@ func BenchmarkWatchRootMemoryPerJob(b *testing.B) {
 
 		h0 = heap()
 		_, stop := untilSynced(b, root)
+		time.Sleep(settleTime) // every job watched
 		watch += float64(heap()-h0) / benchListJobs
 		stop()
 	}

@@ -47,6 +47,7 @@ func BenchmarkWatchRootCPUPerChange(b *testing.B) {
 	defer stopSmall()
 	largeCh, stopLarge := untilSynced(b, large)
 	defer stopLarge()
+	time.Sleep(settleTime)
 	cmd := childCommand(b, benchWriterRole)
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
@@ -111,9 +112,11 @@ func BenchmarkWatchRootIdleCPU(b *testing.B) {
 	for b.Loop() {
 		none += measure()
 		_, stop := untilSynced(b, root)
+		time.Sleep(settleTime)
 		events += measure()
 		stop()
 		_, stop = untilSynced(b, root, jobstore.WithoutEvents(), jobstore.WithPollInterval(time.Second))
+		time.Sleep(settleTime)
 		poll += measure()
 		stop()
 	}

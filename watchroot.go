@@ -168,10 +168,11 @@ type rootWatch struct {
 	start   time.Time
 	out     chan RootUpdate
 
-	sink    *fsevents.Sink // nil without events
-	rootSub *fsevents.Subscription
-	local   bool // events tell every change on root's filesystem
-	watched int  // job directories with a subscription
+	sink     *fsevents.Sink // nil without events
+	jobFiles []string       // what a job directory's subscription follows: job.json, status.json, cancel.json
+	rootSub  *fsevents.Subscription
+	local    bool // events tell every change on root's filesystem
+	watched  int  // job directories with a subscription
 
 	jobs   map[string]*rootJob // by name, the live ones
 	polled map[*rootJob]struct{}
@@ -270,7 +271,7 @@ func newRootWatch(root string, o watchOptions) (*rootWatch, error) {
 		reads: make(chan readRequest), results: make(chan jobRead), stop: make(chan struct{}),
 	}
 	if o.events {
-		w.sink = fsevents.NewSink()
+		w.sink, w.jobFiles = fsevents.NewSink(), []string{SpecFile, StatusFile, CancelFile}
 		// Before the listing, so that nothing added after it goes unseen.
 		w.rootSub = fsevents.Subscribe(abs, nil, w.sink)
 		w.local = w.rootSub != nil && fsevents.Local(abs)
@@ -418,7 +419,11 @@ func (w *rootWatch) subscribe(j *rootJob, mu *sync.Mutex) *fsevents.Subscription
 	if w.o.maxWatches > 0 && w.watched >= w.o.maxWatches {
 		return nil
 	}
-	j.sub = fsevents.Subscribe(filepath.Join(w.rootAbs, j.name), []string{SpecFile, StatusFile, CancelFile}, w.sink)
+	path := string(j.dir) // its events name it so
+	if w.rootAbs != w.root {
+		path = filepath.Join(w.rootAbs, j.name)
+	}
+	j.sub = fsevents.Subscribe(path, w.jobFiles, w.sink)
 	if j.sub != nil {
 		w.watched++
 	}
