@@ -56,6 +56,9 @@ func init() {
 				}
 			case <-stop:
 				_, _ = os.Lstat(mark + "stop")
+				cancel()
+				for range ch { // released before exiting: no call cut short in the trace
+				}
 				return 0
 			}
 		}
