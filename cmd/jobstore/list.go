@@ -119,7 +119,7 @@ func runList(e *env, fs *flag.FlagSet, args []string) error {
 	asJSON := fs.Bool("json", false, "print JSON instead of a table (shape in the help text)")
 	rebuild := fs.Bool("rebuild", false, "also rewrite ROOT/index.json from the job directories")
 	watch := fs.Bool("watch", false, "keep the table current until interrupted")
-	interval := fs.Duration("interval", jobstore.DefaultPollInterval, "with --watch: safety poll of each job, and how often ROOT is looked at again")
+	interval := fs.Duration("interval", jobstore.DefaultPollInterval, "with --watch: the safety poll, where events do not tell everything (NFS, SMB, FUSE)")
 	pos, err := parseArgs(fs, args, 1, 1, "ROOT")
 	if err != nil {
 		return err

@@ -5,66 +5,48 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"sort"
 	"time"
 
 	"github.com/axqua/jobstore"
 )
 
-// This file is "list --watch": the list table kept current, each job
-// followed by its own Watch (all of them share the process's one OS
-// watcher), ROOT looked at again every poll interval for jobs added or
-// removed.
+// This file is "list --watch": the list table kept current from
+// jobstore.WatchRoot, which follows every job of ROOT (added, changed,
+// asked to stop, removed). What is drawn is listscreen.go's.
 
 // watchedJob is one row of the table as last learned.
 type watchedJob struct {
-	dir       jobstore.JobDir
-	spec      *jobstore.JobSpec
-	specErr   error // job.json unreadable (or absent: retried at each rescan)
-	status    *jobstore.JobStatus
-	statusErr error
-	stop      context.CancelFunc // ends its Watch; nil when none runs
-	// cancel and cancelInfo: its cancel request as read once cancel.json
-	// exists (cancel.json is written once).
+	dir    jobstore.JobDir
+	spec   *jobstore.JobSpec
+	status *jobstore.JobStatus
+	err    error
+	// cancel and cancelInfo: its cancel request, as readCancel tells it.
 	cancel     *jobstore.CancelRequest
 	cancelInfo recordInfo
-	line       string // last change line printed (plain output)
+	line       string    // last change line printed (plain output)
+	since      time.Time // unborn: when it was first seen without job.json
 }
 
 // entry is the row as the table prints it.
 func (j *watchedJob) entry() jobstore.Entry {
-	err := j.specErr
-	if err == nil {
-		err = j.statusErr
-	}
-	return jobstore.Entry{Dir: j.dir, Spec: j.spec, Status: j.status, Err: err}
-}
-
-// active: the job may still change (and be asked to stop).
-func (j *watchedJob) active() bool { return j.status == nil || !j.status.State.Terminal() }
-
-// jobUpdate is an Update of one job's Watch.
-type jobUpdate struct {
-	dir jobstore.JobDir
-	u   jobstore.Update
+	return jobstore.Entry{Dir: j.dir, Spec: j.spec, Status: j.status, Err: j.err}
 }
 
 // listWatcher keeps the table of one root current.
 type listWatcher struct {
-	ctx     context.Context
-	out     io.Writer
-	root    string
-	poll    time.Duration
-	width   func() int // nil: not a terminal, a line per change
-	height  func() int
-	jobs    map[jobstore.JobDir]*watchedJob
-	updates chan jobUpdate
-	drawn   int // lines of the table on screen (terminal)
-	// unborn: directories a rescan found without job.json, and when first:
-	// not shown until unbornGrace has passed (Submit creates the directory,
-	// then job.json, durably: a moment later).
-	unborn map[jobstore.JobDir]time.Time
+	ctx    context.Context
+	out    io.Writer
+	root   string
+	width  func() int // nil: not a terminal, a line per change
+	height func() int
+	jobs   map[jobstore.JobDir]*watchedJob
+	drawn  int // lines of the table on screen (terminal)
+	// unborn: directories without job.json that appeared after the table
+	// was first drawn, not shown until unbornGrace has passed (Submit may
+	// create the directory before job.json; a removal takes job.json
+	// before the directory).
+	unborn map[jobstore.JobDir]*watchedJob
 }
 
 // unbornGrace is how long a new directory may lack job.json before list
@@ -74,32 +56,29 @@ const unbornGrace = time.Second
 
 // watchList runs list --watch until ctx is done.
 func watchList(ctx context.Context, e *env, root string, poll time.Duration) error {
-	ctx, stopAll := context.WithCancel(ctx)
-	defer stopAll() // every Watch ends with the command
-	lw := &listWatcher{ctx: ctx, out: e.stdout, root: root, poll: poll, width: e.width,
-		jobs: map[jobstore.JobDir]*watchedJob{}, updates: make(chan jobUpdate), unborn: map[jobstore.JobDir]time.Time{}}
+	lw := &listWatcher{ctx: ctx, out: e.stdout, root: root, width: e.width,
+		jobs: map[jobstore.JobDir]*watchedJob{}, unborn: map[jobstore.JobDir]*watchedJob{}}
 	if lw.width != nil {
 		lw.height = terminalHeight(e.stdout)
 	}
-
-	entries, err := jobstore.List(root)
+	updates, err := jobstore.WatchRoot(ctx, root, jobstore.WithPollInterval(poll))
 	if err != nil {
 		return err
 	}
-	for _, en := range entries {
-		j := &watchedJob{dir: en.Dir, spec: en.Spec, status: en.Status}
-		switch {
-		case en.Spec == nil:
-			j.specErr = en.Err
-		default:
-			j.statusErr = en.Err
+	for u := range updates {
+		if u.Synced {
+			break
 		}
-		j.cancel, j.cancelInfo = readCancel(en.Dir)
-		lw.jobs[en.Dir] = j
-		lw.follow(j)
+		if u.Dir != "" {
+			lw.jobs[u.Dir] = lw.row(u, nil)
+		}
+	}
+	if ctx.Err() != nil {
+		lw.stopped()
+		return nil
 	}
 	if lw.width == nil {
-		printTable(e, root, entries, time.Now())
+		printTable(e, root, lw.entries(), time.Now())
 		for _, j := range lw.jobs {
 			j.line = changeLine(j)
 		}
@@ -109,10 +88,8 @@ func watchList(ctx context.Context, e *env, root string, poll time.Duration) err
 
 	gate := newRedrawGate(redrawGap)
 	defer gate.stop()
-	rescan := time.NewTicker(poll)
-	defer rescan.Stop()
-	cancelTick := time.NewTicker(cancelCheckEvery)
-	defer cancelTick.Stop()
+	tick := time.NewTicker(poll)
+	defer tick.Stop()
 	pending := false // the table on screen is out of date
 	for {
 		var changed []*watchedJob
@@ -120,15 +97,15 @@ func watchList(ctx context.Context, e *env, root string, poll time.Duration) err
 		case <-ctx.Done():
 			lw.stopped()
 			return nil
-		case ju := <-lw.updates:
-			if j := lw.apply(ju); j != nil {
-				changed = append(changed, j)
+		case u, ok := <-updates:
+			if !ok { // closed as ctx ends
+				updates = nil
+				continue
 			}
-		case <-rescan.C:
-			changed = lw.rescan()
+			changed = lw.take(u)
+		case <-tick.C:
+			changed = lw.born()
 			pending = pending || lw.width != nil // AGE moves on
-		case <-cancelTick.C:
-			changed = lw.checkCancels()
 		case <-gate.C():
 			gate.fired()
 			if pending {
@@ -154,148 +131,75 @@ func watchList(ctx context.Context, e *env, root string, poll time.Duration) err
 	}
 }
 
-// follow starts j's Watch, unless one runs or j is not a job (yet: a
-// directory whose job.json is still being written is retried at the next
-// rescan) or has ended.
-func (lw *listWatcher) follow(j *watchedJob) {
-	if j.stop != nil || !j.active() || errors.Is(j.specErr, jobstore.ErrNotJob) {
-		return
+// row is the job of u, as list shows it: a cancel.json that cannot be
+// read is the row's cancel note, not its error (list reads it apart).
+// prev, if not nil, is the row it replaces.
+func (lw *listWatcher) row(u jobstore.RootUpdate, prev *watchedJob) *watchedJob {
+	j := &watchedJob{dir: u.Dir, spec: u.Spec, status: u.Status, err: u.Err, cancel: u.Cancel}
+	if prev != nil {
+		j.line = prev.line
 	}
-	ctx, stop := context.WithCancel(lw.ctx)
-	ch, err := jobstore.Watch(ctx, j.dir, jobstore.WithPollInterval(lw.poll))
-	if err != nil {
-		stop() // gone or not a job after all: the next rescan says
-		return
+	j.cancelInfo = recordInfo{File: jobstore.CancelFile, Present: u.Cancel != nil, Current: jobstore.CancelSchemaVersion}
+	var e *jobstore.Error
+	if errors.As(u.Err, &e) && e.Path == u.Dir.CancelPath() {
+		j.err, j.cancelInfo.Present, j.cancelInfo.Err = nil, true, u.Err
 	}
-	j.stop = stop
-	go func() {
-		for u := range ch {
-			select {
-			case lw.updates <- jobUpdate{j.dir, u}:
-			case <-ctx.Done():
-				return // Watch ends with ctx
-			}
-		}
-	}()
-}
-
-// apply records an update and returns the job it changed (nil: none).
-func (lw *listWatcher) apply(ju jobUpdate) *watchedJob {
-	j := lw.jobs[ju.dir]
-	if j == nil {
-		return nil // removed since
-	}
-	if errors.Is(ju.u.Err, jobstore.ErrNotJob) {
-		// job.json gone: the job is being removed. Say so now, not at the
-		// next rescan; a directory left without job.json comes back as
-		// unreadable from the rescans, as a new one would.
-		return lw.drop(j)
-	}
-	j.status, j.statusErr = ju.u.Status, ju.u.Err
-	if j.status == nil && j.statusErr == nil {
-		return j // no status.json yet
-	}
-	if !j.active() && j.stop != nil {
-		j.stop() // the Watch has closed; release its context
-		j.stop = nil
-	}
-	// Looked for even if the job has just ended: "cancelled, on request".
-	lw.lookForCancel(j)
 	return j
 }
 
-// drop forgets a job gone from ROOT and returns a row that says so (dir
-// only).
-func (lw *listWatcher) drop(j *watchedJob) *watchedJob {
-	if j.stop != nil {
-		j.stop()
-	}
-	delete(lw.jobs, j.dir)
-	return &watchedJob{dir: j.dir}
-}
-
-// rescan looks at ROOT again: jobs added are read and followed, jobs gone
-// are dropped, a directory that lacked job.json is read again. It returns
-// the jobs that changed (dropped ones included, with dir only).
-func (lw *listWatcher) rescan() []*watchedJob {
-	dirs, err := jobstore.JobDirs(lw.root)
-	if err != nil {
+// take records an update and returns the rows it changed (a removed one
+// with dir only).
+func (lw *listWatcher) take(u jobstore.RootUpdate) []*watchedJob {
+	if u.Dir == "" {
 		return nil // ROOT unreadable for now: keep what is shown
 	}
-	var changed []*watchedJob
-	there := map[jobstore.JobDir]bool{}
-	for _, d := range dirs {
-		there[d] = true
-		j := lw.jobs[d]
-		switch {
-		case j == nil:
-			if !exists(d.SpecPath()) {
-				first, seen := lw.unborn[d]
-				if !seen {
-					lw.unborn[d] = time.Now()
-				}
-				if !seen || time.Since(first) < unbornGrace {
-					continue
-				}
-			}
-			delete(lw.unborn, d)
-			j = &watchedJob{dir: d}
-			lw.jobs[d] = j
-		case errors.Is(j.specErr, jobstore.ErrNotJob) && exists(d.SpecPath()):
-		default:
-			continue
+	shown := lw.jobs[u.Dir]
+	switch {
+	case u.Removed:
+		delete(lw.unborn, u.Dir)
+		if shown == nil {
+			return nil
 		}
-		lw.read(j)
-		lw.follow(j)
-		changed = append(changed, j)
-	}
-	for d, j := range lw.jobs {
-		if !there[d] {
-			changed = append(changed, lw.drop(j))
+		return []*watchedJob{lw.drop(shown)}
+	case u.Spec == nil && errors.Is(u.Err, jobstore.ErrNotJob):
+		// No job.json: a job being submitted or removed. Say now that a
+		// shown one is gone; show a directory that stays so once it has
+		// stayed so for unbornGrace.
+		j := lw.row(u, nil)
+		j.since = time.Now()
+		if prev := lw.unborn[u.Dir]; prev != nil {
+			j.since = prev.since
 		}
-	}
-	for d := range lw.unborn {
-		if !there[d] {
-			delete(lw.unborn, d)
+		lw.unborn[u.Dir] = j
+		if shown == nil {
+			return nil
 		}
+		return []*watchedJob{lw.drop(shown)}
 	}
-	return changed
+	delete(lw.unborn, u.Dir)
+	j := lw.row(u, shown)
+	lw.jobs[u.Dir] = j
+	return []*watchedJob{j}
 }
 
-// read reads a job found by a rescan, as List does.
-func (lw *listWatcher) read(j *watchedJob) {
-	spec, err := jobstore.ReadSpec(j.dir)
-	j.spec, j.specErr = nil, err
-	if err == nil {
-		j.spec = &spec
-	}
-	j.status, j.statusErr = jobstore.ReadStatus(j.dir)
-	j.cancel, j.cancelInfo = readCancel(j.dir)
-}
-
-// checkCancels looks for the cancel request of each job still active that
-// has none yet, and returns those that have one now.
-func (lw *listWatcher) checkCancels() []*watchedJob {
+// born shows the directories that have lacked job.json for unbornGrace.
+func (lw *listWatcher) born() []*watchedJob {
 	var changed []*watchedJob
-	for _, j := range lw.jobs {
-		if j.active() && lw.lookForCancel(j) {
+	for dir, j := range lw.unborn {
+		if time.Since(j.since) >= unbornGrace {
+			delete(lw.unborn, dir)
+			lw.jobs[dir] = j
 			changed = append(changed, j)
 		}
 	}
 	return changed
 }
 
-// lookForCancel reads j's cancel request if none is known yet and
-// cancel.json exists; it reports whether one was found.
-func (lw *listWatcher) lookForCancel(j *watchedJob) bool {
-	if j.cancelInfo.Present || j.cancelInfo.Err != nil {
-		return false
-	}
-	if _, err := os.Lstat(j.dir.CancelPath()); err != nil {
-		return false
-	}
-	j.cancel, j.cancelInfo = readCancel(j.dir)
-	return j.cancelInfo.Present || j.cancelInfo.Err != nil
+// drop forgets a job gone from ROOT and returns a row that says so (dir
+// only).
+func (lw *listWatcher) drop(j *watchedJob) *watchedJob {
+	delete(lw.jobs, j.dir)
+	return &watchedJob{dir: j.dir, line: j.line}
 }
 
 // cancelOf is readCancel from what is known.
