@@ -2,11 +2,9 @@ package jobstore_test
 
 import (
 	"encoding/json"
-	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
-	"time"
 
 	"github.com/axqua/jobstore"
 )
@@ -26,16 +24,7 @@ const benchListJobs = 10_000
 // CPU side of a poller's list (syscalls, parsing), which is what List's
 // workers spread over the cores.
 func BenchmarkList(b *testing.B) {
-	root := benchDir(b)
-	start := time.Now()
-	for i := range benchListJobs {
-		p := float64(i%100) / 100
-		st := &jobstore.JobStatus{State: jobstore.Running, Seq: uint64(i + 2), Progress: &p, Message: "step " + fmt.Sprint(i),
-			UpdatedAt: jobstore.Now(), StartedAt: &start, PID: 4242, Host: "bench-host"}
-		spec := specAt(fmt.Sprintf("job-%05d", i), i)
-		spec.Params = json.RawMessage(`{"input": "/data/in.csv", "threads": 4}`)
-		writeJob(b, root, spec, st)
-	}
+	root := benchRoot(b, benchListJobs)
 	b.Run("impl=baseline", func(b *testing.B) {
 		for b.Loop() {
 			des, err := os.ReadDir(root)

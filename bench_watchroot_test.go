@@ -20,8 +20,8 @@ import (
 //
 // Each reports its ratio as a metric; absolute times swing with the load.
 
-// benchRoot makes a root of n jobs like BenchmarkList's (running, with
-// progress, params and a message), on the repository's disk.
+// benchRoot makes a root of n jobs (running, with progress, params and a
+// message), on the repository's disk: BenchmarkList's and WatchRoot's.
 func benchRoot(b *testing.B, n int) string {
 	b.Helper()
 	root := benchDir(b)
