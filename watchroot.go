@@ -228,9 +228,8 @@ type rootJob struct {
 	ident                               *JobSpec // the last job.json read: which job this is
 
 	want    readMask // to read once the read in flight is back
-	mask    readMask // the read in flight
-	reading bool
-	waiting bool // in toRead
+	reading bool     // a read is in flight
+	waiting bool     // in toRead
 
 	// Delivery.
 	inFirst   bool // in the first queue, not yet delivered
@@ -373,7 +372,7 @@ func (w *rootWatch) settle(n int) {
 		if j.gone {
 			continue
 		}
-		if w.subscribe(j, nil) == nil || !w.local {
+		if w.subscribe(j) == nil || !w.local {
 			w.polled[j] = struct{}{}
 		}
 		fi, ok := w.look(j)
@@ -406,15 +405,10 @@ func isJobEntry(name string, typ fs.FileMode) bool {
 }
 
 // subscribe watches j's directory unless it is a link, events are off, or
-// the watch budget (withMaxWatches) is spent. mu, if not nil, guards
-// w.watched.
-func (w *rootWatch) subscribe(j *rootJob, mu *sync.Mutex) *fsevents.Subscription {
+// the watch budget (withMaxWatches) is spent.
+func (w *rootWatch) subscribe(j *rootJob) *fsevents.Subscription {
 	if w.sink == nil || j.link {
 		return nil
-	}
-	if mu != nil {
-		mu.Lock()
-		defer mu.Unlock()
 	}
 	if w.o.maxWatches > 0 && w.watched >= w.o.maxWatches {
 		return nil
@@ -647,7 +641,7 @@ func (w *rootWatch) add(name string, fi fs.FileInfo) *rootJob {
 		return nil
 	}
 	w.jobs[name] = j
-	if w.subscribe(j, nil) == nil || !w.local {
+	if w.subscribe(j) == nil || !w.local {
 		w.polled[j] = struct{}{}
 		j.stamp.due(fi.ModTime().UnixNano(), w.now())
 	}

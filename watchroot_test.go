@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"github.com/axqua/jobstore"
+	"github.com/axqua/jobstore/internal/testdir"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -20,14 +22,33 @@ import (
 // misbehave: an event or several fast polls.
 const rootQuiet = 200 * time.Millisecond
 
-// rootModes are the two ways WatchRoot learns of a change; the event mode
-// keeps the poll slow, so that what arrives came by an event.
+// rootModes are the two ways WatchRoot learns of a change. On Linux the
+// event mode keeps the poll slow, so that what arrives came by an event;
+// elsewhere events do not tell everything (WatchRoot polls every job as
+// well), and the poll is fast there too.
 var rootModes = []struct {
 	name string
 	opts []jobstore.WatchOption
 }{
-	{"events", []jobstore.WatchOption{jobstore.WithPollInterval(slowPoll)}},
+	{"events", []jobstore.WatchOption{jobstore.WithPollInterval(eventsModePoll())}},
 	{"poll only", []jobstore.WatchOption{jobstore.WithoutEvents(), jobstore.WithPollInterval(fastPoll)}},
+}
+
+// skipRemovalUnderWine skips, in the event mode, a test that removes a
+// watched directory: Wine reports nothing of it and keeps it (delete
+// pending) until the watch ends, which it never does.
+func skipRemovalUnderWine(t *testing.T, mode string) {
+	t.Helper()
+	if mode == "events" && testdir.UnderWine() {
+		t.Skip("Wine keeps a watched directory that is deleted until its watch ends, and says nothing")
+	}
+}
+
+func eventsModePoll() time.Duration {
+	if runtime.GOOS == "linux" {
+		return slowPoll
+	}
+	return fastPoll
 }
 
 // rootFollower receives a WatchRoot's updates and checks, on each, the
@@ -151,6 +172,24 @@ func (f *rootFollower) requireMatchesList(root string) {
 	require.Equal(f.t, want, got)
 }
 
+// removeTree removes path and everything below it, bottom-up, making each
+// entry writable first: job.json and cancel.json are read-only, which
+// Windows will not remove, and Wine's os.RemoveAll fails.
+func removeTree(t testing.TB, path string) {
+	t.Helper()
+	var paths []string
+	require.NoError(t, filepath.WalkDir(path, func(p string, d fs.DirEntry, err error) error {
+		if err == nil {
+			paths = append(paths, p)
+		}
+		return err
+	}))
+	for i := len(paths) - 1; i >= 0; i-- {
+		_ = os.Chmod(paths[i], 0o755)
+		require.NoError(t, os.Remove(paths[i]))
+	}
+}
+
 // summary is what a comparison of a job's records looks at.
 func summary(spec *jobstore.JobSpec, st *jobstore.JobStatus, err error) string {
 	s := "spec:-"
@@ -175,6 +214,7 @@ func summary(spec *jobstore.JobSpec, st *jobstore.JobStatus, err error) string {
 func TestWatchRoot_FirstEachJobThenSyncedThenChanges(t *testing.T) {
 	for _, mode := range rootModes {
 		t.Run(mode.name, func(t *testing.T) {
+			skipRemovalUnderWine(t, mode.name)
 			root := tempDir(t)
 			queued := writeJob(t, root, specAt("queued", 1), statusIn(jobstore.Queued, 1))
 			running := writeJob(t, root, specAt("running", 2), statusIn(jobstore.Running, 5))
@@ -205,7 +245,7 @@ func TestWatchRoot_FirstEachJobThenSyncedThenChanges(t *testing.T) {
 			added := writeJob(t, root, specAt("added", 5), statusIn(jobstore.Queued, 1))
 			f.until("the added job", func(u jobstore.RootUpdate) bool { return u.Dir == added && u.Status != nil })
 
-			require.NoError(t, os.RemoveAll(string(asked)))
+			removeTree(t, string(asked))
 			f.until("the removal", func(u jobstore.RootUpdate) bool { return u.Removed && u.Dir == asked })
 			f.requireMatchesList(root)
 		})
@@ -262,6 +302,7 @@ func TestWatchRoot_NeverAnOlderStatus(t *testing.T) {
 func TestWatchRoot_JobReplacedUnderItsNameIsRemovedThenNew(t *testing.T) {
 	for _, mode := range rootModes {
 		t.Run(mode.name, func(t *testing.T) {
+			skipRemovalUnderWine(t, mode.name)
 			root := tempDir(t)
 			dir := writeJob(t, root, specAt("again", 1), statusIn(jobstore.Succeeded, 9))
 			f := followRoot(t, root, mode.opts...)
@@ -270,7 +311,7 @@ func TestWatchRoot_JobReplacedUnderItsNameIsRemovedThenNew(t *testing.T) {
 			aside := filepath.Join(root, ".aside")
 			require.NoError(t, os.Rename(string(dir), aside))
 			writeJob(t, root, specAt("again", 2), statusIn(jobstore.Queued, 1))
-			require.NoError(t, os.RemoveAll(aside))
+			removeTree(t, aside)
 			f.until("the new job", func(u jobstore.RootUpdate) bool { return u.Dir == dir && u.Status != nil && u.Status.Seq == 1 })
 			assert.Equal(t, 1, f.removed[dir], "the old job was removed first")
 			f.requireMatchesList(root)
@@ -328,12 +369,13 @@ func TestWatchRoot_RacilyCleanDirectoryIsReadAgain(t *testing.T) {
 func TestWatchRoot_RootRemovedAndBack(t *testing.T) {
 	for _, mode := range rootModes {
 		t.Run(mode.name, func(t *testing.T) {
+			skipRemovalUnderWine(t, mode.name)
 			root := filepath.Join(tempDir(t), "root")
 			dir := writeJob(t, root, specAt("j1", 1), statusIn(jobstore.Running, 1))
 			opts := append(slices.Clone(mode.opts), jobstore.WithPollInterval(fastPoll))
 			f := followRoot(t, root, opts...)
 			f.untilSynced()
-			require.NoError(t, os.RemoveAll(root))
+			removeTree(t, root)
 			var removed, rootErr bool
 			f.until("the removal and the root's error", func(u jobstore.RootUpdate) bool {
 				removed = removed || u.Removed && u.Dir == dir
@@ -349,14 +391,12 @@ func TestWatchRoot_RootRemovedAndBack(t *testing.T) {
 // TestWatchRoot_MissingRootIsAnErrorAtOnce: as List, a root that cannot be
 // read is an *Error at once, and nothing is left running.
 func TestWatchRoot_MissingRootIsAnErrorAtOnce(t *testing.T) {
-	_, hub := jobstore.WatchedDirs()
 	ch, err := jobstore.WatchRoot(context.Background(), filepath.Join(tempDir(t), "missing"))
 	assert.Nil(t, ch)
 	assert.ErrorIs(t, err, os.ErrNotExist)
 	var e *jobstore.Error
 	assert.ErrorAs(t, err, &e)
-	_, after := jobstore.WatchedDirs()
-	assert.Equal(t, hub, after, "no watch left behind")
+	requireNothingWatched(t, "no watch left behind")
 }
 
 // TestWatchRoot_ReleasesEverythingWhenCtxIsDone: the channel closes, and
@@ -366,8 +406,8 @@ func TestWatchRoot_ReleasesEverythingWhenCtxIsDone(t *testing.T) {
 	for i := range 20 {
 		writeJob(t, root, specAt(fmt.Sprint("j", i), i), statusIn(jobstore.Running, 1))
 	}
-	_, hub := jobstore.WatchedDirs()
-	require.False(t, hub, "no other test's watcher is left")
+	requireNothingWatched(t, "no other test's watcher is left")
+	watcherMade(t, jobstore.JobDir(filepath.Join(root, "j0")))
 	goroutines, fds := runtime.NumGoroutine(), openFiles(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	ch, err := jobstore.WatchRoot(ctx, root)
@@ -380,8 +420,7 @@ func TestWatchRoot_ReleasesEverythingWhenCtxIsDone(t *testing.T) {
 	cancel()
 	for range ch {
 	}
-	_, hub = jobstore.WatchedDirs()
-	assert.False(t, hub, "the shared watcher is closed")
+	requireNothingWatched(t, "the shared watcher is closed")
 	assert.Equal(t, goroutines, goroutinesBackTo(t, goroutines), "goroutines back to the baseline")
 	if fds >= 0 {
 		assert.Equal(t, fds, openFiles(t), "descriptors back to the baseline")

@@ -97,6 +97,7 @@ func TestAwait_StoppedAwaitNeverReports(t *testing.T) {
 // removed and made again; the name published in the new one is reported
 // by an event (the poll is an hour).
 func TestAwait_DirectoryMadeAgainIsHeardByEvents(t *testing.T) {
+	requireRepairs(t)
 	root := newDir(t)
 	dir := filepath.Join(root, "j1")
 	require.NoError(t, os.Mkdir(dir, 0o755))

@@ -18,6 +18,9 @@
 // parent reports it created, which the hub watches for as long as the
 // directory is missing and subscribed; a Subscribe to the path also tries
 // again. Each time, the subscribers get a Change with Name "" and look.
+// (On Windows a watch holds its directory open; when the directory is
+// deleted the read fails, the hub removes the watch, and the deletion
+// completes.)
 //
 // Paths are made absolute and clean; one directory reached through two
 // spellings (a symbolic link in the path) is two watches to the hub but one
@@ -29,9 +32,9 @@ import (
 	"errors"
 	"maps"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"sync"
-	"syscall"
 
 	"github.com/fsnotify/fsnotify"
 )
@@ -112,7 +115,7 @@ func subscribe(dir string, names []string, sink *Sink) (s *Subscription, closed 
 		shared.hub = h
 	}
 	if !h.ensure(dir) {
-		if h.n == 0 {
+		if h.n == 0 && closesWhenUnused {
 			h.shutdown()
 			return nil, h
 		}
@@ -130,7 +133,8 @@ func subscribe(dir string, names []string, sink *Sink) (s *Subscription, closed 
 // Cancel ends the subscription: no change is added to its sink after
 // Cancel returns. The last subscription of a directory removes its watch;
 // the last of all closes the OS watcher and waits for the hub's
-// goroutines, so that nothing of it is left. Cancelling twice is fine.
+// goroutines, so that nothing of it is left (except on Windows, see
+// closesWhenUnused). Cancelling twice is fine.
 func (s *Subscription) Cancel() {
 	shared.mu.Lock()
 	if s.cancelled {
@@ -148,11 +152,12 @@ func (s *Subscription) Cancel() {
 		}
 	}
 	h.n--
-	all := h.n == 0
+	all := h.n == 0 && closesWhenUnused
 	h.mu.Unlock()
-	h.drop(s.dir)
 	if all {
-		h.shutdown()
+		h.shutdown() // Close drops every watch
+	} else {
+		h.drop(s.dir)
 	}
 	shared.mu.Unlock()
 	if all {
@@ -187,7 +192,8 @@ func (s *Subscription) wants(name string) bool {
 }
 
 // Watched reports how many directories the process's OS watcher watches,
-// and whether it exists at all: a diagnostic, for tests.
+// and whether it exists at all (on Windows it stays once made): a
+// diagnostic, for tests.
 func Watched() (dirs int, exists bool) {
 	shared.mu.Lock()
 	defer shared.mu.Unlock()
@@ -406,11 +412,11 @@ func (h *hub) check(dir string) {
 }
 
 // dispatch routes each event to the sinks that want it and schedules
-// repairs. It returns when the watcher is closed. A watcher error (an event
-// queue overflow, a failed read) tells every sink that events were lost and
-// has every watch checked; except EINVAL, which is fsnotify failing to
-// remove a watch the kernel had already dropped (a directory moved away and
-// then deleted): nothing was lost.
+// repairs. It returns when the watcher is closed. An overflow of the OS's
+// event queue tells every sink that events were lost and has every watch
+// checked. Other watcher errors lose nothing: fsnotify failing to remove a
+// watch the kernel had already dropped (EINVAL: a directory moved away,
+// then deleted), or to restart a read on Windows after a Remove.
 func (h *hub) dispatch() {
 	defer close(h.done)
 	evs, errs := h.w.Events, h.w.Errors
@@ -427,7 +433,7 @@ func (h *hub) dispatch() {
 				errs = nil
 				continue
 			}
-			if !errors.Is(err, syscall.EINVAL) {
+			if errors.Is(err, fsnotify.ErrEventOverflow) {
 				h.overflow()
 			}
 		}
@@ -458,6 +464,20 @@ func (h *hub) event(ev fsnotify.Event) {
 	}
 }
 
+// closesWhenUnused: the OS watcher is closed with the last subscription.
+// Not on Windows, where fsnotify 1.10.1's Close can wait for ever: its
+// reader, when Close comes while it is sending an error (a read of a
+// deleted directory failing, say), takes Close's request and drops it.
+// There the watcher, its goroutines and its completion port stay from the
+// first subscription to the end of the process, without watches.
+const closesWhenUnused = runtime.GOOS != "windows"
+
+// checksAfterLoss: after an overflow the hub checks each live watch with
+// an Add, which is harmless only with inotify (it keeps the watch as it
+// is); elsewhere (Windows: it restarts the read, losing events) it does
+// not.
+const checksAfterLoss = runtime.GOOS == "linux"
+
 // overflow tells every sink that events were lost, and has every live
 // watch checked: an event that a watch died may be among the lost ones.
 func (h *hub) overflow() {
@@ -467,7 +487,7 @@ func (h *hub) overflow() {
 		for _, s := range dw.subs {
 			s.sink.Lose()
 		}
-		if dw.live {
+		if dw.live && checksAfterLoss {
 			h.checks[dir] = struct{}{}
 		}
 	}

@@ -137,6 +137,16 @@ func TestSubscribe_CancelledSubscriptionHearsNothing(t *testing.T) {
 	mustStayQuiet(t, gone)
 }
 
+// requireRepairs skips a test of watches set up again under Wine, which
+// keeps a watched directory that is deleted (delete pending) and reports
+// nothing of it, so that there is nothing to set up again.
+func requireRepairs(t *testing.T) {
+	t.Helper()
+	if testdir.UnderWine() {
+		t.Skip("Wine reports nothing of a watched directory deleted, and keeps it until the watch ends")
+	}
+}
+
 // holdOf is how many missing subdirectories dir's watch waits for.
 func holdOf(dir string) int {
 	shared.mu.Lock()
@@ -172,6 +182,7 @@ func waitHeld(t *testing.T, parent string) {
 // not reported under its old path any more. Each way, with the parent
 // watched by someone else and without.
 func TestSubscribe_DirectoryMadeAgainUnderItsSubscriberIsWatchedAgain(t *testing.T) {
+	requireRepairs(t)
 	for _, how := range []string{"removed", "moved-away", "replaced-by-rename"} {
 		for _, parentWatched := range []bool{false, true} {
 			name := how
@@ -219,6 +230,7 @@ func TestSubscribe_DirectoryMadeAgainUnderItsSubscriberIsWatchedAgain(t *testing
 // old subscription outlives its directory, a new subscription to the new
 // directory under that path gets its events.
 func TestSubscribe_NewSubscriberOfADirectoryMadeAgainGetsEvents(t *testing.T) {
+	requireRepairs(t)
 	root := newDir(t)
 	dir := filepath.Join(root, "j1")
 	require.NoError(t, os.Mkdir(dir, 0o755))
@@ -234,6 +246,29 @@ func TestSubscribe_NewSubscriberOfADirectoryMadeAgainGetsEvents(t *testing.T) {
 	waitFor(t, sink, Change{dir, "cancel.json"})
 }
 
+// requireNothingWatched checks that the hub is gone (on Windows, where it
+// stays once made, that it watches nothing).
+func requireNothingWatched(t *testing.T, msg string) {
+	t.Helper()
+	n, exists := Watched()
+	if closesWhenUnused {
+		assert.False(t, exists, "%s (%d watches left)", msg, n)
+	} else {
+		assert.Zero(t, n, msg)
+	}
+}
+
+// baselineGoroutines is the count of goroutines a test of what the hub
+// leaves compares with: on Windows, where the hub stays once made, with
+// the hub made.
+func baselineGoroutines(t *testing.T) int {
+	t.Helper()
+	if !closesWhenUnused {
+		mustSubscribe(t, newDir(t), nil, NewSink()).Cancel()
+	}
+	return runtime.NumGoroutine()
+}
+
 // TestSubscribe_MissingDirectoryIsNil: no watch for a directory that is
 // not there (or is not a directory): nil, and no hub left behind.
 func TestSubscribe_MissingDirectoryIsNil(t *testing.T) {
@@ -242,8 +277,7 @@ func TestSubscribe_MissingDirectoryIsNil(t *testing.T) {
 	for _, p := range []string{filepath.Join(root, "missing"), filepath.Join(root, "file", "x")} {
 		assert.Nil(t, Subscribe(p, nil, NewSink()), p)
 	}
-	_, exists := Watched()
-	assert.False(t, exists)
+	requireNothingWatched(t, "no hub left behind")
 }
 
 // TestCancel_LastSubscriptionReleasesEverything: watches, the parent watch
@@ -251,7 +285,7 @@ func TestSubscribe_MissingDirectoryIsNil(t *testing.T) {
 // all go with the last subscription, even when subscribers come and go
 // from many goroutines while directories are removed and made again.
 func TestCancel_LastSubscriptionReleasesEverything(t *testing.T) {
-	goroutines := runtime.NumGoroutine()
+	goroutines := baselineGoroutines(t)
 	root := newDir(t)
 	const dirs = 8
 	var wg sync.WaitGroup
@@ -271,8 +305,7 @@ func TestCancel_LastSubscriptionReleasesEverything(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	n, exists := Watched()
-	assert.False(t, exists, "the hub is closed with its last subscription (%d watches left)", n)
+	requireNothingWatched(t, "the hub is closed with its last subscription")
 	end := time.Now().Add(guard)
 	for runtime.NumGoroutine() > goroutines && time.Now().Before(end) {
 		time.Sleep(time.Millisecond)
@@ -297,8 +330,7 @@ func TestWatched_CountsLiveWatches(t *testing.T) {
 	n, _ = Watched()
 	assert.Equal(t, 1, n)
 	s3.Cancel()
-	_, exists = Watched()
-	assert.False(t, exists)
+	requireNothingWatched(t, "none once they are gone")
 }
 
 // TestDispatch_OverflowTellsEverySinkAndWatchingGoesOn: while dispatch is
