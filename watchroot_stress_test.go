@@ -110,33 +110,18 @@ func churner() int {
 			}
 		case len(finished) > 0:
 			dir := pick(&finished)
-			if err := removeFinishedJob(dir); err != nil {
+			err := jobstore.Remove(dir)
+			if errors.Is(err, jobstore.ErrLocked) { // a canceller's lock or claim, for a moment
+				finished = append(finished, dir)
+				continue
+			}
+			if err != nil {
 				return fail("remove "+dir.ID(), err)
 			}
 			fmt.Println("removed", dir.ID())
 		}
 	}
 	return 0
-}
-
-// removeFinishedJob removes a finished job's directory the way a reader
-// sees whole or not at all: renamed to a dot-name first, then deleted.
-//
-// TEST-ONLY STAND-IN: replace with jobstore.Remove once the library has it.
-func removeFinishedJob(dir jobstore.JobDir) error {
-	aside := filepath.Join(filepath.Dir(string(dir)), ".removing-"+dir.ID())
-	if err := os.Rename(string(dir), aside); err != nil {
-		return err
-	}
-	if err := filepath.WalkDir(aside, func(p string, d os.DirEntry, err error) error {
-		if err == nil {
-			err = os.Chmod(p, 0o755) // job.json and cancel.json are read-only (Windows)
-		}
-		return err
-	}); err != nil {
-		return err
-	}
-	return os.RemoveAll(aside)
 }
 
 // stressConsumer follows a root with WatchRoot in its own goroutine and
