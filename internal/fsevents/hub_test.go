@@ -8,7 +8,6 @@ import (
 	"slices"
 	"strconv"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -175,60 +174,10 @@ func waitHeld(t *testing.T, parent string) {
 	}
 }
 
-// TestSubscribe_DirectoryMadeAgainUnderItsSubscriberIsWatchedAgain: a
-// watched directory removed (or moved away, or replaced by a rename) and
-// made again under the same path is watched again, and its subscriber
-// hears changes in the new directory by events; a directory moved away is
-// not reported under its old path any more. Each way, with the parent
-// watched by someone else and without.
-func TestSubscribe_DirectoryMadeAgainUnderItsSubscriberIsWatchedAgain(t *testing.T) {
-	requireRepairs(t)
-	for _, how := range []string{"removed", "moved-away", "replaced-by-rename"} {
-		for _, parentWatched := range []bool{false, true} {
-			name := how
-			if parentWatched {
-				name += "/parent-watched"
-			}
-			t.Run(name, func(t *testing.T) {
-				root := newDir(t)
-				dir := filepath.Join(root, "j1")
-				require.NoError(t, os.Mkdir(dir, 0o755))
-				if parentWatched {
-					mustSubscribe(t, root, nil, NewSink())
-				}
-				sink := NewSink()
-				mustSubscribe(t, dir, []string{"cancel.json"}, sink)
-
-				switch how {
-				case "removed":
-					require.NoError(t, os.RemoveAll(dir))
-					waitFor(t, sink, Change{dir, ""})
-					waitHeld(t, root) // the slow path: gone when the hub looked
-					require.NoError(t, os.Mkdir(dir, 0o755))
-				case "moved-away":
-					require.NoError(t, os.Rename(dir, dir+".old"))
-					waitFor(t, sink, Change{dir, ""})
-					waitHeld(t, root)
-					publish(t, dir+".old", "cancel.json", "{}") // not dir's any more
-					mustNotSee(t, sink, Change{dir, "cancel.json"})
-					require.NoError(t, os.Mkdir(dir, 0o755))
-				case "replaced-by-rename":
-					// No event of dir's own precedes the new directory when
-					// the parent is watched: the rename's Create tells.
-					require.NoError(t, os.Mkdir(dir+".new", 0o755))
-					require.NoError(t, syscall.Rename(dir+".new", dir)) // os.Rename refuses a directory target
-				}
-				waitFor(t, sink, Change{dir, ""}) // watched again: look
-				publish(t, dir, "cancel.json", "{}")
-				waitFor(t, sink, Change{dir, "cancel.json"})
-			})
-		}
-	}
-}
-
 // TestSubscribe_NewSubscriberOfADirectoryMadeAgainGetsEvents: while an
 // old subscription outlives its directory, a new subscription to the new
-// directory under that path gets its events.
+// directory under that path gets its events (the hub does not take the
+// old, dead watch for the new directory's).
 func TestSubscribe_NewSubscriberOfADirectoryMadeAgainGetsEvents(t *testing.T) {
 	requireRepairs(t)
 	root := newDir(t)
@@ -238,7 +187,12 @@ func TestSubscribe_NewSubscriberOfADirectoryMadeAgainGetsEvents(t *testing.T) {
 	mustSubscribe(t, dir, nil, old)
 	require.NoError(t, os.RemoveAll(dir))
 	waitFor(t, old, Change{dir, ""})
+	waitHeld(t, root)
+	waitRepaired(t)
+	old.Take(nil)
 	require.NoError(t, os.Mkdir(dir, 0o755))
+	waitFor(t, old, Change{dir, ""}) // the new directory, seen
+	waitRepaired(t)                  // and watched
 
 	sink := NewSink()
 	mustSubscribe(t, dir, []string{"cancel.json"}, sink)
@@ -375,4 +329,28 @@ func TestDispatch_OverflowTellsEverySinkAndWatchingGoesOn(t *testing.T) {
 	}
 	publish(t, other, "after", "{}")
 	waitFor(t, quiet, Change{other, "after"})
+}
+
+// waitRepaired waits until the hub has no repair or check pending, nor
+// running (the repairer holds shared.mu while it works).
+func waitRepaired(t *testing.T) {
+	t.Helper()
+	end := time.Now().Add(guard)
+	for {
+		shared.mu.Lock()
+		n := 0
+		if h := shared.hub; h != nil {
+			h.mu.Lock()
+			n = len(h.pending) + len(h.checks)
+			h.mu.Unlock()
+		}
+		shared.mu.Unlock()
+		if n == 0 {
+			return
+		}
+		if time.Now().After(end) {
+			t.Fatalf("the hub's repairs did not end within %v", guard)
+		}
+		time.Sleep(time.Millisecond)
+	}
 }
