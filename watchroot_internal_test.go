@@ -35,9 +35,10 @@ func TestWatchRoot_LostEventsAreMadeUpByAStatOfEachJob(t *testing.T) {
 	w, err := newRootWatch(root, watchOptions{poll: time.Hour, events: true})
 	require.NoError(t, err)
 	t.Cleanup(w.release)
-	if w.sink == nil || !w.local {
-		t.Skip("no events here, or not a local filesystem: nothing to lose")
+	if w.sink == nil {
+		t.Skip("no file system events here: nothing to lose")
 	}
+	w.local = true // whatever the temp directory's filesystem: its jobs are left to their events
 	w.startScan()
 	for w.scanned != nil {
 		<-w.scanReady
