@@ -50,7 +50,8 @@
 // root, waiting for one on file system events and a scan; Wait returns a
 // job's final status. Watch follows a job's status.json through file system
 // events, with a safety poll, all of a process's watches sharing one OS
-// watcher.
+// watcher; WatchRoot follows every job of a root the same way, polling with
+// one stat per job directory where events do not tell everything.
 // RequestCancel writes cancel.json, once, from any process; the runner sees
 // it through Run.Context, and a queued job is cancelled at once. Reconcile
 // marks a job whose runner died (status running, lock free) as lost, or
@@ -89,9 +90,10 @@
 // itself in internal/flock); the records in model.go and index.go;
 // Submit and the Run handle in run.go, coalesced progress in progress.go;
 // StartNext and its cache of job directories in next.go (their stamps in
-// internal/dirstamp), Wait in wait.go; Watch in watch.go, over the
-// process's one OS watcher in internal/fsevents; cancel.json in cancel.go;
-// Reconcile in reconcile.go; SweepTemps in sweep.go; List
+// internal/dirstamp), Wait in wait.go; Watch in watch.go and WatchRoot in
+// watchroot.go, over the process's one OS watcher in internal/fsevents;
+// cancel.json in cancel.go; Reconcile in reconcile.go; SweepTemps in
+// sweep.go; List
 // in list.go; Remove and Prune in remove.go; ownership across hosts in ownership.go, with the claim in
 // claim.go, the attempt directory a Run holds open in rundir_unix.go, the
 // lease in lease.go, the fence in fence.go, the host identity in hostid.go
