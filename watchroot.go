@@ -1144,9 +1144,11 @@ func (q *jobQueue) pop() {
 //	s.end()
 //
 // now is a monotonic clock in nanoseconds, never 0. WatchRoot polls with
-// it; anything that must follow a root's jobs cheaply can (a directory's
-// time changes when status.json is replaced in it and when cancel.json is
-// published). The descriptor is held only between begin and end: one held
+// it (a directory's time changes when status.json is replaced in it and
+// when cancel.json is published). StartNext's cache compares fuller stamps
+// (internal/dirstamp: device, inode, both times) and reads a racy
+// directory again at each look; here a directory is read once more, when
+// its tick is surely over. The descriptor is held only between begin and end: one held
 // for good would keep a removed root's inode alive (and its watch silent)
 // and its filesystem from being unmounted.
 type rootScan struct {
