@@ -62,58 +62,6 @@ func claimer() int {
 	return 0
 }
 
-// raceAttemptOn runs op ("claim" or "fence") on attempt n of dir from
-// goroutines in this process and from the children at once, child i working
-// on kidDir(i) (the same job seen through another mount), and returns how
-// many won.
-func raceAttemptOn(t *testing.T, kids []*child, kidDir func(i int) jobstore.JobDir, goroutines int, op string, dir jobstore.JobDir, n uint64) int {
-	t.Helper()
-	var mu sync.Mutex
-	won := 0
-	start := make(chan struct{})
-	var wg sync.WaitGroup
-	for range goroutines {
-		wg.Go(func() {
-			<-start
-			var ok bool
-			var err error
-			if op == "claim" {
-				_, err = jobstore.ClaimAttempt(dir, n)
-				ok = err == nil
-				if errors.Is(err, jobstore.ErrLocked) {
-					err = nil
-				}
-			} else {
-				ok, err = jobstore.FenceAttempt(dir, n)
-			}
-			if err != nil {
-				t.Errorf("%s: %v", op, err)
-			}
-			if ok {
-				mu.Lock()
-				won++
-				mu.Unlock()
-			}
-		})
-	}
-	for i, k := range kids {
-		_, err := fmt.Fprintf(k.stdin, "%s|%s|%d\n", op, kidDir(i), n)
-		require.NoError(t, err)
-	}
-	close(start)
-	wg.Wait()
-	for _, k := range kids {
-		switch ans := k.line(t); ans {
-		case "won":
-			won++
-		case "lost":
-		default:
-			t.Fatalf("child: %s", ans)
-		}
-	}
-	return won
-}
-
 func TestClaimAttempt_NotAJob(t *testing.T) {
 	_, err := jobstore.ClaimAttempt(jobstore.JobDir(filepath.Join(tempDir(t), "nope")), 1)
 	require.ErrorIs(t, err, jobstore.ErrNotJob)
