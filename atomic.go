@@ -14,56 +14,6 @@ import (
 	"github.com/axqua/jobstore/internal/fsys"
 )
 
-// WriteOption changes how a record is written.
-type WriteOption func(*writeOptions)
-
-type writeOptions struct {
-	noSync         bool
-	perm           fs.FileMode
-	replaceTimeout time.Duration
-}
-
-func newWriteOptions(opts []WriteOption) writeOptions {
-	o := writeOptions{perm: 0o644, replaceTimeout: DefaultReplaceTimeout}
-	for _, f := range opts {
-		f(&o)
-	}
-	return o
-}
-
-// NoSync skips both fsyncs (of the file and of its directory). The replace
-// stays atomic: a reader sees the old record or the new one, never a mix,
-// and a crash of the writing process changes nothing of that. A power cut
-// or kernel crash may: afterwards the file may hold an earlier record, or,
-// on filesystems that can commit the rename before the data (XFS; ext4
-// mounted noauto_da_alloc), be empty or NUL-filled, which readers report as
-// ErrCorrupt. Use it for high-rate progress updates whose loss costs
-// nothing; never for a terminal state.
-func NoSync() WriteOption { return func(o *writeOptions) { o.noSync = true } }
-
-// WithPerm sets the new file's permission bits (default 0644; the umask
-// applies). Pollers often run as another user: keep the file readable. For
-// job.json the write bits are dropped, since it is read-only. On Windows
-// only the owner's write bit means anything (without it the file is
-// read-only, and Windows never replaces a read-only file), so a record that
-// is rewritten (status.json) keeps it there.
-func WithPerm(perm fs.FileMode) WriteOption {
-	return func(o *writeOptions) { o.perm = perm & fs.ModePerm }
-}
-
-// DefaultReplaceTimeout is how long a replace keeps trying on Windows while
-// another process holds the record open (WithReplaceTimeout).
-const DefaultReplaceTimeout = 2 * time.Second
-
-// WithReplaceTimeout sets how long a replace keeps trying while another
-// process holds the record open in a way that forbids it (default
-// DefaultReplaceTimeout; 0 tries once). It has an effect on Windows only:
-// elsewhere a rename never waits for readers. A negative d is ErrInvalid,
-// reported by the write before anything is touched.
-func WithReplaceTimeout(d time.Duration) WriteOption {
-	return func(o *writeOptions) { o.replaceTimeout = d }
-}
-
 // WriteJSONAtomic writes v as JSON to path, replacing any previous file
 // atomically and durably.
 //
@@ -133,63 +83,10 @@ func encodeRecord(op, path, subject, msg, remedy string, v any) ([]byte, error) 
 func marshalRecord(v any) ([]byte, error) {
 	data, err := encodeJSON(v, "  ")
 	if err == nil && len(data) > DefaultMaxSize {
-		return nil, tooLargeToWrite(len(data))
+		return nil, tooLargeToWrite(len(data), DefaultMaxSize)
 	}
 	return data, err
 }
-
-// IsTempName reports whether a file name is one of this package's temp
-// files: "." + a target's base name + decimal digits (renameio's naming,
-// used on every platform), e.g. ".status.json8674665223082153551". A
-// directory scan must skip these; SweepTemps-style cleaners may remove them
-// once they are old, never while a writer may still hold them.
-func IsTempName(name string) bool {
-	name = filepath.Base(name)
-	for _, target := range tempTargets {
-		p := "." + target
-		if len(name) > len(p) && name[:len(p)] == p && allDigits(name[len(p):]) {
-			return true
-		}
-	}
-	return false
-}
-
-// tempTargets are the records whose temp files IsTempName recognises.
-var tempTargets = [...]string{SpecFile, StatusFile, CancelFile, IndexFile, legacyOwnerFile}
-
-// legacyOwnerFile is the owner record that older jobstores wrote in each
-// attempt directory; a crash could leave its temp file, which sweeps remove.
-const legacyOwnerFile = "owner.json"
-
-func allDigits(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if s[i] < '0' || s[i] > '9' {
-			return false
-		}
-	}
-	return len(s) > 0
-}
-
-// recordAt names a record file: the directory that holds it and its name
-// there.
-type recordAt struct {
-	dir, name string
-	// job: dir is a job directory, which must be a directory itself and is
-	// never reached through a symbolic link at its own name (a link there
-	// could lead out of the root). The path above it (the root) is the
-	// caller's choice and may hold links.
-	job bool
-}
-
-func jobRecord(dir JobDir, name string) recordAt {
-	return recordAt{dir: string(dir), name: name, job: true}
-}
-
-func pathRecord(path string) recordAt {
-	return recordAt{dir: filepath.Dir(path), name: filepath.Base(path)}
-}
-
-func (r recordAt) path() string { return filepath.Join(r.dir, r.name) }
 
 // publishMode is how the protocol's last step gives the temp file its name.
 type publishMode int
@@ -218,24 +115,6 @@ var (
 	_ protocolDir = (*fsys.Dir)(nil)
 	_ protocolDir = (*attempt.Claim)(nil)
 )
-
-// openDirAt opens at's directory for the protocol or a reader; errors are
-// *Error (ErrNotRegular for a job directory that is a link); a missing
-// directory matches fs.ErrNotExist, for the caller to judge.
-func openDirAt(op string, at recordAt) (*fsys.Dir, error) {
-	d, err := fsys.Open(at.dir, at.job)
-	if err == nil {
-		return d, nil
-	}
-	var nr *fsys.NotRegularError
-	switch {
-	case errors.As(err, &nr):
-		return nil, irregular(op, at.dir, nr)
-	case errors.Is(err, errors.ErrUnsupported):
-		return nil, errUnsupported(op, at.dir, err)
-	}
-	return nil, stepError(op, at.dir, err, "cannot open the directory", "check that the directory exists and that this user may search it")
-}
 
 // writeRecord is the write protocol, the only one in the package: every
 // writer on every platform goes through it, and each step's failure is

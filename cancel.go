@@ -1,8 +1,6 @@
 package jobstore
 
 import (
-	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -10,100 +8,8 @@ import (
 	"time"
 
 	"github.com/axqua/jobstore/internal/attempt"
-	"github.com/axqua/jobstore/internal/fsevents"
 	"github.com/axqua/jobstore/internal/fsys"
 )
-
-// CancelSchemaVersion is the schema version of cancel.json this package
-// writes and understands (see JobSchemaVersion for the rule).
-const CancelSchemaVersion = 1
-
-// CancelRequest is cancel.json: someone asks the job to stop. It is written
-// once by RequestCancel (or by any tool that publishes the file the same
-// way: see the format documentation) and then read-only.
-//
-// The request is the file's existence: once cancel.json is in the job
-// directory the job is asked to stop, whoever wrote it. Its fields say who
-// asked, when and why; a cancel.json that cannot be read still counts as a
-// request whose requester and reason are unknown.
-type CancelRequest struct {
-	SchemaVersion int       `json:"schema_version"`
-	JobID         string    `json:"job_id"`
-	RequestedAt   time.Time `json:"requested_at"`
-	RequestedBy   string    `json:"requested_by,omitempty"` // who asked: a user, a tool; optional
-	Reason        string    `json:"reason,omitempty"`       // why, in words; optional
-}
-
-type cancelRequestJSON struct {
-	SchemaVersion int     `json:"schema_version"`
-	JobID         string  `json:"job_id"`
-	RequestedAt   isoTime `json:"requested_at"`
-	RequestedBy   string  `json:"requested_by,omitempty"`
-	Reason        string  `json:"reason,omitempty"`
-}
-
-// MarshalJSON writes the file format (timestamps as for the other records)
-// after the checks RequestCancel makes: schema_version 0 (written as
-// CancelSchemaVersion) or CancelSchemaVersion, job_id a valid ID,
-// requested_at set. So encoding/json never writes a request that
-// ReadCancel would refuse.
-func (c CancelRequest) MarshalJSON() ([]byte, error) {
-	if err := readyToEncode(&c.SchemaVersion, CancelSchemaVersion, c.validate); err != nil {
-		return nil, err
-	}
-	return encodeJSON(cancelRequestJSON{SchemaVersion: c.SchemaVersion, JobID: c.JobID, RequestedAt: isoTime(c.RequestedAt),
-		RequestedBy: c.RequestedBy, Reason: c.Reason}, "")
-}
-
-// UnmarshalJSON reads the file format exactly as DecodeCancel does
-// (migration, newer-schema refusal, validation, the same *Error). On error c
-// is left as it was.
-func (c *CancelRequest) UnmarshalJSON(b []byte) error {
-	req, _, err := DecodeCancel(b)
-	return setDecoded(c, req, err)
-}
-
-// decode: see JobSpec.decode.
-func (c *CancelRequest) decode(b []byte) error {
-	var j cancelRequestJSON
-	if err := json.Unmarshal(b, &j); err != nil {
-		return err
-	}
-	*c = CancelRequest{j.SchemaVersion, j.JobID, time.Time(j.RequestedAt), j.RequestedBy, j.Reason}
-	return nil
-}
-
-// validate checks a request's fields; op and path go into the error.
-func (c *CancelRequest) validate(op, path string) error {
-	if err := validateJobID(op, path, c.JobID); err != nil {
-		return err
-	}
-	if c.RequestedAt.IsZero() {
-		return errInvalid(op, path, "requested_at", nil, "a timestamp", "is missing", "")
-	}
-	return checkYear(op, path, "requested_at", c.RequestedAt)
-}
-
-// DecodeCancel decodes the bytes of a cancel.json exactly as ReadCancel
-// does, with no file and no retry: migration in memory, then validation
-// (job_id a valid job ID, requested_at present). Bytes that are not one JSON
-// value are ErrCorrupt. migrated reports that the request was brought up
-// from an older schema version.
-func DecodeCancel(data []byte) (req *CancelRequest, migrated bool, err error) {
-	return decodeCancel(data)
-}
-
-func decodeCancel(data []byte) (*CancelRequest, bool, error) {
-	c := new(CancelRequest)
-	migrated, err := decodeRecord(data, cancelSchema(), c)
-	if err != nil {
-		return nil, false, err
-	}
-	if err := c.validate("", ""); err != nil {
-		return nil, false, err
-	}
-	return c, migrated, nil
-}
 
 // ReadCancel reads cancel.json from dir with the tolerant reader (see
 // ReadJSONTolerant; same retries and size limit as ReadStatus), then
@@ -457,107 +363,7 @@ func finishMessage(dir JobDir, state State, msg string) string {
 	return msg + p.String() + ", too late: the job had already " + string(state)
 }
 
-// runContext is a Run's Context and the watch that ends it when a cancel
-// request appears.
-type runContext struct {
-	ctx    context.Context
-	cancel context.CancelCauseFunc
-	watch  *fsevents.Await // nil when the context ended before it was needed
-}
-
 // cancelPollInterval is the safety poll of a Run's wait for cancel.json:
 // how late a request is seen where the filesystem delivers no events (NFS,
 // SMB, FUSE written by another host) or no watch could be had.
 const cancelPollInterval = time.Second
-
-// newRunContext starts the context of a Run in dir; poll is the safety
-// poll of its wait for cancel.json (cancelPollInterval but in tests).
-func newRunContext(dir JobDir, ended error, poll time.Duration) *runContext {
-	ctx, cancel := context.WithCancelCause(context.Background())
-	rc := &runContext{ctx: ctx, cancel: cancel}
-	if ended != nil {
-		cancel(ended)
-		return rc
-	}
-	rc.watch = fsevents.StartAwait(string(dir), CancelFile, poll, true, func() {
-		p := findCancel(dir)
-		if p == nil { // removed by hand between the look and the read
-			p = &pendingCancel{err: errBecause("read cancel request", dir.CancelPath(), nil, "vanished after it appeared", "")}
-		}
-		cancel(p.asError("cancel", dir, "", "stop the job's work, then call Finish(Outcome{State: Cancelled})"))
-	})
-	return rc
-}
-
-// end ends the context with cause (unless it ended already) and stops the
-// watch, releasing its goroutine and OS handles.
-func (rc *runContext) end(cause error) {
-	rc.cancel(cause)
-	if rc.watch != nil {
-		rc.watch.Stop()
-	}
-}
-
-// endCause is why the Run's context ends when the run does: nil while the
-// run is live. The caller holds r.mu.
-func (r *Run) endCause() error {
-	switch {
-	case r.lostErr != nil:
-		return r.lostErr
-	case r.finished:
-		return errBecause("finish", r.dir.StatusPath(), context.Canceled,
-			fmt.Sprintf("the run finished (%s); its context ends with it", r.st.State), "")
-	case r.lock == nil:
-		return errBecause("close", r.dir.StatusPath(), context.Canceled,
-			"the run was closed; its context ends with it", "")
-	}
-	return nil
-}
-
-// endContext ends the Run's context, if it was asked for, when the run
-// finishes or closes. The caller holds r.mu.
-func (r *Run) endContext() {
-	if r.ctx != nil {
-		r.ctx.end(r.endCause())
-	}
-}
-
-// Context returns a context that is done when the job is asked to stop or
-// when the run ends, whichever comes first. Pass it to the job's work.
-//
-// Asked to stop: once cancel.json exists in the job directory (written by
-// RequestCancel, `jobstore cancel`, or any tool that follows the file
-// format), the context is done: on a local disk as soon as a file system
-// event tells (the job directory is watched with inotify, kqueue or
-// ReadDirectoryChangesW; BenchmarkCancelLatency measures it, milliseconds
-// on a quiet Linux machine), and otherwise within a safety poll of about a
-// second, for filesystems that deliver no event, such as NFS, SMB and FUSE
-// mounts written by another host. The latency is not a promise: a loaded
-// machine delays both. Its context.Cause is
-// an *Error of kind ErrCancelRequested whose message names the requester,
-// the time and the reason (if cancel.json cannot be read, it says so and
-// unwraps to the read error). The runner should then stop and call
-// Finish(Outcome{State: Cancelled}); nothing is written for it.
-//
-// The run ends: after a Finish that returned nil, or Close, the context is
-// done with a cause that matches context.Canceled and says which (unless a
-// cancel request ended it first: the first cause stands). A request that
-// was already there when Context is first called ends it at once.
-//
-// The watch starts on the first call (later calls return the same context)
-// and holds a goroutine until the run finishes or closes: always Close a
-// Run. Where events are used it holds no OS watcher of its own: it shares
-// the process's one with every Watch and every other Run (on Linux one
-// inotify instance per process, however many runs and watches), through
-// which it watches the job directory (one inotify watch per directory,
-// shared with any Watch of the job, counted against
-// fs.inotify.max_user_watches). If events cannot be had, the poll alone
-// goes on.
-func (r *Run) Context() context.Context {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.ctx == nil {
-		r.ctx = newRunContext(r.dir, r.endCause(), cancelPollInterval)
-	}
-	return r.ctx.ctx
-}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"path/filepath"
 	"runtime"
 	"strings"
 
@@ -191,15 +192,15 @@ func sentinelOf(err error) *sentinel {
 // fields wherever it happens. An error is never changed once returned:
 // annotated copies it.
 
-// errNotJob: dir has no job.json, or does not exist.
-func errNotJob(op string, dir JobDir) *Error {
-	return &Error{Op: op, Path: string(dir), Sentinel: ErrNotJob, Msg: "no " + SpecFile + " here",
+// errNotJob: dir (a JobDir) has no job.json, or does not exist.
+func errNotJob[D ~string](op string, dir D) *Error {
+	return &Error{Op: op, Path: string(dir), Sentinel: ErrNotJob, Msg: "no job.json here",
 		Remedy: "that directory is not a job: check the path, or submit the job first"}
 }
 
 // errRemovedMeanwhile: the job directory dir was removed (renamed away by
 // Remove) while op was at work on it.
-func errRemovedMeanwhile(op string, dir JobDir) *Error {
+func errRemovedMeanwhile[D ~string](op string, dir D) *Error {
 	return &Error{Op: op, Path: string(dir), Sentinel: ErrNotJob, Msg: "the job was removed meanwhile",
 		Remedy: "nothing to do: the job is gone"}
 }
@@ -228,9 +229,9 @@ func errTooLarge(op, path string, size, limit int64) *Error {
 
 // tooLargeToWrite: an encoded record of size bytes that a writer refuses,
 // because the readers' default limit would refuse it. Nothing was written.
-func tooLargeToWrite(size int) *Error {
-	return &Error{Sentinel: ErrTooLarge, Found: int64(size), Supported: int64(DefaultMaxSize),
-		Msg:    fmt.Sprintf("the record is %d bytes encoded, more than the readers' limit of %d", size, DefaultMaxSize),
+func tooLargeToWrite(size, limit int) *Error {
+	return &Error{Sentinel: ErrTooLarge, Found: int64(size), Supported: int64(limit),
+		Msg:    fmt.Sprintf("the record is %d bytes encoded, more than the readers' limit of %d", size, limit),
 		Remedy: "nothing was written; make the record smaller: keep bulky data in files and put their paths in params"}
 }
 
@@ -272,10 +273,11 @@ func errInvalid(op, path, subject string, found, supported any, msg, remedy stri
 }
 
 // errWrongJobID: a record at path whose job_id is not the name of its job
-// directory dir.
-func errWrongJobID(op, path, jobID string, dir JobDir) *Error {
-	return errInvalid(op, path, "job_id", jobID, dir.ID(),
-		fmt.Sprintf("%q differs from the directory name %q", jobID, dir.ID()), "")
+// directory dir (a JobDir).
+func errWrongJobID[D ~string](op, path, jobID string, dir D) *Error {
+	name := filepath.Base(string(dir))
+	return errInvalid(op, path, "job_id", jobID, name,
+		fmt.Sprintf("%q differs from the directory name %q", jobID, name), "")
 }
 
 // errMalformed: data that an encoder or decoder refused (ErrInvalid);

@@ -8,9 +8,6 @@ import (
 	"time"
 )
 
-// IndexFile is the name of the index under the jobs root.
-const IndexFile = "index.json"
-
 // indexSchemaVersion is the schema version of index.json this package writes
 // and reads.
 const indexSchemaVersion = 1
@@ -184,3 +181,7 @@ func (x *Index) decode(b []byte) error {
 	*x = Index{j.SchemaVersion, time.Time(j.BuiltAt), j.Jobs, j.Unreadable}
 	return nil
 }
+
+func indexSchema() schema { return schema{file: IndexFile, current: indexSchemaVersion} }
+
+func (x *Index) version() int { return x.SchemaVersion }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/axqua/jobstore/internal/flock"
 	"github.com/axqua/jobstore/internal/fsys"
+	"github.com/axqua/jobstore/internal/proc"
 )
 
 // Lock is a held job.lock: an exclusive advisory lock on the job's lock file
@@ -299,3 +300,9 @@ func holder(dir JobDir) string {
 	return fmt.Sprintf("held by pid %d on host %q, running since %s (last update %s), as status.json records it",
 		st.PID, st.Host, since.Format(time.RFC3339), st.UpdatedAt.Format(time.RFC3339))
 }
+
+// selfScope and selfStart are what a Run records of its own process, so
+// that a judge on the same host can tell whether it is alive.
+func selfScope() string { return proc.Scope() }
+
+func selfStart() string { return proc.SelfStart() }

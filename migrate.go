@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"math"
 	"strconv"
@@ -36,13 +37,13 @@ type schema struct {
 // step: a version-0 record is ErrNoMigration.
 func specSchema() schema   { return schema{file: SpecFile, current: JobSchemaVersion} }
 func statusSchema() schema { return schema{file: StatusFile, current: StatusSchemaVersion} }
-func indexSchema() schema  { return schema{file: IndexFile, current: indexSchemaVersion} }
+
 func cancelSchema() schema { return schema{file: CancelFile, current: CancelSchemaVersion} }
 
 // The records' versions, for decodeRecord.
-func (s *JobSpec) version() int       { return s.SchemaVersion }
-func (s *JobStatus) version() int     { return s.SchemaVersion }
-func (x *Index) version() int         { return x.SchemaVersion }
+func (s *JobSpec) version() int   { return s.SchemaVersion }
+func (s *JobStatus) version() int { return s.SchemaVersion }
+
 func (c *CancelRequest) version() int { return c.SchemaVersion }
 
 // maxSchemaVersion bounds what counts as a schema version at all: a value
@@ -225,4 +226,164 @@ func schemaVersion(m map[string]any) (int, error) {
 		return 0, fmt.Errorf("%d is out of range 0..%d", n, maxSchemaVersion)
 	}
 	return int(n), nil
+}
+
+// UnmarshalJSON reads the file format exactly as DecodeCancel does
+// (migration, newer-schema refusal, validation, the same *Error). On error c
+// is left as it was.
+func (c *CancelRequest) UnmarshalJSON(b []byte) error {
+	req, _, err := DecodeCancel(b)
+	return setDecoded(c, req, err)
+}
+
+// DecodeCancel decodes the bytes of a cancel.json exactly as ReadCancel
+// does, with no file and no retry: migration in memory, then validation
+// (job_id a valid job ID, requested_at present). Bytes that are not one JSON
+// value are ErrCorrupt. migrated reports that the request was brought up
+// from an older schema version.
+func DecodeCancel(data []byte) (req *CancelRequest, migrated bool, err error) {
+	return decodeCancel(data)
+}
+
+func decodeCancel(data []byte) (*CancelRequest, bool, error) {
+	c := new(CancelRequest)
+	migrated, err := decodeRecord(data, cancelSchema(), c)
+	if err != nil {
+		return nil, false, err
+	}
+	if err := c.validate("", ""); err != nil {
+		return nil, false, err
+	}
+	return c, migrated, nil
+}
+
+// DecodeSpec decodes the bytes of a job.json exactly as ReadSpec does, with
+// no file and no retry: migration in memory, then validation. migrated
+// reports that the bytes held an older schema_version than JobSchemaVersion
+// and were migrated (spec.SchemaVersion is JobSchemaVersion either way).
+// Bytes that are not one JSON value are ErrCorrupt.
+func DecodeSpec(data []byte) (spec JobSpec, migrated bool, err error) {
+	return decodeSpec(data, specSchema())
+}
+
+func decodeSpec(data []byte, sch schema) (JobSpec, bool, error) {
+	var spec JobSpec
+	migrated, err := decodeRecord(data, sch, &spec)
+	if err != nil {
+		return JobSpec{}, false, err
+	}
+	if err := spec.validate("", ""); err != nil {
+		return JobSpec{}, false, err
+	}
+	return spec, migrated, nil
+}
+
+// DecodeStatus decodes the bytes of a status.json exactly as ReadStatus
+// does, with no file and no retry: migration in memory, then validation.
+// migrated reports that the bytes held an older schema_version than
+// StatusSchemaVersion and were migrated. Bytes that are not one JSON value
+// are ErrCorrupt.
+func DecodeStatus(data []byte) (st *JobStatus, migrated bool, err error) {
+	return decodeStatus(data, statusSchema())
+}
+
+func decodeStatus(data []byte, sch schema) (*JobStatus, bool, error) {
+	st := new(JobStatus)
+	migrated, err := decodeRecord(data, sch, st)
+	if err != nil {
+		return nil, false, err
+	}
+	if err := st.validate("", ""); err != nil {
+		return nil, false, err
+	}
+	return st, migrated, nil
+}
+
+// UnmarshalJSON reads the file format exactly as DecodeSpec does: an older
+// record is migrated, a newer one is ErrNewerSchema, and the result is
+// validated (ErrInvalid, Subject naming the field), with the same *Error
+// DecodeSpec returns. On error s is left as it was. Params is kept
+// compacted, a JSON null in params is read as no params, and empty labels
+// as nil, so that a spec re-reads to the value it was written with.
+func (s *JobSpec) UnmarshalJSON(b []byte) error {
+	spec, _, err := DecodeSpec(b)
+	return setDecoded(s, &spec, err)
+}
+
+// setDecoded is the end of every UnmarshalJSON: dst takes the decoded
+// value, unless decoding failed, when dst is left as it was.
+func setDecoded[T any](dst, decoded *T, err error) error {
+	if err != nil {
+		return err
+	}
+	*dst = *decoded
+	return nil
+}
+
+// UnmarshalJSON reads the file format exactly as DecodeStatus does: an
+// older record is migrated, a newer one is ErrNewerSchema, and the result
+// is validated (ErrInvalid, Subject naming the field), with the same *Error
+// DecodeStatus returns. On error s is left as it was.
+func (s *JobStatus) UnmarshalJSON(b []byte) error {
+	st, _, err := DecodeStatus(b)
+	return setDecoded(s, st, err)
+}
+
+// jsonDecode is json.Unmarshal with the package's errors: ErrCorrupt for
+// bytes that are not one JSON value, ErrInvalid for a value that does not
+// fit v.
+func jsonDecode(data []byte, v any) error {
+	err := json.Unmarshal(data, v)
+	var se *json.SyntaxError
+	if errors.As(err, &se) {
+		return corrupt(data, se)
+	}
+	if err != nil {
+		subject := ""
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) {
+			subject = te.Field
+		}
+		return errMalformed("", "", subject, "does not fit the value it is read into",
+			"correct the record, or read it into a matching type", err)
+	}
+	return nil
+}
+
+const corruptRemedy = "jobstore's durable writes are never torn, so the file was damaged by a power cut after a NoSync write " +
+	"(Run.Progress), by a writer that did not use the atomic protocol, or by the disk; restore it from a backup or remove it " +
+	"(a removed status.json reads as \"nothing has run yet\"); RebuildIndex (jobstore list --rebuild) lists the other unreadable jobs"
+
+// corrupt is the ErrCorrupt error for bytes that are not one JSON value; its
+// message names what the damage looks like.
+func corrupt(data []byte, se *json.SyntaxError) error {
+	return errCorrupt(len(data), damage(data, se), corruptRemedy, se)
+}
+
+// damage names what a bad file looks like.
+func damage(data []byte, se *json.SyntaxError) string {
+	trimmed := bytes.TrimRight(data, "\x00")
+	end, complete, cut := firstValue(trimmed)
+	switch {
+	case len(data) == 0:
+		return "the file is empty: looks like an interrupted write"
+	case len(trimmed) == 0:
+		return fmt.Sprintf("the file holds only NUL bytes (%d): looks like an interrupted write whose data never reached the disk", len(data))
+	case len(trimmed) < len(data) && (complete || cut):
+		return fmt.Sprintf("the file ends in %d NUL bytes: looks like an interrupted write whose data never reached the disk", len(data)-len(trimmed))
+	case cut:
+		return fmt.Sprintf("the JSON ends early at byte %d: looks like an interrupted write (truncated file)", len(data))
+	case complete:
+		return fmt.Sprintf("not one JSON value: more data follows the value that ends at byte %d", end)
+	default:
+		return fmt.Sprintf("not JSON at all (byte %d of %d)", se.Offset, len(data))
+	}
+}
+
+// firstValue decodes the first JSON value of data: complete (ending at byte
+// end), or cut short (data is the beginning of a value, or only blanks).
+func firstValue(data []byte) (end int64, complete, cut bool) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	err := dec.Decode(new(json.RawMessage))
+	return dec.InputOffset(), err == nil, errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF)
 }

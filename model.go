@@ -179,8 +179,6 @@ const isoLayout = "2006-01-02T15:04:05.000000"
 // clock reading.
 func Now() time.Time { return normTime(time.Now()) }
 
-func normTime(t time.Time) time.Time { return t.UTC().Truncate(time.Microsecond).Round(0) }
-
 // isoTime is time.Time with the file format's encoding.
 type isoTime time.Time
 
@@ -296,27 +294,6 @@ func (s JobSpec) MarshalJSON() ([]byte, error) {
 		SubmittedAt: isoTime(s.SubmittedAt), SubmittedBy: s.SubmittedBy, Labels: s.Labels}, "")
 }
 
-// UnmarshalJSON reads the file format exactly as DecodeSpec does: an older
-// record is migrated, a newer one is ErrNewerSchema, and the result is
-// validated (ErrInvalid, Subject naming the field), with the same *Error
-// DecodeSpec returns. On error s is left as it was. Params is kept
-// compacted, a JSON null in params is read as no params, and empty labels
-// as nil, so that a spec re-reads to the value it was written with.
-func (s *JobSpec) UnmarshalJSON(b []byte) error {
-	spec, _, err := DecodeSpec(b)
-	return setDecoded(s, &spec, err)
-}
-
-// setDecoded is the end of every UnmarshalJSON: dst takes the decoded
-// value, unless decoding failed, when dst is left as it was.
-func setDecoded[T any](dst, decoded *T, err error) error {
-	if err != nil {
-		return err
-	}
-	*dst = *decoded
-	return nil
-}
-
 // decode is UnmarshalJSON without the outer pass that encoding/json makes
 // before calling it: the record readers call it directly, so a current
 // record costs one parse.
@@ -383,15 +360,6 @@ func (s JobStatus) MarshalJSON() ([]byte, error) {
 		PID: s.PID, Host: s.Host, PIDScope: s.PIDScope, PIDStart: s.PIDStart, LeaseMS: s.Lease.Milliseconds(),
 		Attempt: s.Attempt, ExitCode: s.ExitCode, Error: s.Error, Remedy: s.Remedy,
 	}, "")
-}
-
-// UnmarshalJSON reads the file format exactly as DecodeStatus does: an
-// older record is migrated, a newer one is ErrNewerSchema, and the result
-// is validated (ErrInvalid, Subject naming the field), with the same *Error
-// DecodeStatus returns. On error s is left as it was.
-func (s *JobStatus) UnmarshalJSON(b []byte) error {
-	st, _, err := DecodeStatus(b)
-	return setDecoded(s, st, err)
 }
 
 // decode: see JobSpec.decode.
@@ -480,4 +448,96 @@ func (s *JobStatus) validate(op, path string) error {
 		}
 	}
 	return nil
+}
+
+// CancelSchemaVersion is the schema version of cancel.json this package
+// writes and understands (see JobSchemaVersion for the rule).
+const CancelSchemaVersion = 1
+
+// CancelRequest is cancel.json: someone asks the job to stop. It is written
+// once by RequestCancel (or by any tool that publishes the file the same
+// way: see the format documentation) and then read-only.
+//
+// The request is the file's existence: once cancel.json is in the job
+// directory the job is asked to stop, whoever wrote it. Its fields say who
+// asked, when and why; a cancel.json that cannot be read still counts as a
+// request whose requester and reason are unknown.
+type CancelRequest struct {
+	SchemaVersion int       `json:"schema_version"`
+	JobID         string    `json:"job_id"`
+	RequestedAt   time.Time `json:"requested_at"`
+	RequestedBy   string    `json:"requested_by,omitempty"` // who asked: a user, a tool; optional
+	Reason        string    `json:"reason,omitempty"`       // why, in words; optional
+}
+
+type cancelRequestJSON struct {
+	SchemaVersion int     `json:"schema_version"`
+	JobID         string  `json:"job_id"`
+	RequestedAt   isoTime `json:"requested_at"`
+	RequestedBy   string  `json:"requested_by,omitempty"`
+	Reason        string  `json:"reason,omitempty"`
+}
+
+// MarshalJSON writes the file format (timestamps as for the other records)
+// after the checks RequestCancel makes: schema_version 0 (written as
+// CancelSchemaVersion) or CancelSchemaVersion, job_id a valid ID,
+// requested_at set. So encoding/json never writes a request that
+// ReadCancel would refuse.
+func (c CancelRequest) MarshalJSON() ([]byte, error) {
+	if err := readyToEncode(&c.SchemaVersion, CancelSchemaVersion, c.validate); err != nil {
+		return nil, err
+	}
+	return encodeJSON(cancelRequestJSON{SchemaVersion: c.SchemaVersion, JobID: c.JobID, RequestedAt: isoTime(c.RequestedAt),
+		RequestedBy: c.RequestedBy, Reason: c.Reason}, "")
+}
+
+// decode: see JobSpec.decode.
+func (c *CancelRequest) decode(b []byte) error {
+	var j cancelRequestJSON
+	if err := json.Unmarshal(b, &j); err != nil {
+		return err
+	}
+	*c = CancelRequest{j.SchemaVersion, j.JobID, time.Time(j.RequestedAt), j.RequestedBy, j.Reason}
+	return nil
+}
+
+// validate checks a request's fields; op and path go into the error.
+func (c *CancelRequest) validate(op, path string) error {
+	if err := validateJobID(op, path, c.JobID); err != nil {
+		return err
+	}
+	if c.RequestedAt.IsZero() {
+		return errInvalid(op, path, "requested_at", nil, "a timestamp", "is missing", "")
+	}
+	return checkYear(op, path, "requested_at", c.RequestedAt)
+}
+
+// nextSeq returns the seq that follows seq. seq never wraps: at the largest
+// value (2^64-1) the next update is refused with an *Error of kind
+// ErrInvalid, Subject "seq", since a poller takes a smaller seq for an older
+// record and would never show the update.
+func nextSeq(op, path string, seq uint64) (uint64, error) {
+	if seq == math.MaxUint64 {
+		return 0, errInvalid(op, path, "seq", seq, fmt.Sprintf("a seq below %d to update from", uint64(math.MaxUint64)),
+			fmt.Sprintf("is %d, the largest there is: the next update would wrap it to 0, and seq never goes back", seq),
+			"this job's status cannot change any more; submit a new job")
+	}
+	return seq + 1, nil
+}
+
+// copyStatus copies st deeply, so that no pointer field is shared.
+func copyStatus(st JobStatus) JobStatus {
+	st.Progress = clonePtr(st.Progress)
+	st.StartedAt = clonePtr(st.StartedAt)
+	st.FinishedAt = clonePtr(st.FinishedAt)
+	st.ExitCode = clonePtr(st.ExitCode)
+	return st
+}
+
+func clonePtr[T any](p *T) *T {
+	if p == nil {
+		return nil
+	}
+	v := *p
+	return &v
 }

@@ -16,53 +16,10 @@ import (
 	"github.com/axqua/jobstore/internal/fsevents"
 )
 
-// DefaultScanInterval is how often StartNext looks at the jobs root when no
-// file system event came, unless WithScanInterval says otherwise.
-const DefaultScanInterval = time.Second
-
 // nextRetry is how long StartNext leaves a job whose Start failed with an
 // error of its own (a record it cannot read, a write that failed) before it
 // tries it again.
 const nextRetry = time.Minute
-
-// nextOptions are the StartOptions of StartNext alone; Start ignores them.
-type nextOptions struct {
-	kinds    []string
-	scan     time.Duration
-	skipped  func(JobDir, error)
-	noEvents bool // tests only: the scan alone, as on a filesystem without events
-}
-
-// WithKinds restricts StartNext to jobs whose kind is one of kinds. Several
-// WithKinds add up; without any, every kind is started. An empty kind makes
-// StartNext fail with ErrInvalid. Start ignores it.
-func WithKinds(kinds ...string) StartOption {
-	return func(o *startOptions) { o.next.kinds = append(o.next.kinds, kinds...) }
-}
-
-// WithScanInterval sets how often StartNext looks at the jobs root when no
-// file system event came (default DefaultScanInterval). It bounds how late
-// a job submitted by another host is seen on a shared filesystem that gives
-// no events for it (NFS, SMB, FUSE), on top of that filesystem's own
-// directory cache. d <= 0 means the default. Start ignores it.
-func WithScanInterval(d time.Duration) StartOption {
-	return func(o *startOptions) {
-		if d > 0 {
-			o.next.scan = d
-		}
-	}
-}
-
-// WithSkipped makes StartNext call fn for each job it leaves because of an
-// error of the job's own: a record it cannot read (corrupt, written by a
-// newer jobstore, not a regular file), reported once (not again while the
-// job gives the same error); or a Start that failed for another reason
-// than a lost race or a cancel request (job.lock not a file, an I/O error),
-// reported at each try, at most once a minute per job. fn is called from
-// StartNext's goroutine. Start ignores it.
-func WithSkipped(fn func(dir JobDir, err error)) StartOption {
-	return func(o *startOptions) { o.next.skipped = fn }
-}
 
 // StartNext starts the oldest startable job under root and returns its Run,
 // as Start does: the job with the earliest submitted_at (then the smallest

@@ -2,6 +2,7 @@ package jobstore
 
 import (
 	"fmt"
+	"io/fs"
 	"time"
 )
 
@@ -90,3 +91,172 @@ func newStartOptions(op string, dir JobDir, opts []StartOption) (startOptions, e
 	o.host = h
 	return o, err
 }
+
+// WriteOption changes how a record is written.
+type WriteOption func(*writeOptions)
+
+type writeOptions struct {
+	noSync         bool
+	perm           fs.FileMode
+	replaceTimeout time.Duration
+}
+
+func newWriteOptions(opts []WriteOption) writeOptions {
+	o := writeOptions{perm: 0o644, replaceTimeout: DefaultReplaceTimeout}
+	for _, f := range opts {
+		f(&o)
+	}
+	return o
+}
+
+// NoSync skips both fsyncs (of the file and of its directory). The replace
+// stays atomic: a reader sees the old record or the new one, never a mix,
+// and a crash of the writing process changes nothing of that. A power cut
+// or kernel crash may: afterwards the file may hold an earlier record, or,
+// on filesystems that can commit the rename before the data (XFS; ext4
+// mounted noauto_da_alloc), be empty or NUL-filled, which readers report as
+// ErrCorrupt. Use it for high-rate progress updates whose loss costs
+// nothing; never for a terminal state.
+func NoSync() WriteOption { return func(o *writeOptions) { o.noSync = true } }
+
+// WithPerm sets the new file's permission bits (default 0644; the umask
+// applies). Pollers often run as another user: keep the file readable. For
+// job.json the write bits are dropped, since it is read-only. On Windows
+// only the owner's write bit means anything (without it the file is
+// read-only, and Windows never replaces a read-only file), so a record that
+// is rewritten (status.json) keeps it there.
+func WithPerm(perm fs.FileMode) WriteOption {
+	return func(o *writeOptions) { o.perm = perm & fs.ModePerm }
+}
+
+// DefaultReplaceTimeout is how long a replace keeps trying on Windows while
+// another process holds the record open (WithReplaceTimeout).
+const DefaultReplaceTimeout = 2 * time.Second
+
+// WithReplaceTimeout sets how long a replace keeps trying while another
+// process holds the record open in a way that forbids it (default
+// DefaultReplaceTimeout; 0 tries once). It has an effect on Windows only:
+// elsewhere a rename never waits for readers. A negative d is ErrInvalid,
+// reported by the write before anything is touched.
+func WithReplaceTimeout(d time.Duration) WriteOption {
+	return func(o *writeOptions) { o.replaceTimeout = d }
+}
+
+// ReadOption changes how a record is read.
+type ReadOption func(*readOptions)
+
+type readOptions struct {
+	attempts int
+	delay    time.Duration
+	maxSize  int64
+}
+
+// Defaults of the tolerant reader.
+const (
+	DefaultReadAttempts = 4
+	DefaultReadDelay    = 50 * time.Millisecond
+	DefaultMaxSize      = 16 << 20
+)
+
+func newReadOptions(opts []ReadOption) readOptions {
+	o := readOptions{attempts: DefaultReadAttempts, delay: DefaultReadDelay, maxSize: DefaultMaxSize}
+	for _, f := range opts {
+		f(&o)
+	}
+	return o
+}
+
+// WithRetries sets how many times a torn or transiently unreadable file is
+// read (attempts, at least 1) and the pause between two reads: invalid or
+// truncated JSON, and on Windows a sharing violation or access denied while
+// a writer replaces the file. It does not change the retries of a stale
+// file handle (ESTALE), which have their own budget of 2 s (see
+// ReadJSONTolerant), so a read takes at most about 2 s plus
+// (attempts-1) × delay, and the time of the reads themselves.
+func WithRetries(attempts int, delay time.Duration) ReadOption {
+	return func(o *readOptions) { o.attempts, o.delay = max(attempts, 1), max(delay, 0) }
+}
+
+// WithMaxSize sets the largest file the reader accepts (default 16 MiB);
+// a larger one is ErrTooLarge, without retry.
+func WithMaxSize(n int64) ReadOption { return func(o *readOptions) { o.maxSize = n } }
+
+// DefaultPollInterval is how often Watch reads status.json when no event
+// came, unless WithPollInterval says otherwise.
+const DefaultPollInterval = time.Second
+
+// WatchOption configures Watch.
+type WatchOption func(*watchOptions)
+
+type watchOptions struct {
+	poll       time.Duration
+	events     bool
+	maxWatches int // WatchRoot: job directories watched at most (0: as many as the OS gives)
+}
+
+// WithPollInterval sets the safety poll: status.json is read every d even
+// when no event came (default DefaultPollInterval). d <= 0 means the default.
+func WithPollInterval(d time.Duration) WatchOption {
+	return func(o *watchOptions) {
+		if d > 0 {
+			o.poll = d
+		}
+	}
+}
+
+// withoutEvents turns file system events off, leaving the poll alone: the
+// path a watcher takes where the OS gives no events.
+func withoutEvents() WatchOption { return func(o *watchOptions) { o.events = false } }
+
+// DefaultScanInterval is how often StartNext looks at the jobs root when no
+// file system event came, unless WithScanInterval says otherwise.
+const DefaultScanInterval = time.Second
+
+// nextOptions are the StartOptions of StartNext alone; Start ignores them.
+type nextOptions struct {
+	kinds    []string
+	scan     time.Duration
+	skipped  func(JobDir, error)
+	noEvents bool // tests only: the scan alone, as on a filesystem without events
+}
+
+// WithKinds restricts StartNext to jobs whose kind is one of kinds. Several
+// WithKinds add up; without any, every kind is started. An empty kind makes
+// StartNext fail with ErrInvalid. Start ignores it.
+func WithKinds(kinds ...string) StartOption {
+	return func(o *startOptions) { o.next.kinds = append(o.next.kinds, kinds...) }
+}
+
+// WithScanInterval sets how often StartNext looks at the jobs root when no
+// file system event came (default DefaultScanInterval). It bounds how late
+// a job submitted by another host is seen on a shared filesystem that gives
+// no events for it (NFS, SMB, FUSE), on top of that filesystem's own
+// directory cache. d <= 0 means the default. Start ignores it.
+func WithScanInterval(d time.Duration) StartOption {
+	return func(o *startOptions) {
+		if d > 0 {
+			o.next.scan = d
+		}
+	}
+}
+
+// WithSkipped makes StartNext call fn for each job it leaves because of an
+// error of the job's own: a record it cannot read (corrupt, written by a
+// newer jobstore, not a regular file), reported once (not again while the
+// job gives the same error); or a Start that failed for another reason
+// than a lost race or a cancel request (job.lock not a file, an I/O error),
+// reported at each try, at most once a minute per job. fn is called from
+// StartNext's goroutine. Start ignores it.
+func WithSkipped(fn func(dir JobDir, err error)) StartOption {
+	return func(o *startOptions) { o.next.skipped = fn }
+}
+
+// DefaultSweepAge is how old a temp file must be before ReconcileAll removes
+// it. A live writer holds its temp file for milliseconds (seconds on a slow
+// disk); a quarter of an hour leaves any live writer alone.
+const DefaultSweepAge = 15 * time.Minute
+
+// withMaxWatches makes WatchRoot watch at most n job directories, polling
+// the others: what it does when the OS refuses a watch
+// (fs.inotify.max_user_watches), without lowering the limit for everyone.
+func withMaxWatches(n int) WatchOption { return func(o *watchOptions) { o.maxWatches = n } }

@@ -11,7 +11,6 @@ import (
 
 	"github.com/axqua/jobstore/internal/attempt"
 	"github.com/axqua/jobstore/internal/fsys"
-	"github.com/axqua/jobstore/internal/proc"
 )
 
 // A Run's ownership of its job, across hosts. job.lock is the fast path
@@ -22,15 +21,6 @@ import (
 // status through a temp file inside .run-(N+1), so that a fence stops its
 // writes. See "Many hosts" in docs/platforms.md. This file turns the
 // attempt layer's verdicts into the package's errors and decisions.
-
-// ownership is a Run's claim; its fields change only under the Run's wmu
-// (Start, a resumption, Close).
-type ownership struct {
-	claim *attempt.Claim
-	ren   *attempt.Renewer
-	host  string
-	lease time.Duration
-}
 
 // ownerOf is what a judge knows of the runner that wrote st.
 func ownerOf(st *JobStatus) *attempt.Owner {
@@ -247,152 +237,6 @@ func endClaim(op string, dir JobDir, c *attempt.Claim) error {
 	return nil
 }
 
-// ownedBy makes r the owner of claim c: the lease renewer starts, and its
-// events (the claim fenced, the lease lapsed) come back to r.
-func (r *Run) ownedBy(c *attempt.Claim, o startOptions) {
-	r.own = ownership{claim: c, host: o.host, lease: o.lease}
-	r.own.ren = r.renew(c)
-}
-
-// renew starts the renewer of c for r.
-func (r *Run) renew(c *attempt.Claim) *attempt.Renewer {
-	var ren *attempt.Renewer
-	ren = attempt.StartRenewer(c, r.own.lease, func(err error) { r.leaseEvent(ren, err) })
-	return ren
-}
-
-// leaseEvent is the renewer ren's word from the background: the claim was
-// fenced (the Run lost its job: ErrNotOwner, sticky, ends its Context), or
-// the lease lapsed by this process's clock (a pause): the Run re-establishes
-// its claim at once, as a write would, so that an idle runner that wakes up
-// keeps its job. A Run that moved on to another renewer, finished or
-// closed meanwhile has nothing to do.
-func (r *Run) leaseEvent(ren *attempt.Renewer, err error) {
-	defer r.lockWrite()()
-	if r.own.ren != ren || r.lock == nil || r.finished || r.lostErr != nil {
-		return
-	}
-	if errors.Is(err, attempt.ErrFenced) {
-		r.noteLost(r.notOwner("renew lease", err))
-		return
-	}
-	r.noteLost(r.ensureOwner())
-}
-
-// ensureOwner checks, before a write, that r still owns its job: an
-// attempt found fenced is ErrNotOwner; a lease that lapsed by this process's
-// clock (the process was paused: SIGSTOP, a debugger, a laptop's sleep) is
-// re-established first (resume). Callers hold r.wmu and r.mu.
-func (r *Run) ensureOwner() error {
-	switch err := r.own.ren.Check(time.Now()); {
-	case err == nil:
-		return nil
-	case errors.Is(err, attempt.ErrLapsed):
-		return r.resume()
-	default:
-		return r.notOwner("check lease", err)
-	}
-}
-
-// resume re-establishes r's claim after its lease lapsed, with operations
-// atomic at the server (attempt.Claim.Resume): it fences its own attempt N
-// and, having won, claims N+1, then writes its status naming N+1, durably,
-// so that the record points at the live claim. A process on another host
-// that judged the runner gone and fenced N first wins instead: ErrNotOwner,
-// and nothing is written. Callers hold r.wmu and r.mu.
-func (r *Run) resume() error {
-	const op = "resume"
-	old := r.own.claim
-	r.own.ren.Stop()
-	age := r.own.ren.Age(time.Now())
-	c, err := old.Resume(fencedBy())
-	if err != nil {
-		if errors.Is(err, attempt.ErrFenced) {
-			return errNotOwner(op, runPath(r.dir, old.N()), old.N(), fmt.Sprintf(
-				"attempt %d was taken over while this runner was paused (its lease, %v, was last renewed %v ago): another process judged it gone; nothing was written",
-				old.N(), r.own.lease, age.Round(time.Millisecond)), nil)
-		}
-		return errNotOwner(op, runPath(r.dir, old.N()), old.N(), fmt.Sprintf(
-			"attempt %d's lease lapsed while this runner was paused (last renewed %v ago), and the claim could not be established again: %v",
-			old.N(), age.Round(time.Millisecond), err), nil)
-	}
-	r.own.claim = c
-	r.own.ren = r.renew(c)
-	next, err := r.stamp(op, copyStatus(r.st), Now())
-	if err == nil {
-		err = r.put(next)
-	}
-	if err != nil {
-		return err
-	}
-	r.st = next
-	return nil
-}
-
-// put writes next as the owner of r's attempt; callers have stamped it and
-// re-established a lapsed lease (ensureOwner). The write is refused by the
-// filesystem once the attempt was fenced (ErrNotOwner), and by the Run
-// itself when status.json is no longer the file the Run last wrote: another
-// writer replaced it (ErrNotOwner too: the Run stops rather than overwrite
-// a record that is not its own). Callers hold r.wmu.
-func (r *Run) put(next JobStatus, opts ...WriteOption) error {
-	n := r.own.claim.N()
-	if err := r.notReplaced(); err != nil {
-		return err
-	}
-	var written fsys.ID
-	if err := writeStatusAs(r.own.claim, r.dir, next, &written, opts...); err != nil {
-		return r.fenceError("write status", n, err)
-	}
-	r.written = written
-	return nil
-}
-
-// notReplaced checks that status.json is still the file this Run last
-// wrote (nothing to check before its first write). Another regular file
-// there is a record another writer put in its place: ErrNotOwner, naming
-// what it says. Nothing there (removed), or something that is not a record,
-// is left to the write, which puts the record back or fails. Callers hold
-// r.wmu.
-func (r *Run) notReplaced() error {
-	const op = "write status"
-	if r.written == (fsys.ID{}) {
-		return nil
-	}
-	id, err := r.jd.EntryID(StatusFile)
-	switch {
-	case err == nil && id == r.written:
-		return nil
-	case errors.Is(err, fs.ErrNotExist):
-		return nil // removed, not replaced: the write puts the record back
-	case err != nil:
-		return stepError(op, r.dir.StatusPath(), unwrapPath(err), "cannot look at status.json before writing it", "")
-	}
-	if fi, err := r.jd.Lstat(StatusFile); err != nil || !fi.Mode().IsRegular() {
-		return nil // not a record: the write replaces it, or fails in its own way
-	}
-	now := "its record cannot be read"
-	if st, rerr := readStatusIn(r.jd, r.dir, newReadOptions(nil), statusSchema()); rerr == nil && st != nil {
-		now = fmt.Sprintf("it now says %s, seq %d (this run wrote seq %d)", st.State, st.Seq, r.st.Seq)
-	}
-	n := r.own.claim.N()
-	return errNotOwner(op, r.dir.StatusPath(), n, "status.json was replaced by a write that is not this run's: "+now+
-		"; this run no longer owns the job and wrote nothing", nil)
-}
-
-// notOwner is ErrNotOwner for r's attempt, found fenced by op.
-func (r *Run) notOwner(op string, cause error) error {
-	n := r.own.claim.N()
-	return errNotOwner(op, runPath(r.dir, n), n, "attempt "+strconv.FormatUint(n, 10)+
-		" was taken over: another process judged this runner gone, and its claim is now "+attempt.FencedName(n)+
-		"; nothing was written ("+rootCause(cause).Error()+")", nil)
-}
-
-// fenceError is ownerWriteError for r's writes.
-func (r *Run) fenceError(op string, n uint64, err error) error {
-	return ownerWriteError(op, r.dir, n, err)
-}
-
 // ownerWriteError turns a failed write of attempt n's owner into
 // ErrNotOwner when the reason is that .run-n is gone, or names another
 // directory than the one claimed (attempt.ErrFenced, ENOENT or ENOTDIR at
@@ -414,37 +258,6 @@ func ownerWriteError(op string, dir JobDir, n uint64, err error) error {
 		"; nothing was written ("+rootCause(err).Error()+")", nil)
 }
 
-// noteLost makes an ErrNotOwner sticky and ends the Run's Context with it.
-// Callers hold r.mu.
-func (r *Run) noteLost(err error) {
-	if r.lostErr != nil || !errors.Is(err, ErrNotOwner) {
-		return
-	}
-	r.lostErr = err
-	if r.ctx != nil {
-		r.ctx.end(err)
-	}
-}
-
-// release ends the Run's ownership at Close: the renewer stops and, for a
-// job closed without Finish, .run-N becomes .fenced-N, without a fence
-// marker, so that a reconciler can still take over (mark lost) the job and
-// no claimant can revive the attempt. A finished job's .run-N stays as it
-// is: its status is terminal, so no process judges its attempt or claims
-// another, and the rename would cost every job a directory operation. A
-// Run that lost ownership has nothing to release. Callers hold r.wmu only
-// (the renewer's events take r.mu).
-func (r *Run) release(lost, finished bool) error {
-	if r.own.ren == nil {
-		return nil
-	}
-	r.own.ren.Stop()
-	if lost || finished {
-		return r.own.claim.Close()
-	}
-	return endClaim("release", r.dir, r.own.claim)
-}
-
 // rootCause is the innermost error of a chain of single wraps.
 func rootCause(err error) error {
 	for {
@@ -455,8 +268,3 @@ func rootCause(err error) error {
 		err = next
 	}
 }
-
-// selfScope and selfStart are what a Run records of its own process, so
-// that a judge on the same host can tell whether it is alive.
-func selfScope() string { return proc.Scope() }
-func selfStart() string { return proc.SelfStart() }

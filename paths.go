@@ -1,9 +1,16 @@
 package jobstore
 
 import (
+	"crypto/rand"
+	"errors"
 	"fmt"
+	"io/fs"
 	"path/filepath"
 	"strings"
+	"sync"
+	"time"
+
+	"github.com/axqua/jobstore/internal/fsys"
 )
 
 // File names inside a job directory.
@@ -123,4 +130,196 @@ func dirFor(op, root, id string) (JobDir, error) {
 		return "", err
 	}
 	return JobDir(filepath.Join(root, id)), nil
+}
+
+// IndexFile is the name of the index under the jobs root.
+const IndexFile = "index.json"
+
+// checkJobDir is the first step of every function that creates or changes a
+// file in a job directory: dir's last element must be a job ID
+// (ValidateJobID), or dir is not a job directory at all ("/", ".", "",
+// "root/j/..", a dot-name such as a temp or build directory) and nothing is
+// touched. The error is ErrInvalid, Subject "job_id", Path dir, Found its
+// last element.
+func checkJobDir(op string, dir JobDir) error {
+	err := validateJobID(op, string(dir), dir.ID())
+	if err == nil {
+		return nil
+	}
+	return annotated(err, func(e *Error) {
+		e.Msg = fmt.Sprintf("%q is not a job directory: its last element %s", string(dir), e.Msg)
+		e.Remedy = "pass the job's own directory, <root>/<job-id>: Submit returns it and DirFor(root, id) builds it; nothing was written"
+	})
+}
+
+// buildPrefix starts the name of the hidden directory, in the jobs root,
+// in which createJob builds a job: buildPrefix + job ID + "-" + random
+// digits. Scans skip it (a dot-name); sweepRoot removes one left by a
+// crash.
+const buildPrefix = ".submit-"
+
+// openJobDir opens a job directory for reading: never through a link; a
+// missing one is ErrNotJob.
+func openJobDir(op string, dir JobDir) (*fsys.Dir, error) {
+	d, err := openDirAt(op, jobRecord(dir, ""))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, errNotJob(op, dir)
+	}
+	return d, err
+}
+
+// removePrefix starts the hidden name in the jobs root to which Remove
+// renames a job directory before it deletes it: removePrefix + job ID +
+// "-" + random digits. It is a dot-name, so List, JobDirs, ReconcileAll and
+// every watcher of the root skip it.
+const removePrefix = ".remove-"
+
+// movedAway reports whether the job directory jd, opened at dir, is no
+// longer there: a Remove renamed it away (to delete it) after jd was
+// opened, so that jd now reaches a directory outside the root's view. On
+// Windows a directory open in this process cannot be renamed (Wine lets it
+// be), and a Dir is known by its path: a directory gone from it is
+// reported.
+func movedAway(jd *fsys.Dir, dir JobDir) (bool, error) {
+	id, err := jd.ID()
+	if errors.Is(err, fs.ErrNotExist) {
+		return true, nil // Windows, where a Dir's identity is looked up by its path
+	}
+	if err != nil {
+		return false, err
+	}
+	rd, err := fsys.Open(filepath.Dir(string(dir)), false)
+	if errors.Is(err, fs.ErrNotExist) {
+		return true, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	defer rd.Close()
+	now, err := rd.EntryID(dir.ID())
+	if errors.Is(err, fs.ErrNotExist) {
+		return true, nil
+	}
+	return err == nil && now != id, err
+}
+
+// sweptPrefix starts the name a sweep gives a build directory it has taken
+// (sweptPrefix + random digits) before it empties and removes it: once
+// renamed, the build directory can no longer be published by its Submit,
+// whose rename then fails, so a job never appears half removed.
+const sweptPrefix = ".swept-"
+
+// IsTempName reports whether a file name is one of this package's temp
+// files: "." + a target's base name + decimal digits (renameio's naming,
+// used on every platform), e.g. ".status.json8674665223082153551". A
+// directory scan must skip these; SweepTemps-style cleaners may remove them
+// once they are old, never while a writer may still hold them.
+func IsTempName(name string) bool {
+	name = filepath.Base(name)
+	for _, target := range tempTargets {
+		p := "." + target
+		if len(name) > len(p) && name[:len(p)] == p && allDigits(name[len(p):]) {
+			return true
+		}
+	}
+	return false
+}
+
+// tempTargets are the records whose temp files IsTempName recognises.
+var tempTargets = [...]string{SpecFile, StatusFile, CancelFile, IndexFile, legacyOwnerFile}
+
+// legacyOwnerFile is the owner record that older jobstores wrote in each
+// attempt directory; a crash could leave its temp file, which sweeps remove.
+const legacyOwnerFile = "owner.json"
+
+func allDigits(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return len(s) > 0
+}
+
+// recordAt names a record file: the directory that holds it and its name
+// there.
+type recordAt struct {
+	dir, name string
+	// job: dir is a job directory, which must be a directory itself and is
+	// never reached through a symbolic link at its own name (a link there
+	// could lead out of the root). The path above it (the root) is the
+	// caller's choice and may hold links.
+	job bool
+}
+
+func jobRecord(dir JobDir, name string) recordAt {
+	return recordAt{dir: string(dir), name: name, job: true}
+}
+
+func pathRecord(path string) recordAt {
+	return recordAt{dir: filepath.Dir(path), name: filepath.Base(path)}
+}
+
+func (r recordAt) path() string { return filepath.Join(r.dir, r.name) }
+
+// openDirAt opens at's directory for the protocol or a reader; errors are
+// *Error (ErrNotRegular for a job directory that is a link); a missing
+// directory matches fs.ErrNotExist, for the caller to judge.
+func openDirAt(op string, at recordAt) (*fsys.Dir, error) {
+	d, err := fsys.Open(at.dir, at.job)
+	if err == nil {
+		return d, nil
+	}
+	var nr *fsys.NotRegularError
+	switch {
+	case errors.As(err, &nr):
+		return nil, irregular(op, at.dir, nr)
+	case errors.Is(err, errors.ErrUnsupported):
+		return nil, errUnsupported(op, at.dir, err)
+	}
+	return nil, stepError(op, at.dir, err, "cannot open the directory", "check that the directory exists and that this user may search it")
+}
+
+func normTime(t time.Time) time.Time { return t.UTC().Truncate(time.Microsecond).Round(0) }
+
+// jobIDTimeLayout is fixed width (for years 1000-9999), so that the lexical
+// order of IDs is the order of their times.
+const jobIDTimeLayout = "20060102T150405.000000Z"
+
+// jobIDAlphabet is Crockford's base 32, lowercase: no i, l, o or u.
+const jobIDAlphabet = "0123456789abcdefghjkmnpqrstvwxyz"
+
+// jobIDRandomLen random characters carry 50 bits: two IDs of the same
+// microsecond, on any processes or hosts, collide with probability 2^-50.
+const jobIDRandomLen = 10
+
+var lastJobID struct {
+	sync.Mutex
+	t time.Time
+}
+
+// NewJobID returns a new job ID such as "20261130T093540.123456Z-7k2m9xq4ab":
+// the UTC time to the microsecond, then 10 random characters (crypto/rand).
+// IDs sort by time as strings; within one process each ID sorts after the
+// previous one (a repeated microsecond is bumped by one), across processes
+// and hosts they are unique, with clocks deciding the order. An ID is valid
+// per ValidateJobID.
+func NewJobID() string {
+	lastJobID.Lock()
+	t := normTime(time.Now())
+	if !t.After(lastJobID.t) {
+		t = lastJobID.t.Add(time.Microsecond)
+	}
+	lastJobID.t = t
+	lastJobID.Unlock()
+
+	var r [jobIDRandomLen]byte
+	_, _ = rand.Read(r[:]) // crypto/rand.Read never fails (it crashes the program instead)
+	b := make([]byte, 0, len(jobIDTimeLayout)+1+jobIDRandomLen)
+	b = t.AppendFormat(b, jobIDTimeLayout)
+	b = append(b, '-')
+	for _, c := range r {
+		b = append(b, jobIDAlphabet[c&31])
+	}
+	return string(b)
 }

@@ -9,7 +9,6 @@ import (
 	"runtime"
 	"slices"
 	"strconv"
-	"sync/atomic"
 	"time"
 
 	"github.com/axqua/jobstore/internal/attempt"
@@ -20,12 +19,6 @@ import (
 // rename to a hidden name in the same root (removePrefix), made only once
 // the remover holds the job's next attempt, as a starter would; then the
 // hidden directory is deleted, one name at a time, never through a link.
-
-// removePrefix starts the hidden name in the jobs root to which Remove
-// renames a job directory before it deletes it: removePrefix + job ID +
-// "-" + random digits. It is a dot-name, so List, JobDirs, ReconcileAll and
-// every watcher of the root skip it.
-const removePrefix = ".remove-"
 
 // finishedStates are the states a job may be removed in.
 var finishedStates = []State{Succeeded, Failed, Cancelled, Lost}
@@ -463,106 +456,4 @@ func hideJob(op string, dir JobDir, id fsys.ID) (*fsys.Dir, string, error) {
 			"look at what is at that path now")
 	}
 	return rd, trash, nil
-}
-
-// purgeRounds bounds how often purgeHidden empties a hidden directory that
-// was refilled meanwhile (a process that held it open before the rename).
-const purgeRounds = 3
-
-// purgeHidden deletes the hidden directory name of rd, never through a
-// link: job.json first (a reader that opened the job directory before the
-// rename and then misses a record finds job.json gone too, and takes the
-// job for removed), status.json last, everything else in between; then the
-// directory. Gone already (another process finished it) is not an error.
-func purgeHidden(rd *fsys.Dir, name string) error {
-	var err error
-	for range purgeRounds {
-		if err = emptyHidden(rd, name); err != nil {
-			return err
-		}
-		atRemoveSeam("emptied", rd.Join(name))
-		err = fsys.RetryBusy(func() error { return rd.RemoveDir(name) })
-		if err == nil || errors.Is(err, fs.ErrNotExist) {
-			return nil
-		}
-		if !fsys.IsDirNotEmpty(err) {
-			return err
-		}
-	}
-	return err
-}
-
-// emptyHidden removes every name in the hidden directory name of rd, in
-// purgeHidden's order.
-func emptyHidden(rd *fsys.Dir, name string) error {
-	d, err := rd.OpenDir(name)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	defer d.Close() // before rd removes it: on Windows the handle pins it
-	remove := func(n string) error {
-		err := d.RemoveAll(n)
-		atRemoveSeam("deleted", d.Join(n))
-		return err
-	}
-	if err := remove(SpecFile); err != nil {
-		return err
-	}
-	names, err := d.Names()
-	errs := []error{err}
-	for _, n := range names {
-		if n != SpecFile && n != StatusFile {
-			errs = append(errs, remove(n))
-		}
-	}
-	if err := errors.Join(errs...); err != nil {
-		return err
-	}
-	return remove(StatusFile)
-}
-
-// movedAway reports whether the job directory jd, opened at dir, is no
-// longer there: a Remove renamed it away (to delete it) after jd was
-// opened, so that jd now reaches a directory outside the root's view. On
-// Windows a directory open in this process cannot be renamed (Wine lets it
-// be), and a Dir is known by its path: a directory gone from it is
-// reported.
-func movedAway(jd *fsys.Dir, dir JobDir) (bool, error) {
-	id, err := jd.ID()
-	if errors.Is(err, fs.ErrNotExist) {
-		return true, nil // Windows, where a Dir's identity is looked up by its path
-	}
-	if err != nil {
-		return false, err
-	}
-	rd, err := fsys.Open(filepath.Dir(string(dir)), false)
-	if errors.Is(err, fs.ErrNotExist) {
-		return true, nil
-	}
-	if err != nil {
-		return false, err
-	}
-	defer rd.Close()
-	now, err := rd.EntryID(dir.ID())
-	if errors.Is(err, fs.ErrNotExist) {
-		return true, nil
-	}
-	return err == nil && now != id, err
-}
-
-// removeSeam, when set (by tests only), runs at the named steps of a
-// removal: "claimed" (the next attempt claimed, the job directory at its
-// path), "hidden" (renamed and the root fsynced, nothing deleted yet),
-// "deleted" (one name in the hidden directory deleted, path naming it) and
-// "emptied" (the hidden directory emptied, before it is removed); path is
-// the job directory, or the hidden directory.
-var removeSeam atomic.Pointer[func(step, path string)]
-
-func atRemoveSeam(step, path string) {
-	if h := removeSeam.Load(); h != nil {
-		(*h)(step, path)
-	}
 }

@@ -1,12 +1,10 @@
 package jobstore
 
 import (
+	"context"
 	"errors"
 	"fmt"
-	"math"
 	"os"
-	"sync"
-	"time"
 
 	"github.com/axqua/jobstore/internal/attempt"
 	"github.com/axqua/jobstore/internal/fsys"
@@ -62,45 +60,6 @@ func Submit(root string, spec JobSpec) (JobDir, error) {
 		return "", err
 	}
 	return dir, nil
-}
-
-// Run is a runner's handle on a started job: it holds job.lock and is the
-// only writer of status.json until Close. Its methods may be called from
-// several goroutines.
-//
-// Every write puts status.json whole with seq one more than the last and
-// updated_at stamped with Now(). seq never wraps: once it is 2^64-1, every
-// update (Start's included) is refused with ErrInvalid, Subject "seq", and
-// writes nothing. A write that fails leaves the handle's
-// status as it was (the next write reuses the seq); status.json is then the
-// previous record (see WriteStatus). Progress is coalesced: see Progress
-// and WithProgressInterval.
-//
-// Every record a Run writes carries its Attempt. If the Run loses ownership
-// of its job (another host judged it gone after its lease went unrenewed and
-// took the job over, or its lease lapsed by its own clock), the write fails
-// with ErrNotOwner and writes nothing; from then on every call that writes
-// (Progress included) returns ErrNotOwner, and the Run's Context is done with
-// it as its cause, so the runner can stop its work. A background progress
-// write that fails so is reported by the next call.
-type Run struct {
-	// wmu serialises the writes of status.json, so that seq never goes back;
-	// it is taken before mu. A background progress write holds wmu alone
-	// during its I/O, so that Progress (which takes only mu) never waits for
-	// the disk.
-	wmu      sync.Mutex
-	mu       sync.Mutex
-	dir      JobDir
-	jd       *fsys.Dir // the job directory, held (never through a link) until Close
-	spec     JobSpec
-	lock     *Lock // nil after Close
-	st       JobStatus
-	finished bool
-	ctx      *runContext // Context, once asked for
-	own      ownership   // fixed by Start
-	written  fsys.ID     // status.json as this Run last wrote it (zero before its first write)
-	lostErr  error       // ErrNotOwner once ownership is lost: sticky
-	progressState
 }
 
 // Start takes job.lock in dir (ErrLocked if held), reads job.json and the
@@ -226,69 +185,6 @@ func begin(op string, jd *fsys.Dir, dir JobDir, lk *Lock, spec JobSpec, c *attem
 		return nil, err
 	}
 	return r, nil
-}
-
-// write publishes next as the new status (seq and updated_at filled in) and,
-// only if that worked, makes it the handle's status. Callers hold r.wmu and
-// r.mu (or own r alone, as start does).
-func (r *Run) write(op string, next JobStatus, now time.Time, opts ...WriteOption) error {
-	if err := r.ensureOwner(); err != nil {
-		r.noteLost(err)
-		return err
-	}
-	next, err := r.stamp(op, next, now)
-	if err != nil {
-		return err
-	}
-	r.lastWrite = time.Now()
-	if err := r.put(next, opts...); err != nil {
-		r.noteLost(err)
-		return err
-	}
-	r.st = next
-	return nil
-}
-
-// stamp fills in what every write carries: the schema version, the job ID,
-// the next seq, updated_at and the attempt the Run owns. Callers hold r.wmu, so the seq is theirs.
-func (r *Run) stamp(op string, next JobStatus, now time.Time) (JobStatus, error) {
-	seq, err := nextSeq(op, r.dir.StatusPath(), r.st.Seq)
-	if err != nil {
-		return next, err
-	}
-	next.SchemaVersion = StatusSchemaVersion
-	next.JobID = r.dir.ID()
-	next.Seq = seq
-	next.UpdatedAt = now
-	next.Attempt = r.own.claim.N()
-	return next, nil
-}
-
-// lockWrite takes wmu, then mu, for a write that holds both throughout;
-// the function it returns releases them.
-func (r *Run) lockWrite() (unlock func()) {
-	r.wmu.Lock()
-	r.mu.Lock()
-	return func() {
-		r.mu.Unlock()
-		r.wmu.Unlock()
-	}
-}
-
-// usable reports why the handle cannot write any more, if it cannot.
-func (r *Run) usable(op string) error {
-	switch {
-	case r.finished:
-		return errInvalid(op, r.dir.StatusPath(), "state", string(r.st.State), nil,
-			fmt.Sprintf("the job is finished (%s); its status is final", r.st.State),
-			"do not update a job after Finish; submit a new job to run again")
-	case r.lock == nil:
-		return errInvalid(op, r.dir.StatusPath(), "run", nil, nil,
-			"the run is closed and no longer holds job.lock", "write updates before Close")
-	case r.lostErr != nil:
-		return r.lostErr
-	}
-	return nil
 }
 
 // Dir returns the job directory.
@@ -448,32 +344,81 @@ func (r *Run) Close() error {
 	return errors.Join(werr, rerr, uerr, r.jd.Close())
 }
 
-// nextSeq returns the seq that follows seq. seq never wraps: at the largest
-// value (2^64-1) the next update is refused with an *Error of kind
-// ErrInvalid, Subject "seq", since a poller takes a smaller seq for an older
-// record and would never show the update.
-func nextSeq(op, path string, seq uint64) (uint64, error) {
-	if seq == math.MaxUint64 {
-		return 0, errInvalid(op, path, "seq", seq, fmt.Sprintf("a seq below %d to update from", uint64(math.MaxUint64)),
-			fmt.Sprintf("is %d, the largest there is: the next update would wrap it to 0, and seq never goes back", seq),
-			"this job's status cannot change any more; submit a new job")
+// endCause is why the Run's context ends when the run does: nil while the
+// run is live. The caller holds r.mu.
+func (r *Run) endCause() error {
+	switch {
+	case r.lostErr != nil:
+		return r.lostErr
+	case r.finished:
+		return errBecause("finish", r.dir.StatusPath(), context.Canceled,
+			fmt.Sprintf("the run finished (%s); its context ends with it", r.st.State), "")
+	case r.lock == nil:
+		return errBecause("close", r.dir.StatusPath(), context.Canceled,
+			"the run was closed; its context ends with it", "")
 	}
-	return seq + 1, nil
+	return nil
 }
 
-// copyStatus copies st deeply, so that no pointer field is shared.
-func copyStatus(st JobStatus) JobStatus {
-	st.Progress = clonePtr(st.Progress)
-	st.StartedAt = clonePtr(st.StartedAt)
-	st.FinishedAt = clonePtr(st.FinishedAt)
-	st.ExitCode = clonePtr(st.ExitCode)
-	return st
+// endContext ends the Run's context, if it was asked for, when the run
+// finishes or closes. The caller holds r.mu.
+func (r *Run) endContext() {
+	if r.ctx != nil {
+		r.ctx.end(r.endCause())
+	}
 }
 
-func clonePtr[T any](p *T) *T {
-	if p == nil {
+// Context returns a context that is done when the job is asked to stop or
+// when the run ends, whichever comes first. Pass it to the job's work.
+//
+// Asked to stop: once cancel.json exists in the job directory (written by
+// RequestCancel, `jobstore cancel`, or any tool that follows the file
+// format), the context is done: on a local disk as soon as a file system
+// event tells (the job directory is watched with inotify, kqueue or
+// ReadDirectoryChangesW; BenchmarkCancelLatency measures it, milliseconds
+// on a quiet Linux machine), and otherwise within a safety poll of about a
+// second, for filesystems that deliver no event, such as NFS, SMB and FUSE
+// mounts written by another host. The latency is not a promise: a loaded
+// machine delays both. Its context.Cause is
+// an *Error of kind ErrCancelRequested whose message names the requester,
+// the time and the reason (if cancel.json cannot be read, it says so and
+// unwraps to the read error). The runner should then stop and call
+// Finish(Outcome{State: Cancelled}); nothing is written for it.
+//
+// The run ends: after a Finish that returned nil, or Close, the context is
+// done with a cause that matches context.Canceled and says which (unless a
+// cancel request ended it first: the first cause stands). A request that
+// was already there when Context is first called ends it at once.
+//
+// The watch starts on the first call (later calls return the same context)
+// and holds a goroutine until the run finishes or closes: always Close a
+// Run. Where events are used it holds no OS watcher of its own: it shares
+// the process's one with every Watch and every other Run (on Linux one
+// inotify instance per process, however many runs and watches), through
+// which it watches the job directory (one inotify watch per directory,
+// shared with any Watch of the job, counted against
+// fs.inotify.max_user_watches). If events cannot be had, the poll alone
+// goes on.
+func (r *Run) Context() context.Context {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.ctx == nil {
+		r.ctx = newRunContext(r.dir, r.endCause(), cancelPollInterval)
+	}
+	return r.ctx.ctx
+}
+
+// Flush writes a pending progress update now (NoSync), and returns its
+// error; with nothing pending it does nothing and returns nil. After a nil
+// Flush, status.json holds every value Progress was given before it.
+func (r *Run) Flush() error {
+	defer r.lockWrite()()
+	if !r.pending.set {
+		r.bgErr = nil // what failed has since been written
 		return nil
 	}
-	v := *p
-	return &v
+	if err := r.usable("flush"); err != nil {
+		return err
+	}
+	return r.wrote(r.write("flush", r.withPending(), Now(), NoSync()))
 }

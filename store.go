@@ -13,23 +13,6 @@ import (
 	"github.com/axqua/jobstore/internal/fsys"
 )
 
-// checkJobDir is the first step of every function that creates or changes a
-// file in a job directory: dir's last element must be a job ID
-// (ValidateJobID), or dir is not a job directory at all ("/", ".", "",
-// "root/j/..", a dot-name such as a temp or build directory) and nothing is
-// touched. The error is ErrInvalid, Subject "job_id", Path dir, Found its
-// last element.
-func checkJobDir(op string, dir JobDir) error {
-	err := validateJobID(op, string(dir), dir.ID())
-	if err == nil {
-		return nil
-	}
-	return annotated(err, func(e *Error) {
-		e.Msg = fmt.Sprintf("%q is not a job directory: its last element %s", string(dir), e.Msg)
-		e.Remedy = "pass the job's own directory, <root>/<job-id>: Submit returns it and DirFor(root, id) builds it; nothing was written"
-	})
-}
-
 // WriteSpec publishes job.json, the submission record, in dir.
 //
 // It stamps SchemaVersion, stamps SubmittedAt with Now() if zero, and
@@ -94,12 +77,6 @@ func encodeSpec(op string, dir JobDir, spec JobSpec) ([]byte, error) {
 	}
 	return encodeRecord(op, path, "spec", "cannot encode the record", "correct the spec's fields", spec)
 }
-
-// buildPrefix starts the name of the hidden directory, in the jobs root,
-// in which createJob builds a job: buildPrefix + job ID + "-" + random
-// digits. Scans skip it (a dot-name); sweepRoot removes one left by a
-// crash.
-const buildPrefix = ".submit-"
 
 // builtRecord is a record createJob writes into the job it builds.
 type builtRecord struct {
@@ -351,16 +328,6 @@ func readSpec(dir JobDir, o readOptions, sch schema) (JobSpec, error) {
 	return readSpecIn(d, dir, o, sch)
 }
 
-// openJobDir opens a job directory for reading: never through a link; a
-// missing one is ErrNotJob.
-func openJobDir(op string, dir JobDir) (*fsys.Dir, error) {
-	d, err := openDirAt(op, jobRecord(dir, ""))
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, errNotJob(op, dir)
-	}
-	return d, err
-}
-
 // readSpecIn is ReadSpec in the job directory d.
 func readSpecIn(d *fsys.Dir, dir JobDir, o readOptions, sch schema) (JobSpec, error) {
 	const op = "read spec"
@@ -547,46 +514,4 @@ func readStatusIn(d *fsys.Dir, dir JobDir, o readOptions, sch schema) (*JobStatu
 		return nil, errWrongJobID(op, path, st.JobID, dir)
 	}
 	return st, nil
-}
-
-// DecodeSpec decodes the bytes of a job.json exactly as ReadSpec does, with
-// no file and no retry: migration in memory, then validation. migrated
-// reports that the bytes held an older schema_version than JobSchemaVersion
-// and were migrated (spec.SchemaVersion is JobSchemaVersion either way).
-// Bytes that are not one JSON value are ErrCorrupt.
-func DecodeSpec(data []byte) (spec JobSpec, migrated bool, err error) {
-	return decodeSpec(data, specSchema())
-}
-
-func decodeSpec(data []byte, sch schema) (JobSpec, bool, error) {
-	var spec JobSpec
-	migrated, err := decodeRecord(data, sch, &spec)
-	if err != nil {
-		return JobSpec{}, false, err
-	}
-	if err := spec.validate("", ""); err != nil {
-		return JobSpec{}, false, err
-	}
-	return spec, migrated, nil
-}
-
-// DecodeStatus decodes the bytes of a status.json exactly as ReadStatus
-// does, with no file and no retry: migration in memory, then validation.
-// migrated reports that the bytes held an older schema_version than
-// StatusSchemaVersion and were migrated. Bytes that are not one JSON value
-// are ErrCorrupt.
-func DecodeStatus(data []byte) (st *JobStatus, migrated bool, err error) {
-	return decodeStatus(data, statusSchema())
-}
-
-func decodeStatus(data []byte, sch schema) (*JobStatus, bool, error) {
-	st := new(JobStatus)
-	migrated, err := decodeRecord(data, sch, st)
-	if err != nil {
-		return nil, false, err
-	}
-	if err := st.validate("", ""); err != nil {
-		return nil, false, err
-	}
-	return st, migrated, nil
 }

@@ -15,11 +15,6 @@ import (
 	"github.com/axqua/jobstore/internal/fsys"
 )
 
-// DefaultSweepAge is how old a temp file must be before ReconcileAll removes
-// it. A live writer holds its temp file for milliseconds (seconds on a slow
-// disk); a quarter of an hour leaves any live writer alone.
-const DefaultSweepAge = 15 * time.Minute
-
 // SweepTemps removes the temp files a crashed writer left in dir: names for
 // which IsTempName is true, regular files, last modified more than olderThan
 // ago. It also sweeps, by the same rule, the .fenced-N directories of
@@ -113,12 +108,6 @@ func sweepDir(op string, at recordAt, cutoff time.Time) (removed, fenced []strin
 	}
 	return removed, fenced, errs, nil
 }
-
-// sweptPrefix starts the name a sweep gives a build directory it has taken
-// (sweptPrefix + random digits) before it empties and removes it: once
-// renamed, the build directory can no longer be published by its Submit,
-// whose rename then fails, so a job never appears half removed.
-const sweptPrefix = ".swept-"
 
 // sweepRoot removes what interrupted writers left directly in the jobs
 // root: temp files (IsTempName: index.json's) last modified before cutoff;
@@ -302,4 +291,77 @@ func removeLeftover(root, id string, cutoff time.Time) bool {
 	}
 	d.Close() // on Windows an open directory cannot be removed
 	return rd.RemoveDir(id) == nil
+}
+
+// purgeHidden deletes the hidden directory name of rd, never through a
+// link: job.json first (a reader that opened the job directory before the
+// rename and then misses a record finds job.json gone too, and takes the
+// job for removed), status.json last, everything else in between; then the
+// directory. Gone already (another process finished it) is not an error.
+func purgeHidden(rd *fsys.Dir, name string) error {
+	var err error
+	for range purgeRounds {
+		if err = emptyHidden(rd, name); err != nil {
+			return err
+		}
+		atRemoveSeam("emptied", rd.Join(name))
+		err = fsys.RetryBusy(func() error { return rd.RemoveDir(name) })
+		if err == nil || errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		if !fsys.IsDirNotEmpty(err) {
+			return err
+		}
+	}
+	return err
+}
+
+// purgeRounds bounds how often purgeHidden empties a hidden directory that
+// was refilled meanwhile (a process that held it open before the rename).
+const purgeRounds = 3
+
+// emptyHidden removes every name in the hidden directory name of rd, in
+// purgeHidden's order.
+func emptyHidden(rd *fsys.Dir, name string) error {
+	d, err := rd.OpenDir(name)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	defer d.Close() // before rd removes it: on Windows the handle pins it
+	remove := func(n string) error {
+		err := d.RemoveAll(n)
+		atRemoveSeam("deleted", d.Join(n))
+		return err
+	}
+	if err := remove(SpecFile); err != nil {
+		return err
+	}
+	names, err := d.Names()
+	errs := []error{err}
+	for _, n := range names {
+		if n != SpecFile && n != StatusFile {
+			errs = append(errs, remove(n))
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	return remove(StatusFile)
+}
+
+// removeSeam, when set (by tests only), runs at the named steps of a
+// removal: "claimed" (the next attempt claimed, the job directory at its
+// path), "hidden" (renamed and the root fsynced, nothing deleted yet),
+// "deleted" (one name in the hidden directory deleted, path naming it) and
+// "emptied" (the hidden directory emptied, before it is removed); path is
+// the job directory, or the hidden directory.
+var removeSeam atomic.Pointer[func(step, path string)]
+
+func atRemoveSeam(step, path string) {
+	if h := removeSeam.Load(); h != nil {
+		(*h)(step, path)
+	}
 }

@@ -1,55 +1,13 @@
 package jobstore
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"time"
 
 	"github.com/axqua/jobstore/internal/fsys"
 )
-
-// ReadOption changes how a record is read.
-type ReadOption func(*readOptions)
-
-type readOptions struct {
-	attempts int
-	delay    time.Duration
-	maxSize  int64
-}
-
-// Defaults of the tolerant reader.
-const (
-	DefaultReadAttempts = 4
-	DefaultReadDelay    = 50 * time.Millisecond
-	DefaultMaxSize      = 16 << 20
-)
-
-func newReadOptions(opts []ReadOption) readOptions {
-	o := readOptions{attempts: DefaultReadAttempts, delay: DefaultReadDelay, maxSize: DefaultMaxSize}
-	for _, f := range opts {
-		f(&o)
-	}
-	return o
-}
-
-// WithRetries sets how many times a torn or transiently unreadable file is
-// read (attempts, at least 1) and the pause between two reads: invalid or
-// truncated JSON, and on Windows a sharing violation or access denied while
-// a writer replaces the file. It does not change the retries of a stale
-// file handle (ESTALE), which have their own budget of 2 s (see
-// ReadJSONTolerant), so a read takes at most about 2 s plus
-// (attempts-1) × delay, and the time of the reads themselves.
-func WithRetries(attempts int, delay time.Duration) ReadOption {
-	return func(o *readOptions) { o.attempts, o.delay = max(attempts, 1), max(delay, 0) }
-}
-
-// WithMaxSize sets the largest file the reader accepts (default 16 MiB);
-// a larger one is ErrTooLarge, without retry.
-func WithMaxSize(n int64) ReadOption { return func(o *readOptions) { o.maxSize = n } }
 
 // ReadJSONTolerant reads the JSON file at path into v, looking again when it
 // sees a torn moment.
@@ -108,27 +66,6 @@ func readPathTolerant(op, path string, o readOptions, decode func([]byte) error)
 	}
 	defer d.Close()
 	return readTolerant(op, d, at, o, decode)
-}
-
-// jsonDecode is json.Unmarshal with the package's errors: ErrCorrupt for
-// bytes that are not one JSON value, ErrInvalid for a value that does not
-// fit v.
-func jsonDecode(data []byte, v any) error {
-	err := json.Unmarshal(data, v)
-	var se *json.SyntaxError
-	if errors.As(err, &se) {
-		return corrupt(data, se)
-	}
-	if err != nil {
-		subject := ""
-		var te *json.UnmarshalTypeError
-		if errors.As(err, &te) {
-			subject = te.Field
-		}
-		return errMalformed("", "", subject, "does not fit the value it is read into",
-			"correct the record, or read it into a matching type", err)
-	}
-	return nil
 }
 
 // readTolerant is the retry policy every reader goes through. decode gets
@@ -222,44 +159,6 @@ func (s *staleRetry) wait() bool {
 	time.Sleep(min(s.pause, left))
 	s.pause = min(2*s.pause, staleRetryMax)
 	return true
-}
-
-const corruptRemedy = "jobstore's durable writes are never torn, so the file was damaged by a power cut after a NoSync write " +
-	"(Run.Progress), by a writer that did not use the atomic protocol, or by the disk; restore it from a backup or remove it " +
-	"(a removed status.json reads as \"nothing has run yet\"); RebuildIndex (jobstore list --rebuild) lists the other unreadable jobs"
-
-// corrupt is the ErrCorrupt error for bytes that are not one JSON value; its
-// message names what the damage looks like.
-func corrupt(data []byte, se *json.SyntaxError) error {
-	return errCorrupt(len(data), damage(data, se), corruptRemedy, se)
-}
-
-// damage names what a bad file looks like.
-func damage(data []byte, se *json.SyntaxError) string {
-	trimmed := bytes.TrimRight(data, "\x00")
-	end, complete, cut := firstValue(trimmed)
-	switch {
-	case len(data) == 0:
-		return "the file is empty: looks like an interrupted write"
-	case len(trimmed) == 0:
-		return fmt.Sprintf("the file holds only NUL bytes (%d): looks like an interrupted write whose data never reached the disk", len(data))
-	case len(trimmed) < len(data) && (complete || cut):
-		return fmt.Sprintf("the file ends in %d NUL bytes: looks like an interrupted write whose data never reached the disk", len(data)-len(trimmed))
-	case cut:
-		return fmt.Sprintf("the JSON ends early at byte %d: looks like an interrupted write (truncated file)", len(data))
-	case complete:
-		return fmt.Sprintf("not one JSON value: more data follows the value that ends at byte %d", end)
-	default:
-		return fmt.Sprintf("not JSON at all (byte %d of %d)", se.Offset, len(data))
-	}
-}
-
-// firstValue decodes the first JSON value of data: complete (ending at byte
-// end), or cut short (data is the beginning of a value, or only blanks).
-func firstValue(data []byte) (end int64, complete, cut bool) {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	err := dec.Decode(new(json.RawMessage))
-	return dec.InputOffset(), err == nil, errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF)
 }
 
 // readOnce opens, reads and closes at.name in d, refusing anything but a

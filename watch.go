@@ -10,10 +10,6 @@ import (
 	"github.com/axqua/jobstore/internal/fsevents"
 )
 
-// DefaultPollInterval is how often Watch reads status.json when no event
-// came, unless WithPollInterval says otherwise.
-const DefaultPollInterval = time.Second
-
 // Update is one thing Watch learned: a status, or an error reading it.
 // Exactly one of them is set, except for the first update of a job with no
 // status.json yet, which has neither (Status nil: nothing has run yet).
@@ -21,34 +17,6 @@ type Update struct {
 	Status *JobStatus // the receiver's own copy
 	Err    error
 }
-
-// WatchOption configures Watch.
-type WatchOption func(*watchOptions)
-
-type watchOptions struct {
-	poll       time.Duration
-	events     bool
-	maxWatches int // WatchRoot: job directories watched at most (0: as many as the OS gives)
-}
-
-// WithPollInterval sets the safety poll: status.json is read every d even
-// when no event came (default DefaultPollInterval). d <= 0 means the default.
-func WithPollInterval(d time.Duration) WatchOption {
-	return func(o *watchOptions) {
-		if d > 0 {
-			o.poll = d
-		}
-	}
-}
-
-// withoutEvents turns file system events off, leaving the poll alone: the
-// path a watcher takes where the OS gives no events.
-func withoutEvents() WatchOption { return func(o *watchOptions) { o.events = false } }
-
-// withMaxWatches makes WatchRoot watch at most n job directories, polling
-// the others: what it does when the OS refuses a watch
-// (fs.inotify.max_user_watches), without lowering the limit for everyone.
-func withMaxWatches(n int) WatchOption { return func(o *watchOptions) { o.maxWatches = n } }
 
 // Watch follows a job's status.json until the job ends or ctx is done.
 //
