@@ -104,7 +104,7 @@ const (
 type protocolDir interface {
 	CreateTemp(name string, perm fs.FileMode) (fsys.File, string, error)
 	Join(tmp string) string
-	Remove(tmp string) error
+	Unlink(tmp string) error
 	Replace(tmp, name string, writeThrough bool, timeout time.Duration) error
 	PublishNew(tmp, name string, writeThrough bool) (linked bool, err error)
 	Sync() error
@@ -148,7 +148,7 @@ func writeRecord(at recordAt, data []byte, o writeOptions, mode publishMode) err
 // touched.
 func checkWriteOptions(at recordAt, o writeOptions) error {
 	if o.replaceTimeout < 0 {
-		return errInvalid("write", at.path(), "replace timeout", o.replaceTimeout.String(), "0 or more",
+		return errInvalid("write", at.full(), "replace timeout", o.replaceTimeout.String(), "0 or more",
 			"must be 0 or more, got "+o.replaceTimeout.String(), "pass WithReplaceTimeout a duration of 0 or more")
 	}
 	return nil
@@ -171,10 +171,10 @@ func writeRecordIn(d protocolDir, at recordAt, data []byte, o writeOptions, mode
 		return irregular("create temp file", at.dir, nr)
 	}
 	if err != nil {
-		return stepError("create temp file", at.path(), err, "cannot create the temp file in the record's directory", "")
+		return stepError("create temp file", at.full(), err, "cannot create the temp file in the record's directory", "")
 	}
 	fail := func(op string, err error, msg string) error {
-		_ = d.Remove(tmp) // the error that matters is the step's
+		_ = d.Unlink(tmp) // the error that matters is the step's
 		return stepError(op, d.Join(tmp), err, msg, "")
 	}
 	if err := writeAll(f, data); err != nil {
@@ -215,22 +215,22 @@ func writeRecordIn(d protocolDir, at recordAt, data []byte, o writeOptions, mode
 func publish(d protocolDir, at recordAt, tmp string, mode publishMode, writeThrough bool, timeout time.Duration) error {
 	if mode == replaceTarget {
 		if err := d.Replace(tmp, at.name, writeThrough, timeout); err != nil {
-			_ = d.Remove(tmp)
+			_ = d.Unlink(tmp)
 			msg, remedy := d.ReplaceFailure(at.name, err)
-			return stepError("rename", at.path(), unwrapPath(err), msg, remedy)
+			return stepError("rename", at.full(), unwrapPath(err), msg, remedy)
 		}
 		return nil
 	}
 	linked, err := d.PublishNew(tmp, at.name, writeThrough)
 	if err != nil {
-		_ = d.Remove(tmp)
+		_ = d.Unlink(tmp)
 		if errors.Is(err, fs.ErrExist) {
-			return errExists("publish", at.path(), unwrapPath(err))
+			return errExists("publish", at.full(), unwrapPath(err))
 		}
-		return stepError("publish", at.path(), unwrapPath(err), "cannot give the temp file the record's name", "")
+		return stepError("publish", at.full(), unwrapPath(err), "cannot give the temp file the record's name", "")
 	}
 	if linked {
-		if err := d.Remove(tmp); err != nil {
+		if err := d.Unlink(tmp); err != nil {
 			return stepError("remove temp file", d.Join(tmp), err, "the record is in place, but its temp name could not be removed",
 				"remove the file by hand; it is a second name of the record")
 		}

@@ -107,7 +107,7 @@ func RequestCancel(dir JobDir, req CancelRequest) error {
 		return err
 	}
 	if st != nil && st.State.Terminal() {
-		if st.State == Cancelled && exists(path) {
+		if st.State == Cancelled && pathExists(path) {
 			return nil
 		}
 		return errInvalid(op, dir.StatusPath(), "state", string(st.State), []State{Queued, Running},
@@ -145,7 +145,7 @@ func RequestCancel(dir JobDir, req CancelRequest) error {
 }
 
 // exists reports whether path names something.
-func exists(path string) bool {
+func pathExists(path string) bool {
 	_, err := os.Lstat(path)
 	return err == nil
 }
@@ -159,7 +159,7 @@ type pendingCancel struct {
 
 // findCancel returns dir's cancel request, nil if there is none.
 func findCancel(dir JobDir) *pendingCancel {
-	if !exists(dir.CancelPath()) {
+	if !pathExists(dir.CancelPath()) {
 		return nil
 	}
 	req, err := ReadCancel(dir)

@@ -19,7 +19,7 @@ func ClaimAttempt(dir JobDir, n uint64) (string, error) {
 		return "", err
 	}
 	defer jd.Close()
-	c, err := take("claim", jd, dir, n)
+	c, err := takeAttempt("claim", jd, dir, n)
 	if err != nil {
 		return "", err
 	}
@@ -76,7 +76,7 @@ func ClaimAsOwner(dir JobDir, n uint64, lease time.Duration) (*Owner, error) {
 	if err != nil {
 		return nil, err
 	}
-	c, err := take("claim", jd, dir, n)
+	c, err := takeAttempt("claim", jd, dir, n)
 	if err != nil {
 		jd.Close()
 		return nil, err

@@ -182,6 +182,6 @@ func (x *Index) decode(b []byte) error {
 	return nil
 }
 
-func indexSchema() schema { return schema{file: IndexFile, current: indexSchemaVersion} }
+func indexSchema() recordSchema { return recordSchema{file: IndexFile, current: indexSchemaVersion} }
 
-func (x *Index) version() int { return x.SchemaVersion }
+func (x *Index) recordVersion() int { return x.SchemaVersion }

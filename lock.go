@@ -274,7 +274,7 @@ func lockedBy(dir JobDir) string {
 	if h, ok := readLockHolder(dir); ok {
 		return h.describe()
 	}
-	return holder(dir)
+	return holderFromStatus(dir)
 }
 
 // holderReadAttempts keeps an ErrLocked error quick when status.json is
@@ -282,7 +282,7 @@ func lockedBy(dir JobDir) string {
 const holderReadAttempts = 2
 
 // holder describes the lock's holder from status.json, for ErrLocked.
-func holder(dir JobDir) string {
+func holderFromStatus(dir JobDir) string {
 	st, err := ReadStatus(dir, WithRetries(holderReadAttempts, DefaultReadDelay))
 	switch {
 	case err != nil:

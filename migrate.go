@@ -23,28 +23,28 @@ import (
 // migration turns a record of schema version n into one of version n+1. It
 // receives a map it may change and return (a deep copy of the caller's);
 // migrate stamps the new schema_version itself.
-type migration func(map[string]any) (map[string]any, error)
+type migrationStep func(map[string]any) (map[string]any, error)
 
 // schema is how one kind of record is versioned.
-type schema struct {
+type recordSchema struct {
 	file    string            // the record's file name, for errors
 	current int               // the version this package writes and reads
-	steps   map[int]migration // steps[n] turns version n into n+1
+	steps   map[int]migrationStep // steps[n] turns version n into n+1
 }
 
 // The schemas of the package's records. Each is built afresh on every call,
 // so nothing can change the rule in between. At version 1 no record has a
 // step: a version-0 record is ErrNoMigration.
-func specSchema() schema   { return schema{file: SpecFile, current: JobSchemaVersion} }
-func statusSchema() schema { return schema{file: StatusFile, current: StatusSchemaVersion} }
+func specSchema() recordSchema   { return recordSchema{file: SpecFile, current: JobSchemaVersion} }
+func statusSchema() recordSchema { return recordSchema{file: StatusFile, current: StatusSchemaVersion} }
 
-func cancelSchema() schema { return schema{file: CancelFile, current: CancelSchemaVersion} }
+func cancelSchema() recordSchema { return recordSchema{file: CancelFile, current: CancelSchemaVersion} }
 
 // The records' versions, for decodeRecord.
-func (s *JobSpec) version() int   { return s.SchemaVersion }
-func (s *JobStatus) version() int { return s.SchemaVersion }
+func (s *JobSpec) recordVersion() int   { return s.SchemaVersion }
+func (s *JobStatus) recordVersion() int { return s.SchemaVersion }
 
-func (c *CancelRequest) version() int { return c.SchemaVersion }
+func (c *CancelRequest) recordVersion() int { return c.SchemaVersion }
 
 // maxSchemaVersion bounds what counts as a schema version at all: a value
 // beyond it is garbage, not a record from the future.
@@ -60,16 +60,16 @@ const maxSchemaVersion = math.MaxInt32
 // value are ErrCorrupt (which the tolerant reader retries).
 func decodeRecord[T any, P interface {
 	*T
-	version() int
+	recordVersion() int
 	decode([]byte) error
-}](data []byte, sch schema, out P) (migrated bool, err error) {
+}](data []byte, sch recordSchema, out P) (migrated bool, err error) {
 	err = out.decode(data)
-	if err == nil && out.version() == sch.current {
+	if err == nil && out.recordVersion() == sch.current {
 		return false, nil
 	}
 	var se *json.SyntaxError
 	if errors.As(err, &se) {
-		return false, corrupt(data, se)
+		return false, corruptError(data, se)
 	}
 	var m map[string]any
 	dec := json.NewDecoder(bytes.NewReader(data))
@@ -116,7 +116,7 @@ func decodeRecord[T any, P interface {
 // Supported set. A schema_version that is not a non-negative integer (a
 // string, 1.5, a number beyond 2^31-1) is ErrInvalid with Found set. The
 // caller's map, and every map and slice in it, is never changed.
-func migrate(payload map[string]any, sch schema) (map[string]any, error) {
+func migrate(payload map[string]any, sch recordSchema) (map[string]any, error) {
 	op, current := "migrate "+sch.file, sch.current
 	v, err := schemaVersion(payload)
 	if err != nil {
@@ -266,7 +266,7 @@ func DecodeSpec(data []byte) (spec JobSpec, migrated bool, err error) {
 	return decodeSpec(data, specSchema())
 }
 
-func decodeSpec(data []byte, sch schema) (JobSpec, bool, error) {
+func decodeSpec(data []byte, sch recordSchema) (JobSpec, bool, error) {
 	var spec JobSpec
 	migrated, err := decodeRecord(data, sch, &spec)
 	if err != nil {
@@ -287,7 +287,7 @@ func DecodeStatus(data []byte) (st *JobStatus, migrated bool, err error) {
 	return decodeStatus(data, statusSchema())
 }
 
-func decodeStatus(data []byte, sch schema) (*JobStatus, bool, error) {
+func decodeStatus(data []byte, sch recordSchema) (*JobStatus, bool, error) {
 	st := new(JobStatus)
 	migrated, err := decodeRecord(data, sch, st)
 	if err != nil {
@@ -336,7 +336,7 @@ func jsonDecode(data []byte, v any) error {
 	err := json.Unmarshal(data, v)
 	var se *json.SyntaxError
 	if errors.As(err, &se) {
-		return corrupt(data, se)
+		return corruptError(data, se)
 	}
 	if err != nil {
 		subject := ""
@@ -351,17 +351,17 @@ func jsonDecode(data []byte, v any) error {
 }
 
 const corruptRemedy = "jobstore's durable writes are never torn, so the file was damaged by a power cut after a NoSync write " +
-	"(Run.Progress), by a writer that did not use the atomic protocol, or by the disk; restore it from a backup or remove it " +
-	"(a removed status.json reads as \"nothing has run yet\"); RebuildIndex (jobstore list --rebuild) lists the other unreadable jobs"
+	"(a coalesced progress update), by a writer that did not use the atomic protocol, or by the disk; restore it from a backup or remove it " +
+	"(a removed status.json reads as \"nothing has run yet\"); 'jobstore check ROOT' lists the other unreadable jobs"
 
 // corrupt is the ErrCorrupt error for bytes that are not one JSON value; its
 // message names what the damage looks like.
-func corrupt(data []byte, se *json.SyntaxError) error {
-	return errCorrupt(len(data), damage(data, se), corruptRemedy, se)
+func corruptError(data []byte, se *json.SyntaxError) error {
+	return errCorrupt(len(data), describeDamage(data, se), corruptRemedy, se)
 }
 
 // damage names what a bad file looks like.
-func damage(data []byte, se *json.SyntaxError) string {
+func describeDamage(data []byte, se *json.SyntaxError) string {
 	trimmed := bytes.TrimRight(data, "\x00")
 	end, complete, cut := firstValue(trimmed)
 	switch {

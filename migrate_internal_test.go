@@ -17,11 +17,11 @@ import (
 // steps as an argument, so no test changes the package's own schemas.
 
 // MigrationForTest is a migration step.
-type MigrationForTest = migration
+type MigrationForTest = migrationStep
 
 // MigrateForTest is migrate for a record named what at version current.
 func MigrateForTest(payload map[string]any, current int, steps map[int]MigrationForTest, what string) (map[string]any, error) {
-	return migrate(payload, schema{file: what, current: current, steps: steps})
+	return migrate(payload, recordSchema{file: what, current: current, steps: steps})
 }
 
 // ReadSpecWithStepsForTest is ReadSpec with steps as job.json's migrations.
@@ -41,7 +41,7 @@ func ReadStatusWithStepsForTest(dir JobDir, steps map[int]MigrationForTest) (*Jo
 
 // readStatusWith is ReadStatus without the check that job.json exists, for
 // a given schema.
-func readStatusWith(dir JobDir, sch schema) (*JobStatus, error) {
+func readStatusWith(dir JobDir, sch recordSchema) (*JobStatus, error) {
 	d, err := openJobDir("read status", dir)
 	if err != nil {
 		return nil, err
@@ -53,7 +53,7 @@ func readStatusWith(dir JobDir, sch schema) (*JobStatus, error) {
 func TestSchemas_HaveNoStepsAtVersion1(t *testing.T) {
 	// Version 2 of a record is a step added to its schema; at version 1
 	// there is nothing to migrate from, and a v0 record is ErrNoMigration.
-	for _, sch := range []schema{specSchema(), statusSchema(), indexSchema()} {
+	for _, sch := range []recordSchema{specSchema(), statusSchema(), indexSchema()} {
 		assert.Equal(t, 1, sch.current, sch.file)
 		assert.Empty(t, sch.steps, sch.file)
 	}
@@ -69,7 +69,7 @@ func TestStatusVersion2_IsOneStepAndTheVersion(t *testing.T) {
 	v2 := statusSchema()
 	v2.current++
 	calls := 0
-	v2.steps = map[int]migration{1: func(m map[string]any) (map[string]any, error) {
+	v2.steps = map[int]migrationStep{1: func(m map[string]any) (map[string]any, error) {
 		calls++
 		m["message"] = m["message"].(string) + " (v2)"
 		return m, nil
@@ -124,7 +124,7 @@ func TestStatusVersion2_IsOneStepAndTheVersion(t *testing.T) {
 
 // statusSteps pretend status.json is at version 3: version 1 kept progress
 // as "pct" (0..100) and the state in capitals, version 2 had no host.
-var statusSteps = map[int]migration{
+var statusSteps = map[int]migrationStep{
 	1: func(m map[string]any) (map[string]any, error) {
 		if pct, ok := m["pct"]; ok {
 			m["progress"] = pct
@@ -145,7 +145,7 @@ func TestDecodeRecord_MigratesThroughEveryStepThenDecodes(t *testing.T) {
 	v1 := []byte(`{"schema_version": 1, "job_id": "j1", "state": "RUNNING", "seq": 18446744073709551615,
 		"pct": 0.5, "updated_at": "2026-11-30T09:35:40.123456+00:00", "unknown": [1, 2]}`)
 	var st JobStatus
-	migrated, err := decodeRecord(v1, schema{StatusFile, 3, statusSteps}, &st)
+	migrated, err := decodeRecord(v1, recordSchema{StatusFile, 3, statusSteps}, &st)
 	require.NoError(t, err)
 	assert.True(t, migrated)
 	assert.Equal(t, 3, st.SchemaVersion)
@@ -159,9 +159,9 @@ func TestDecodeRecord_MigratesThroughEveryStepThenDecodes(t *testing.T) {
 
 func TestDecodeRecord_CurrentRecordTakesNoStep(t *testing.T) {
 	called := false
-	steps := map[int]migration{2: func(m map[string]any) (map[string]any, error) { called = true; return m, nil }}
+	steps := map[int]migrationStep{2: func(m map[string]any) (map[string]any, error) { called = true; return m, nil }}
 	var st JobStatus
-	migrated, err := decodeRecord([]byte(`{"schema_version": 3, "state": "queued", "seq": 1, "updated_at": "2026-11-30T09:35:40Z"}`), schema{StatusFile, 3, steps}, &st)
+	migrated, err := decodeRecord([]byte(`{"schema_version": 3, "state": "queued", "seq": 1, "updated_at": "2026-11-30T09:35:40Z"}`), recordSchema{StatusFile, 3, steps}, &st)
 	require.NoError(t, err)
 	assert.False(t, migrated)
 	assert.False(t, called)
@@ -173,14 +173,14 @@ func TestDecodeRecord_ErrorsOfTheVersionRuleComeFirst(t *testing.T) {
 	tests := []struct {
 		name    string
 		data    string
-		steps   map[int]migration
+		steps   map[int]migrationStep
 		is      error
 		subject string
 	}{
 		{"newer, with fields of the wrong type", `{"schema_version": 4, "seq": "not a number"}`, statusSteps, ErrNewerSchema, "schema_version"},
-		{"missing step", `{"schema_version": 1, "state": "queued"}`, map[int]migration{2: statusSteps[2]}, ErrNoMigration, "schema_version"},
+		{"missing step", `{"schema_version": 1, "state": "queued"}`, map[int]migrationStep{2: statusSteps[2]}, ErrNoMigration, "schema_version"},
 		{"no version is 0", `{"state": "queued"}`, statusSteps, ErrNoMigration, "schema_version"},
-		{"step fails", `{"schema_version": 2}`, map[int]migration{2: func(map[string]any) (map[string]any, error) { return nil, broken }}, broken, "schema_version"},
+		{"step fails", `{"schema_version": 2}`, map[int]migrationStep{2: func(map[string]any) (map[string]any, error) { return nil, broken }}, broken, "schema_version"},
 		{"version is a string", `{"schema_version": "2"}`, statusSteps, ErrInvalid, "schema_version"},
 		{"migrated record has a bad field", `{"schema_version": 1, "pct": "half"}`, statusSteps, ErrInvalid, "progress"},
 		{"not an object", `[1, 2, 3]`, statusSteps, ErrInvalid, StatusFile},
@@ -190,7 +190,7 @@ func TestDecodeRecord_ErrorsOfTheVersionRuleComeFirst(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var st JobStatus
-			_, err := decodeRecord([]byte(tt.data), schema{StatusFile, 3, tt.steps}, &st)
+			_, err := decodeRecord([]byte(tt.data), recordSchema{StatusFile, 3, tt.steps}, &st)
 			assert.ErrorIs(t, err, tt.is)
 			var e *Error
 			require.ErrorAs(t, err, &e)

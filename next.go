@@ -482,7 +482,7 @@ func (e *nextEntry) read(dir JobDir) error {
 		e.state = stateIncomplete
 	case je.Status.State != Queued:
 		e.state = stateSettled
-	case exists(dir.CancelPath()):
+	case pathExists(dir.CancelPath()):
 		e.state = stateCancelling
 	default:
 		e.state = stateQueued

@@ -111,13 +111,13 @@ func claimForStart(op string, jd *fsys.Dir, dir JobDir, lk *Lock, last *JobStatu
 	// The common case first: attempt a+1 is free (its mkdir is the test).
 	// Only if it is claimed or over are the claims after a judged.
 	var taken uint64
-	c, err := take(op, jd, dir, a+1)
+	c, err := takeAttempt(op, jd, dir, a+1)
 	if errors.Is(err, ErrLocked) {
 		var next uint64
 		if next, taken, _, err = passStaleClaims(op, jd, dir, lk, a, o.host, o.lease); err != nil {
 			return nil, nil, err
 		}
-		c, err = take(op, jd, dir, next)
+		c, err = takeAttempt(op, jd, dir, next)
 	}
 	if err != nil {
 		return nil, nil, err
@@ -153,7 +153,7 @@ func claimForStart(op string, jd *fsys.Dir, dir JobDir, lk *Lock, last *JobStatu
 
 // take claims attempt n of the job: an attempt claimed by another process,
 // or over, is ErrLocked naming it.
-func take(op string, jd *fsys.Dir, dir JobDir, n uint64) (*attempt.Claim, error) {
+func takeAttempt(op string, jd *fsys.Dir, dir JobDir, n uint64) (*attempt.Claim, error) {
 	c, err := attempt.Take(jd, n)
 	switch {
 	case err == nil:

@@ -260,7 +260,7 @@ func pathRecord(path string) recordAt {
 	return recordAt{dir: filepath.Dir(path), name: filepath.Base(path)}
 }
 
-func (r recordAt) path() string { return filepath.Join(r.dir, r.name) }
+func (r recordAt) full() string { return filepath.Join(r.dir, r.name) }
 
 // openDirAt opens at's directory for the protocol or a reader; errors are
 // *Error (ErrNotRegular for a job directory that is a link); a missing

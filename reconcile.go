@@ -60,13 +60,13 @@ func Reconcile(dir JobDir) (changed bool, err error) {
 	if err := checkJobDir("reconcile", dir); err != nil {
 		return false, err
 	}
-	changed, _, err = reconcile(dir)
+	changed, _, err = reconcileJob(dir)
 	return changed, err
 }
 
 // reconcile is Reconcile; undecided reports a runner on another host whose
 // lease has not yet been watched for a whole lease.
-func reconcile(dir JobDir) (changed, undecided bool, err error) {
+func reconcileJob(dir JobDir) (changed, undecided bool, err error) {
 	st, err := ReadStatus(dir)
 	queued := err == nil && (st == nil || st.State == Queued)
 	if queued && findCancel(dir) != nil {
@@ -258,7 +258,7 @@ func ReconcileAll(root string) ([]ReconcileResult, error) {
 			i := todo[k]
 			results[i] = ReconcileResult{Dir: dirs[i]}
 			if results[i].Err = checkJobDir(op, dirs[i]); results[i].Err == nil {
-				results[i].Changed, undecided[i], results[i].Err = reconcile(dirs[i])
+				results[i].Changed, undecided[i], results[i].Err = reconcileJob(dirs[i])
 			}
 		})
 		next := todo[:0]

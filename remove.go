@@ -384,13 +384,13 @@ func claimForRemove(op string, jd *fsys.Dir, dir JobDir, lk *Lock, o startOption
 	}
 	a := st.Attempt
 	var taken uint64
-	c, err := take(op, jd, dir, a+1)
+	c, err := takeAttempt(op, jd, dir, a+1)
 	if errors.Is(err, ErrLocked) {
 		var next uint64
 		if next, taken, _, err = passStaleClaims(op, jd, dir, lk, a, o.host, o.lease); err != nil {
 			return nil, err
 		}
-		c, err = take(op, jd, dir, next)
+		c, err = takeAttempt(op, jd, dir, next)
 	}
 	if err != nil {
 		return nil, err

@@ -121,7 +121,7 @@ func Start(dir JobDir, opts ...StartOption) (*Run, error) {
 		}
 		return nil, err
 	}
-	r, err := start(op, jd, dir, lk, o)
+	r, err := startLocked(op, jd, dir, lk, o)
 	if err != nil {
 		_ = lk.Unlock() // the error that matters is err
 		jd.Close()
@@ -133,7 +133,7 @@ func Start(dir JobDir, opts ...StartOption) (*Run, error) {
 // start is Start once it holds job.lock, in three steps: what the job is
 // (readForStart), who may run it (claimForStart), and the run itself
 // (begin).
-func start(op string, jd *fsys.Dir, dir JobDir, lk *Lock, o startOptions) (*Run, error) {
+func startLocked(op string, jd *fsys.Dir, dir JobDir, lk *Lock, o startOptions) (*Run, error) {
 	spec, last, err := readForStart(op, jd, dir)
 	if err != nil {
 		return nil, err
@@ -178,7 +178,7 @@ func begin(op string, jd *fsys.Dir, dir JobDir, lk *Lock, spec JobSpec, c *attem
 	}
 	r.ownedBy(c, o)
 	now := Now()
-	if err := r.write(op, JobStatus{State: Running, StartedAt: &now, PID: os.Getpid(), Host: o.host,
+	if err := r.writeNext(op, JobStatus{State: Running, StartedAt: &now, PID: os.Getpid(), Host: o.host,
 		PIDScope: selfScope(), PIDStart: selfStart(), Lease: o.lease}, now); err != nil {
 		r.own.ren.Stop()
 		_ = c.Withdraw()
@@ -249,7 +249,7 @@ func (r *Run) Progress(fraction float64, message string) error {
 	if message != "" {
 		next.Message = message
 	}
-	return r.write(op, next, Now(), NoSync())
+	return r.writeNext(op, next, Now(), NoSync())
 }
 
 // SetMessage replaces the status message (empty clears it), durably. A
@@ -262,7 +262,7 @@ func (r *Run) SetMessage(message string) error {
 	}
 	next := r.withPending()
 	next.Message = message
-	return r.wrote(r.write(op, next, Now()))
+	return r.wrote(r.writeNext(op, next, Now()))
 }
 
 // Outcome is how a job ended, for Finish.
@@ -307,7 +307,7 @@ func (r *Run) Finish(o Outcome) error {
 		code := *o.ExitCode
 		next.ExitCode = &code
 	}
-	if err := r.wrote(r.write(op, next, now)); err != nil {
+	if err := r.wrote(r.writeNext(op, next, now)); err != nil {
 		return err
 	}
 	r.finished = true
@@ -364,7 +364,7 @@ func (r *Run) endCause() error {
 // finishes or closes. The caller holds r.mu.
 func (r *Run) endContext() {
 	if r.ctx != nil {
-		r.ctx.end(r.endCause())
+		r.ctx.finish(r.endCause())
 	}
 }
 
@@ -420,5 +420,5 @@ func (r *Run) Flush() error {
 	if err := r.usable("flush"); err != nil {
 		return err
 	}
-	return r.wrote(r.write("flush", r.withPending(), Now(), NoSync()))
+	return r.wrote(r.writeNext("flush", r.withPending(), Now(), NoSync()))
 }

@@ -183,7 +183,7 @@ func (r *Run) wrote(err error) error {
 func (r *Run) closeProgress() error {
 	var err error
 	if r.pending.set && r.usable("close") == nil {
-		err = r.wrote(r.write("close", r.withPending(), Now(), NoSync()))
+		err = r.wrote(r.writeNext("close", r.withPending(), Now(), NoSync()))
 	}
 	r.bgErr = nil
 	r.disarm()
@@ -232,7 +232,7 @@ type Run struct {
 // write publishes next as the new status (seq and updated_at filled in) and,
 // only if that worked, makes it the handle's status. Callers hold r.wmu and
 // r.mu (or own r alone, as start does).
-func (r *Run) write(op string, next JobStatus, now time.Time, opts ...WriteOption) error {
+func (r *Run) writeNext(op string, next JobStatus, now time.Time, opts ...WriteOption) error {
 	if err := r.ensureOwner(); err != nil {
 		r.noteLost(err)
 		return err
@@ -455,7 +455,7 @@ func (r *Run) noteLost(err error) {
 	}
 	r.lostErr = err
 	if r.ctx != nil {
-		r.ctx.end(err)
+		r.ctx.finish(err)
 	}
 }
 
@@ -507,7 +507,7 @@ func newRunContext(dir JobDir, ended error, poll time.Duration) *runContext {
 
 // end ends the context with cause (unless it ended already) and stops the
 // watch, releasing its goroutine and OS handles.
-func (rc *runContext) end(cause error) {
+func (rc *runContext) finish(cause error) {
 	rc.cancel(cause)
 	if rc.watch != nil {
 		rc.watch.Stop()

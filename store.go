@@ -281,7 +281,7 @@ func jobNameTaken(op string, rd *fsys.Dir, dir JobDir) error {
 			e.Msg = "the job ID is taken by a directory that holds no " + SpecFile +
 				" (left by an interrupted write of an older jobstore, or by another program)"
 			e.Remedy = "choose another job ID, or remove the directory once nothing writes in it " +
-				"(ReconcileAll removes one that holds nothing but temp files older than DefaultSweepAge)"
+				"(jobstore reconcile removes one that holds nothing but temp files older than DefaultSweepAge)"
 		})
 	}
 	return errExists(op, string(dir), fs.ErrExist)
@@ -318,7 +318,7 @@ func ReadSpec(dir JobDir, opts ...ReadOption) (JobSpec, error) {
 }
 
 // readSpec is ReadSpec for a given schema (the tests' way to add a version).
-func readSpec(dir JobDir, o readOptions, sch schema) (JobSpec, error) {
+func readSpec(dir JobDir, o readOptions, sch recordSchema) (JobSpec, error) {
 	const op = "read spec"
 	d, err := openJobDir(op, dir)
 	if err != nil {
@@ -329,7 +329,7 @@ func readSpec(dir JobDir, o readOptions, sch schema) (JobSpec, error) {
 }
 
 // readSpecIn is ReadSpec in the job directory d.
-func readSpecIn(d *fsys.Dir, dir JobDir, o readOptions, sch schema) (JobSpec, error) {
+func readSpecIn(d *fsys.Dir, dir JobDir, o readOptions, sch recordSchema) (JobSpec, error) {
 	const op = "read spec"
 	path := dir.SpecPath()
 	var spec JobSpec
@@ -496,7 +496,7 @@ func ReadStatus(dir JobDir, opts ...ReadOption) (*JobStatus, error) {
 // readStatusIn is ReadStatus in the job directory d, for a given schema,
 // without the check that job.json exists (List has just read it): nil, nil
 // when status.json is absent.
-func readStatusIn(d *fsys.Dir, dir JobDir, o readOptions, sch schema) (*JobStatus, error) {
+func readStatusIn(d *fsys.Dir, dir JobDir, o readOptions, sch recordSchema) (*JobStatus, error) {
 	const op = "read status"
 	path := dir.StatusPath()
 	var st *JobStatus

@@ -98,7 +98,7 @@ func sweepDir(op string, at recordAt, cutoff time.Time) (removed, fenced []strin
 		if !fi.Mode().IsRegular() || !fi.ModTime().Before(cutoff) {
 			continue
 		}
-		if err := d.Remove(name); err != nil {
+		if err := d.Unlink(name); err != nil {
 			if !errors.Is(err, fs.ErrNotExist) {
 				errs = append(errs, err)
 			}
@@ -144,7 +144,7 @@ func sweepRoot(op, root string, cutoff time.Time) (removed []string, errs []erro
 			if fi, err = rd.Lstat(name); err != nil || !fi.Mode().IsRegular() || !fi.ModTime().Before(cutoff) {
 				break
 			}
-			err = rd.Remove(name)
+			err = rd.Unlink(name)
 		case strings.HasPrefix(name, buildPrefix):
 			if !abandoned(rd, name, cutoff) {
 				continue
@@ -254,7 +254,7 @@ func emptyDir(rd *fsys.Dir, name string) error {
 		return err
 	}
 	for _, n := range names {
-		if err := d.Remove(n); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		if err := d.Unlink(n); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return err
 		}
 	}
@@ -284,7 +284,7 @@ func removeLeftover(root, id string, cutoff time.Time) bool {
 		return false
 	}
 	for _, n := range names {
-		if err := d.Remove(n); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		if err := d.Unlink(n); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			d.Close()
 			return false
 		}

@@ -74,7 +74,7 @@ func readPathTolerant(op, path string, o readOptions, decode func([]byte) error)
 // stale file handle is retried on its own budget (staleRetry).
 // The file is opened in d, which the caller opened on at.dir.
 func readTolerant(op string, d *fsys.Dir, at recordAt, o readOptions, decode func([]byte) error) (bool, error) {
-	path := at.path()
+	path := at.full()
 	var lastErr error
 	var stale staleRetry
 	for attempt := 0; attempt < o.attempts; {
@@ -165,7 +165,7 @@ func (s *staleRetry) wait() bool {
 // regular file, and files over maxSize. status.json is opened as a record
 // that a replace may hide for an instant (see fsys.Dir.OpenRecordHidden).
 func readOnce(op string, d *fsys.Dir, at recordAt, maxSize int64) ([]byte, error) {
-	path := at.path()
+	path := at.full()
 	open := d.OpenRecord
 	if at.job && at.name == StatusFile {
 		open = func(name string) (fsys.ReadFile, error) { return d.OpenRecordHidden(name, SpecFile) }

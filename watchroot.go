@@ -130,7 +130,7 @@ func WatchRoot(ctx context.Context, root string, opts ...WatchOption) (<-chan Ro
 	if err != nil {
 		return nil, err
 	}
-	go w.run(ctx)
+	go w.loop(ctx)
 	return w.out, nil
 }
 
@@ -277,7 +277,7 @@ func newRootWatch(root string, o watchOptions) (*rootWatch, error) {
 	}
 	w.scan = newRootScan(op, root)
 	w.listed = time.Now().UnixNano()
-	des, err := w.scan.list(w.now(), true)
+	des, err := w.scan.list(w.readClock(), true)
 	if err != nil {
 		if w.rootSub != nil {
 			w.rootSub.Cancel()
@@ -289,7 +289,7 @@ func newRootWatch(root string, o watchOptions) (*rootWatch, error) {
 }
 
 // now is the watch's monotonic clock, in nanoseconds (never 0).
-func (w *rootWatch) now() int64 { return int64(time.Since(w.start)) + 1 }
+func (w *rootWatch) readClock() int64 { return int64(time.Since(w.start)) + 1 }
 
 // firstScan makes the jobs of the first listing; startScan reads them.
 func (w *rootWatch) firstScan(des []fs.DirEntry) {
@@ -335,15 +335,15 @@ func (w *rootWatch) takeScan() {
 	for w.scanNext < len(w.scanned) && w.scanDone[w.scanNext].Load() {
 		j := w.scanned[w.scanNext]
 		w.scanned[w.scanNext] = nil
-		w.apply(w.scanReads[w.scanNext])
+		w.applyRead(w.scanReads[w.scanNext])
 		w.scanReads[w.scanNext] = jobRead{}
 		w.scanNext++
 		if j.gone {
 			j.inFirst = false
 			continue
 		}
-		w.first.push(j)
-		w.unsettled.push(j)
+		w.first.enqueue(j)
+		w.unsettled.enqueue(j)
 	}
 	if w.scanNext == len(w.scanned) {
 		w.scanned, w.scanReads, w.scanDone, w.scanReady = nil, nil, nil, nil
@@ -357,8 +357,8 @@ func (w *rootWatch) takeScan() {
 // changed since before it was read, and is settled; any other is read
 // again, since a change between its read and its watch told nobody.
 func (w *rootWatch) settle(n int) {
-	w.scan.begin()
-	defer w.scan.end()
+	w.scan.beginScan()
+	defer w.scan.endScan()
 	margin := int64(racyWindow)
 	if !w.local {
 		margin += int64(clockSlack)
@@ -375,14 +375,14 @@ func (w *rootWatch) settle(n int) {
 		if w.subscribe(j) == nil || !w.local {
 			w.polled[j] = struct{}{}
 		}
-		fi, ok := w.look(j)
+		fi, ok := w.lookAtJob(j)
 		if !ok {
 			continue
 		}
 		if mtime := fi.ModTime().UnixNano(); mtime < w.listed-margin {
-			j.stamp = stamp{mtime: mtime, seen: w.now(), settled: true}
+			j.stamp = stamp{mtime: mtime, seen: w.readClock(), settled: true}
 		} else {
-			j.stamp.due(mtime, w.now())
+			j.stamp.settledBy(mtime, w.readClock())
 			w.schedule(j, w.pollMask(j))
 		}
 	}
@@ -426,12 +426,12 @@ func (w *rootWatch) subscribe(j *rootJob) *fsevents.Subscription {
 
 // run is the watch's goroutine: it hands reads to the readers, applies
 // what they find, follows events and the poll, and delivers.
-func (w *rootWatch) run(ctx context.Context) {
+func (w *rootWatch) loop(ctx context.Context) {
 	defer close(w.out)
-	defer w.release()
+	defer w.releaseAll()
 	w.startScan()
 	for range max(4, runtime.GOMAXPROCS(0)) {
-		w.readers.Go(w.reader)
+		w.readers.Go(w.readLoop)
 	}
 	tick := time.NewTicker(w.o.poll)
 	defer tick.Stop()
@@ -448,7 +448,7 @@ func (w *rootWatch) run(ctx context.Context) {
 		}
 		w.prepare()
 		var out chan<- RootUpdate
-		if w.nextKind != nothing {
+		if w.nextKind != noUpdate {
 			out = w.out
 		}
 		var reads chan<- readRequest
@@ -464,11 +464,11 @@ func (w *rootWatch) run(ctx context.Context) {
 			w.toRead.pop()
 			req.job.waiting, req.job.reading, req.job.want = false, true, 0
 		case r := <-w.results:
-			w.apply(r)
+			w.applyRead(r)
 		case <-wake:
-			w.events()
+			w.onEvents()
 		case <-tick.C:
-			w.poll()
+			w.pollJobs()
 		case <-settle:
 			w.settle(256)
 		case <-w.scanReady: // nil once the scan is taken in
@@ -481,7 +481,7 @@ func (w *rootWatch) run(ctx context.Context) {
 
 // release stops the readers and releases every watch and the root's
 // descriptor.
-func (w *rootWatch) release() {
+func (w *rootWatch) releaseAll() {
 	close(w.stop)
 	w.readers.Wait()
 	for _, j := range w.jobs {
@@ -503,7 +503,7 @@ type readRequest struct {
 
 // reader reads jobs until the watch stops. It touches nothing of a
 // rootJob but its dir, which never changes.
-func (w *rootWatch) reader() {
+func (w *rootWatch) readLoop() {
 	for {
 		select {
 		case <-w.stop:
@@ -529,11 +529,11 @@ func (w *rootWatch) schedule(j *rootJob, mask readMask) {
 		return
 	}
 	j.waiting = true
-	w.toRead.push(j)
+	w.toRead.enqueue(j)
 }
 
 // events follows what the OS watcher reported.
-func (w *rootWatch) events() {
+func (w *rootWatch) onEvents() {
 	var lost bool
 	w.changed, lost = w.sink.Take(w.changed[:0])
 	if lost {
@@ -544,7 +544,7 @@ func (w *rootWatch) events() {
 		for _, j := range w.jobs {
 			all[j] = struct{}{}
 		}
-		w.stat(all, w.now())
+		w.statJob(all, w.readClock())
 		return
 	}
 	for _, c := range w.changed {
@@ -597,7 +597,7 @@ func (w *rootWatch) watchedNow(j *rootJob) {
 	} else if _, ok := w.polled[j]; !ok {
 		w.polled[j] = struct{}{}
 		if fi, err := w.scan.stat(j.name); err == nil {
-			j.stamp.due(fi.ModTime().UnixNano(), w.now())
+			j.stamp.settledBy(fi.ModTime().UnixNano(), w.readClock())
 		}
 	}
 }
@@ -613,7 +613,7 @@ func (w *rootWatch) examine(name string) {
 	switch {
 	case err != nil && errors.Is(err, fs.ErrNotExist):
 		if j != nil {
-			w.remove(j)
+			w.dropJob(j)
 		}
 	case err != nil: // cannot look: a read reports why
 		if j != nil {
@@ -621,13 +621,13 @@ func (w *rootWatch) examine(name string) {
 		}
 	case !isJobEntry(name, fi.Mode().Type()):
 		if j != nil {
-			w.remove(j)
+			w.dropJob(j)
 		}
 	case j == nil:
-		w.add(name, fi)
+		w.addJob(name, fi)
 	case j.link != (fi.Mode()&fs.ModeSymlink != 0): // a directory and a link swapped
-		w.remove(j)
-		w.add(name, fi)
+		w.dropJob(j)
+		w.addJob(name, fi)
 	default:
 		w.schedule(j, maskAll)
 	}
@@ -635,7 +635,7 @@ func (w *rootWatch) examine(name string) {
 
 // add starts following a job found after the first listing; fi is its
 // entry's lstat. Its first update is sent once it has been read.
-func (w *rootWatch) add(name string, fi fs.FileInfo) *rootJob {
+func (w *rootWatch) addJob(name string, fi fs.FileInfo) *rootJob {
 	j := w.newJob(name, fi.Mode().Type())
 	if j == nil {
 		return nil
@@ -643,7 +643,7 @@ func (w *rootWatch) add(name string, fi fs.FileInfo) *rootJob {
 	w.jobs[name] = j
 	if w.subscribe(j) == nil || !w.local {
 		w.polled[j] = struct{}{}
-		j.stamp.due(fi.ModTime().UnixNano(), w.now())
+		j.stamp.settledBy(fi.ModTime().UnixNano(), w.readClock())
 	}
 	w.schedule(j, maskAll)
 	return j
@@ -651,7 +651,7 @@ func (w *rootWatch) add(name string, fi fs.FileInfo) *rootJob {
 
 // remove forgets j, whose directory is gone; a Removed update is owed if
 // anything of it was delivered.
-func (w *rootWatch) remove(j *rootJob) {
+func (w *rootWatch) dropJob(j *rootJob) {
 	if j.gone {
 		return
 	}
@@ -671,33 +671,33 @@ func (w *rootWatch) remove(j *rootJob) {
 
 // poll is the safety poll: the root, unless its events tell everything,
 // and one stat of each polled job directory.
-func (w *rootWatch) poll() {
-	now := w.now()
+func (w *rootWatch) pollJobs() {
+	now := w.readClock()
 	w.gen++
-	if !w.local || w.rootSub == nil || !w.rootSub.Live() || w.scan.moved() {
+	if !w.local || w.rootSub == nil || !w.rootSub.Live() || w.scan.movedSince() {
 		des, err := w.scan.list(now, false)
 		w.rootProblem(err)
 		if des != nil {
-			w.sync(des, now)
+			w.syncRoot(des, now)
 		}
 	}
 	if len(w.polled) > 0 {
-		w.stat(w.polled, now)
+		w.statJob(w.polled, now)
 	}
 }
 
 // stat stats each job of jobs (one lstat of its directory, relative to a
 // descriptor of the root, unless sync stat'ed it in this generation) and
 // reads again the records of those whose directory changed.
-func (w *rootWatch) stat(jobs map[*rootJob]struct{}, now int64) {
-	w.scan.begin()
-	defer w.scan.end()
+func (w *rootWatch) statJob(jobs map[*rootJob]struct{}, now int64) {
+	w.scan.beginScan()
+	defer w.scan.endScan()
 	for j := range jobs {
 		if j.gen == w.gen {
 			continue
 		}
 		j.gen = w.gen
-		if fi, ok := w.look(j); ok && j.stamp.due(fi.ModTime().UnixNano(), now) {
+		if fi, ok := w.lookAtJob(j); ok && j.stamp.settledBy(fi.ModTime().UnixNano(), now) {
 			w.schedule(j, w.pollMask(j))
 		}
 	}
@@ -706,16 +706,16 @@ func (w *rootWatch) stat(jobs map[*rootJob]struct{}, now int64) {
 // look stats j's directory for the poll: false, with j dealt with, if it
 // is gone or no longer the entry j stands for, or cannot be stat'ed (a
 // read then says why).
-func (w *rootWatch) look(j *rootJob) (fs.FileInfo, bool) {
+func (w *rootWatch) lookAtJob(j *rootJob) (fs.FileInfo, bool) {
 	fi, err := w.scan.stat(j.name)
 	switch {
 	case err != nil && errors.Is(err, fs.ErrNotExist):
-		w.remove(j)
+		w.dropJob(j)
 	case err != nil:
 		w.schedule(j, maskAll)
 	case !isJobEntry(j.name, fi.Mode().Type()) || j.link != (fi.Mode()&fs.ModeSymlink != 0):
-		w.remove(j)
-		w.add(j.name, fi) // nil if no job any more
+		w.dropJob(j)
+		w.addJob(j.name, fi) // nil if no job any more
 		if n := w.jobs[j.name]; n != nil {
 			n.gen = w.gen
 		}
@@ -737,18 +737,18 @@ func (w *rootWatch) pollMask(j *rootJob) readMask {
 // relist lists the root again (events were lost, or the root was
 // replaced) and reconciles the jobs with it.
 func (w *rootWatch) relist() {
-	now := w.now()
+	now := w.readClock()
 	w.gen++
 	des, err := w.scan.list(now, true)
 	w.rootProblem(err)
 	if des != nil {
-		w.sync(des, now)
+		w.syncRoot(des, now)
 	}
 }
 
 // sync reconciles the jobs with a listing of the root: new entries are
 // added (stat'ed once, in this poll's generation), missing ones removed.
-func (w *rootWatch) sync(des []fs.DirEntry, now int64) {
+func (w *rootWatch) syncRoot(des []fs.DirEntry, now int64) {
 	for _, de := range des {
 		name := de.Name()
 		j := w.jobs[name]
@@ -761,15 +761,15 @@ func (w *rootWatch) sync(des []fs.DirEntry, now int64) {
 			continue // gone since the listing
 		}
 		if j != nil {
-			w.remove(j)
+			w.dropJob(j)
 		}
-		if n := w.add(name, fi); n != nil {
+		if n := w.addJob(name, fi); n != nil {
 			n.seen, n.gen = w.gen, w.gen
 		}
 	}
 	for _, j := range w.jobs {
 		if j.seen != w.gen {
-			w.remove(j)
+			w.dropJob(j)
 		}
 	}
 }
@@ -783,7 +783,7 @@ func (w *rootWatch) rootProblem(err error) {
 	}
 	if errors.Is(err, fs.ErrNotExist) {
 		for _, j := range w.jobs {
-			w.remove(j)
+			w.dropJob(j)
 		}
 	}
 	w.rootErr = err
@@ -791,19 +791,19 @@ func (w *rootWatch) rootProblem(err error) {
 }
 
 // apply takes in what a reader found about a job.
-func (w *rootWatch) apply(r jobRead) {
+func (w *rootWatch) applyRead(r jobRead) {
 	j := r.job
 	j.reading = false
 	if j.gone {
 		return
 	}
 	if r.missing {
-		w.remove(j)
+		w.dropJob(j)
 		return
 	}
 	if r.spec != nil {
 		if j.ident != nil && !sameJob(j.ident, r.spec) {
-			w.replace(j, r)
+			w.replaceJob(j, r)
 			return
 		}
 		j.ident = r.spec
@@ -836,7 +836,7 @@ func (w *rootWatch) apply(r jobRead) {
 	if _, polled := w.polled[j]; !polled && r.mtime != 0 && w.covers(j, r.mask) {
 		// The poll stamps what it polls; a watched job is stamped by its
 		// reads, so that after lost events only what changed is read again.
-		j.stamp.due(r.mtime, w.now())
+		j.stamp.settledBy(r.mtime, w.readClock())
 	}
 	j.loaded = true
 	j.ver++
@@ -871,17 +871,17 @@ func (w *rootWatch) applyStatus(j *rootJob, r jobRead) {
 
 // replace ends j, whose directory now holds another job (r read it), and
 // follows the new one under the same name, with j's watch.
-func (w *rootWatch) replace(j *rootJob, r jobRead) {
+func (w *rootWatch) replaceJob(j *rootJob, r jobRead) {
 	n := &rootJob{name: j.name, dir: j.dir, link: j.link, sub: j.sub, stamp: j.stamp, gen: j.gen, seen: j.seen, ident: r.spec}
 	_, polled := w.polled[j]
 	j.sub = nil
-	w.remove(j)
+	w.dropJob(j)
 	w.jobs[n.name] = n
 	if polled {
 		w.polled[n] = struct{}{}
 	}
 	r.job = n
-	w.apply(r)
+	w.applyRead(r)
 }
 
 // sameJob reports whether two reads of job.json are of the same job.
@@ -896,7 +896,7 @@ func (w *rootWatch) offer(j *rootJob) {
 		return
 	}
 	j.queued = true
-	w.changes.push(j)
+	w.changes.enqueue(j)
 }
 
 // owed reports whether the receiver lacks j's latest view.
@@ -909,7 +909,7 @@ func (w *rootWatch) owed(j *rootJob) bool {
 
 // What w.next holds.
 const (
-	nothing = iota
+	noUpdate = iota
 	jobUpdate
 	syncedUpdate
 	rootUpdate
@@ -919,14 +919,14 @@ const (
 // before Synced, the first listing's jobs in order, then Synced; after,
 // the root's problem, then the queued changes in order.
 func (w *rootWatch) prepare() {
-	kind, j := w.head()
+	kind, j := w.headUpdate()
 	if kind == w.nextKind && j == w.nextJob && (j == nil || j.ver == w.nextVer) && kind != rootUpdate {
 		return
 	}
 	w.nextKind, w.nextJob = kind, j
 	switch kind {
 	case jobUpdate:
-		w.next, w.nextVer = j.update(), j.ver
+		w.next, w.nextVer = j.nextUpdate(), j.ver
 	case syncedUpdate:
 		w.next = RootUpdate{Synced: true}
 	case rootUpdate:
@@ -939,7 +939,7 @@ func (w *rootWatch) prepare() {
 // head is what is to be delivered next; it drops from the queues what is
 // no longer owed (a job removed before its first update, a view that came
 // back to what was delivered).
-func (w *rootWatch) head() (int, *rootJob) {
+func (w *rootWatch) headUpdate() (int, *rootJob) {
 	if !w.synced {
 		for j := w.first.peek(); j != nil; j = w.first.peek() {
 			if !j.gone {
@@ -949,7 +949,7 @@ func (w *rootWatch) head() (int, *rootJob) {
 			j.inFirst = false
 		}
 		if w.scanned != nil {
-			return nothing, nil // more of the first listing to come
+			return noUpdate, nil // more of the first listing to come
 		}
 		return syncedUpdate, nil
 	}
@@ -963,7 +963,7 @@ func (w *rootWatch) head() (int, *rootJob) {
 		w.changes.pop()
 		j.queued = false
 	}
-	return nothing, nil
+	return noUpdate, nil
 }
 
 // delivered records that w.next was received.
@@ -993,7 +993,7 @@ func (w *rootWatch) delivered() {
 	case rootUpdate:
 		w.rootErrSent, w.rootErrDue = w.rootErr.Error(), false
 	}
-	w.nextKind, w.nextJob = nothing, nil
+	w.nextKind, w.nextJob = noUpdate, nil
 }
 
 // view is what an update of j says now, in short.
@@ -1027,7 +1027,7 @@ func (j *rootJob) firstErr() error {
 }
 
 // update is j's update: its records as last read, the receiver's own.
-func (j *rootJob) update() RootUpdate {
+func (j *rootJob) nextUpdate() RootUpdate {
 	if j.gone {
 		return RootUpdate{Dir: j.dir, Removed: true}
 	}
@@ -1108,7 +1108,7 @@ type jobQueue struct {
 	head  int
 }
 
-func (q *jobQueue) push(j *rootJob) { q.items = append(q.items, j) }
+func (q *jobQueue) enqueue(j *rootJob) { q.items = append(q.items, j) }
 
 func (q *jobQueue) peek() *rootJob {
 	if q.head < len(q.items) {
@@ -1173,7 +1173,7 @@ func (s *rootScan) list(now int64, force bool) ([]fs.DirEntry, error) {
 	if s.fi == nil || !os.SameFile(fi, s.fi) {
 		s.fi, s.stamp, force = fi, stamp{}, true
 	}
-	if !s.stamp.due(fi.ModTime().UnixNano(), now) && !force {
+	if !s.stamp.settledBy(fi.ModTime().UnixNano(), now) && !force {
 		return nil, nil
 	}
 	des, err := os.ReadDir(s.path)
@@ -1192,20 +1192,20 @@ func (s *rootScan) list(now int64, force bool) ([]fs.DirEntry, error) {
 
 // moved reports whether the root's path no longer names the directory
 // last listed: it was removed, or replaced.
-func (s *rootScan) moved() bool {
+func (s *rootScan) movedSince() bool {
 	fi, err := os.Stat(s.path)
 	return err != nil || s.fi == nil || !os.SameFile(fi, s.fi)
 }
 
 // begin opens the root for a round of stats; without it (or if it fails)
 // stat goes by path.
-func (s *rootScan) begin() {
+func (s *rootScan) beginScan() {
 	if r, err := os.OpenRoot(s.path); err == nil {
 		s.r = r
 	}
 }
 
-func (s *rootScan) end() {
+func (s *rootScan) endScan() {
 	if s.r != nil {
 		_ = s.r.Close()
 		s.r = nil
@@ -1238,7 +1238,7 @@ type stamp struct {
 // was first seen): then one more read settles it. A time older than
 // racyWindow+clockSlack by this machine's clock is settled at once. The
 // caller reads after due returns true.
-func (s *stamp) due(mtime, now int64) bool {
+func (s *stamp) settledBy(mtime, now int64) bool {
 	if s.seen == 0 || mtime != s.mtime {
 		old := time.Now().UnixNano()-mtime > int64(racyWindow+clockSlack)
 		*s = stamp{mtime: mtime, seen: now, settled: old}

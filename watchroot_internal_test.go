@@ -34,7 +34,7 @@ func TestWatchRoot_LostEventsAreMadeUpByAStatOfEachJob(t *testing.T) {
 	}
 	w, err := newRootWatch(root, watchOptions{poll: time.Hour, events: true})
 	require.NoError(t, err)
-	t.Cleanup(w.release)
+	t.Cleanup(w.releaseAll)
 	if w.sink == nil {
 		t.Skip("no file system events here: nothing to lose")
 	}
@@ -55,7 +55,7 @@ func TestWatchRoot_LostEventsAreMadeUpByAStatOfEachJob(t *testing.T) {
 	time.Sleep(100 * time.Millisecond) // let their events reach the sink
 	w.sink.Take(nil)                   // and drop them
 	w.sink.Lose()
-	w.events()
+	w.onEvents()
 
 	var read []string
 	for j := w.toRead.peek(); j != nil; j = w.toRead.peek() {

@@ -202,8 +202,8 @@ func (c *Claim) PublishNew(string, string, bool) (bool, error) {
 // .run-n, which reaches it even after a fence renamed the directory, and
 // failing that through .fenced-n by name, for servers that resolve an open
 // directory by the path it had (libfuse's high-level API: bindfs, sshfs).
-func (c *Claim) Remove(tmp string) error {
-	err := c.run.Remove(tmp)
+func (c *Claim) Unlink(tmp string) error {
+	err := c.run.Unlink(tmp)
 	if !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
@@ -212,7 +212,7 @@ func (c *Claim) Remove(tmp string) error {
 		return err
 	}
 	defer fenced.Close()
-	if ferr := fenced.Remove(tmp); ferr == nil || !errors.Is(ferr, fs.ErrNotExist) {
+	if ferr := fenced.Unlink(tmp); ferr == nil || !errors.Is(ferr, fs.ErrNotExist) {
 		return ferr
 	}
 	return err
@@ -256,7 +256,7 @@ func (c *Claim) Withdraw() error {
 	}
 	for _, name := range names {
 		if fi, err := c.run.Lstat(name); err == nil && fi.Mode().IsRegular() {
-			_ = c.run.Remove(name)
+			_ = c.run.Unlink(name)
 		}
 	}
 	return c.job.RemoveDir(RunName(c.n))

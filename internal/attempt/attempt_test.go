@@ -302,7 +302,7 @@ func TestClaim_WriteAfterTheFenceFailsAndLeavesNothing(t *testing.T) {
 	b, err := os.ReadFile(filepath.Join(dir, "status.json"))
 	require.NoError(t, err)
 	assert.Equal(t, "fencer's\n", string(b))
-	require.NoError(t, c.Remove(tmp))
+	require.NoError(t, c.Unlink(tmp))
 	assert.Equal(t, []string{FenceMarker}, names(t, filepath.Join(dir, FencedName(1))), "the temp file must be gone from .fenced-1")
 	fenced, err := c.Fenced()
 	require.NoError(t, err)

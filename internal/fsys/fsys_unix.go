@@ -156,7 +156,7 @@ func (d *Dir) RenameDirNoReplace(from, to string) error {
 }
 
 // Remove removes the file name (not a directory).
-func (d *Dir) Remove(name string) error {
+func (d *Dir) Unlink(name string) error {
 	return pathErr("remove", d.Join(name), unix.Unlinkat(d.fd, name, 0))
 }
 

@@ -206,7 +206,7 @@ func (d *Dir) RenameDirNoReplace(from, to string) error {
 
 // Remove removes a file, read-only or not (job.json's temp is created
 // read-only, and DeleteFile refuses read-only files).
-func (d *Dir) Remove(name string) error {
+func (d *Dir) Unlink(name string) error {
 	p := d.Join(name)
 	err := os.Remove(p)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {

@@ -44,7 +44,7 @@ func (d *Dir) RemoveAll(name string) error {
 		case fi.IsDir():
 			err = d.removeTree(name)
 		default:
-			err = RetryBusy(func() error { return d.Remove(name) })
+			err = RetryBusy(func() error { return d.Unlink(name) })
 		}
 		switch {
 		case err == nil, errors.Is(err, fs.ErrNotExist):
