@@ -73,7 +73,7 @@ func encodeRecord(op, path, subject, msg, remedy string, v any) ([]byte, error) 
 		return nil, withPath(err, op, path)
 	}
 	if err != nil {
-		return nil, errMalformed(op, path, subject, msg, remedy, err)
+		return nil, errMalformed(op, path, subject, err, msg, remedy)
 	}
 	return data, nil
 }
@@ -148,8 +148,7 @@ func writeRecord(at recordAt, data []byte, o writeOptions, mode publishMode) err
 // touched.
 func checkWriteOptions(at recordAt, o writeOptions) error {
 	if o.replaceTimeout < 0 {
-		return errInvalid("write", at.full(), "replace timeout", o.replaceTimeout.String(), "0 or more",
-			"must be 0 or more, got "+o.replaceTimeout.String(), "pass WithReplaceTimeout a duration of 0 or more")
+		return errInvalid("write", at.full(), invalid{subject: "replace timeout", found: o.replaceTimeout.String(), supported: "0 or more", msg: "must be 0 or more, got " + o.replaceTimeout.String(), remedy: "pass WithReplaceTimeout a duration of 0 or more"})
 	}
 	return nil
 }

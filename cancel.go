@@ -110,9 +110,7 @@ func RequestCancel(dir JobDir, req CancelRequest) error {
 		if st.State == Cancelled && pathExists(path) {
 			return nil
 		}
-		return errInvalid(op, dir.StatusPath(), "state", string(st.State), []State{Queued, Running},
-			fmt.Sprintf("the job is already %s; a finished job cannot be cancelled", st.State),
-			"nothing to cancel: the job has ended")
+		return errInvalid(op, dir.StatusPath(), invalid{subject: "state", found: string(st.State), supported: []State{Queued, Running}, msg: fmt.Sprintf("the job is already %s; a finished job cannot be cancelled", st.State), remedy: "nothing to cancel: the job has ended"})
 	}
 	req.SchemaVersion = CancelSchemaVersion
 	if req.JobID == "" {
@@ -191,7 +189,7 @@ func (p *pendingCancel) asError(op string, dir JobDir, msg, remedy string) *Erro
 		msg = "; " + msg
 	}
 	msg = p.String() + msg
-	return errCancelRequested(op, dir.CancelPath(), msg, remedy, p.err)
+	return errCancelRequested(op, dir.CancelPath(), p.err, msg, remedy)
 }
 
 // writeCancelled writes the terminal cancelled status after last (nil: no

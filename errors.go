@@ -215,7 +215,7 @@ func errExists(op, path string, cause error) *Error {
 
 // errCorrupt: bytes that are not one JSON value. size is their length
 // (Found), msg says what the damage looks like, cause is the parser's error.
-func errCorrupt(size int, msg, remedy string, cause error) *Error {
+func errCorrupt(size int, cause error, msg, remedy string) *Error {
 	return &Error{Sentinel: ErrCorrupt, Found: size, Msg: msg, Remedy: remedy, Err: cause}
 }
 
@@ -260,29 +260,37 @@ func stepError(op, path string, err error, msg, remedy string) *Error {
 	return errIO(op, path, err, msg, remedy)
 }
 
-// errInvalid: a value that breaks a rule. subject names it (a field,
-// "job_id", "schema_version"), found is the value and supported what is
-// accepted (either may be nil). An empty remedy is "correct the <subject>
-// field".
-func errInvalid(op, path, subject string, found, supported any, msg, remedy string) *Error {
-	if remedy == "" {
-		remedy = "correct the " + subject + " field"
+// errInvalid: a value that breaks a rule, as v says: its subject (a field,
+// "job_id", "schema_version"), the value found and what is accepted
+// (either may be nil), what is wrong, and the remedy ("correct the
+// <subject> field" when empty).
+func errInvalid(op, path string, v invalid) *Error {
+	if v.remedy == "" {
+		v.remedy = "correct the " + v.subject + " field"
 	}
-	return &Error{Op: op, Path: path, Subject: subject, Sentinel: ErrInvalid,
-		Found: found, Supported: supported, Msg: msg, Remedy: remedy}
+	return &Error{Op: op, Path: path, Subject: v.subject, Sentinel: ErrInvalid,
+		Found: v.found, Supported: v.supported, Msg: v.msg, Remedy: v.remedy}
+}
+
+// invalid is what errInvalid says of a value: the field (subject), the
+// value found and what is supported, what is wrong with it (msg) and what
+// to do (remedy: "correct the <subject> field" when empty).
+type invalid struct {
+	subject          string
+	found, supported any
+	msg, remedy      string
 }
 
 // errWrongJobID: a record at path whose job_id is not the name of its job
 // directory dir (a JobDir).
 func errWrongJobID[D ~string](op, path, jobID string, dir D) *Error {
 	name := filepath.Base(string(dir))
-	return errInvalid(op, path, "job_id", jobID, name,
-		fmt.Sprintf("%q differs from the directory name %q", jobID, name), "")
+	return errInvalid(op, path, invalid{subject: "job_id", found: jobID, supported: name, msg: fmt.Sprintf("%q differs from the directory name %q", jobID, name)})
 }
 
 // errMalformed: data that an encoder or decoder refused (ErrInvalid);
 // cause is its error. subject names the field or the record, if known.
-func errMalformed(op, path, subject, msg, remedy string, cause error) *Error {
+func errMalformed(op, path, subject string, cause error, msg, remedy string) *Error {
 	return &Error{Op: op, Path: path, Subject: subject, Sentinel: ErrInvalid, Msg: msg, Remedy: remedy, Err: cause}
 }
 
@@ -317,7 +325,7 @@ func errLocked(op, path, holder string) *Error {
 
 // errNotOwner: the Run's attempt n of dir was fenced (cause: the failed
 // operation's error) or, with cause nil, its lease lapsed (msg says how).
-func errNotOwner(op, path string, n uint64, msg string, cause error) *Error {
+func errNotOwner(op, path string, n uint64, cause error, msg string) *Error {
 	return &Error{Op: op, Path: path, Sentinel: ErrNotOwner, Subject: "attempt", Found: n, Msg: msg, Err: cause,
 		Remedy: "stop working on the job and read its status to see who replaced this runner; " +
 			"if this runner was alive, its lease went unrenewed (a pause, an overloaded host, a slow shared filesystem): use a longer lease (WithLease)"}
@@ -331,7 +339,7 @@ func errClaimTaken(op, path, msg, remedy string) *Error {
 
 // errCancelRequested: the job has a cancel request; msg names it, cause is
 // why cancel.json could not be read, if it could not.
-func errCancelRequested(op, path, msg, remedy string, cause error) *Error {
+func errCancelRequested(op, path string, cause error, msg, remedy string) *Error {
 	return &Error{Op: op, Path: path, Sentinel: ErrCancelRequested, Msg: msg, Err: cause, Remedy: remedy}
 }
 
@@ -371,8 +379,7 @@ func annotated(err error, edit func(*Error)) error {
 // names none. An error that is not an *Error becomes ErrInvalid wrapping it.
 func withPath(err error, op, path string) error {
 	if _, ok := err.(*Error); !ok {
-		return errMalformed(op, path, "", "cannot decode the record",
-			"correct the record, or remove it and write it again", err)
+		return errMalformed(op, path, "", err, "cannot decode the record", "correct the record, or remove it and write it again")
 	}
 	return annotated(err, func(e *Error) {
 		if e.Path == "" {

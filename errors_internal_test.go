@@ -106,7 +106,7 @@ func sentinelLit(e ast.Expr) *ast.CompositeLit {
 }
 
 func TestAnnotated_ChangesACopyNeverTheError(t *testing.T) {
-	orig := errInvalid("", "", "progress", 1.5, "a number within [0, 1]", "1.5 is not within [0, 1]", "")
+	orig := errInvalid("", "", invalid{subject: "progress", found: 1.5, supported: "a number within [0, 1]", msg: "1.5 is not within [0, 1]"})
 	before := *orig
 	got := withPath(orig, "read status", "/r/j1/status.json")
 	assert.Equal(t, before, *orig, "the error handed in is unchanged")
@@ -140,10 +140,10 @@ func TestConstructors_EachBuildsItsKind(t *testing.T) {
 	}{
 		{"errNotJob", errNotJob("read spec", JobDir("/r/j1")), ErrNotJob, "not_job"},
 		{"errExists", errExists("publish", path, cause), ErrExists, "exists"},
-		{"errCorrupt", errCorrupt(7, "the file is empty", "restore it", cause), ErrCorrupt, "corrupt"},
+		{"errCorrupt", errCorrupt(7, cause, "the file is empty", "restore it"), ErrCorrupt, "corrupt"},
 		{"errTooLarge", errTooLarge("read", path, 20, 10), ErrTooLarge, "too_large"},
-		{"errInvalid", errInvalid("write status", path, "progress", 1.5, "[0, 1]", "1.5 is not within [0, 1]", ""), ErrInvalid, "invalid"},
-		{"errMalformed", errMalformed("marshal", path, "status", "cannot encode", "pass a value", cause), ErrInvalid, "invalid"},
+		{"errInvalid", errInvalid("write status", path, invalid{subject: "progress", found: 1.5, supported: "[0, 1]", msg: "1.5 is not within [0, 1]"}), ErrInvalid, "invalid"},
+		{"errMalformed", errMalformed("marshal", path, "status", cause, "cannot encode", "pass a value"), ErrInvalid, "invalid"},
 		{"errNewerSchema", errNewerSchema("migrate status.json", 3, 1), ErrNewerSchema, "newer_schema"},
 		{"errNoMigration", errNoMigration("migrate status.json", 0, 1, nil), ErrNoMigration, "no_migration"},
 		{"errNoMigration, failed step", errNoMigration("migrate status.json", 0, 1, cause), ErrNoMigration, "no_migration"},

@@ -42,8 +42,7 @@ func HostID() (string, error) {
 
 func validateHostID(id string) error {
 	bad := func(msg string) error {
-		return errInvalid("host identity", "", HostEnv, id, "1-255 bytes without control characters", msg,
-			"set "+HostEnv+" to a short name for this host (or unset it to use the hostname)")
+		return errInvalid("host identity", "", invalid{subject: HostEnv, found: id, supported: "1-255 bytes without control characters", msg: msg, remedy: "set " + HostEnv + " to a short name for this host (or unset it to use the hostname)"})
 	}
 	if len(id) > maxHostIDLen {
 		return bad(fmt.Sprintf("is %d bytes long, more than %d", len(id), maxHostIDLen))

@@ -27,8 +27,8 @@ type migrationStep func(map[string]any) (map[string]any, error)
 
 // schema is how one kind of record is versioned.
 type recordSchema struct {
-	file    string            // the record's file name, for errors
-	current int               // the version this package writes and reads
+	file    string                // the record's file name, for errors
+	current int                   // the version this package writes and reads
 	steps   map[int]migrationStep // steps[n] turns version n into n+1
 }
 
@@ -75,8 +75,7 @@ func decodeRecord[T any, P interface {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber() // keep big integers (seq) exact through the map
 	if derr := dec.Decode(&m); derr != nil || m == nil {
-		return false, errInvalid("", "", sch.file, nil, "a JSON object", "is not a JSON object",
-			"a record is a JSON object; restore it or remove it")
+		return false, errInvalid("", "", invalid{subject: sch.file, supported: "a JSON object", msg: "is not a JSON object", remedy: "a record is a JSON object; restore it or remove it"})
 	}
 	from, _ := schemaVersion(m)
 	m, err = migrate(m, sch)
@@ -85,8 +84,7 @@ func decodeRecord[T any, P interface {
 	}
 	b, err := json.Marshal(m)
 	if err != nil {
-		return false, errMalformed("", "", sch.file, "cannot re-encode the migrated record",
-			"the migration step made a value JSON cannot hold; correct the step", err)
+		return false, errMalformed("", "", sch.file, err, "cannot re-encode the migrated record", "the migration step made a value JSON cannot hold; correct the step")
 	}
 	var zero T
 	*out = zero // forget what the first pass filled in
@@ -97,10 +95,9 @@ func decodeRecord[T any, P interface {
 			if te.Type == timeType {
 				want = "an RFC 3339 or isoformat timestamp"
 			}
-			return false, errInvalid("", "", te.Field, te.Value, want, "is "+te.Value+", want "+want, "")
+			return false, errInvalid("", "", invalid{subject: te.Field, found: te.Value, supported: want, msg: "is " + te.Value + ", want " + want})
 		}
-		return false, errMalformed("", "", sch.file, "cannot decode the record",
-			"correct the record, or remove it and write it again", err)
+		return false, errMalformed("", "", sch.file, err, "cannot decode the record", "correct the record, or remove it and write it again")
 	}
 	return from != sch.current, nil
 }
@@ -120,8 +117,7 @@ func migrate(payload map[string]any, sch recordSchema) (map[string]any, error) {
 	op, current := "migrate "+sch.file, sch.current
 	v, err := schemaVersion(payload)
 	if err != nil {
-		return nil, errInvalid(op, "", "schema_version", payload["schema_version"], current, err.Error(),
-			fmt.Sprintf("set schema_version to an integer; this jobstore writes %d", current))
+		return nil, errInvalid(op, "", invalid{subject: "schema_version", found: payload["schema_version"], supported: current, msg: err.Error(), remedy: fmt.Sprintf("set schema_version to an integer; this jobstore writes %d", current)})
 	}
 	if v > current {
 		return nil, errNewerSchema(op, v, current)
@@ -186,8 +182,7 @@ func SchemaVersionOf(record []byte) (int, error) {
 	}
 	v, err := schemaVersion(m)
 	if err != nil {
-		return 0, errInvalid("read schema_version", "", "schema_version", string(head.SchemaVersion), nil, err.Error(),
-			"set schema_version to a non-negative integer")
+		return 0, errInvalid("read schema_version", "", invalid{subject: "schema_version", found: string(head.SchemaVersion), msg: err.Error(), remedy: "set schema_version to a non-negative integer"})
 	}
 	return v, nil
 }
@@ -344,8 +339,7 @@ func jsonDecode(data []byte, v any) error {
 		if errors.As(err, &te) {
 			subject = te.Field
 		}
-		return errMalformed("", "", subject, "does not fit the value it is read into",
-			"correct the record, or read it into a matching type", err)
+		return errMalformed("", "", subject, err, "does not fit the value it is read into", "correct the record, or read it into a matching type")
 	}
 	return nil
 }
@@ -357,7 +351,7 @@ const corruptRemedy = "jobstore's durable writes are never torn, so the file was
 // corrupt is the ErrCorrupt error for bytes that are not one JSON value; its
 // message names what the damage looks like.
 func corruptError(data []byte, se *json.SyntaxError) error {
-	return errCorrupt(len(data), describeDamage(data, se), corruptRemedy, se)
+	return errCorrupt(len(data), se, describeDamage(data, se), corruptRemedy)
 }
 
 // damage names what a bad file looks like.

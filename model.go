@@ -263,7 +263,7 @@ func encodeJSON(v any, indent string) ([]byte, error) {
 // checkProgress refuses a progress outside [0, 1], and NaN.
 func checkProgress(op, path string, p float64) error {
 	if math.IsNaN(p) || p < 0 || p > 1 {
-		return errInvalid(op, path, "progress", p, "a number within [0, 1]", fmt.Sprintf("%v is not within [0, 1]", p), "")
+		return errInvalid(op, path, invalid{subject: "progress", found: p, supported: "a number within [0, 1]", msg: fmt.Sprintf("%v is not within [0, 1]", p)})
 	}
 	return nil
 }
@@ -395,12 +395,12 @@ func checkWriteVersion(v, current int) error {
 	if v == 0 || v == current {
 		return nil
 	}
-	return errInvalid("", "", "schema_version", v, current, fmt.Sprintf("%d is not the version this jobstore writes", v), "")
+	return errInvalid("", "", invalid{subject: "schema_version", found: v, supported: current, msg: fmt.Sprintf("%d is not the version this jobstore writes", v)})
 }
 
 func checkYear(op, path, field string, t time.Time) error {
 	if y := t.UTC().Year(); y < 1 || y > 9999 {
-		return errInvalid(op, path, field, t, "years 1..9999", fmt.Sprintf("year %d is outside 1..9999", y), "")
+		return errInvalid(op, path, invalid{subject: field, found: t, supported: "years 1..9999", msg: fmt.Sprintf("year %d is outside 1..9999", y)})
 	}
 	return nil
 }
@@ -411,10 +411,10 @@ func (s *JobSpec) validate(op, path string) error {
 		return err
 	}
 	if s.Kind == "" {
-		return errInvalid(op, path, "kind", s.Kind, "a non-empty string", "is empty", "")
+		return errInvalid(op, path, invalid{subject: "kind", found: s.Kind, supported: "a non-empty string", msg: "is empty"})
 	}
 	if len(s.Params) > 0 && !json.Valid(s.Params) {
-		return errInvalid(op, path, "params", string(s.Params), "a JSON value", "is not valid JSON", "")
+		return errInvalid(op, path, invalid{subject: "params", found: string(s.Params), supported: "a JSON value", msg: "is not valid JSON"})
 	}
 	return checkYear(op, path, "submitted_at", s.SubmittedAt)
 }
@@ -422,7 +422,7 @@ func (s *JobSpec) validate(op, path string) error {
 // validate checks a status's fields; op and path go into the error.
 func (s *JobStatus) validate(op, path string) error {
 	if !s.State.Known() {
-		return errInvalid(op, path, "state", string(s.State), States(), fmt.Sprintf("%q is not a known state", s.State), "")
+		return errInvalid(op, path, invalid{subject: "state", found: string(s.State), supported: States(), msg: fmt.Sprintf("%q is not a known state", s.State)})
 	}
 	if s.Progress != nil {
 		if err := checkProgress(op, path, *s.Progress); err != nil {
@@ -435,7 +435,7 @@ func (s *JobStatus) validate(op, path string) error {
 		}
 	}
 	if s.Lease < 0 {
-		return errInvalid(op, path, "lease_ms", s.Lease.Milliseconds(), "0 (none) or more", fmt.Sprintf("%v is negative", s.Lease), "")
+		return errInvalid(op, path, invalid{subject: "lease_ms", found: s.Lease.Milliseconds(), supported: "0 (none) or more", msg: fmt.Sprintf("%v is negative", s.Lease)})
 	}
 	for _, f := range []struct {
 		name string
@@ -507,7 +507,7 @@ func (c *CancelRequest) validate(op, path string) error {
 		return err
 	}
 	if c.RequestedAt.IsZero() {
-		return errInvalid(op, path, "requested_at", nil, "a timestamp", "is missing", "")
+		return errInvalid(op, path, invalid{subject: "requested_at", supported: "a timestamp", msg: "is missing"})
 	}
 	return checkYear(op, path, "requested_at", c.RequestedAt)
 }
@@ -518,9 +518,7 @@ func (c *CancelRequest) validate(op, path string) error {
 // record and would never show the update.
 func nextSeq(op, path string, seq uint64) (uint64, error) {
 	if seq == math.MaxUint64 {
-		return 0, errInvalid(op, path, "seq", seq, fmt.Sprintf("a seq below %d to update from", uint64(math.MaxUint64)),
-			fmt.Sprintf("is %d, the largest there is: the next update would wrap it to 0, and seq never goes back", seq),
-			"this job's status cannot change any more; submit a new job")
+		return 0, errInvalid(op, path, invalid{subject: "seq", found: seq, supported: fmt.Sprintf("a seq below %d to update from", uint64(math.MaxUint64)), msg: fmt.Sprintf("is %d, the largest there is: the next update would wrap it to 0, and seq never goes back", seq), remedy: "this job's status cannot change any more; submit a new job"})
 	}
 	return seq + 1, nil
 }

@@ -88,7 +88,7 @@ func StartNext(ctx context.Context, root string, opts ...StartOption) (*Run, err
 	}
 	for _, k := range o.next.kinds {
 		if k == "" {
-			return nil, errInvalid(op, root, "kinds", k, "non-empty kinds", "an empty kind matches no job", "name the kinds of job to start, or none for every kind")
+			return nil, errInvalid(op, root, invalid{subject: "kinds", found: k, supported: "non-empty kinds", msg: "an empty kind matches no job", remedy: "name the kinds of job to start, or none for every kind"})
 		}
 	}
 	abs, err := filepath.Abs(root)

@@ -74,15 +74,13 @@ func newStartOptions(op string, dir JobDir, opts []StartOption) (startOptions, e
 		opt(&o)
 	}
 	if o.progressInterval < 0 {
-		return o, errInvalid(op, string(dir), "progress interval", o.progressInterval, "0 (write every update) or more",
-			fmt.Sprintf("%v is negative", o.progressInterval), "")
+		return o, errInvalid(op, string(dir), invalid{subject: "progress interval", found: o.progressInterval, supported: "0 (write every update) or more", msg: fmt.Sprintf("%v is negative", o.progressInterval)})
 	}
 	if o.lease == 0 {
 		o.lease = DefaultLease
 	}
 	if o.lease < minLease {
-		return o, errInvalid(op, string(dir), "lease", o.lease, fmt.Sprintf("%v or more", minLease),
-			fmt.Sprintf("%v is too short to be renewed every third of it", o.lease), "")
+		return o, errInvalid(op, string(dir), invalid{subject: "lease", found: o.lease, supported: fmt.Sprintf("%v or more", minLease), msg: fmt.Sprintf("%v is too short to be renewed every third of it", o.lease)})
 	}
 	if o.hostSet {
 		return o, validateHostID(o.host)

@@ -218,8 +218,7 @@ func passStaleClaims(op string, jd *fsys.Dir, dir JobDir, lk *Lock, a uint64, ho
 
 // terminalError: a job in a terminal state is not started again.
 func terminalError(op string, dir JobDir, state State) error {
-	return errInvalid(op, dir.StatusPath(), "state", string(state), []State{Queued, Running},
-		fmt.Sprintf("the job is already %s; a finished job is not started again", state), "submit a new job")
+	return errInvalid(op, dir.StatusPath(), invalid{subject: "state", found: string(state), supported: []State{Queued, Running}, msg: fmt.Sprintf("the job is already %s; a finished job is not started again", state), remedy: "submit a new job"})
 }
 
 func runPath(dir JobDir, n uint64) string { return filepath.Join(string(dir), attempt.RunName(n)) }
@@ -253,9 +252,9 @@ func ownerWriteError(op string, dir JobDir, n uint64, err error) error {
 	if _, serr := os.Stat(dir.SpecPath()); errors.Is(serr, fs.ErrNotExist) {
 		return errNotJob(op, dir)
 	}
-	return errNotOwner(op, runPath(dir, n), n, "attempt "+strconv.FormatUint(n, 10)+
+	return errNotOwner(op, runPath(dir, n), n, nil, "attempt "+strconv.FormatUint(n, 10)+
 		" was taken over: another process judged this runner gone, and its claim is now "+attempt.FencedName(n)+
-		"; nothing was written ("+rootCause(err).Error()+")", nil)
+		"; nothing was written ("+rootCause(err).Error()+")")
 }
 
 // rootCause is the innermost error of a chain of single wraps.

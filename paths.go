@@ -65,10 +65,8 @@ func ValidateJobID(id string) error { return validateJobID("validate job ID", ""
 // validateJobID is ValidateJobID with the op and path of the caller's error.
 func validateJobID(op, path, id string) error {
 	bad := func(msg string) error {
-		return errInvalid(op, path, "job_id", id,
-			"1-128 characters of [A-Za-z0-9._-], not starting with '.' or '-', not ending with '.', "+
-				"not a Windows device name (CON, PRN, AUX, NUL, COM0-9, LPT0-9, with any extension), not "+IndexFile,
-			msg, "choose an ID of letters, digits, '.', '_' and '-' that starts with a letter or digit")
+		return errInvalid(op, path, invalid{subject: "job_id", found: id, supported: "1-128 characters of [A-Za-z0-9._-], not starting with '.' or '-', not ending with '.', " +
+			"not a Windows device name (CON, PRN, AUX, NUL, COM0-9, LPT0-9, with any extension), not " + IndexFile, msg: msg, remedy: "choose an ID of letters, digits, '.', '_' and '-' that starts with a letter or digit"})
 	}
 	switch {
 	case id == "":

@@ -167,7 +167,7 @@ func Remove(dir JobDir) error {
 func Prune(root string, olderThan time.Duration) ([]JobDir, error) {
 	const op = "prune"
 	if olderThan < 0 {
-		return nil, errInvalid(op, root, "olderThan", olderThan, "a duration >= 0", fmt.Sprintf("%v is negative", olderThan), "pass a duration >= 0")
+		return nil, errInvalid(op, root, invalid{subject: "olderThan", found: olderThan, supported: "a duration >= 0", msg: fmt.Sprintf("%v is negative", olderThan), remedy: "pass a duration >= 0"})
 	}
 	cutoff := time.Now().Add(-olderThan)
 	dirs, err := jobDirs(op, root)
@@ -277,8 +277,7 @@ func refuseUnfinished(op string, jd *fsys.Dir, dir JobDir, st *JobStatus) error 
 				"if its runner is gone, Reconcile marks it lost first"
 		}
 	}
-	return errInvalid(op, dir.StatusPath(), "state", string(state), finishedStates,
-		msg+"; only a finished job is removed", remedy)
+	return errInvalid(op, dir.StatusPath(), invalid{subject: "state", found: string(state), supported: finishedStates, msg: msg + "; only a finished job is removed", remedy: remedy})
 }
 
 // removeLocked is Remove once job.lock is held (lk): it claims the job's

@@ -295,8 +295,7 @@ func (r *Run) Finish(o Outcome) error {
 		return err
 	}
 	if !o.State.Terminal() || o.State == Lost {
-		return errInvalid(op, r.dir.StatusPath(), "state", string(o.State), []State{Succeeded, Failed, Cancelled},
-			fmt.Sprintf("%q is not a state a runner finishes in", o.State), "")
+		return errInvalid(op, r.dir.StatusPath(), invalid{subject: "state", found: string(o.State), supported: []State{Succeeded, Failed, Cancelled}, msg: fmt.Sprintf("%q is not a state a runner finishes in", o.State)})
 	}
 	next := r.withPending()
 	now := Now()

@@ -280,12 +280,9 @@ func (r *Run) lockWrite() (unlock func()) {
 func (r *Run) usable(op string) error {
 	switch {
 	case r.finished:
-		return errInvalid(op, r.dir.StatusPath(), "state", string(r.st.State), nil,
-			fmt.Sprintf("the job is finished (%s); its status is final", r.st.State),
-			"do not update a job after Finish; submit a new job to run again")
+		return errInvalid(op, r.dir.StatusPath(), invalid{subject: "state", found: string(r.st.State), msg: fmt.Sprintf("the job is finished (%s); its status is final", r.st.State), remedy: "do not update a job after Finish; submit a new job to run again"})
 	case r.lock == nil:
-		return errInvalid(op, r.dir.StatusPath(), "run", nil, nil,
-			"the run is closed and no longer holds job.lock", "write updates before Close")
+		return errInvalid(op, r.dir.StatusPath(), invalid{subject: "run", msg: "the run is closed and no longer holds job.lock", remedy: "write updates before Close"})
 	case r.lostErr != nil:
 		return r.lostErr
 	}
@@ -362,13 +359,13 @@ func (r *Run) resume() error {
 	c, err := old.Resume(fencedBy())
 	if err != nil {
 		if errors.Is(err, attempt.ErrFenced) {
-			return errNotOwner(op, runPath(r.dir, old.N()), old.N(), fmt.Sprintf(
+			return errNotOwner(op, runPath(r.dir, old.N()), old.N(), nil, fmt.Sprintf(
 				"attempt %d was taken over while this runner was paused (its lease, %v, was last renewed %v ago): another process judged it gone; nothing was written",
-				old.N(), r.own.lease, age.Round(time.Millisecond)), nil)
+				old.N(), r.own.lease, age.Round(time.Millisecond)))
 		}
-		return errNotOwner(op, runPath(r.dir, old.N()), old.N(), fmt.Sprintf(
+		return errNotOwner(op, runPath(r.dir, old.N()), old.N(), nil, fmt.Sprintf(
 			"attempt %d's lease lapsed while this runner was paused (last renewed %v ago), and the claim could not be established again: %v",
-			old.N(), age.Round(time.Millisecond), err), nil)
+			old.N(), age.Round(time.Millisecond), err))
 	}
 	r.own.claim = c
 	r.own.ren = r.renew(c)
@@ -430,16 +427,16 @@ func (r *Run) notReplaced() error {
 		now = fmt.Sprintf("it now says %s, seq %d (this run wrote seq %d)", st.State, st.Seq, r.st.Seq)
 	}
 	n := r.own.claim.N()
-	return errNotOwner(op, r.dir.StatusPath(), n, "status.json was replaced by a write that is not this run's: "+now+
-		"; this run no longer owns the job and wrote nothing", nil)
+	return errNotOwner(op, r.dir.StatusPath(), n, nil, "status.json was replaced by a write that is not this run's: "+now+
+		"; this run no longer owns the job and wrote nothing")
 }
 
 // notOwner is ErrNotOwner for r's attempt, found fenced by op.
 func (r *Run) notOwner(op string, cause error) error {
 	n := r.own.claim.N()
-	return errNotOwner(op, runPath(r.dir, n), n, "attempt "+strconv.FormatUint(n, 10)+
+	return errNotOwner(op, runPath(r.dir, n), n, nil, "attempt "+strconv.FormatUint(n, 10)+
 		" was taken over: another process judged this runner gone, and its claim is now "+attempt.FencedName(n)+
-		"; nothing was written ("+rootCause(cause).Error()+")", nil)
+		"; nothing was written ("+rootCause(cause).Error()+")")
 }
 
 // fenceError is ownerWriteError for r's writes.

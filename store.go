@@ -436,13 +436,9 @@ func noStepBack(op string, d *fsys.Dir, dir JobDir, next *JobStatus) error {
 	}
 	switch {
 	case next.Seq < cur.Seq:
-		return errInvalid(op, dir.StatusPath(), "seq", next.Seq, fmt.Sprintf("%d or more", cur.Seq),
-			fmt.Sprintf("%d is lower than the current record's %d (%s): a poller would take it for an older record", next.Seq, cur.Seq, cur.State),
-			"read the status and write one more than its seq")
+		return errInvalid(op, dir.StatusPath(), invalid{subject: "seq", found: next.Seq, supported: fmt.Sprintf("%d or more", cur.Seq), msg: fmt.Sprintf("%d is lower than the current record's %d (%s): a poller would take it for an older record", next.Seq, cur.Seq, cur.State), remedy: "read the status and write one more than its seq"})
 	case cur.State.Terminal() && !next.State.Terminal():
-		return errInvalid(op, dir.StatusPath(), "state", string(next.State), []State{Succeeded, Failed, Cancelled, Lost},
-			fmt.Sprintf("the job is already %s (seq %d); a finished job does not become %s again", cur.State, cur.Seq, next.State),
-			"submit a new job to run this work again")
+		return errInvalid(op, dir.StatusPath(), invalid{subject: "state", found: string(next.State), supported: []State{Succeeded, Failed, Cancelled, Lost}, msg: fmt.Sprintf("the job is already %s (seq %d); a finished job does not become %s again", cur.State, cur.Seq, next.State), remedy: "submit a new job to run this work again"})
 	}
 	return nil
 }

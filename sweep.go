@@ -40,7 +40,7 @@ func SweepTemps(dir JobDir, olderThan time.Duration) (removed []string, err erro
 		return nil, err
 	}
 	if olderThan < 0 {
-		return nil, errInvalid(op, string(dir), "olderThan", olderThan, "a duration >= 0", fmt.Sprintf("%v is negative", olderThan), "pass a duration >= 0")
+		return nil, errInvalid(op, string(dir), invalid{subject: "olderThan", found: olderThan, supported: "a duration >= 0", msg: fmt.Sprintf("%v is negative", olderThan), remedy: "pass a duration >= 0"})
 	}
 	cutoff := time.Now().Add(-olderThan)
 	removed, fenced, errs, err := sweepDir(op, jobRecord(dir, ""), cutoff)
