@@ -6,6 +6,10 @@ import (
 	"time"
 )
 
+// Every option of the package, and every default it uses: of Start (and
+// StartNext), of the writers, the readers, Watch and WatchRoot, and the
+// sweeps.
+
 // StartOption configures Start.
 type StartOption func(*startOptions)
 
@@ -90,6 +94,54 @@ func newStartOptions(op string, dir JobDir, opts []StartOption) (startOptions, e
 	return o, err
 }
 
+// Options of StartNext (they are StartOptions too: StartNext starts the
+// job it picks with Start and the same options).
+
+// DefaultScanInterval is how often StartNext looks at the jobs root when no
+// file system event came, unless WithScanInterval says otherwise.
+const DefaultScanInterval = time.Second
+
+// nextOptions are the StartOptions of StartNext alone; Start ignores them.
+type nextOptions struct {
+	kinds    []string
+	scan     time.Duration
+	skipped  func(JobDir, error)
+	noEvents bool // tests only: the scan alone, as on a filesystem without events
+}
+
+// WithKinds restricts StartNext to jobs whose kind is one of kinds. Several
+// WithKinds add up; without any, every kind is started. An empty kind makes
+// StartNext fail with ErrInvalid. Start ignores it.
+func WithKinds(kinds ...string) StartOption {
+	return func(o *startOptions) { o.next.kinds = append(o.next.kinds, kinds...) }
+}
+
+// WithScanInterval sets how often StartNext looks at the jobs root when no
+// file system event came (default DefaultScanInterval). It bounds how late
+// a job submitted by another host is seen on a shared filesystem that gives
+// no events for it (NFS, SMB, FUSE), on top of that filesystem's own
+// directory cache. d <= 0 means the default. Start ignores it.
+func WithScanInterval(d time.Duration) StartOption {
+	return func(o *startOptions) {
+		if d > 0 {
+			o.next.scan = d
+		}
+	}
+}
+
+// WithSkipped makes StartNext call fn for each job it leaves because of an
+// error of the job's own: a record it cannot read (corrupt, written by a
+// newer jobstore, not a regular file), reported once (not again while the
+// job gives the same error); or a Start that failed for another reason
+// than a lost race or a cancel request (job.lock not a file, an I/O error),
+// reported at each try, at most once a minute per job. fn is called from
+// StartNext's goroutine. Start ignores it.
+func WithSkipped(fn func(dir JobDir, err error)) StartOption {
+	return func(o *startOptions) { o.next.skipped = fn }
+}
+
+// Options of the writers (WriteJSONAtomic, WriteSpec, WriteStatus).
+
 // WriteOption changes how a record is written.
 type WriteOption func(*writeOptions)
 
@@ -140,6 +192,8 @@ func WithReplaceTimeout(d time.Duration) WriteOption {
 	return func(o *writeOptions) { o.replaceTimeout = d }
 }
 
+// Options of the readers (ReadJSONTolerant, ReadSpec, ReadStatus, ...).
+
 // ReadOption changes how a record is read.
 type ReadOption func(*readOptions)
 
@@ -179,6 +233,8 @@ func WithRetries(attempts int, delay time.Duration) ReadOption {
 // a larger one is ErrTooLarge, without retry.
 func WithMaxSize(n int64) ReadOption { return func(o *readOptions) { o.maxSize = n } }
 
+// Options of Watch and WatchRoot.
+
 // DefaultPollInterval is how often Watch reads status.json when no event
 // came, unless WithPollInterval says otherwise.
 const DefaultPollInterval = time.Second
@@ -206,48 +262,7 @@ func WithPollInterval(d time.Duration) WatchOption {
 // path a watcher takes where the OS gives no events.
 func withoutEvents() WatchOption { return func(o *watchOptions) { o.events = false } }
 
-// DefaultScanInterval is how often StartNext looks at the jobs root when no
-// file system event came, unless WithScanInterval says otherwise.
-const DefaultScanInterval = time.Second
-
-// nextOptions are the StartOptions of StartNext alone; Start ignores them.
-type nextOptions struct {
-	kinds    []string
-	scan     time.Duration
-	skipped  func(JobDir, error)
-	noEvents bool // tests only: the scan alone, as on a filesystem without events
-}
-
-// WithKinds restricts StartNext to jobs whose kind is one of kinds. Several
-// WithKinds add up; without any, every kind is started. An empty kind makes
-// StartNext fail with ErrInvalid. Start ignores it.
-func WithKinds(kinds ...string) StartOption {
-	return func(o *startOptions) { o.next.kinds = append(o.next.kinds, kinds...) }
-}
-
-// WithScanInterval sets how often StartNext looks at the jobs root when no
-// file system event came (default DefaultScanInterval). It bounds how late
-// a job submitted by another host is seen on a shared filesystem that gives
-// no events for it (NFS, SMB, FUSE), on top of that filesystem's own
-// directory cache. d <= 0 means the default. Start ignores it.
-func WithScanInterval(d time.Duration) StartOption {
-	return func(o *startOptions) {
-		if d > 0 {
-			o.next.scan = d
-		}
-	}
-}
-
-// WithSkipped makes StartNext call fn for each job it leaves because of an
-// error of the job's own: a record it cannot read (corrupt, written by a
-// newer jobstore, not a regular file), reported once (not again while the
-// job gives the same error); or a Start that failed for another reason
-// than a lost race or a cancel request (job.lock not a file, an I/O error),
-// reported at each try, at most once a minute per job. fn is called from
-// StartNext's goroutine. Start ignores it.
-func WithSkipped(fn func(dir JobDir, err error)) StartOption {
-	return func(o *startOptions) { o.next.skipped = fn }
-}
+// Sweeping.
 
 // DefaultSweepAge is how old a temp file must be before ReconcileAll removes
 // it. A live writer holds its temp file for milliseconds (seconds on a slow
