@@ -142,6 +142,10 @@ func TestWriteSpec_FailedStepPublishesNothing(t *testing.T) {
 		wantErrno  syscall.Errno
 		wantOp     string
 		wantFsyncs int
+		// published: the step failed after the job was renamed into place
+		// (the root's fsync comes last): job.json is there, whole, and the
+		// same submission again is ErrExists.
+		published bool
 	}{
 		{
 			name:      "fsync of the temp file fails",
@@ -160,9 +164,11 @@ func TestWriteSpec_FailedStepPublishesNothing(t *testing.T) {
 		},
 		{
 			name: "the new job directory is not confirmed on disk",
-			// The mount's root is the parent of the job dir.
+			// The mount's root is the parent of the job dir: the job is built
+			// in a hidden directory there, renamed into place, and the root
+			// fsynced last.
 			fault:     ft.Fault{Op: ft.FsyncDir, Match: ft.Named(""), Errno: syscall.EIO},
-			wantErrno: syscall.EIO, wantOp: "fsync directory", wantFsyncs: 0,
+			wantErrno: syscall.EIO, wantOp: "fsync directory", wantFsyncs: 1, published: true,
 		},
 	}
 	for _, tt := range tests {
@@ -183,12 +189,18 @@ func TestWriteSpec_FailedStepPublishesNothing(t *testing.T) {
 				assert.Equal(t, tt.wantOp, je.Op, "Op should name the failed step: %v", err)
 			}
 			_, serr := os.Lstat(filepath.Join(fsys.Backing, newID, jobstore.SpecFile))
-			assert.ErrorIs(t, serr, fs.ErrNotExist, "job.json must not be published after a failed step")
 			assert.Empty(t, backingTemps(t, fsys), "temp file left behind")
-
 			fsys.Clear()
-			require.NoError(t, jobstore.WriteSpec(job, jobstore.JobSpec{ID: newID, Kind: "render"}),
-				"without the fault the same submission must succeed")
+			if tt.published {
+				require.NoError(t, serr, "the job was in place before the failed step")
+				assert.Contains(t, err.Error(), "in place and visible")
+				require.ErrorIs(t, jobstore.WriteSpec(job, jobstore.JobSpec{ID: newID, Kind: "render"}), jobstore.ErrExists,
+					"the job exists: the same submission again is refused")
+			} else {
+				assert.ErrorIs(t, serr, fs.ErrNotExist, "job.json must not be published after a failed step")
+				require.NoError(t, jobstore.WriteSpec(job, jobstore.JobSpec{ID: newID, Kind: "render"}),
+					"without the fault the same submission must succeed")
+			}
 			spec, _, err := jobstore.DecodeSpec(backingBytesIn(t, fsys, newID, jobstore.SpecFile))
 			require.NoError(t, err)
 			assert.Equal(t, newID, spec.ID)
