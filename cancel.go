@@ -19,13 +19,17 @@ import (
 // kind ErrNotJob when dir has no job.json. A request whose job_id is not
 // dir's is ErrInvalid (Subject "job_id"). It never writes anything.
 func ReadCancel(dir JobDir) (*CancelRequest, error) {
-	const op = "read cancel request"
-	path := dir.CancelPath()
-	d, err := openJobDir(op, dir)
+	d, err := openJobDir("read cancel request", dir)
 	if err != nil {
 		return nil, err
 	}
 	defer d.Close()
+	return readCancelChecked(d, dir)
+}
+
+// readCancelChecked is ReadCancel in the job directory d.
+func readCancelChecked(d *fsys.Dir, dir JobDir) (*CancelRequest, error) {
+	const op = "read cancel request"
 	c, err := readCancelIn(d, dir, newReadOptions(nil))
 	if err != nil {
 		return nil, err
@@ -37,7 +41,7 @@ func ReadCancel(dir JobDir) (*CancelRequest, error) {
 		return nil, nil
 	}
 	if c.JobID != dir.ID() {
-		return nil, errWrongJobID(op, path, c.JobID, dir)
+		return nil, errWrongJobID(op, dir.CancelPath(), c.JobID, dir)
 	}
 	return c, nil
 }
@@ -155,12 +159,25 @@ type pendingCancel struct {
 	err error
 }
 
-// findCancel returns dir's cancel request, nil if there is none.
+// findCancel returns dir's cancel request, nil if there is none (or dir
+// cannot be opened).
 func findCancel(dir JobDir) *pendingCancel {
-	if !pathExists(dir.CancelPath()) {
+	d, err := openJobDir("read cancel request", dir)
+	if err != nil {
 		return nil
 	}
-	req, err := ReadCancel(dir)
+	defer d.Close()
+	return findCancelIn(d, dir)
+}
+
+// findCancelIn is findCancel in the job directory d, which the caller holds
+// open: the request it finds is the one of the directory the caller works
+// in, whatever has been renamed meanwhile.
+func findCancelIn(d *fsys.Dir, dir JobDir) *pendingCancel {
+	if _, err := d.Lstat(CancelFile); err != nil {
+		return nil
+	}
+	req, err := readCancelChecked(d, dir)
 	if req == nil && err == nil {
 		return nil // removed between the two looks
 	}
@@ -295,11 +312,11 @@ func lostClaim(err error) bool {
 // cancel request is ErrCancelRequested (the claim was lost to the
 // canceller, which writes cancelled, or to a runner, whose Context ends on
 // the request), written by nobody here; else err.
-func refuseLost(op string, dir JobDir, err error) error {
+func refuseLost(op string, jd *fsys.Dir, dir JobDir, err error) error {
 	if !lostClaim(err) {
 		return err
 	}
-	p := findCancel(dir)
+	p := findCancelIn(jd, dir)
 	if p == nil {
 		return err
 	}
@@ -310,8 +327,8 @@ func refuseLost(op string, dir JobDir, err error) error {
 // attempt (c) and read the status again (last): a job with a cancel request
 // is not started, and is marked cancelled now (it is not terminal: the
 // claim would have failed).
-func refuseCancelled(op string, dir JobDir, c *attempt.Claim, last *JobStatus) error {
-	p := findCancel(dir)
+func refuseCancelled(op string, jd *fsys.Dir, dir JobDir, c *attempt.Claim, last *JobStatus) error {
+	p := findCancelIn(jd, dir)
 	if p == nil {
 		return nil
 	}
@@ -346,8 +363,8 @@ func reconcileCancelled(dir JobDir, lost *JobStatus) {
 // came too late to change the outcome (cancel.json stays, so a reader sees
 // both; a request published after Finish's look carries no note, and its
 // requested_at is later than finished_at).
-func finishMessage(dir JobDir, state State, msg string) string {
-	p := findCancel(dir)
+func finishMessage(jd *fsys.Dir, dir JobDir, state State, msg string) string {
+	p := findCancelIn(jd, dir)
 	switch {
 	case p == nil:
 		return msg

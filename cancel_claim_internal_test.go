@@ -37,7 +37,7 @@ func startWith(t *testing.T, dir JobDir, between func(stage string)) (*Run, erro
 		between("read")
 		c, last, err := claimForStart(op, jd, dir, lk, last, o)
 		if err != nil {
-			return nil, refuseLost(op, dir, err)
+			return nil, refuseLost(op, jd, dir, err)
 		}
 		between("claimed")
 		return begin(op, jd, dir, lk, spec, c, last, o)

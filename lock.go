@@ -89,7 +89,7 @@ func lockJobIn(op string, d *fsys.Dir, dir JobDir) (*Lock, error) {
 	if err := flock.Lock(f); err != nil {
 		f.Close()
 		if flock.IsHeld(err) {
-			return nil, errLocked(op, dir.LockPath(), lockedBy(dir))
+			return nil, errLocked(op, dir.LockPath(), lockedBy(d, dir))
 		}
 		return nil, stepError(op, dir.LockPath(), err, "cannot lock the lock file",
 			"the filesystem may not support locks (some network filesystems do not); keep job roots on a local disk")
@@ -219,16 +219,18 @@ const (
 	lockHolderFirstDelay = time.Millisecond
 )
 
-// readLockHolder reads the holder's record from job.lock, waiting for a
-// holder that has just locked. ok is false when there is none to read.
-func readLockHolder(dir JobDir) (h lockHolder, ok bool) {
+// readLockHolder reads the holder's record from the job.lock of dir (open
+// as d), waiting for a holder that has just locked; never through a link,
+// never blocking on a file that is not regular. ok is false when there is
+// none to read.
+func readLockHolder(d *fsys.Dir, dir JobDir) (h lockHolder, ok bool) {
 	delay := lockHolderFirstDelay
 	for i := 0; i < lockHolderReads; i++ {
 		if i > 0 {
 			time.Sleep(delay)
 			delay *= 2
 		}
-		data, err := readLockRecord(dir)
+		data, err := readOnce("lock", d, jobRecord(dir, LockFile), maxLockHolderSize)
 		if err != nil {
 			var e *Error
 			if errors.As(err, &e) && e.Sentinel == ErrTooLarge {
@@ -257,33 +259,23 @@ func (h lockHolder) describe() string {
 		h.PID, h.Host, prog, time.Time(h.Since).Format(time.RFC3339))
 }
 
-// readLockRecord reads job.lock as a record: never through a link, never
-// blocking on a file that is not regular.
-func readLockRecord(dir JobDir) ([]byte, error) {
-	d, err := openJobDir("lock", dir)
-	if err != nil {
-		return nil, err
-	}
-	defer d.Close()
-	return readOnce("lock", d, jobRecord(dir, LockFile), maxLockHolderSize)
-}
-
-// lockedBy describes the lock's holder for ErrLocked: from job.lock, else
-// from status.json.
-func lockedBy(dir JobDir) string {
-	if h, ok := readLockHolder(dir); ok {
+// lockedBy describes the holder of the lock of dir (open as d) for
+// ErrLocked: from job.lock, else from status.json.
+func lockedBy(d *fsys.Dir, dir JobDir) string {
+	if h, ok := readLockHolder(d, dir); ok {
 		return h.describe()
 	}
-	return holderFromStatus(dir)
+	return holderFromStatus(d, dir)
 }
 
 // holderReadAttempts keeps an ErrLocked error quick when status.json is
 // damaged: the holder is named on a best-effort basis.
 const holderReadAttempts = 2
 
-// holder describes the lock's holder from status.json, for ErrLocked.
-func holderFromStatus(dir JobDir) string {
-	st, err := ReadStatus(dir, WithRetries(holderReadAttempts, DefaultReadDelay))
+// holderFromStatus describes the lock's holder from the status.json of dir
+// (open as d), for ErrLocked.
+func holderFromStatus(d *fsys.Dir, dir JobDir) string {
+	st, err := readStatusIn(d, dir, newReadOptions([]ReadOption{WithRetries(holderReadAttempts, DefaultReadDelay)}), statusSchema())
 	switch {
 	case err != nil:
 		return "held by another process (status.json is unreadable, so its holder is unknown: " + err.Error() + ")"

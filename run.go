@@ -111,11 +111,11 @@ func Start(dir JobDir, opts ...StartOption) (*Run, error) {
 	}
 	lk, err := lockJobIn(op, jd, dir)
 	if err != nil {
-		jd.Close()
+		defer jd.Close()
 		if errors.Is(err, ErrLocked) {
 			// A canceller holds job.lock while it cancels a queued job: a
 			// request already published decides, not the lock.
-			if p := findCancel(dir); p != nil {
+			if p := findCancelIn(jd, dir); p != nil {
 				return nil, p.asError(op, dir, "the job was not started: "+err.Error(), "skip this job; submit a new job to run this work again")
 			}
 		}
@@ -140,7 +140,7 @@ func startLocked(op string, jd *fsys.Dir, dir JobDir, lk *Lock, o startOptions) 
 	}
 	c, last, err := claimForStart(op, jd, dir, lk, last, o)
 	if err != nil {
-		return nil, refuseLost(op, dir, err)
+		return nil, refuseLost(op, jd, dir, err)
 	}
 	return begin(op, jd, dir, lk, spec, c, last, o)
 }
@@ -157,7 +157,7 @@ func readForStart(op string, jd *fsys.Dir, dir JobDir) (JobSpec, *JobStatus, err
 		return JobSpec{}, nil, err
 	}
 	if last != nil && last.State.Terminal() {
-		if p := findCancel(dir); p != nil {
+		if p := findCancelIn(jd, dir); p != nil {
 			return JobSpec{}, nil, p.asError(op, dir, fmt.Sprintf("the job is already %s and is not started again", last.State),
 				"submit a new job to run this work again")
 		}
@@ -169,7 +169,7 @@ func readForStart(op string, jd *fsys.Dir, dir JobDir) (JobSpec, *JobStatus, err
 // begin makes the Run of claim c, unless the job has a cancel request (then
 // it is cancelled, and not started), and writes running.
 func begin(op string, jd *fsys.Dir, dir JobDir, lk *Lock, spec JobSpec, c *attempt.Claim, last *JobStatus, o startOptions) (*Run, error) {
-	if err := refuseCancelled(op, dir, c, last); err != nil {
+	if err := refuseCancelled(op, jd, dir, c, last); err != nil {
 		return nil, err
 	}
 	r := &Run{dir: dir, jd: jd, spec: spec, lock: lk, progressState: progressState{interval: o.progressInterval}}
@@ -299,7 +299,7 @@ func (r *Run) Finish(o Outcome) error {
 	}
 	next := r.withPending()
 	now := Now()
-	next.State, next.Message, next.Error, next.Remedy = o.State, finishMessage(r.dir, o.State, o.Message), o.Error, o.Remedy
+	next.State, next.Message, next.Error, next.Remedy = o.State, finishMessage(r.jd, r.dir, o.State, o.Message), o.Error, o.Remedy
 	next.FinishedAt = &now
 	next.ExitCode = nil
 	if o.ExitCode != nil {
