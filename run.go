@@ -16,12 +16,13 @@ import (
 // stamps and validates it, read-only) and the first status.json (queued,
 // seq 1).
 //
-// The job is built in a hidden directory of root (".submit-" + ID + "-" +
-// digits, skipped by every scan), each record written and fsynced there
-// and the directory fsynced, then renamed to the job's name without
-// replacing anything (RENAME_NOREPLACE on Linux; MoveFileEx without
-// REPLACE_EXISTING on Windows; elsewhere rename(2), which replaces only an
-// empty directory), and root is fsynced. So a reader, List and Reconcile
+// The job is built in a directory of root's hidden ".submit" (made by the
+// first Submit and kept; every scan skips it), named ID + "-" + digits,
+// each record written and fsynced there and the directory fsynced, then
+// renamed to the job's name in root without replacing anything
+// (RENAME_NOREPLACE on Linux; MoveFileEx without REPLACE_EXISTING on
+// Windows; elsewhere rename(2), which replaces only an empty directory),
+// and .submit and root are fsynced. So a reader, List and Reconcile
 // see the job with both records or not at all; a Submit killed or failing
 // (a full disk) at any instant leaves at most the hidden directory, which
 // a failing Submit removes itself and ReconcileAll and RebuildIndex remove

@@ -104,14 +104,16 @@ func atSubmitSeam(step, path string) {
 //  1. open dir's parent (the root; created durably if missing, and reached
 //     through links if its path has them: the caller's choice);
 //  2. refuse an ID that is taken (jobNameTaken): nothing is touched;
-//  3. create a build directory in the root (buildPrefix), open it relative
-//     to the root (never through a link), and write each record into it
-//     with the write protocol (each file fsynced, then the build directory);
-//  4. rename it to dir's name without replacing anything
+//  3. create a build directory in the root's submitDir (made if missing),
+//     open it relative to the root (never through a link), and write each
+//     record into it with the write protocol (each file fsynced, then the
+//     build directory);
+//  4. rename it to dir's name in the root without replacing anything
 //     (RenameDirNoReplace); an empty directory there is no job and gives way
 //     (jobNameTaken); any other is ErrExists, and the build directory is
 //     removed;
-//  5. fsync the root, so that the new name survives a power cut.
+//  5. fsync submitDir and the root, so that the new name survives a power
+//     cut.
 //
 // A crash or a failure at any step before 4 leaves no job directory, only
 // the build directory (removed on failure; after a crash, by sweepRoot once
@@ -132,25 +134,37 @@ func createJob(op string, dir JobDir, recs []builtRecord, noSync bool) error {
 	if err := jobNameTaken(op, rd, dir); err != nil {
 		return err
 	}
-	build, err := mkdirBuild(rd, id)
+	sd, err := openSubmitDir(rd)
 	if err != nil {
 		return err
 	}
-	if err := writeBuild(rd, build, recs); err != nil {
-		_ = removeBuildDir(rd, build) // the error that matters is the write's
-		return buildFailure(op, rd, build, dir, err)
+	defer sd.Close()
+	build, err := mkdirBuild(sd, id)
+	if err != nil {
+		return err
 	}
-	if err := publishBuild(op, rd, build, dir); err != nil {
-		_ = removeBuildDir(rd, build)
+	if err := writeBuild(sd, build, recs); err != nil {
+		_ = removeBuildDir(sd, build) // the error that matters is the write's
+		return buildFailure(op, sd, build, dir, err)
+	}
+	if err := publishBuild(op, rd, sd, build, dir); err != nil {
+		_ = removeBuildDir(sd, build)
 		return err
 	}
 	atSubmitSeam("published", string(dir))
 	if noSync {
 		return nil
 	}
-	if err := rd.Sync(); err != nil {
-		return stepError("fsync directory", root, err,
-			"the job "+id+" is in place and visible, but the jobs root was not confirmed on disk, so it may not survive a power cut",
+	// A rename from one directory to another is durable once both are
+	// (POSIX promises nothing less; ext4 commits both in one transaction,
+	// other filesystems need not).
+	synced, err := sd.Path(), sd.Sync()
+	if err == nil {
+		synced, err = root, rd.Sync()
+	}
+	if err != nil {
+		return stepError("fsync directory", synced, err,
+			"the job "+id+" is in place and visible, but its rename into the jobs root was not confirmed on disk, so it may not survive a power cut",
 			"check the disk and filesystem; the job exists, so do not submit it again")
 	}
 	return nil
@@ -170,29 +184,45 @@ func openRoot(op, root string) (*fsys.Dir, error) {
 	return rd, err
 }
 
-// mkdirBuild creates a new build directory for job id in the root rd and
-// returns its name.
-func mkdirBuild(rd *fsys.Dir, id string) (string, error) {
+// openSubmitDir opens the root rd's submitDir, never through a link,
+// creating it if missing.
+func openSubmitDir(rd *fsys.Dir) (*fsys.Dir, error) {
+	err := rd.Mkdir(submitDir, 0o755)
+	if err != nil && !errors.Is(err, fs.ErrExist) {
+		return nil, stepError("create directory", rd.Join(submitDir), err,
+			"cannot create the directory in which jobs are built", "check free space and that this user may write in the jobs root; no job was made")
+	}
+	sd, err := rd.OpenDir(submitDir)
+	if err != nil {
+		return nil, stepError("open directory", rd.Join(submitDir), err,
+			"cannot open the directory in which jobs are built", "if it is not a directory (a file or a link), remove it; no job was made")
+	}
+	return sd, nil
+}
+
+// mkdirBuild creates a new build directory for job id in sd (the root's
+// submitDir) and returns its name.
+func mkdirBuild(sd *fsys.Dir, id string) (string, error) {
 	for attempt := 0; ; attempt++ {
-		name := buildPrefix + id + "-" + strconv.FormatUint(rand.Uint64(), 10)
-		err := rd.Mkdir(name, 0o755)
+		name := id + "-" + strconv.FormatUint(rand.Uint64(), 10)
+		err := sd.Mkdir(name, 0o755)
 		if err == nil {
-			atSubmitSeam("mkdir", rd.Join(name))
+			atSubmitSeam("mkdir", sd.Join(name))
 			return name, nil
 		}
 		if !errors.Is(err, fs.ErrExist) || attempt >= 100 {
-			return "", stepError("create directory", rd.Join(name), err,
+			return "", stepError("create directory", sd.Join(name), err,
 				"cannot create the directory in which the job is built", "check free space and that this user may write in the jobs root; no job was made")
 		}
 	}
 }
 
-// writeBuild writes recs into the build directory build of rd, which it
-// opens relative to rd and never through a link.
-func writeBuild(rd *fsys.Dir, build string, recs []builtRecord) error {
-	bd, err := rd.OpenDir(build)
+// writeBuild writes recs into the build directory build of sd, which it
+// opens relative to sd and never through a link.
+func writeBuild(sd *fsys.Dir, build string, recs []builtRecord) error {
+	bd, err := sd.OpenDir(build)
 	if err != nil {
-		return stepError("open directory", rd.Join(build), err, "cannot open the directory in which the job is built", "")
+		return stepError("open directory", sd.Join(build), err, "cannot open the directory in which the job is built", "")
 	}
 	defer bd.Close()
 	// job.lock is made with the job, empty (a free lock), so that the first
@@ -215,21 +245,21 @@ func writeBuild(rd *fsys.Dir, build string, recs []builtRecord) error {
 	return nil
 }
 
-// publishBuild renames the build directory to dir's name, never over a
-// job: a name taken by anything but an empty directory is ErrExists. An
+// publishBuild renames the build directory build of sd to dir's name in
+// the root rd, never over a job: a name taken by anything but an empty directory is ErrExists. An
 // empty directory is no job (an interrupted WriteSpec of an older jobstore
 // leaves one): it is removed and the rename tried once more, which is what
 // rename(2) does by itself where there is no no-replace rename.
-func publishBuild(op string, rd *fsys.Dir, build string, dir JobDir) error {
+func publishBuild(op string, rd, sd *fsys.Dir, build string, dir JobDir) error {
 	id := dir.ID()
 	taken := func() bool { _, err := rd.Lstat(id); return err == nil }
-	err := rd.RenameDirNoReplace(build, id)
+	err := sd.MoveDirNoReplace(build, rd, id)
 	if err != nil && taken() {
 		if terr := jobNameTaken(op, rd, dir); terr != nil {
 			return terr
 		}
 		if rerr := rd.RemoveDir(id); rerr == nil || errors.Is(rerr, fs.ErrNotExist) {
-			err = rd.RenameDirNoReplace(build, id)
+			err = sd.MoveDirNoReplace(build, rd, id)
 		}
 		if err != nil && taken() {
 			if terr := jobNameTaken(op, rd, dir); terr != nil {
@@ -239,7 +269,7 @@ func publishBuild(op string, rd *fsys.Dir, build string, dir JobDir) error {
 		}
 	}
 	if err != nil {
-		return buildFailure(op, rd, build, dir, stepError("rename", rd.Join(build), err, "cannot rename the built job into place", ""))
+		return buildFailure(op, sd, build, dir, stepError("rename", sd.Join(build), err, "cannot rename the built job into place", ""))
 	}
 	return nil
 }
@@ -291,9 +321,9 @@ func jobNameTaken(op string, rd *fsys.Dir, dir JobDir) error {
 // as what it means: no job was made. When the build directory is gone, a
 // sweep took it for abandoned (nothing in it had changed for
 // DefaultSweepAge), and the error says so.
-func buildFailure(op string, rd *fsys.Dir, build string, dir JobDir, err error) error {
+func buildFailure(op string, sd *fsys.Dir, build string, dir JobDir, err error) error {
 	if errors.Is(err, fs.ErrNotExist) {
-		if _, serr := rd.Lstat(build); errors.Is(serr, fs.ErrNotExist) {
+		if _, serr := sd.Lstat(build); errors.Is(serr, fs.ErrNotExist) {
 			return errBecause(op, string(dir), err,
 				"the directory in which the job was built was removed meanwhile: a sweep removes one that has not changed for "+DefaultSweepAge.String(),
 				"submit the job again (no job was made); if a step of a submit takes this long, check the disk")

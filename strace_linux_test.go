@@ -341,22 +341,25 @@ func recordSteps(target string, tmp *string, publish traceStep, dirfd *string) [
 
 // requireBuiltJob checks the calls evs of a WriteSpec or Submit that made
 // the new job directory dir under root, holding records (written in that
-// order): open the root; create a hidden build directory in it and open
-// it, both relative to the root's descriptor (O_NOFOLLOW); write each
+// order): open the root; open its .submit directory relative to the root's
+// descriptor (O_NOFOLLOW); create a build directory in it and open it,
+// both relative to .submit's descriptor (O_NOFOLLOW); write each
 // record there with the write protocol (recordSteps: job.json published
 // without replacing, status.json renamed; each file and the build
 // directory fsynced); rename the build directory to dir's name with
-// RENAME_NOREPLACE, relative to the root's descriptor; fsync the root. dir
+// RENAME_NOREPLACE, from .submit's descriptor to the root's; fsync the
+// root. dir
 // itself never appears any other way.
 func requireBuiltJob(t *testing.T, evs []strace.Event, root, dir string, records ...string) {
 	t.Helper()
 	i := slices.IndexFunc(evs, func(e strace.Event) bool {
-		return (e.Name == "mkdirat" || e.Name == "mkdir") && e.OK() && filepath.Dir(e.Path) == root &&
-			strings.HasPrefix(filepath.Base(e.Path), ".submit-"+filepath.Base(dir)+"-")
+		return (e.Name == "mkdirat" || e.Name == "mkdir") && e.OK() && filepath.Dir(e.Path) == filepath.Join(root, ".submit") &&
+			strings.HasPrefix(filepath.Base(e.Path), filepath.Base(dir)+"-")
 	})
 	require.GreaterOrEqual(t, i, 0, "no hidden build directory made in the root:\n%s", formatEvents(evs))
 	build := evs[i].Path
-	rootfd := ""
+	rootfd, subfd := "", new(string)
+	openSub := openDirStep(filepath.Join(root, ".submit"), subfd)
 	steps := []traceStep{
 		{"open the jobs root", func(e strace.Event) bool {
 			if e.Name != "openat" || !e.OK() || e.Path != root || !strace.HasFlag(e.Flags, "O_DIRECTORY") {
@@ -365,14 +368,17 @@ func requireBuiltJob(t *testing.T, evs []strace.Event, root, dir string, records
 			rootfd = strconv.Itoa(e.FD)
 			return true
 		}},
-		{"create the build directory relative to the root's descriptor", func(e strace.Event) bool {
-			return e.Name == "mkdirat" && e.OK() && e.Path == build && e.Args[0] == rootfd
+		{openSub.what + ", relative to the root's descriptor", func(e strace.Event) bool {
+			return openSub.match(e) && e.Args[0] == rootfd
+		}},
+		{"create the build directory relative to .submit's descriptor", func(e strace.Event) bool {
+			return e.Name == "mkdirat" && e.OK() && e.Path == build && e.Args[0] == *subfd
 		}},
 	}
 	buildfd := new(string)
 	open := openDirStep(build, buildfd)
-	steps = append(steps, traceStep{open.what + ", relative to the root's descriptor", func(e strace.Event) bool {
-		return open.match(e) && e.Args[0] == rootfd
+	steps = append(steps, traceStep{open.what + ", relative to .submit's descriptor", func(e strace.Event) bool {
+		return open.match(e) && e.Args[0] == *subfd
 	}})
 	tmps := make([]string, len(records))
 	for k, name := range records {
@@ -389,9 +395,9 @@ func requireBuiltJob(t *testing.T, evs []strace.Event, root, dir string, records
 		steps = append(steps, recordSteps(target, &tmps[k], publish, buildfd)...)
 	}
 	steps = append(steps,
-		traceStep{"rename the build directory to the job's name with renameat2(RENAME_NOREPLACE), relative to the root's descriptor", func(e strace.Event) bool {
+		traceStep{"rename the build directory to the job's name with renameat2(RENAME_NOREPLACE), from .submit's descriptor to the root's", func(e strace.Event) bool {
 			return e.Name == "renameat2" && strace.HasFlag(e.Flags, "RENAME_NOREPLACE") && e.OK() && e.Path == build && e.NewPath == dir &&
-				e.Args[0] == rootfd && e.Args[2] == rootfd
+				e.Args[0] == *subfd && e.Args[2] == rootfd
 		}},
 		traceStep{"fsync the root through its descriptor", func(e strace.Event) bool {
 			return e.Name == "fsync" && e.OK() && e.Path == root && strconv.Itoa(e.FD) == rootfd

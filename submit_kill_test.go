@@ -3,6 +3,7 @@ package jobstore_test
 import (
 	"bufio"
 	"fmt"
+	"io/fs"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -108,12 +109,21 @@ func requireWholeList(t *testing.T, root string, want []string) int {
 	return len(entries)
 }
 
-// hiddenDirs lists the directories under root whose names start with '.'.
+// hiddenDirs lists what a Submit may leave under root: the directories
+// whose names start with '.', but for .submit, and the entries of .submit
+// (as ".submit/name").
 func hiddenDirs(t *testing.T, root string) []string {
 	t.Helper()
 	var out []string
 	for _, name := range names(t, root) {
-		if fi, err := os.Lstat(filepath.Join(root, name)); err == nil && fi.IsDir() && strings.HasPrefix(name, ".") {
+		fi, err := os.Lstat(filepath.Join(root, name))
+		switch {
+		case err != nil || !fi.IsDir() || !strings.HasPrefix(name, "."):
+		case name == ".submit":
+			for _, inner := range names(t, filepath.Join(root, name)) {
+				out = append(out, filepath.Join(name, inner))
+			}
+		default:
 			out = append(out, name)
 		}
 	}
@@ -129,13 +139,12 @@ func ageTree(t *testing.T, root string, age time.Duration) {
 		if !strings.HasPrefix(name, ".") {
 			continue
 		}
-		p := filepath.Join(root, name)
-		if fi, err := os.Lstat(p); err == nil && fi.IsDir() {
-			for _, inner := range names(t, p) {
-				require.NoError(t, os.Chtimes(filepath.Join(p, inner), when, when))
+		require.NoError(t, filepath.WalkDir(filepath.Join(root, name), func(p string, _ fs.DirEntry, err error) error {
+			if err != nil {
+				return err
 			}
-		}
-		require.NoError(t, os.Chtimes(p, when, when))
+			return os.Chtimes(p, when, when)
+		}))
 	}
 }
 

@@ -2,7 +2,6 @@ package jobstore_test
 
 import (
 	"path/filepath"
-	"strings"
 	"sync"
 	"testing"
 
@@ -103,9 +102,7 @@ func TestSubmit_StalledLongerThanTheSweepAgePublishesNothing(t *testing.T) {
 			assert.NotEmpty(t, e.Remedy)
 			assert.NoDirExists(t, filepath.Join(root, "new"), "no job appears")
 			requireWholeJobs(t, root, []string{"other"})
-			for _, name := range names(t, root) {
-				assert.False(t, strings.HasPrefix(name, "."), "left in the root: %s", name)
-			}
+			assert.Empty(t, hiddenDirs(t, root), "left in the root")
 		})
 	}
 }
@@ -176,4 +173,5 @@ func TestWriteSpec_NewJobAppearsWholeOrNotAtAll(t *testing.T) {
 	require.NoError(t, err)
 	assert.Nil(t, st, "WriteSpec writes no status")
 	assert.Equal(t, []string{"new"}, names(t, root))
+	assert.Empty(t, hiddenDirs(t, root))
 }

@@ -109,18 +109,19 @@ func sweepDir(op string, at recordAt, cutoff time.Time) (removed, fenced []strin
 	return removed, fenced, errs, nil
 }
 
-// sweepRoot removes what interrupted writers left directly in the jobs
-// root: temp files (IsTempName: index.json's) last modified before cutoff;
-// build directories of createJob (buildPrefix) in which nothing (the
-// directory, or a file in it) has changed since cutoff; and the
-// directories a sweep had taken (sweptPrefix) but not finished removing,
-// at any age; and the hidden directories of removals that did not finish
-// (removePrefix, see Remove) in which nothing has changed since cutoff,
-// deleted as a Remove deletes them. A build directory is first renamed (taken, with a no-replace
+// sweepRoot removes what interrupted writers left in the jobs root: temp
+// files (IsTempName: index.json's) last modified before cutoff; the build
+// directories of createJob (in submitDir) in which nothing (the directory,
+// or a file in it) has changed since cutoff, and those a sweep had taken
+// (sweptPrefix) but not finished removing, at any age; and the hidden
+// directories of removals that did not finish (removePrefix, see Remove)
+// in which nothing has changed since cutoff, deleted as a Remove deletes
+// them. A build directory is first renamed (taken, with a no-replace
 // rename), then emptied and removed, so that a Submit that comes back
-// publishes nothing rather than a half-emptied job. It returns the names
-// removed, and the failures to remove one (each an *Error naming its path);
-// err is for the root itself.
+// publishes nothing rather than a half-emptied job. submitDir itself stays.
+// It returns the names removed (a build's as submitDir/name), and the
+// failures to remove one (each an *Error naming its path); err is for the
+// root itself.
 //
 // root is opened as a directory, following links above and at root (the
 // caller's choice, as for every root), never as a job directory; nothing
@@ -137,6 +138,11 @@ func sweepRoot(op, root string, cutoff time.Time) (removed []string, errs []erro
 		return nil, nil, errIO(op, root, err, "cannot read the jobs root", "check the path and permissions")
 	}
 	for _, name := range names {
+		if name == submitDir {
+			r, e := sweepBuilds(op, rd, cutoff)
+			removed, errs = append(removed, r...), append(errs, e...)
+			continue
+		}
 		var err error
 		switch {
 		case IsTempName(name):
@@ -145,16 +151,6 @@ func sweepRoot(op, root string, cutoff time.Time) (removed []string, errs []erro
 				break
 			}
 			err = rd.Unlink(name)
-		case strings.HasPrefix(name, buildPrefix):
-			if !abandoned(rd, name, cutoff) {
-				continue
-			}
-			taken := sweptPrefix + strconv.FormatUint(rand.Uint64(), 10)
-			if err = rd.RenameDirNoReplace(name, taken); err == nil {
-				err = removeBuildDir(rd, taken)
-			}
-		case strings.HasPrefix(name, sweptPrefix):
-			err = removeBuildDir(rd, name)
 		case strings.HasPrefix(name, removePrefix):
 			if !abandoned(rd, name, cutoff) {
 				continue
@@ -163,15 +159,59 @@ func sweepRoot(op, root string, cutoff time.Time) (removed []string, errs []erro
 		default:
 			continue
 		}
-		switch {
-		case err == nil:
-			removed = append(removed, name)
-		case !errors.Is(err, fs.ErrNotExist): // gone meanwhile: published, or another sweep's
-			errs = append(errs, errIO(op, rd.Join(name), err, "cannot remove what an interrupted write left in the jobs root",
-				"check the permissions of the jobs root; the entry is safe to remove by hand once it is older than "+DefaultSweepAge.String()))
-		}
+		removed, errs = swept(op, rd, name, err, removed, errs)
 	}
 	return removed, errs, nil
+}
+
+// sweepBuilds is sweepRoot's sweep of the root rd's submitDir.
+func sweepBuilds(op string, rd *fsys.Dir, cutoff time.Time) (removed []string, errs []error) {
+	sd, err := rd.OpenDir(submitDir)
+	if err != nil {
+		if !errors.Is(err, fs.ErrNotExist) {
+			errs = append(errs, errIO(op, rd.Join(submitDir), err, "cannot open the directory in which jobs are built",
+				"if it is not a directory (a file or a link), remove it"))
+		}
+		return nil, errs
+	}
+	defer sd.Close()
+	names, err := sd.Names()
+	if err != nil {
+		return nil, []error{errIO(op, sd.Path(), err, "cannot read the directory in which jobs are built", "check its permissions")}
+	}
+	for _, name := range names {
+		var err error
+		switch {
+		case strings.HasPrefix(name, sweptPrefix):
+			err = removeBuildDir(sd, name)
+		case abandoned(sd, name, cutoff):
+			taken := sweptPrefix + strconv.FormatUint(rand.Uint64(), 10)
+			if err = sd.RenameDirNoReplace(name, taken); err == nil {
+				err = removeBuildDir(sd, taken)
+			}
+		default:
+			continue
+		}
+		removed, errs = swept(op, sd, name, err, removed, errs)
+	}
+	for i, name := range removed {
+		removed[i] = filepath.Join(submitDir, name)
+	}
+	return removed, errs
+}
+
+// swept adds name, a hidden entry of d that a sweep tried to remove, to
+// removed, or err to errs unless the entry was gone meanwhile (published,
+// or another sweep's).
+func swept(op string, d *fsys.Dir, name string, err error, removed []string, errs []error) ([]string, []error) {
+	switch {
+	case err == nil:
+		removed = append(removed, name)
+	case !errors.Is(err, fs.ErrNotExist):
+		errs = append(errs, errIO(op, d.Join(name), err, "cannot remove what an interrupted write left in the jobs root",
+			"check the permissions of the jobs root; the entry is safe to remove by hand once it is older than "+DefaultSweepAge.String()))
+	}
+	return removed, errs
 }
 
 // abandoned reports whether the build directory name in rd is a real

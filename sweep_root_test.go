@@ -54,22 +54,24 @@ func requireLeftoversRemoved(t *testing.T, root, real string) {
 	gone := []string{
 		buildDir(t, real, "old-empty", old),
 		buildDir(t, real, "old-temp", old, ".job.json123"),
-		buildDir(t, real, ".submit-b-1", old, jobstore.SpecFile, jobstore.StatusFile, ".status.json5"),
-		buildDir(t, real, ".submit-c-2", old),
-		buildDir(t, real, ".swept-3", 0, jobstore.SpecFile), // a crashed sweeper's: any age
+		buildDir(t, real, ".submit/b-1", old, jobstore.SpecFile, jobstore.StatusFile, ".status.json5"),
+		buildDir(t, real, ".submit/c-2", old),
+		buildDir(t, real, ".submit/.swept-3", 0, jobstore.SpecFile), // a crashed sweeper's: any age
 	}
 	kept := []string{
 		buildDir(t, real, "young-empty", 0),
 		buildDir(t, real, "young-temp", 0, ".job.json124"),
 		buildDir(t, real, "notes", old, "notes.txt"),
 		buildDir(t, real, "old-temp-and-notes", old, ".job.json125", "notes.txt"),
-		buildDir(t, real, ".submit-d-4", 0, jobstore.SpecFile),
+		buildDir(t, real, ".submit/d-4", 0, jobstore.SpecFile),
 		buildDir(t, real, ".hidden", old),
+		buildDir(t, real, ".swept-6", old), // not in .submit: not a sweep's
+		filepath.Join(real, ".submit"),     // where Submit builds: it stays
 	}
 	// A build directory whose own mtime is old but one of whose files is
 	// young is in progress (a write to a file does not touch the
 	// directory's mtime).
-	live := buildDir(t, real, ".submit-e-5", old, jobstore.SpecFile)
+	live := buildDir(t, real, ".submit/e-5", old, jobstore.SpecFile)
 	agePath(t, filepath.Join(live, jobstore.SpecFile), 0)
 	kept = append(kept, live)
 

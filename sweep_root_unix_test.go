@@ -37,7 +37,7 @@ func TestRebuildIndex_SweepsARootReachedThroughASymlink(t *testing.T) {
 	require.NoError(t, err)
 	oldTemp := tempFile(t, real, ".index.json55", 2*jobstore.DefaultSweepAge)
 	freshTemp := tempFile(t, real, ".index.json56", 0)
-	oldBuild := buildDir(t, real, ".submit-b-1", 2*jobstore.DefaultSweepAge, jobstore.SpecFile, jobstore.StatusFile)
+	oldBuild := buildDir(t, real, ".submit/b-1", 2*jobstore.DefaultSweepAge, jobstore.SpecFile, jobstore.StatusFile)
 
 	idx, err := jobstore.RebuildIndex(root)
 	require.NoError(t, err)

@@ -139,16 +139,25 @@ func TestTwoHosts_EightWorkersDrain500JobsEachStartedOnce(t *testing.T) {
 		}
 		deadline := time.Now().Add(5 * time.Minute) // a hang guard
 		for {
-			ended := 0
+			var open []string // the jobs not ended, and how they stand
 			for _, id := range ids {
-				if st, err := jobstore.ReadStatus(jobstore.JobDir(filepath.Join(h.Server, id))); err == nil && st != nil && st.State.Terminal() {
-					ended++
+				st, err := jobstore.ReadStatus(jobstore.JobDir(filepath.Join(h.Server, id)))
+				switch {
+				case err != nil:
+					open = append(open, fmt.Sprintf("%s: %v", id, err))
+				case st == nil:
+					open = append(open, id+": no status")
+				case !st.State.Terminal():
+					open = append(open, fmt.Sprintf("%s: %s, attempt %d, pid %d on %q, seq %d", id, st.State, st.Attempt, st.PID, st.Host, st.Seq))
 				}
 			}
-			if ended == jobs {
+			if len(open) == 0 {
 				break
 			}
-			require.True(t, time.Now().Before(deadline), "only %d of %d jobs ended", ended, jobs)
+			if time.Now().After(deadline) {
+				t.Fatalf("%d of %d jobs did not end: %s\nthe workers said:\n%s", len(open), jobs,
+					strings.Join(open, "; "), strings.Join(stopWorkers(t, kids), "\n"))
+			}
 			time.Sleep(100 * time.Millisecond)
 		}
 		lines := stopWorkers(t, kids)

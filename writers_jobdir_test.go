@@ -78,7 +78,7 @@ func TestWriters_RefuseAJobDirThatIsNotAJobID(t *testing.T) {
 		{"a directory, as dir/.", raw(string(filepath.Separator) + ".")},
 		{"a dot-name (a hidden directory)", inTree(".hidden", ".hidden")},
 		{"a name with a space", inTree("a b", "a b")},
-		{"a build directory of Submit", inTree(".submit-j-123", ".submit-j-123")},
+		{"the directory in which Submit builds jobs", inTree(".submit", ".submit")},
 		{"the root's index.json", inTree("index.json", "index.json")},
 	}
 	writers := []struct {

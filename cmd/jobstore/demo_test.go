@@ -1,8 +1,6 @@
 package main
 
 import (
-	"os"
-	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -100,10 +98,10 @@ func TestDemo_WithoutRootUsesAFreshTempDirAndSaysWhere(t *testing.T) {
 	require.NotNil(t, m, r.stdout)
 	root := m[1]
 	require.True(t, strings.HasPrefix(root, tmp), "%s is not under %s", root, tmp)
-	ents, err := os.ReadDir(root)
+	jobs, err := jobstore.List(root)
 	require.NoError(t, err)
-	require.Len(t, ents, 1)
-	st, err := jobstore.ReadStatus(jobstore.JobDir(filepath.Join(root, ents[0].Name())))
+	require.Len(t, jobs, 1)
+	st, err := jobstore.ReadStatus(jobs[0].Dir)
 	require.NoError(t, err)
 	require.Equal(t, jobstore.Succeeded, st.State)
 }

@@ -72,7 +72,7 @@ func TestReconcile_WhatAnInterruptedSubmitLeftDoesNotFailItForever(t *testing.T)
 	root := testdir.New(t)
 	submit(t, root, "fine")
 	old := time.Now().Add(-staleAge)
-	for _, name := range []string{"20261130T093540.123456Z-7k2m9xq4ab", ".submit-x-1"} {
+	for _, name := range []string{"20261130T093540.123456Z-7k2m9xq4ab", ".submit/x-1"} {
 		p := filepath.Join(root, name)
 		require.NoError(t, os.Mkdir(p, 0o755))
 		require.NoError(t, os.Chtimes(p, old, old))
@@ -84,7 +84,10 @@ func TestReconcile_WhatAnInterruptedSubmitLeftDoesNotFailItForever(t *testing.T)
 	}
 	names, err := os.ReadDir(root)
 	require.NoError(t, err)
-	require.Len(t, names, 1, "only the job is left: %v", names)
+	require.Len(t, names, 2, "only the job and .submit are left: %v", names)
+	builds, err := os.ReadDir(filepath.Join(root, ".submit"))
+	require.NoError(t, err)
+	require.Empty(t, builds, "the build directory is removed")
 }
 
 func TestReconcile_AJobThatCannotBeReconciledExitsOne(t *testing.T) {

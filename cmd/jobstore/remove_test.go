@@ -41,7 +41,7 @@ func TestRm_RemovesFinishedJobsAndRefusesTheOthers(t *testing.T) {
 	require.NoDirExists(t, string(done))
 	require.NoDirExists(t, string(cancelled))
 	require.DirExists(t, string(queued))
-	require.Equal(t, []string{"queued"}, dirNames(t, root), "nothing hidden left behind")
+	require.Equal(t, []string{".submit", "queued"}, dirNames(t, root), "nothing hidden left behind but where Submit builds")
 
 	r = runCLI(t, "rm", filepath.Join(root, "no-such-job"))
 	requireCode(t, r, exitRuntime)
@@ -125,7 +125,7 @@ func TestPrune_RemovesOldFinishedJobsAndKeepsTheIndexTrue(t *testing.T) {
 	require.Equal(t, 2, out.Removed)
 	require.ElementsMatch(t, []string{"old", "old-failed"}, []string{out.Jobs[0].ID, out.Jobs[1].ID})
 	require.Equal(t, "succeeded", *out.Jobs[0].State)
-	require.Equal(t, []string{jobstore.IndexFile, "queued", "young"}, dirNames(t, root))
+	require.Equal(t, []string{".submit", jobstore.IndexFile, "queued", "young"}, dirNames(t, root))
 	idx, err := jobstore.ReadIndex(root)
 	require.NoError(t, err)
 	var rows []string

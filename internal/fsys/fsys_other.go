@@ -36,6 +36,7 @@ func (*Dir) Replace(string, string, bool, time.Duration) error { return errors.E
 func (*Dir) ReplaceFrom(*Dir, string, string) error            { return errors.ErrUnsupported }
 func (*Dir) PublishNew(string, string, bool) (bool, error)     { return false, errors.ErrUnsupported }
 func (*Dir) RenameDirNoReplace(string, string) error           { return errors.ErrUnsupported }
+func (*Dir) MoveDirNoReplace(string, *Dir, string) error       { return errors.ErrUnsupported }
 func (*Dir) Unlink(string) error                               { return errors.ErrUnsupported }
 func (*Dir) RemoveDir(string) error                            { return errors.ErrUnsupported }
 func (*Dir) Mkdir(string, fs.FileMode) error                   { return errors.ErrUnsupported }

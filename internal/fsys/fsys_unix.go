@@ -135,7 +135,7 @@ func (d *Dir) ReplaceFrom(from *Dir, tmp, name string) error {
 // the filesystem has no no-replace rename) and must be removed by the
 // caller.
 func (d *Dir) PublishNew(tmp, name string, _ bool) (linked bool, err error) {
-	moved, err := renameNoReplace(d.fd, tmp, name)
+	moved, err := renameNoReplace(d.fd, tmp, d.fd, name)
 	if err != nil || moved {
 		return false, pathErr("rename", d.Join(name), err)
 	}
@@ -147,10 +147,14 @@ func (d *Dir) PublishNew(tmp, name string, _ bool) (linked bool, err error) {
 // RenameDirNoReplace renames the directory from to to, both in d, unless to
 // exists: with a no-replace rename where the filesystem has one, else
 // rename(2), which replaces only an empty directory.
-func (d *Dir) RenameDirNoReplace(from, to string) error {
-	moved, err := renameNoReplace(d.fd, from, to)
+func (d *Dir) RenameDirNoReplace(from, to string) error { return d.MoveDirNoReplace(from, d, to) }
+
+// MoveDirNoReplace renames the directory from in d to to in dst (on the same
+// filesystem), unless to exists, as RenameDirNoReplace does.
+func (d *Dir) MoveDirNoReplace(from string, dst *Dir, to string) error {
+	moved, err := renameNoReplace(d.fd, from, dst.fd, to)
 	if err == nil && !moved {
-		err = unix.Renameat(d.fd, from, d.fd, to)
+		err = unix.Renameat(d.fd, from, dst.fd, to)
 	}
 	return pathErr("rename", d.Join(from), err)
 }

@@ -192,12 +192,16 @@ func (d *Dir) PublishNew(tmp, name string, writeThrough bool) (bool, error) {
 
 // RenameDirNoReplace is MoveFileEx without MOVEFILE_REPLACE_EXISTING: it
 // fails if the target exists.
-func (d *Dir) RenameDirNoReplace(from, to string) error {
+func (d *Dir) RenameDirNoReplace(from, to string) error { return d.MoveDirNoReplace(from, d, to) }
+
+// MoveDirNoReplace renames the directory from in d to to in dst (on the same
+// volume), unless to exists, as RenameDirNoReplace does.
+func (d *Dir) MoveDirNoReplace(from string, dst *Dir, to string) error {
 	f, err := windows.UTF16PtrFromString(d.Join(from))
 	if err != nil {
 		return err
 	}
-	t, err := windows.UTF16PtrFromString(d.Join(to))
+	t, err := windows.UTF16PtrFromString(dst.Join(to))
 	if err != nil {
 		return err
 	}

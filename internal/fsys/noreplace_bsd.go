@@ -6,4 +6,4 @@ package fsys
 // fails with EEXIST on a taken name just the same, and a directory renamed
 // with rename(2), which replaces only an empty one.
 
-func renameNoReplace(int, string, string) (moved bool, err error) { return false, nil }
+func renameNoReplace(int, string, int, string) (moved bool, err error) { return false, nil }

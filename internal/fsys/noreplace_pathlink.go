@@ -13,7 +13,7 @@ import (
 // descriptor; a directory is renamed with rename(2), which replaces only an
 // empty one.
 
-func renameNoReplace(int, string, string) (moved bool, err error) { return false, nil }
+func renameNoReplace(int, string, int, string) (moved bool, err error) { return false, nil }
 
 // linkAt gives the file tmp in d the second name name, failing with EEXIST
 // if name is taken.
