@@ -177,10 +177,19 @@ func begin(op string, jd *fsys.Dir, dir JobDir, lk *Lock, spec JobSpec, c *attem
 	if last != nil {
 		r.st.Seq = last.Seq
 	}
+	// The renewer runs from here on; its events (a lease that lapsed while
+	// this Start was slow) wait for running to be written, as they wait for
+	// any write.
+	unlock := r.lockWrite()
 	r.ownedBy(c, o)
 	now := Now()
-	if err := r.writeNext(op, JobStatus{State: Running, StartedAt: &now, PID: os.Getpid(), Host: o.host,
-		PIDScope: selfScope(), PIDStart: selfStart(), Lease: o.lease}, now); err != nil {
+	err := r.writeNext(op, JobStatus{State: Running, StartedAt: &now, PID: os.Getpid(), Host: o.host,
+		PIDScope: selfScope(), PIDStart: selfStart(), Lease: o.lease}, now)
+	if err != nil {
+		r.lock = nil // never started: a late event of the renewer finds nothing to do
+	}
+	unlock()
+	if err != nil {
 		r.own.ren.Stop()
 		_ = c.Withdraw()
 		return nil, err

@@ -231,7 +231,7 @@ type Run struct {
 
 // write publishes next as the new status (seq and updated_at filled in) and,
 // only if that worked, makes it the handle's status. Callers hold r.wmu and
-// r.mu (or own r alone, as start does).
+// r.mu (begin too: the renewer runs before its first write).
 func (r *Run) writeNext(op string, next JobStatus, now time.Time, opts ...WriteOption) error {
 	if err := r.ensureOwner(); err != nil {
 		r.noteLost(err)
