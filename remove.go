@@ -277,6 +277,12 @@ func refuseUnfinished(op string, jd *fsys.Dir, dir JobDir, st *JobStatus) error 
 				"if its runner is gone, Reconcile marks it lost first"
 		}
 	}
+	if state != Running && findCancelIn(jd, dir) != nil {
+		// Start answers ErrCancelRequested as soon as it sees the request,
+		// while the canceller may still be writing cancelled.
+		msg += ", with a cancel request not yet carried out"
+		remedy = "remove it once it is cancelled: its canceller marks it so in a moment (if the canceller died, ReconcileAll or the next Start does)"
+	}
 	return errInvalid(op, dir.StatusPath(), invalid{subject: "state", found: string(state), supported: finishedStates, msg: msg + "; only a finished job is removed", remedy: remedy})
 }
 

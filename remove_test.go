@@ -102,7 +102,19 @@ func TestRemove_RefusesAJobThatIsNotFinishedAndLeavesItAsItWas(t *testing.T) {
 		// onlyBytes: the refusal took job.lock, whose record is written
 		// and emptied again, so its mtime moves; names and bytes may not.
 		onlyBytes bool
+		// says is a part of the refusal's message, where it matters.
+		says string
 	}{
+		{name: "queued, with a cancel request its canceller has not carried out yet", want: jobstore.ErrInvalid, found: "queued",
+			says: "with a cancel request not yet carried out", make: func(t *testing.T, root string) jobstore.JobDir {
+				dir, err := jobstore.Submit(root, jobstore.JobSpec{ID: "j", Kind: "k"})
+				require.NoError(t, err)
+				lk, err := jobstore.LockJob(dir) // a Start in progress: the request is left to it
+				require.NoError(t, err)
+				t.Cleanup(func() { _ = lk.Unlock() })
+				require.NoError(t, jobstore.RequestCancel(dir, jobstore.CancelRequest{Reason: "r"}))
+				return dir
+			}},
 		{name: "queued", want: jobstore.ErrInvalid, found: "queued", make: func(t *testing.T, root string) jobstore.JobDir {
 			dir, err := jobstore.Submit(root, jobstore.JobSpec{ID: "j", Kind: "k"})
 			require.NoError(t, err)
@@ -154,6 +166,7 @@ func TestRemove_RefusesAJobThatIsNotFinishedAndLeavesItAsItWas(t *testing.T) {
 				require.Equal(t, "state", e.Subject)
 				require.Equal(t, tc.found, e.Found)
 				require.Contains(t, e.Msg, "only a finished job is removed")
+				require.Contains(t, e.Msg, tc.says)
 			} else {
 				require.Equal(t, filepath.Join(string(dir), tc.path), e.Path)
 			}

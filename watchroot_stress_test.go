@@ -111,7 +111,14 @@ func churner() int {
 		case len(finished) > 0:
 			dir := pick(&finished)
 			err := jobstore.Remove(dir)
-			if errors.Is(err, jobstore.ErrLocked) { // a canceller's lock or claim, for a moment
+			var je *jobstore.Error
+			switch {
+			case errors.Is(err, jobstore.ErrLocked): // a canceller's lock or claim, for a moment
+				finished = append(finished, dir)
+				continue
+			case errors.As(err, &je) && je.Subject == "state" && je.Found != string(jobstore.Running):
+				// Start said ErrCancelRequested while the canceller was
+				// still writing cancelled: the job is queued a moment more.
 				finished = append(finished, dir)
 				continue
 			}
