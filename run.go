@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"sync/atomic"
 
 	"github.com/axqua/jobstore/internal/attempt"
 	"github.com/axqua/jobstore/internal/fsys"
@@ -182,6 +183,9 @@ func begin(op string, jd *fsys.Dir, dir JobDir, lk *Lock, spec JobSpec, c *attem
 	// any write.
 	unlock := r.lockWrite()
 	r.ownedBy(c, o)
+	if h := startSeam.Load(); h != nil {
+		(*h)(string(dir))
+	}
 	now := Now()
 	err := r.writeNext(op, JobStatus{State: Running, StartedAt: &now, PID: os.Getpid(), Host: o.host,
 		PIDScope: selfScope(), PIDStart: selfStart(), Lease: o.lease}, now)
@@ -196,6 +200,10 @@ func begin(op string, jd *fsys.Dir, dir JobDir, lk *Lock, spec JobSpec, c *attem
 	}
 	return r, nil
 }
+
+// startSeam, when set (by tests only), runs in begin once the Run's lease
+// renewer runs and before running is written (a slow Start).
+var startSeam atomic.Pointer[func(dir string)]
 
 // Dir returns the job directory.
 func (r *Run) Dir() JobDir { return r.dir }

@@ -299,28 +299,32 @@ type ownership struct {
 }
 
 // ownedBy makes r the owner of claim c: the lease renewer starts, and its
-// events (the claim fenced, the lease lapsed) come back to r.
+// events (the claim fenced, the lease lapsed) come back to r. Callers hold
+// r.wmu and r.mu.
 func (r *Run) ownedBy(c *attempt.Claim, o startOptions) {
 	r.own = ownership{claim: c, host: o.host, lease: o.lease}
 	r.own.ren = r.renew(c)
 }
 
 // renew starts the renewer of c for r.
+// Callers hold r.wmu and r.mu, and store the renewer returned in r.own.ren
+// before they release them: the event reads it under the same locks.
 func (r *Run) renew(c *attempt.Claim) *attempt.Renewer {
 	var ren *attempt.Renewer
-	ren = attempt.StartRenewer(c, r.own.lease, func(err error) { r.leaseEvent(ren, err) })
+	ren = attempt.StartRenewer(c, r.own.lease, func(err error) { r.leaseEvent(&ren, err) })
 	return ren
 }
 
-// leaseEvent is the renewer ren's word from the background: the claim was
+// leaseEvent is the word of the renewer *ren (read under the Run's locks,
+// which its starter held while storing it) from the background: the claim was
 // fenced (the Run lost its job: ErrNotOwner, sticky, ends its Context), or
 // the lease lapsed by this process's clock (a pause): the Run re-establishes
 // its claim at once, as a write would, so that an idle runner that wakes up
 // keeps its job. A Run that moved on to another renewer, finished or
 // closed meanwhile has nothing to do.
-func (r *Run) leaseEvent(ren *attempt.Renewer, err error) {
+func (r *Run) leaseEvent(ren **attempt.Renewer, err error) {
 	defer r.lockWrite()()
-	if r.own.ren != ren || r.lock == nil || r.finished || r.lostErr != nil {
+	if r.own.ren != *ren || r.lock == nil || r.finished || r.lostErr != nil {
 		return
 	}
 	if errors.Is(err, attempt.ErrFenced) {
@@ -369,6 +373,9 @@ func (r *Run) resume() error {
 	}
 	r.own.claim = c
 	r.own.ren = r.renew(c)
+	if r.st.State == "" {
+		return nil // Start's first write, about to be made, names the new claim
+	}
 	next, err := r.stamp(op, copyStatus(r.st), Now())
 	if err == nil {
 		err = r.put(next)

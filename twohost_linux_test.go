@@ -58,6 +58,9 @@ func init() {
 func twoHostRunner() int {
 	dir := jobstore.JobDir(os.Getenv("JOB"))
 	every, _ := time.ParseDuration(os.Getenv("EVERY"))
+	if wait, _ := time.ParseDuration(os.Getenv("WAIT_IN_START")); wait > 0 {
+		jobstore.SetStartBegun(func(string) { fmt.Println("begun"); time.Sleep(wait) })
+	}
 	r, err := jobstore.Start(dir, jobstore.WithLease(childLease()))
 	if err != nil {
 		fmt.Println("err", err)
