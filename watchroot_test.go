@@ -186,7 +186,17 @@ func removeTree(t testing.TB, path string) {
 	}))
 	for i := len(paths) - 1; i >= 0; i-- {
 		_ = os.Chmod(paths[i], 0o755)
-		require.NoError(t, os.Remove(paths[i]))
+		// On Windows a poller that holds a directory open for its listing
+		// makes the deletion fail for that instant (a sharing violation).
+		end := time.Now().Add(deadline)
+		for {
+			err := os.Remove(paths[i])
+			if err == nil || runtime.GOOS != "windows" || time.Now().After(end) {
+				require.NoError(t, err)
+				break
+			}
+			time.Sleep(time.Millisecond)
+		}
 	}
 }
 
