@@ -104,10 +104,10 @@ func atSubmitSeam(step, path string) {
 //  1. open dir's parent (the root; created durably if missing, and reached
 //     through links if its path has them: the caller's choice);
 //  2. refuse an ID that is taken (jobNameTaken): nothing is touched;
-//  3. create a build directory in the root's submitDir (made if missing),
-//     open it relative to the root (never through a link), and write each
-//     record into it with the write protocol (each file fsynced, then the
-//     build directory);
+//  3. create a build directory in the root's submitDir (made if missing;
+//     both opened relative to their parent, never through a link), and
+//     write each record into it with the write protocol (each file
+//     fsynced, then the build directory);
 //  4. rename it to dir's name in the root without replacing anything
 //     (RenameDirNoReplace); an empty directory there is no job and gives way
 //     (jobNameTaken); any other is ErrExists, and the build directory is
@@ -246,10 +246,11 @@ func writeBuild(sd *fsys.Dir, build string, recs []builtRecord) error {
 }
 
 // publishBuild renames the build directory build of sd to dir's name in
-// the root rd, never over a job: a name taken by anything but an empty directory is ErrExists. An
-// empty directory is no job (an interrupted WriteSpec of an older jobstore
-// leaves one): it is removed and the rename tried once more, which is what
-// rename(2) does by itself where there is no no-replace rename.
+// the root rd, never over a job: a name taken by anything but an empty
+// directory is ErrExists. An empty directory is no job (an interrupted
+// WriteSpec of an older jobstore leaves one): it is removed and the rename
+// tried once more, which is what rename(2) does by itself where there is no
+// no-replace rename.
 func publishBuild(op string, rd, sd *fsys.Dir, build string, dir JobDir) error {
 	id := dir.ID()
 	taken := func() bool { _, err := rd.Lstat(id); return err == nil }
