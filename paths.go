@@ -208,10 +208,9 @@ func movedAway(jd *fsys.Dir, dir JobDir) (bool, error) {
 }
 
 // sweptPrefix starts the name a sweep gives a build directory it has taken
-// (sweptPrefix + random digits, in submitDir) before it empties and
-// removes it: once
-// renamed, the build directory can no longer be published by its Submit,
-// whose rename then fails, so a job never appears half removed.
+// (sweptPrefix + random digits, in submitDir) before it empties and removes
+// it: once renamed, the build directory can no longer be published by its
+// Submit, whose rename then fails, so a job never appears half removed.
 const sweptPrefix = ".swept-"
 
 // IsTempName reports whether a file name is one of this package's temp

@@ -6,9 +6,9 @@ import "golang.org/x/sys/unix"
 // renameatx_np(RENAME_EXCL), which APFS and HFS+ have.
 
 // renameNoReplace renames from in the directory fromfd to to in the
-// directory tofd unless to exists (EEXIST). moved is false with a nil error where the filesystem has no
-// RENAME_EXCL, so the caller falls back to link(2) (a file) or rename(2) (a
-// directory).
+// directory tofd unless to exists (EEXIST). moved is false with a nil error
+// where the filesystem has no RENAME_EXCL, so the caller falls back to
+// link(2) (a file) or rename(2) (a directory).
 func renameNoReplace(fromfd int, from string, tofd int, to string) (moved bool, err error) {
 	err = unix.RenameatxNp(fromfd, from, tofd, to, unix.RENAME_EXCL)
 	switch err {

@@ -6,9 +6,9 @@ import "golang.org/x/sys/unix"
 // which tmpfs, ext4, xfs, btrfs and FUSE have (others answer EINVAL).
 
 // renameNoReplace renames from in the directory fromfd to to in the
-// directory tofd unless to exists (EEXIST). moved is false with a nil error where the filesystem has no
-// RENAME_NOREPLACE, so the caller falls back to link(2) (a file) or
-// rename(2) (a directory).
+// directory tofd unless to exists (EEXIST). moved is false with a nil error
+// where the filesystem has no RENAME_NOREPLACE, so the caller falls back to
+// link(2) (a file) or rename(2) (a directory).
 func renameNoReplace(fromfd int, from string, tofd int, to string) (moved bool, err error) {
 	err = unix.Renameat2(fromfd, from, tofd, to, unix.RENAME_NOREPLACE)
 	switch err {
