@@ -306,25 +306,21 @@ func (r *Run) ownedBy(c *attempt.Claim, o startOptions) {
 	r.own.ren = r.renew(c)
 }
 
-// renew starts the renewer of c for r.
-// Callers hold r.wmu and r.mu, and store the renewer returned in r.own.ren
-// before they release them: the event reads it under the same locks.
+// renew starts the renewer of c for r; its events name c, the claim the
+// Run owned when it started (each claim has one renewer).
 func (r *Run) renew(c *attempt.Claim) *attempt.Renewer {
-	var ren *attempt.Renewer
-	ren = attempt.StartRenewer(c, r.own.lease, func(err error) { r.leaseEvent(&ren, err) })
-	return ren
+	return attempt.StartRenewer(c, r.own.lease, func(err error) { r.leaseEvent(c, err) })
 }
 
-// leaseEvent is the word of the renewer *ren (read under the Run's locks,
-// which its starter held while storing it) from the background: the claim was
-// fenced (the Run lost its job: ErrNotOwner, sticky, ends its Context), or
-// the lease lapsed by this process's clock (a pause): the Run re-establishes
-// its claim at once, as a write would, so that an idle runner that wakes up
-// keeps its job. A Run that moved on to another renewer, finished or
-// closed meanwhile has nothing to do.
-func (r *Run) leaseEvent(ren **attempt.Renewer, err error) {
+// leaseEvent is the word of the renewer of claim c from the background:
+// the claim was fenced (the Run lost its job: ErrNotOwner, sticky, ends its
+// Context), or the lease lapsed by this process's clock (a pause): the Run
+// re-establishes its claim at once, as a write would, so that an idle
+// runner that wakes up keeps its job. A Run that moved on to another claim,
+// finished or closed meanwhile has nothing to do.
+func (r *Run) leaseEvent(c *attempt.Claim, err error) {
 	defer r.lockWrite()()
-	if r.own.ren != *ren || r.lock == nil || r.finished || r.lostErr != nil {
+	if r.own.claim != c || r.lock == nil || r.finished || r.lostErr != nil {
 		return
 	}
 	if errors.Is(err, attempt.ErrFenced) {
