@@ -185,14 +185,17 @@ func openRoot(op, root string) (*fsys.Dir, error) {
 }
 
 // openSubmitDir opens the root rd's submitDir, never through a link,
-// creating it if missing.
+// creating it if missing (only then: a mkdir per Submit would be one more
+// round trip to a file server).
 func openSubmitDir(rd *fsys.Dir) (*fsys.Dir, error) {
-	err := rd.Mkdir(submitDir, 0o755)
-	if err != nil && !errors.Is(err, fs.ErrExist) {
-		return nil, stepError("create directory", rd.Join(submitDir), err,
-			"cannot create the directory in which jobs are built", "check free space and that this user may write in the jobs root; no job was made")
-	}
 	sd, err := rd.OpenDir(submitDir)
+	if errors.Is(err, fs.ErrNotExist) {
+		if err := rd.Mkdir(submitDir, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
+			return nil, stepError("create directory", rd.Join(submitDir), err,
+				"cannot create the directory in which jobs are built", "check free space and that this user may write in the jobs root; no job was made")
+		}
+		sd, err = rd.OpenDir(submitDir)
+	}
 	if err != nil {
 		return nil, stepError("open directory", rd.Join(submitDir), err,
 			"cannot open the directory in which jobs are built", "if it is not a directory (a file or a link), remove it; no job was made")
