@@ -142,3 +142,47 @@ func TestConfinement_RecordSymlinksAreNotFollowed(t *testing.T) {
 	_, err = jobstore.ReadSpec(spec)
 	require.ErrorIs(t, err, jobstore.ErrNotRegular)
 }
+
+// TestConfinement_SubmitDirThatIsNotADirectoryIsNeverFollowed: the root's
+// .submit, where Submit builds jobs, replaced by a link to a directory
+// elsewhere, or by a file: Submit and WriteSpec of a new job fail with an
+// error naming it, build nothing at the link's target, make no job, and
+// the sweeps leave it alone.
+func TestConfinement_SubmitDirThatIsNotADirectoryIsNeverFollowed(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		make func(t *testing.T, at string) (watch string)
+	}{
+		{"a link to a directory elsewhere", func(t *testing.T, at string) string {
+			out := tempDir(t)
+			require.NoError(t, os.Symlink(out, at))
+			return out
+		}},
+		{"a regular file", func(t *testing.T, at string) string {
+			require.NoError(t, os.WriteFile(at, []byte("not a directory"), 0o644))
+			return ""
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			root := tempDir(t)
+			at := filepath.Join(root, ".submit")
+			watch := tc.make(t, at)
+			var before map[string]fileState
+			if watch != "" {
+				before = snapshot(t, watch)
+			}
+			_, err := jobstore.Submit(root, jobstore.JobSpec{ID: "j1", Kind: "k"})
+			e := errOf(t, err)
+			assert.Equal(t, at, e.Path, "the error names .submit: %v", err)
+			assert.NotEmpty(t, e.Remedy)
+			err = jobstore.WriteSpec(jobstore.JobDir(filepath.Join(root, "j2")), jobstore.JobSpec{ID: "j2", Kind: "k"})
+			assert.Equal(t, at, errOf(t, err).Path, "%v", err)
+			_, err = jobstore.ReconcileAll(root)
+			require.NoError(t, err)
+			assert.Equal(t, []string{".submit"}, names(t, root), "no job is made, .submit stays as it was")
+			if watch != "" {
+				assert.Equal(t, before, snapshot(t, watch), "nothing is built at the link's target")
+			}
+		})
+	}
+}
