@@ -77,9 +77,10 @@ func attemptError(op string, dir JobDir, n uint64, err error, msg string) error 
 // one on another host is judged by its attempt: alive or not yet judged is
 // ErrLocked (Start never waits for a lease), gone or over is taken over only
 // by the one process that wins its fence. After the claim the status is
-// read again (and returned): a job that became terminal (ErrInvalid) or was
-// claimed by a later attempt meanwhile (ErrLocked) is left, and the claim
-// withdrawn.
+// read again (and returned; rereadStatus waits for a record of an attempt
+// the claim passed, if its owner ended it): a job that became terminal
+// (ErrInvalid) or was claimed by a later attempt meanwhile (ErrLocked) is
+// left, and the claim withdrawn.
 //
 // lk is the caller's job.lock: a holder that died holding it left its record
 // there, which names the claimant of a claim that no status names (see
@@ -110,14 +111,13 @@ func claimForStart(op string, jd *fsys.Dir, dir JobDir, lk *Lock, last *JobStatu
 	}
 	// The common case first: attempt a+1 is free (its mkdir is the test).
 	// Only if it is claimed or over are the claims after a judged.
-	var taken uint64
+	var p passed
 	c, err := takeAttempt(op, jd, dir, a+1)
 	if errors.Is(err, ErrLocked) {
-		var next uint64
-		if next, taken, _, err = passStaleClaims(op, jd, dir, lk, a, o.host, o.lease); err != nil {
+		if p, err = passStaleClaims(op, jd, dir, lk, a, o.host, o.lease); err != nil {
 			return nil, nil, err
 		}
-		c, err = takeAttempt(op, jd, dir, next)
+		c, err = takeAttempt(op, jd, dir, p.next)
 	}
 	if err != nil {
 		return nil, nil, err
@@ -136,12 +136,12 @@ func claimForStart(op string, jd *fsys.Dir, dir JobDir, lk *Lock, last *JobStatu
 	// process fenced) that resolved its .run directory before the fence may
 	// have landed since last was read: continue from it. Anything else that
 	// changed the status means someone else owns the job now.
-	now, err := readStatusIn(jd, dir, newReadOptions(nil), statusSchema())
+	now, err := rereadStatus(op, jd, dir, p.ended)
 	switch {
 	case err != nil || now == nil:
 	case now.State.Terminal():
 		err = terminalError(op, dir, now.State)
-	case now.Attempt > max(a, taken):
+	case now.Attempt > max(a, p.taken):
 		err = errLocked(op, dir.StatusPath(), fmt.Sprintf("attempt %d claimed the job meanwhile", now.Attempt))
 	}
 	if err != nil {
@@ -170,6 +170,52 @@ func takeAttempt(op string, jd *fsys.Dir, dir JobDir, n uint64) (*attempt.Claim,
 	return nil, attemptError(op, dir, n, err, "cannot claim the attempt")
 }
 
+// How long, and how often, rereadStatus reads a record that is older than
+// an attempt its owner ended: a network filesystem client's caches keep
+// what they fetched for a while (GlusterFS: about 1 s).
+const (
+	staleViewBudget = 2 * time.Second
+	staleViewPoll   = 50 * time.Millisecond
+)
+
+// rereadStatus reads the status again once a claim is made. ended is the
+// last attempt the claim passed that its owner ended (0: none), and its
+// owner ended it after publishing a record naming it (attempt.Ended): a
+// status naming an earlier attempt, or no status, is this process's view
+// lagging behind the shared filesystem, and is read again every
+// staleViewPoll. Still behind after staleViewBudget, the claim is refused
+// (ErrLocked): going on from an old record would write over the record of
+// an attempt this process never saw, at the same seq.
+func rereadStatus(op string, jd *fsys.Dir, dir JobDir, ended uint64) (*JobStatus, error) {
+	deadline := time.Now().Add(staleViewBudget)
+	for {
+		st, err := readStatusIn(jd, dir, newReadOptions(nil), statusSchema())
+		if err != nil || ended == 0 || (st != nil && st.Attempt >= ended) {
+			return st, err
+		}
+		if !time.Now().Before(deadline) {
+			seen := "no status"
+			if st != nil {
+				seen = fmt.Sprintf("a status of attempt %d (seq %d)", st.Attempt, st.Seq)
+			}
+			return nil, errClaimTaken(op, fencedPath(dir, ended),
+				fmt.Sprintf("attempt %d was ended by its runner after it wrote a status, yet %s still reads %s after %v: "+
+					"this host's view of the shared filesystem is behind", ended, dir.StatusPath(), seen, staleViewBudget),
+				fmt.Sprintf("read the status again in a while; if %s was restored from an older copy, remove %s so that the job can be claimed again",
+					StatusFile, filepath.Join(fencedPath(dir, ended), attempt.EndMarker)))
+		}
+		time.Sleep(staleViewPoll)
+	}
+}
+
+// passed is what passStaleClaims found.
+type passed struct {
+	next      uint64 // the attempt to claim: the first with neither directory
+	taken     uint64 // the last attempt this process fenced and won, 0 if none
+	ended     uint64 // the last attempt passed that its owner ended (attempt.Ended), 0 if none
+	undecided bool   // with ErrLocked: a claimant was not judged yet
+}
+
 // passStaleClaims finds the attempt to claim after a status of attempt a,
 // clearing the way past claims that no status names: a claimant of a+1
 // (a starter or a canceller) that crashed between its mkdir and its first
@@ -183,36 +229,46 @@ func takeAttempt(op string, jd *fsys.Dir, dir JobDir, n uint64) (*attempt.Claim,
 // first lease, within a third of one. A gone one is fenced, and only the
 // process that wins its fence passes it (taken is the last attempt it won,
 // 0 if none); an attempt already over (.fenced-n without .run-n) is passed
-// by anyone. Fencing is what makes a wrong verdict safe (a record left by
+// by anyone, and one its owner ended is noted (ended), since a record names
+// it. Fencing is what makes a wrong verdict safe (a record left by
 // another crash, a claimant on a host whose locks do not reach this one): a
 // fenced claimant can no longer write anything, and its Start fails.
-func passStaleClaims(op string, jd *fsys.Dir, dir JobDir, lk *Lock, a uint64, host string, fallback time.Duration) (next, taken uint64, undecided bool, err error) {
+func passStaleClaims(op string, jd *fsys.Dir, dir JobDir, lk *Lock, a uint64, host string, fallback time.Duration) (passed, error) {
 	var claimant *attempt.Owner
 	if p := lk.prev; p != nil {
 		claimant = &attempt.Owner{Host: p.Host, PID: p.PID, PIDScope: p.PIDScope, PIDStart: p.PIDStart}
 	}
+	var p passed
 	for n := a + 1; ; n++ {
 		v, why, err := judge(op, jd, dir, n, claimant, host, fallback)
 		if err != nil {
-			return 0, 0, false, err
+			return passed{}, err
 		}
 		switch v {
 		case attempt.NoClaim:
-			return n, taken, false, nil
+			p.next = n
+			return p, nil
 		case attempt.Over:
+			ended, err := attempt.Ended(jd, n)
+			if err != nil {
+				return passed{}, attemptError(op, dir, n, err, "cannot tell how the attempt ended")
+			}
+			if ended {
+				p.ended = n
+			}
 			continue
 		case attempt.Alive, attempt.Undecided:
-			return 0, 0, v == attempt.Undecided, errLocked(op, runPath(dir, n), "attempt "+strconv.FormatUint(n, 10)+
+			return passed{undecided: v == attempt.Undecided}, errLocked(op, runPath(dir, n), "attempt "+strconv.FormatUint(n, 10)+
 				" is claimed, and its claimant, which has not written a status yet, may be alive: "+why)
 		}
 		won, err := fence(op, jd, dir, n)
 		if err != nil {
-			return 0, 0, false, err
+			return passed{}, err
 		}
 		if !won {
-			return 0, 0, false, errLocked(op, fencedPath(dir, n), "another process took attempt "+strconv.FormatUint(n, 10)+" over")
+			return passed{}, errLocked(op, fencedPath(dir, n), "another process took attempt "+strconv.FormatUint(n, 10)+" over")
 		}
-		taken = n
+		p.taken = n
 	}
 }
 

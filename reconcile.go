@@ -172,13 +172,14 @@ func clearStaleClaims(jd *fsys.Dir, dir JobDir, lk *Lock, st *JobStatus, host st
 	if st != nil {
 		a = st.Attempt
 	}
-	_, taken, undecided, err := passStaleClaims("reconcile", jd, dir, lk, a, host, DefaultLease)
+	p, err := passStaleClaims("reconcile", jd, dir, lk, a, host, DefaultLease)
 	if errors.Is(err, ErrLocked) {
-		return false, undecided, nil // alive, undecided, or taken over by another process
+		return false, p.undecided, nil // alive, undecided, or taken over by another process
 	}
-	if err != nil || taken == 0 {
+	if err != nil || p.taken == 0 {
 		return false, false, err
 	}
+	taken := p.taken
 	if st, err = readStatusIn(jd, dir, newReadOptions(nil), statusSchema()); err != nil || st == nil || st.State != Running || st.Attempt != taken {
 		return false, false, err
 	}

@@ -388,24 +388,23 @@ func claimForRemove(op string, jd *fsys.Dir, dir JobDir, lk *Lock, o startOption
 		return nil, err
 	}
 	a := st.Attempt
-	var taken uint64
+	var p passed
 	c, err := takeAttempt(op, jd, dir, a+1)
 	if errors.Is(err, ErrLocked) {
-		var next uint64
-		if next, taken, _, err = passStaleClaims(op, jd, dir, lk, a, o.host, o.lease); err != nil {
+		if p, err = passStaleClaims(op, jd, dir, lk, a, o.host, o.lease); err != nil {
 			return nil, err
 		}
-		c, err = takeAttempt(op, jd, dir, next)
+		c, err = takeAttempt(op, jd, dir, p.next)
 	}
 	if err != nil {
 		return nil, err
 	}
-	now, err := readStatusIn(jd, dir, newReadOptions(nil), statusSchema())
+	now, err := rereadStatus(op, jd, dir, p.ended)
 	switch {
 	case err != nil:
 	case now == nil || !now.State.Terminal():
 		err = refuseUnfinished(op, jd, dir, now)
-	case now.Attempt > max(a, taken):
+	case now.Attempt > max(a, p.taken):
 		err = errLocked(op, dir.StatusPath(), fmt.Sprintf("attempt %d claimed the job meanwhile", now.Attempt))
 	}
 	if err != nil {

@@ -37,6 +37,7 @@ const (
 	FencedPrefix = ".fenced-"  // .fenced-N: attempt N is over; kept for good, so nobody revives it
 	LeaseFile    = "lease"     // .run-N/lease: the owner's renewal counter
 	FenceMarker  = "fenced-by" // .fenced-N/fenced-by: created exclusively by the one taker
+	EndMarker    = "ended"     // .fenced-N/ended: its owner ended the attempt, after a record named it
 )
 
 // RunName is attempt n's claim directory, ".run-n".
@@ -265,13 +266,49 @@ func (c *Claim) Withdraw() error {
 // End ends an attempt that is over: .run-n becomes .fenced-n (never
 // replacing one), so that no claimant can revive it. Already fenced by
 // another process is not an error.
+//
+// The caller has published a record naming attempt n (its owner ends only
+// an attempt it wrote for), and End says so to later claimants: it first
+// creates EndMarker in .run-n, as the job directory names it now and only if
+// it is still this claim's, so that .fenced-n/ended tells a claimant whose
+// view of the record is older (a network filesystem client's cache) that a
+// newer record exists (see Ended). The marker is not fsynced: after a crash
+// the record itself is what is durable, and caches start cold.
 func (c *Claim) End() error {
 	defer c.Close()
+	if run, err := c.current(); err == nil {
+		if f, err := run.CreateExcl(EndMarker, 0o644); err == nil {
+			_ = f.Close()
+		}
+		run.Close()
+	}
 	err := c.job.RenameDirNoReplace(RunName(c.n), FencedName(c.n))
 	if err == nil || errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrExist) || fsys.IsDirNotEmpty(err) {
 		return nil
 	}
 	return err
+}
+
+// Ended reports whether attempt n is over and was ended by its owner
+// (End), which it did after publishing a record naming attempt n: a record
+// that names an earlier attempt, read after that, is an old view of the
+// record. An attempt that was fenced, or whose .fenced-n is not there, is
+// not ended. .fenced-n is opened without following a link (a link there is
+// a *fsys.NotRegularError).
+func Ended(job *fsys.Dir, n uint64) (bool, error) {
+	fenced, err := job.OpenDir(FencedName(n))
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	defer fenced.Close()
+	_, err = fenced.Lstat(EndMarker)
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	}
+	return err == nil, err
 }
 
 // Close releases .run-n's descriptor; the claim stays on disk. Nil-safe.

@@ -258,6 +258,72 @@ func TestFence_RenamedButUnmarkedIsTakenByTheNextFencer(t *testing.T) {
 	assert.Equal(t, "first\n", string(b))
 }
 
+// Only an attempt its owner ended says so; a fenced one, a claimed one, one
+// never claimed, and one whose fence came before the owner's End do not. A
+// link at .fenced-N is refused, never followed.
+func TestEnded(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		make  func(t *testing.T, job *fsys.Dir)
+		ended bool
+	}{
+		{"ended by its owner", func(t *testing.T, job *fsys.Dir) {
+			c, err := Take(job, 1)
+			require.NoError(t, err)
+			require.NoError(t, c.End())
+		}, true},
+		{"ended, then fenced by a reconciler", func(t *testing.T, job *fsys.Dir) {
+			c, err := Take(job, 1)
+			require.NoError(t, err)
+			require.NoError(t, c.End())
+			won, err := Fence(job, 1, "reconciler")
+			require.NoError(t, err)
+			require.True(t, won)
+		}, true},
+		{"fenced", func(t *testing.T, job *fsys.Dir) {
+			c, err := Take(job, 1)
+			require.NoError(t, err)
+			t.Cleanup(func() { c.Close() })
+			won, err := Fence(job, 1, "taker")
+			require.NoError(t, err)
+			require.True(t, won)
+		}, false},
+		{"fenced before its owner's End", func(t *testing.T, job *fsys.Dir) {
+			c, err := Take(job, 1)
+			require.NoError(t, err)
+			won, err := Fence(job, 1, "taker")
+			require.NoError(t, err)
+			require.True(t, won)
+			require.NoError(t, c.End())
+		}, false},
+		{"claimed", func(t *testing.T, job *fsys.Dir) {
+			c, err := Take(job, 1)
+			require.NoError(t, err)
+			t.Cleanup(func() { c.Close() })
+		}, false},
+		{"never claimed", func(*testing.T, *fsys.Dir) {}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, job := newJob(t)
+			tc.make(t, job)
+			ended, err := Ended(job, 1)
+			require.NoError(t, err)
+			assert.Equal(t, tc.ended, ended)
+		})
+	}
+	t.Run("link at .fenced-N", func(t *testing.T) {
+		skipLinksOnWindows(t)
+		dir, job := newJob(t)
+		outside := testdir.New(t)
+		require.NoError(t, os.WriteFile(filepath.Join(outside, EndMarker), nil, 0o644))
+		require.NoError(t, os.Symlink(outside, filepath.Join(dir, FencedName(1))))
+		ended, err := Ended(job, 1)
+		var nr *fsys.NotRegularError
+		require.ErrorAs(t, err, &nr)
+		assert.False(t, ended)
+	})
+}
+
 func TestFence_NeverClaimedIsNotWon(t *testing.T) {
 	dir, job := newJob(t)
 	won, err := Fence(job, 1, "test")
