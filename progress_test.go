@@ -34,10 +34,16 @@ func startCoalesced(t *testing.T, interval time.Duration) (jobstore.JobDir, *job
 	return dir, r
 }
 
-// statusBytes is status.json as it is on disk.
+// statusBytes is status.json as it is on disk. On Windows an open may fail
+// with a sharing violation for a moment while the file is replaced (readers
+// retry it, as ReadStatus does), so it is retried for up to a second.
 func statusBytes(t *testing.T, dir jobstore.JobDir) string {
 	t.Helper()
 	b, err := os.ReadFile(dir.StatusPath())
+	for end := time.Now().Add(time.Second); isSharingError(err) && time.Now().Before(end); {
+		time.Sleep(10 * time.Millisecond)
+		b, err = os.ReadFile(dir.StatusPath())
+	}
 	require.NoError(t, err)
 	return string(b)
 }
