@@ -58,19 +58,21 @@ pkgs=(. $(GOOS=windows go list ./internal/... | grep -v -e /internal/strace -e /
 # One test binary at a time (-p 1): the root package's tests start many child
 # processes. Even so, Wine now and then fails to give one of them a thread or
 # a process ("runtime: failed to create new OS thread", errno 8, which is
-# ERROR_NOT_ENOUGH_MEMORY; "fork/exec ...: Internal error") on a machine with
-# memory to spare. When that message is in the output, the root package's
+# ERROR_NOT_ENOUGH_MEMORY; "fork/exec ...: Internal error"), or a child
+# starts without its system DLLs ("Failed to load ws2_32.dll: DLL
+# initialization failed"), on a machine with memory to spare. When one of
+# those messages is in the output, the root package's
 # tests that failed run once more, by name, and that run decides; any other
 # failure fails at once.
 echo "== Windows under Wine: GOOS=windows go test -p 1 -exec wine -count=1 ${pkgs[*]}"
 log="$work/test.log"
 rc=0
 GOOS=windows GOARCH=amd64 go test -p 1 -exec wine -count=1 "${pkgs[@]}" 2>&1 | tee "$log" || rc=$?
-if [ "$rc" -ne 0 ] && grep -qE 'failed to create new OS thread|fork/exec .*: Internal error' "$log"; then
+if [ "$rc" -ne 0 ] && grep -qE 'failed to create new OS thread|fork/exec .*: Internal error|Failed to load [A-Za-z0-9_]+\.dll: DLL initialization failed' "$log"; then
 	failed=$(grep -oE '^--- FAIL: [A-Za-z0-9_]+' "$log" | awk '{print $3}' | sort -u | paste -sd'|' || true)
 	others=$(grep -E '^(FAIL|ok)\s' "$log" | grep -v -E '^FAIL\s+github.com/axqua/jobstore\s' | grep -c '^FAIL' || true)
 	if [ -n "$failed" ] && [ "$others" -eq 0 ]; then
-		echo "== Windows under Wine: Wine could not create a thread or process; running again: $failed"
+		echo "== Windows under Wine: Wine could not create a thread or start a process; running again: $failed"
 		rc=0
 		GOOS=windows GOARCH=amd64 go test -exec wine -count=1 -run "^($failed)\$" . || rc=$?
 	fi
