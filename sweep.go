@@ -338,35 +338,58 @@ func removeLeftover(root, id string, cutoff time.Time) bool {
 // rename and then misses a record finds job.json gone too, and takes the
 // job for removed), status.json last, everything else in between; then the
 // directory. Gone already (another process finished it) is not an error.
+//
+// A round that leaves the directory not empty (a process that held it open
+// before the rename wrote into it) is tried again at once, purgeRounds
+// times in all. A network filesystem's client may, for a moment after the
+// rename, not find the directory under its new name, or find a name it
+// lists already gone (ENOENT), or hold a stale handle of it (ESTALE):
+// GlusterFS clients were seen to for up to a second while another client
+// listed the root. Such a round, and a round that still finds the
+// directory not empty after that, is tried again, paced as a stale read is
+// (staleRetry), for up to staleRetryFor. The directory counts as gone only
+// when its removal says so or it cannot be found after a failed round.
 func purgeHidden(rd *fsys.Dir, name string) error {
-	var err error
-	for range purgeRounds {
-		if err = emptyHidden(rd, name); err != nil {
+	var stale staleRetry
+	for round := 1; ; round++ {
+		err := purgeRound(rd, name)
+		switch {
+		case err == nil:
+			return nil
+		case !fsys.IsDirNotEmpty(err) && !fsys.IsStaleHandle(err) && !errors.Is(err, fs.ErrNotExist):
+			return err
+		case round < purgeRounds && fsys.IsDirNotEmpty(err):
+			continue
+		case !stale.wait():
 			return err
 		}
+	}
+}
+
+// purgeRound empties the hidden directory name of rd and removes it.
+func purgeRound(rd *fsys.Dir, name string) error {
+	err := emptyHidden(rd, name)
+	if err == nil {
 		atRemoveSeam("emptied", rd.Join(name))
 		err = fsys.RetryBusy(func() error { return rd.RemoveDir(name) })
-		if err == nil || errors.Is(err, fs.ErrNotExist) {
-			return nil
-		}
-		if !fsys.IsDirNotEmpty(err) {
-			return err
+	}
+	if errors.Is(err, fs.ErrNotExist) {
+		if _, lerr := rd.Lstat(name); errors.Is(lerr, fs.ErrNotExist) {
+			return nil // gone: another process finished it
 		}
 	}
 	return err
 }
 
-// purgeRounds bounds how often purgeHidden empties a hidden directory that
-// was refilled meanwhile (a process that held it open before the rename).
+// purgeRounds bounds how often purgeHidden empties at once a hidden
+// directory that was refilled meanwhile (a process that held it open before
+// the rename).
 const purgeRounds = 3
 
 // emptyHidden removes every name in the hidden directory name of rd, in
 // purgeHidden's order.
 func emptyHidden(rd *fsys.Dir, name string) error {
 	d, err := rd.OpenDir(name)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil
-	}
 	if err != nil {
 		return err
 	}

@@ -24,6 +24,9 @@ const (
 	Rename   Op = "rename"   // rename(2) and renameat2(2); matched on the old or the new name
 	Open     Op = "open"     // open(2) of an existing file (not a create); Linux reopens once after ESTALE, so one open(2) may count twice
 	Read     Op = "read"     // read(2) of a file (each FUSE read request)
+	Opendir  Op = "opendir"  // open(2) of a directory
+	Unlink   Op = "unlink"   // unlink(2) of a file; matched on its name
+	Rmdir    Op = "rmdir"    // rmdir(2) of a directory; matched on its name
 )
 
 // Match selects files by base name. The mount's root directory is named "".
@@ -159,6 +162,8 @@ var (
 	_ fs.NodeCreater        = (*node)(nil)
 	_ fs.NodeOpener         = (*node)(nil)
 	_ fs.NodeReader         = (*node)(nil)
+	_ fs.NodeUnlinker       = (*node)(nil)
+	_ fs.NodeRmdirer        = (*node)(nil)
 	_ fs.FileFsyncdirer     = dirHandle{}
 )
 
@@ -248,9 +253,26 @@ func (n *node) Rename(ctx context.Context, name string, newParent fs.InodeEmbedd
 	return n.LoopbackNode.Rename(ctx, name, newParent, newName, flags)
 }
 
+func (n *node) Unlink(ctx context.Context, name string) syscall.Errno {
+	if errno := n.layer.check(Unlink, name, ""); errno != 0 {
+		return errno
+	}
+	return n.LoopbackNode.Unlink(ctx, name)
+}
+
+func (n *node) Rmdir(ctx context.Context, name string) syscall.Errno {
+	if errno := n.layer.check(Rmdir, name, ""); errno != 0 {
+		return errno
+	}
+	return n.LoopbackNode.Rmdir(ctx, name)
+}
+
 // OpendirHandle wraps the loopback's directory handle: the kernel sends a
 // directory fsync to the handle (FUSE_FSYNCDIR), not to the node.
 func (n *node) OpendirHandle(ctx context.Context, flags uint32) (fs.FileHandle, uint32, syscall.Errno) {
+	if errno := n.layer.check(Opendir, n.name(), ""); errno != 0 {
+		return nil, 0, errno
+	}
 	fh, fuseFlags, errno := n.LoopbackNode.OpendirHandle(ctx, flags)
 	if errno != 0 {
 		return nil, 0, errno
