@@ -89,10 +89,14 @@ func Submit(root string, spec JobSpec) (JobDir, error) {
 // lease unchanged for a whole lease (Start never waits: until then it is
 // ErrLocked; call it again). A claim of attempt N+1 that no status names
 // (its starter or canceller crashed between the claim and its first status
-// write) is judged the same way, by the claimant's pid or lease (by the
-// lease alone, WithLease's, if the claim has no owner.json), and once its
-// claimant is gone it is fenced and Start claims the attempt after it.
-// The Run renews its lease in the background and
+// write) is judged the same way, by the claimant's pid (named by the record
+// it left in job.lock) or, with no such record, by the lease alone
+// (WithLease's), and once its claimant is gone it is fenced and Start
+// claims the attempt after it. A claim that passed an attempt its own
+// runner ended, while the status this process reads still names an earlier
+// attempt (a network filesystem client's cache lagging behind), reads the
+// status again for up to 2 s, then gives up with ErrLocked, writing
+// nothing. The Run renews its lease in the background and
 // every write it makes is fenced: once another process has taken the job
 // over, it fails with ErrNotOwner (see Run).
 //
