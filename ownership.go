@@ -75,22 +75,12 @@ func attemptError(op string, dir JobDir, n uint64, err error, msg string) error 
 // status is last, and claims the next attempt for it, in the job directory
 // jd. The caller holds job.lock, so an earlier runner on this host is gone;
 // one on another host is judged by its attempt: alive or not yet judged is
-// ErrLocked (Start never waits for a lease), gone or over is taken over only
-// by the one process that wins its fence. After the claim the status is
-// read again (and returned; rereadStatus waits for a record of an attempt
-// the claim passed, if its owner ended it): a job that became terminal
-// (ErrInvalid) or was claimed by a later attempt meanwhile (ErrLocked) is
-// left, and the claim withdrawn.
-//
-// lk is the caller's job.lock: a holder that died holding it left its record
-// there, which names the claimant of a claim that no status names (see
-// passStaleClaims).
+// ErrLocked (Start never waits for a lease), gone or over is taken over
+// (takeOver).
 func claimForStart(op string, jd *fsys.Dir, dir JobDir, lk *Lock, last *JobStatus, o startOptions) (*attempt.Claim, *JobStatus, error) {
-	var a uint64
-	if last != nil {
-		a = last.Attempt
-	}
-	if last != nil && last.State == Running && a > 0 {
+	endsAttempt := false
+	if last != nil && last.State == Running && last.Attempt > 0 {
+		a := last.Attempt
 		v, why, err := judge(op, jd, dir, a, ownerOf(last), o.host, o.lease)
 		if err != nil {
 			return nil, nil, err
@@ -99,15 +89,55 @@ func claimForStart(op string, jd *fsys.Dir, dir JobDir, lk *Lock, last *JobStatu
 		case attempt.Alive, attempt.Undecided:
 			return nil, nil, errLocked(op, runPath(dir, a), "attempt "+strconv.FormatUint(a, 10)+"'s runner may be alive on another host: "+why)
 		case attempt.Gone, attempt.Over:
-			won, err := fence(op, jd, dir, a)
-			if err != nil {
-				return nil, nil, err
-			}
-			if !won {
-				return nil, nil, errLocked(op, fencedPath(dir, a), "another process took attempt "+strconv.FormatUint(a, 10)+" over")
-			}
+			endsAttempt = true
 		}
 		// attempt.NoClaim: a runner without attempts; job.lock decided.
+	}
+	return takeOver(op, jd, dir, lk, last, endsAttempt, o)
+}
+
+// takeOver claims the attempt after last's (nil: no status) for this
+// process, the caller holding job.lock. With endsAttempt (last is running,
+// and its runner was judged gone, or its attempt a is over), attempt a is
+// fenced first. Whoever wins that fence goes on to claim a+1; a process
+// that loses it goes on too, and finds the winner's claim of a+1 (judged
+// as any claim that no status names, see passStaleClaims: a winner that
+// died before its first write is fenced in turn) or, if the winner has not
+// claimed a+1 yet, claims a+1 itself, which the winner's claim then finds
+// taken: of any number of processes one claims the attempt, whoever won
+// the fence, and a winner that died never blocks the job. After the claim
+// the status is read again (and returned; rereadStatus waits for a record
+// of an attempt the claim passed, if its owner ended it): a job that became
+// terminal (ErrInvalid) or was claimed by a later attempt meanwhile
+// (ErrLocked) is left, and the claim withdrawn.
+//
+// lk is the caller's job.lock: a holder that died holding it left its record
+// there, which names the claimant of a claim that no status names (see
+// passStaleClaims).
+func takeOver(op string, jd *fsys.Dir, dir JobDir, lk *Lock, last *JobStatus, endsAttempt bool, o startOptions) (*attempt.Claim, *JobStatus, error) {
+	var a uint64
+	if last != nil {
+		a = last.Attempt
+	}
+	if endsAttempt {
+		won, err := fence(op, jd, dir, a)
+		if err != nil {
+			return nil, nil, err
+		}
+		if !won {
+			// Another process won: if its first record has landed, the job is
+			// its own now.
+			now, err := readStatusIn(jd, dir, newReadOptions(nil), statusSchema())
+			switch {
+			case err != nil:
+				return nil, nil, err
+			case now != nil && now.State.Terminal():
+				return nil, nil, terminalError(op, dir, now.State)
+			case now != nil && now.Attempt > a:
+				return nil, nil, errLocked(op, fencedPath(dir, a), "another process took attempt "+strconv.FormatUint(a, 10)+
+					" over, and runs the job as attempt "+strconv.FormatUint(now.Attempt, 10))
+			}
+		}
 	}
 	// The common case first: attempt a+1 is free (its mkdir is the test).
 	// Only if it is claimed or over are the claims after a judged.

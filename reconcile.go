@@ -43,9 +43,11 @@ const lostRemedy = "the runner died without finishing; resubmit the job or inspe
 // all hosts exactly one takes the job over, and the fenced runner can no
 // longer write. A live runner is never marked lost.
 //
-// The one that takes over writes lost, durably, with seq+1, finished_at, a
-// message naming the last owner (pid, host, last update) and why it is
-// judged gone, and a remedy. A job with a cancel request (cancel.json) is
+// The one that takes over (it claims the job's next attempt, as Start does,
+// whether or not it won the fence: see "Many hosts" in docs/platforms.md)
+// writes lost as that attempt's owner, durably, with seq+1, finished_at,
+// the attempt it claimed, a message naming the last owner (pid, host, last
+// update) and why it is judged gone, and a remedy, then ends the attempt. A job with a cancel request (cancel.json) is
 // marked cancelled instead, naming both the runner and the request. A
 // queued job (or one with no status) that has a cancel request is marked
 // cancelled if its lock is free, as RequestCancel does; other queued jobs,
@@ -111,6 +113,7 @@ func reconcileJob(dir JobDir) (changed, undecided bool, err error) {
 		return false, false, nil
 	}
 	why := "job.lock was free while the status said running"
+	endsAttempt := false
 	if a := st.Attempt; a > 0 {
 		v, judged, err := judge("reconcile", jd, dir, a, ownerOf(st), host, DefaultLease)
 		switch {
@@ -121,31 +124,43 @@ func reconcileJob(dir JobDir) (changed, undecided bool, err error) {
 		case v == attempt.Undecided:
 			return false, true, nil
 		case v == attempt.Gone || v == attempt.Over:
-			won, err := fence("reconcile", jd, dir, a)
-			if err != nil || !won {
-				return false, false, err // another process takes it over
-			}
-			// A write of the runner that resolved .run-a before the fence may
-			// have landed: read again, and leave a job that finished.
-			if st, err = readStatusIn(jd, dir, newReadOptions(nil), statusSchema()); err != nil || st == nil || st.State != Running || st.Attempt != a {
-				return false, false, err
-			}
+			endsAttempt = true
 			why = "attempt " + strconv.FormatUint(a, 10) + ": " + judged
 		}
 	}
-	return markLost(dir, st, why)
+	// Take the job over as a starter does, so that of reconcilers and
+	// starters on any number of hosts exactly one writes, and none writes
+	// over another's record.
+	c, now, err := takeOver("reconcile", jd, dir, lk, st, endsAttempt, startOptions{host: host, lease: DefaultLease})
+	if lostClaim(err) {
+		return false, false, nil // another process took it over, or it ended
+	}
+	if err != nil {
+		return false, false, err
+	}
+	// A write of the runner that resolved .run-a before the fence may have
+	// landed: leave a job that finished.
+	if now == nil || now.State != Running || now.Attempt != st.Attempt {
+		_ = c.Withdraw()
+		return false, false, nil
+	}
+	return markLost(dir, c, now, why)
 }
 
-// markLost writes lost over st, the status of a runner judged gone.
-func markLost(dir JobDir, st *JobStatus, why string) (changed, undecided bool, err error) {
+// markLost writes lost over st, the status of a runner judged gone, as the
+// owner of claim c (the attempt after st's, which the record names), then
+// ends c's attempt, as a canceller does.
+func markLost(dir JobDir, c *attempt.Claim, st *JobStatus, why string) (changed, undecided bool, err error) {
 	seq, err := nextSeq("reconcile", dir.StatusPath(), st.Seq)
 	if err != nil {
+		_ = c.Withdraw()
 		return false, false, err
 	}
 	lost := copyStatus(*st)
 	now := Now()
 	lost.State = Lost
 	lost.Seq = seq
+	lost.Attempt = c.N()
 	lost.UpdatedAt = now
 	lost.FinishedAt = &now
 	lost.Message = fmt.Sprintf("the runner (pid %d on host %q, last update %s) is gone: %s",
@@ -154,10 +169,11 @@ func markLost(dir JobDir, st *JobStatus, why string) (changed, undecided bool, e
 	lost.Remedy = lostRemedy
 	lost.ExitCode = nil
 	reconcileCancelled(dir, &lost)
-	if err := WriteStatus(dir, lost); err != nil {
-		return false, false, err
+	if err := writeStatusAs(c, dir, lost, nil); err != nil {
+		_ = c.Withdraw()
+		return false, false, ownerWriteError("reconcile", dir, c.N(), err)
 	}
-	return true, false, nil
+	return true, false, endClaim("reconcile", dir, c)
 }
 
 // clearStaleClaims is Reconcile of a queued job (st, nil if it has no
@@ -183,7 +199,20 @@ func clearStaleClaims(jd *fsys.Dir, dir JobDir, lk *Lock, st *JobStatus, host st
 	if st, err = readStatusIn(jd, dir, newReadOptions(nil), statusSchema()); err != nil || st == nil || st.State != Running || st.Attempt != taken {
 		return false, false, err
 	}
-	return markLost(dir, st, "attempt "+strconv.FormatUint(taken, 10)+": its claimant was judged gone and fenced")
+	// The job runs attempt taken, whose runner this process fenced: it
+	// alone takes the job over, claiming the attempt after it.
+	c, now, err := takeOver("reconcile", jd, dir, lk, st, false, startOptions{host: host, lease: DefaultLease})
+	if lostClaim(err) {
+		return false, false, nil
+	}
+	if err != nil {
+		return false, false, err
+	}
+	if now == nil || now.State != Running || now.Attempt != taken {
+		_ = c.Withdraw()
+		return false, false, nil
+	}
+	return markLost(dir, c, now, "attempt "+strconv.FormatUint(taken, 10)+": its claimant was judged gone and fenced")
 }
 
 // claimPending reports whether a later attempt than st's (nil: no status)

@@ -1,0 +1,71 @@
+package jobstore
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/axqua/jobstore/internal/attempt"
+	"github.com/axqua/jobstore/internal/fsys"
+	"github.com/stretchr/testify/require"
+)
+
+// deadRunnerFencedByADeadTaker makes a job whose runner of attempt 1 died on
+// this host, and whose taker won the fence of attempt 1 and died before it
+// claimed attempt 2: the crash that must not leave the job running for good.
+func deadRunnerFencedByADeadTaker(t *testing.T) JobDir {
+	t.Helper()
+	dir := submitQueued(t)
+	host, err := HostID()
+	require.NoError(t, err)
+	require.NoError(t, os.Mkdir(runPath(dir, 1), 0o755))
+	st := mustStatus(t, dir)
+	st.State, st.Seq, st.Attempt, st.Host, st.PIDScope = Running, 2, 1, host, selfScope()
+	st.PID, st.PIDStart = deadPID(t), "1"
+	require.NoError(t, WriteStatus(dir, st))
+	jd, err := fsys.Open(string(dir), true)
+	require.NoError(t, err)
+	defer jd.Close()
+	won, err := attempt.Fence(jd, 1, "a taker that died")
+	require.NoError(t, err)
+	require.True(t, won)
+	return dir
+}
+
+// deadPID is the pid of a process that has exited.
+func deadPID(t *testing.T) int {
+	t.Helper()
+	p, err := os.StartProcess(os.Args[0], []string{os.Args[0], "-test.run=^$"}, &os.ProcAttr{})
+	require.NoError(t, err)
+	_, err = p.Wait()
+	require.NoError(t, err)
+	return p.Pid
+}
+
+func TestTakeOver_AFenceWinnerThatDiedBeforeItsClaimNeverBlocksTheJob(t *testing.T) {
+	t.Run("Start", func(t *testing.T) {
+		dir := deadRunnerFencedByADeadTaker(t)
+		r, err := Start(dir)
+		require.NoError(t, err, "the job must not stay blocked by a dead fence winner")
+		t.Cleanup(func() { _ = r.Close() })
+		st := mustStatus(t, dir)
+		require.Equal(t, Running, st.State)
+		require.EqualValues(t, 2, st.Attempt)
+		require.EqualValues(t, 3, st.Seq)
+		require.Equal(t, os.Getpid(), st.PID)
+	})
+	t.Run("Reconcile", func(t *testing.T) {
+		dir := deadRunnerFencedByADeadTaker(t)
+		changed, err := Reconcile(dir)
+		require.NoError(t, err)
+		require.True(t, changed, "the dead runner's job must be marked lost")
+		st := mustStatus(t, dir)
+		require.Equal(t, Lost, st.State)
+		require.EqualValues(t, 3, st.Seq)
+		require.EqualValues(t, 2, st.Attempt, "lost is written by the reconciler's own attempt")
+		require.FileExists(t, filepath.Join(fencedPath(dir, 2), attempt.EndMarker))
+		changed, err = Reconcile(dir)
+		require.NoError(t, err)
+		require.False(t, changed)
+	})
+}
