@@ -2,6 +2,7 @@ package jobstore
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"testing"
 
@@ -35,11 +36,9 @@ func deadRunnerFencedByADeadTaker(t *testing.T) JobDir {
 // deadPID is the pid of a process that has exited.
 func deadPID(t *testing.T) int {
 	t.Helper()
-	p, err := os.StartProcess(os.Args[0], []string{os.Args[0], "-test.run=^$"}, &os.ProcAttr{})
-	require.NoError(t, err)
-	_, err = p.Wait()
-	require.NoError(t, err)
-	return p.Pid
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	require.NoError(t, cmd.Run())
+	return cmd.Process.Pid
 }
 
 func TestTakeOver_AFenceWinnerThatDiedBeforeItsClaimNeverBlocksTheJob(t *testing.T) {
