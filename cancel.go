@@ -24,13 +24,14 @@ func ReadCancel(dir JobDir) (*CancelRequest, error) {
 		return nil, err
 	}
 	defer d.Close()
-	return readCancelChecked(d, dir)
+	return readCancelChecked(d)
 }
 
 // readCancelChecked is ReadCancel in the job directory d.
-func readCancelChecked(d *fsys.Dir, dir JobDir) (*CancelRequest, error) {
+func readCancelChecked(d *fsys.Dir) (*CancelRequest, error) {
+	dir := jobDir(d)
 	const op = "read cancel request"
-	c, err := readCancelIn(d, dir, newReadOptions(nil))
+	c, err := readCancelIn(d, newReadOptions(nil))
 	if err != nil {
 		return nil, err
 	}
@@ -48,7 +49,8 @@ func readCancelChecked(d *fsys.Dir, dir JobDir) (*CancelRequest, error) {
 
 // readCancelIn reads cancel.json in the job directory d: nil, nil when
 // there is none. It checks neither that job.json exists nor the job_id.
-func readCancelIn(d *fsys.Dir, dir JobDir, o readOptions) (*CancelRequest, error) {
+func readCancelIn(d *fsys.Dir, o readOptions) (*CancelRequest, error) {
+	dir := jobDir(d)
 	const op = "read cancel request"
 	var c *CancelRequest
 	found, err := readTolerant(op, d, jobRecord(dir, CancelFile), o, func(b []byte) (err error) {
@@ -167,17 +169,17 @@ func findCancel(dir JobDir) *pendingCancel {
 		return nil
 	}
 	defer d.Close()
-	return findCancelIn(d, dir)
+	return findCancelIn(d)
 }
 
 // findCancelIn is findCancel in the job directory d, which the caller holds
 // open: the request it finds is the one of the directory the caller works
 // in, whatever has been renamed meanwhile.
-func findCancelIn(d *fsys.Dir, dir JobDir) *pendingCancel {
+func findCancelIn(d *fsys.Dir) *pendingCancel {
 	if _, err := d.Lstat(CancelFile); err != nil {
 		return nil
 	}
-	req, err := readCancelChecked(d, dir)
+	req, err := readCancelChecked(d)
 	if req == nil && err == nil {
 		return nil // removed between the two looks
 	}
@@ -288,7 +290,7 @@ func cancelClaimed(dir JobDir, lk *Lock, p *pendingCancel) (bool, error) {
 		return false, err
 	}
 	defer jd.Close()
-	c, st, err := claimForStart(op, jd, dir, lk, st, o)
+	c, st, err := claimForStart(op, jd, lk, st, o)
 	if lostClaim(err) {
 		return false, nil
 	}
@@ -312,11 +314,12 @@ func lostClaim(err error) bool {
 // cancel request is ErrCancelRequested (the claim was lost to the
 // canceller, which writes cancelled, or to a runner, whose Context ends on
 // the request), written by nobody here; else err.
-func refuseLost(op string, jd *fsys.Dir, dir JobDir, err error) error {
+func refuseLost(op string, jd *fsys.Dir, err error) error {
+	dir := jobDir(jd)
 	if !lostClaim(err) {
 		return err
 	}
-	p := findCancelIn(jd, dir)
+	p := findCancelIn(jd)
 	if p == nil {
 		return err
 	}
@@ -327,8 +330,9 @@ func refuseLost(op string, jd *fsys.Dir, dir JobDir, err error) error {
 // attempt (c) and read the status again (last): a job with a cancel request
 // is not started, and is marked cancelled now (it is not terminal: the
 // claim would have failed).
-func refuseCancelled(op string, jd *fsys.Dir, dir JobDir, c *attempt.Claim, last *JobStatus) error {
-	p := findCancelIn(jd, dir)
+func refuseCancelled(op string, jd *fsys.Dir, c *attempt.Claim, last *JobStatus) error {
+	dir := jobDir(jd)
+	p := findCancelIn(jd)
 	if p == nil {
 		return nil
 	}
@@ -363,8 +367,8 @@ func reconcileCancelled(dir JobDir, lost *JobStatus) {
 // came too late to change the outcome (cancel.json stays, so a reader sees
 // both; a request published after Finish's look carries no note, and its
 // requested_at is later than finished_at).
-func finishMessage(jd *fsys.Dir, dir JobDir, state State, msg string) string {
-	p := findCancelIn(jd, dir)
+func finishMessage(jd *fsys.Dir, state State, msg string) string {
+	p := findCancelIn(jd)
 	switch {
 	case p == nil:
 		return msg

@@ -24,23 +24,23 @@ func startWith(t *testing.T, dir JobDir, between func(stage string)) (*Run, erro
 	if err != nil {
 		return nil, err
 	}
-	lk, err := lockJobIn(op, jd, dir)
+	lk, err := lockJobIn(op, jd)
 	if err != nil {
 		jd.Close()
 		return nil, err
 	}
 	r, err := func() (*Run, error) {
-		spec, last, err := readForStart(op, jd, dir)
+		spec, last, err := readForStart(op, jd)
 		if err != nil {
 			return nil, err
 		}
 		between("read")
-		c, last, err := claimForStart(op, jd, dir, lk, last, o)
+		c, last, err := claimForStart(op, jd, lk, last, o)
 		if err != nil {
-			return nil, refuseLost(op, jd, dir, err)
+			return nil, refuseLost(op, jd, err)
 		}
 		between("claimed")
-		return begin(op, jd, dir, lk, spec, c, last, o)
+		return begin(op, jd, lk, spec, c, last, o)
 	}()
 	if err != nil {
 		_ = lk.Unlock()

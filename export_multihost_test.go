@@ -19,7 +19,7 @@ func ClaimAttempt(dir JobDir, n uint64) (string, error) {
 		return "", err
 	}
 	defer jd.Close()
-	c, err := takeAttempt("claim", jd, dir, n)
+	c, err := takeAttempt("claim", jd, n)
 	if err != nil {
 		return "", err
 	}
@@ -34,7 +34,7 @@ func FenceAttempt(dir JobDir, n uint64) (bool, error) {
 		return false, err
 	}
 	defer jd.Close()
-	return fence("fence", jd, dir, n)
+	return fence("fence", jd, n)
 }
 
 // JudgeAttempt looks once at attempt n's owner as the runner that wrote the
@@ -45,11 +45,11 @@ func JudgeAttempt(dir JobDir, n uint64, host string, fallback time.Duration) (st
 		return "", "", err
 	}
 	defer jd.Close()
-	st, err := readStatusIn(jd, dir, newReadOptions(nil), statusSchema())
+	st, err := readStatusIn(jd, newReadOptions(nil), statusSchema())
 	if err != nil {
 		return "", "", err
 	}
-	v, why, err := judge("judge", jd, dir, n, ownerOf(st), host, fallback)
+	v, why, err := judge("judge", jd, n, ownerOf(st), host, fallback)
 	return v.String(), why, err
 }
 
@@ -76,7 +76,7 @@ func ClaimAsOwner(dir JobDir, n uint64, lease time.Duration) (*Owner, error) {
 	if err != nil {
 		return nil, err
 	}
-	c, err := takeAttempt("claim", jd, dir, n)
+	c, err := takeAttempt("claim", jd, n)
 	if err != nil {
 		jd.Close()
 		return nil, err

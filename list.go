@@ -88,23 +88,24 @@ func readEntry(dir JobDir) (e Entry, gone bool) {
 		return Entry{Dir: dir, Err: err}, errors.Is(err, ErrNotJob) // listed as a directory a moment ago
 	}
 	defer d.Close()
-	e, done, gone := readEntrySpec(d, dir)
+	e, done, gone := readEntrySpec(d)
 	if done {
 		return e, gone
 	}
-	return readEntryStatus(d, dir, e)
+	return readEntryStatus(d, e)
 }
 
 // readEntrySpec is readEntry's first step, in the job directory d: job.json.
 // done reports an entry that is complete without its status: no job.json
 // (gone, if the directory moved away).
-func readEntrySpec(d *fsys.Dir, dir JobDir) (e Entry, done, gone bool) {
+func readEntrySpec(d *fsys.Dir) (e Entry, done, gone bool) {
+	dir := jobDir(d)
 	e = Entry{Dir: dir}
-	spec, err := readSpecIn(d, dir, newReadOptions(nil), specSchema())
+	spec, err := readSpecIn(d, newReadOptions(nil), specSchema())
 	switch {
 	case errors.Is(err, ErrNotJob):
 		e.Err = err
-		moved, _ := movedAway(d, dir)
+		moved, _ := movedAway(d)
 		return e, true, moved
 	case err != nil:
 		e.Err = err
@@ -117,15 +118,16 @@ func readEntrySpec(d *fsys.Dir, dir JobDir) (e Entry, done, gone bool) {
 // readEntryStatus is readEntry's second step: status.json, into e. A
 // status.json missing while job.json is gone too is a job removed between
 // the two steps (gone, if the directory moved away).
-func readEntryStatus(d *fsys.Dir, dir JobDir, e Entry) (Entry, bool) {
-	st, err := readStatusIn(d, dir, newReadOptions(nil), statusSchema())
+func readEntryStatus(d *fsys.Dir, e Entry) (Entry, bool) {
+	dir := jobDir(d)
+	st, err := readStatusIn(d, newReadOptions(nil), statusSchema())
 	if err != nil && e.Err == nil {
 		e.Err = err
 	}
 	e.Status = st
 	if err == nil && st == nil && e.Spec != nil {
 		if _, serr := d.Lstat(SpecFile); errors.Is(serr, fs.ErrNotExist) {
-			moved, _ := movedAway(d, dir)
+			moved, _ := movedAway(d)
 			e.Spec, e.Err = nil, errNotJob("read spec", dir)
 			return e, moved
 		}

@@ -69,11 +69,12 @@ func LockJob(dir JobDir) (*Lock, error) {
 		return nil, err
 	}
 	defer d.Close()
-	return lockJobIn(op, d, dir)
+	return lockJobIn(op, d)
 }
 
 // lockJobIn is LockJob in the job directory d, which the caller opened.
-func lockJobIn(op string, d *fsys.Dir, dir JobDir) (*Lock, error) {
+func lockJobIn(op string, d *fsys.Dir) (*Lock, error) {
+	dir := jobDir(d)
 	if _, err := d.Lstat(SpecFile); errors.Is(err, fs.ErrNotExist) {
 		return nil, errNotJob(op, dir)
 	}
@@ -89,7 +90,7 @@ func lockJobIn(op string, d *fsys.Dir, dir JobDir) (*Lock, error) {
 	if err := flock.Lock(f); err != nil {
 		f.Close()
 		if flock.IsHeld(err) {
-			return nil, errLocked(op, dir.LockPath(), lockedBy(d, dir))
+			return nil, errLocked(op, dir.LockPath(), lockedBy(d))
 		}
 		return nil, stepError(op, dir.LockPath(), err, "cannot lock the lock file",
 			"the filesystem may not support locks (some network filesystems do not); keep job roots on a local disk")
@@ -223,7 +224,8 @@ const (
 // as d), waiting for a holder that has just locked; never through a link,
 // never blocking on a file that is not regular. ok is false when there is
 // none to read.
-func readLockHolder(d *fsys.Dir, dir JobDir) (h lockHolder, ok bool) {
+func readLockHolder(d *fsys.Dir) (h lockHolder, ok bool) {
+	dir := jobDir(d)
 	delay := lockHolderFirstDelay
 	for i := 0; i < lockHolderReads; i++ {
 		if i > 0 {
@@ -261,11 +263,11 @@ func (h lockHolder) describe() string {
 
 // lockedBy describes the holder of the lock of dir (open as d) for
 // ErrLocked: from job.lock, else from status.json.
-func lockedBy(d *fsys.Dir, dir JobDir) string {
-	if h, ok := readLockHolder(d, dir); ok {
+func lockedBy(d *fsys.Dir) string {
+	if h, ok := readLockHolder(d); ok {
 		return h.describe()
 	}
-	return holderFromStatus(d, dir)
+	return holderFromStatus(d)
 }
 
 // holderReadAttempts keeps an ErrLocked error quick when status.json is
@@ -274,8 +276,8 @@ const holderReadAttempts = 2
 
 // holderFromStatus describes the lock's holder from the status.json of dir
 // (open as d), for ErrLocked.
-func holderFromStatus(d *fsys.Dir, dir JobDir) string {
-	st, err := readStatusIn(d, dir, newReadOptions([]ReadOption{WithRetries(holderReadAttempts, DefaultReadDelay)}), statusSchema())
+func holderFromStatus(d *fsys.Dir) string {
+	st, err := readStatusIn(d, newReadOptions([]ReadOption{WithRetries(holderReadAttempts, DefaultReadDelay)}), statusSchema())
 	switch {
 	case err != nil:
 		return "held by another process (status.json is unreadable, so its holder is unknown: " + err.Error() + ")"

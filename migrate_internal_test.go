@@ -47,7 +47,7 @@ func readStatusWith(dir JobDir, sch recordSchema) (*JobStatus, error) {
 		return nil, err
 	}
 	defer d.Close()
-	return readStatusIn(d, dir, newReadOptions(nil), sch)
+	return readStatusIn(d, newReadOptions(nil), sch)
 }
 
 func TestSchemas_HaveNoStepsAtVersion1(t *testing.T) {

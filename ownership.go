@@ -37,7 +37,8 @@ func fencedBy() string {
 }
 
 // judge is attempt.Judge with the package's errors.
-func judge(op string, jd *fsys.Dir, dir JobDir, n uint64, owner *attempt.Owner, host string, fallback time.Duration) (attempt.Verdict, string, error) {
+func judge(op string, jd *fsys.Dir, n uint64, owner *attempt.Owner, host string, fallback time.Duration) (attempt.Verdict, string, error) {
+	dir := jobDir(jd)
 	v, why, err := attempt.Judge(jd, string(dir), n, owner, host, fallback)
 	if err != nil {
 		return 0, "", attemptError(op, dir, n, err, "cannot judge the attempt's owner")
@@ -46,7 +47,8 @@ func judge(op string, jd *fsys.Dir, dir JobDir, n uint64, owner *attempt.Owner, 
 }
 
 // fence is attempt.Fence with the package's errors.
-func fence(op string, jd *fsys.Dir, dir JobDir, n uint64) (bool, error) {
+func fence(op string, jd *fsys.Dir, n uint64) (bool, error) {
+	dir := jobDir(jd)
 	won, err := attempt.Fence(jd, n, fencedBy())
 	if err != nil {
 		return false, attemptError(op, dir, n, err, "cannot end the attempt (rename to "+attempt.FencedName(n)+")")
@@ -77,11 +79,12 @@ func attemptError(op string, dir JobDir, n uint64, err error, msg string) error 
 // one on another host is judged by its attempt: alive or not yet judged is
 // ErrLocked (Start never waits for a lease), gone or over is taken over
 // (takeOver).
-func claimForStart(op string, jd *fsys.Dir, dir JobDir, lk *Lock, last *JobStatus, o startOptions) (*attempt.Claim, *JobStatus, error) {
+func claimForStart(op string, jd *fsys.Dir, lk *Lock, last *JobStatus, o startOptions) (*attempt.Claim, *JobStatus, error) {
+	dir := jobDir(jd)
 	endsAttempt := false
 	if last != nil && last.State == Running && last.Attempt > 0 {
 		a := last.Attempt
-		v, why, err := judge(op, jd, dir, a, ownerOf(last), o.host, o.lease)
+		v, why, err := judge(op, jd, a, ownerOf(last), o.host, o.lease)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -93,7 +96,7 @@ func claimForStart(op string, jd *fsys.Dir, dir JobDir, lk *Lock, last *JobStatu
 		}
 		// attempt.NoClaim: a runner without attempts; job.lock decided.
 	}
-	return takeOver(op, jd, dir, lk, last, endsAttempt, o)
+	return takeOver(op, jd, lk, last, endsAttempt, o)
 }
 
 // takeOver claims the attempt after last's (nil: no status) for this
@@ -114,20 +117,21 @@ func claimForStart(op string, jd *fsys.Dir, dir JobDir, lk *Lock, last *JobStatu
 // lk is the caller's job.lock: a holder that died holding it left its record
 // there, which names the claimant of a claim that no status names (see
 // passStaleClaims).
-func takeOver(op string, jd *fsys.Dir, dir JobDir, lk *Lock, last *JobStatus, endsAttempt bool, o startOptions) (*attempt.Claim, *JobStatus, error) {
+func takeOver(op string, jd *fsys.Dir, lk *Lock, last *JobStatus, endsAttempt bool, o startOptions) (*attempt.Claim, *JobStatus, error) {
+	dir := jobDir(jd)
 	var a uint64
 	if last != nil {
 		a = last.Attempt
 	}
 	if endsAttempt {
-		won, err := fence(op, jd, dir, a)
+		won, err := fence(op, jd, a)
 		if err != nil {
 			return nil, nil, err
 		}
 		if !won {
 			// Another process won: if its first record has landed, the job is
 			// its own now.
-			now, err := readStatusIn(jd, dir, newReadOptions(nil), statusSchema())
+			now, err := readStatusIn(jd, newReadOptions(nil), statusSchema())
 			switch {
 			case err != nil:
 				return nil, nil, err
@@ -142,12 +146,12 @@ func takeOver(op string, jd *fsys.Dir, dir JobDir, lk *Lock, last *JobStatus, en
 	// The common case first: attempt a+1 is free (its mkdir is the test).
 	// Only if it is claimed or over are the claims after a judged.
 	var p passed
-	c, err := takeAttempt(op, jd, dir, a+1)
+	c, err := takeAttempt(op, jd, a+1)
 	if errors.Is(err, ErrLocked) {
-		if p, err = passStaleClaims(op, jd, dir, lk, a, o.host, o.lease); err != nil {
+		if p, err = passStaleClaims(op, jd, lk, a, o.host, o.lease); err != nil {
 			return nil, nil, err
 		}
-		c, err = takeAttempt(op, jd, dir, p.next)
+		c, err = takeAttempt(op, jd, p.next)
 	}
 	if err != nil {
 		return nil, nil, err
@@ -155,7 +159,7 @@ func takeOver(op string, jd *fsys.Dir, dir JobDir, lk *Lock, last *JobStatus, en
 	// A Remove renames a finished job's directory away before it deletes it:
 	// a claim made in it after that (this process read the job before the
 	// removal began) is in a directory that is no job any more.
-	if moved, merr := movedAway(jd, dir); merr != nil || moved {
+	if moved, merr := movedAway(jd); merr != nil || moved {
 		_ = c.Withdraw()
 		if merr != nil {
 			return nil, nil, stepError(op, string(dir), unwrapPath(merr), "cannot look at the job directory after the claim", "")
@@ -166,7 +170,7 @@ func takeOver(op string, jd *fsys.Dir, dir JobDir, lk *Lock, last *JobStatus, en
 	// process fenced) that resolved its .run directory before the fence may
 	// have landed since last was read: continue from it. Anything else that
 	// changed the status means someone else owns the job now.
-	now, err := rereadStatus(op, jd, dir, p.ended)
+	now, err := rereadStatus(op, jd, p.ended)
 	switch {
 	case err != nil || now == nil:
 	case now.State.Terminal():
@@ -183,7 +187,8 @@ func takeOver(op string, jd *fsys.Dir, dir JobDir, lk *Lock, last *JobStatus, en
 
 // take claims attempt n of the job: an attempt claimed by another process,
 // or over, is ErrLocked naming it.
-func takeAttempt(op string, jd *fsys.Dir, dir JobDir, n uint64) (*attempt.Claim, error) {
+func takeAttempt(op string, jd *fsys.Dir, n uint64) (*attempt.Claim, error) {
+	dir := jobDir(jd)
 	c, err := attempt.Take(jd, n)
 	switch {
 	case err == nil:
@@ -216,10 +221,11 @@ const (
 // staleViewPoll. Still behind after staleViewBudget, the claim is refused
 // (ErrLocked): going on from an old record would write over the record of
 // an attempt this process never saw, at the same seq.
-func rereadStatus(op string, jd *fsys.Dir, dir JobDir, ended uint64) (*JobStatus, error) {
+func rereadStatus(op string, jd *fsys.Dir, ended uint64) (*JobStatus, error) {
+	dir := jobDir(jd)
 	deadline := time.Now().Add(staleViewBudget)
 	for {
-		st, err := readStatusIn(jd, dir, newReadOptions(nil), statusSchema())
+		st, err := readStatusIn(jd, newReadOptions(nil), statusSchema())
 		if err != nil || ended == 0 || (st != nil && st.Attempt >= ended) {
 			return st, err
 		}
@@ -263,14 +269,15 @@ type passed struct {
 // it. Fencing is what makes a wrong verdict safe (a record left by
 // another crash, a claimant on a host whose locks do not reach this one): a
 // fenced claimant can no longer write anything, and its Start fails.
-func passStaleClaims(op string, jd *fsys.Dir, dir JobDir, lk *Lock, a uint64, host string, fallback time.Duration) (passed, error) {
+func passStaleClaims(op string, jd *fsys.Dir, lk *Lock, a uint64, host string, fallback time.Duration) (passed, error) {
+	dir := jobDir(jd)
 	var claimant *attempt.Owner
 	if p := lk.prev; p != nil {
 		claimant = &attempt.Owner{Host: p.Host, PID: p.PID, PIDScope: p.PIDScope, PIDStart: p.PIDStart}
 	}
 	var p passed
 	for n := a + 1; ; n++ {
-		v, why, err := judge(op, jd, dir, n, claimant, host, fallback)
+		v, why, err := judge(op, jd, n, claimant, host, fallback)
 		if err != nil {
 			return passed{}, err
 		}
@@ -291,7 +298,7 @@ func passStaleClaims(op string, jd *fsys.Dir, dir JobDir, lk *Lock, a uint64, ho
 			return passed{undecided: v == attempt.Undecided}, errLocked(op, runPath(dir, n), "attempt "+strconv.FormatUint(n, 10)+
 				" is claimed, and its claimant, which has not written a status yet, may be alive: "+why)
 		}
-		won, err := fence(op, jd, dir, n)
+		won, err := fence(op, jd, n)
 		if err != nil {
 			return passed{}, err
 		}

@@ -172,19 +172,26 @@ func openJobDir(op string, dir JobDir) (*fsys.Dir, error) {
 	return d, err
 }
 
+// jobDir is the path jd was opened by, as a JobDir: the name its errors
+// give the job. A job directory's descriptor carries its path (as an
+// *os.File carries its name), so the functions that work in an open job
+// take the descriptor alone and cannot be handed a path of another job.
+func jobDir(jd *fsys.Dir) JobDir { return JobDir(jd.Path()) }
+
 // removePrefix starts the hidden name in the jobs root to which Remove
 // renames a job directory before it deletes it: removePrefix + job ID +
 // "-" + random digits. It is a dot-name, so List, JobDirs, ReconcileAll and
 // every watcher of the root skip it.
 const removePrefix = ".remove-"
 
-// movedAway reports whether the job directory jd, opened at dir, is no
-// longer there: a Remove renamed it away (to delete it) after jd was
-// opened, so that jd now reaches a directory outside the root's view. On
+// movedAway reports whether the job directory jd is no longer at its path:
+// a Remove renamed it away (to delete it) after jd was opened, so that jd
+// now reaches a directory outside the root's view. On
 // Windows a directory open in this process cannot be renamed (Wine lets it
 // be), and a Dir is known by its path: a directory gone from it is
 // reported.
-func movedAway(jd *fsys.Dir, dir JobDir) (bool, error) {
+func movedAway(jd *fsys.Dir) (bool, error) {
+	dir := jobDir(jd)
 	id, err := jd.ID()
 	if errors.Is(err, fs.ErrNotExist) {
 		return true, nil // Windows, where a Dir's identity is looked up by its path

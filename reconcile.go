@@ -86,7 +86,7 @@ func reconcileJob(dir JobDir) (changed, undecided bool, err error) {
 	if queued && !claimPending(jd, st) {
 		return false, false, nil // a queued job without a claim is not locked: a Start may be taking it
 	}
-	lk, err := lockJobIn("reconcile", jd, dir)
+	lk, err := lockJobIn("reconcile", jd)
 	if errors.Is(err, ErrLocked) {
 		return false, false, nil
 	}
@@ -98,7 +98,7 @@ func reconcileJob(dir JobDir) (changed, undecided bool, err error) {
 			err = uerr
 		}
 	}()
-	st, err = readStatusIn(jd, dir, newReadOptions(nil), statusSchema())
+	st, err = readStatusIn(jd, newReadOptions(nil), statusSchema())
 	if err != nil {
 		return false, false, err
 	}
@@ -107,7 +107,7 @@ func reconcileJob(dir JobDir) (changed, undecided bool, err error) {
 		return false, false, err
 	}
 	if st == nil || st.State == Queued {
-		return clearStaleClaims(jd, dir, lk, st, host)
+		return clearStaleClaims(jd, lk, st, host)
 	}
 	if st.State != Running {
 		return false, false, nil
@@ -115,7 +115,7 @@ func reconcileJob(dir JobDir) (changed, undecided bool, err error) {
 	why := "job.lock was free while the status said running"
 	endsAttempt := false
 	if a := st.Attempt; a > 0 {
-		v, judged, err := judge("reconcile", jd, dir, a, ownerOf(st), host, DefaultLease)
+		v, judged, err := judge("reconcile", jd, a, ownerOf(st), host, DefaultLease)
 		switch {
 		case err != nil:
 			return false, false, err
@@ -131,7 +131,7 @@ func reconcileJob(dir JobDir) (changed, undecided bool, err error) {
 	// Take the job over as a starter does, so that of reconcilers and
 	// starters on any number of hosts exactly one writes, and none writes
 	// over another's record.
-	c, now, err := takeOver("reconcile", jd, dir, lk, st, endsAttempt, startOptions{host: host, lease: DefaultLease})
+	c, now, err := takeOver("reconcile", jd, lk, st, endsAttempt, startOptions{host: host, lease: DefaultLease})
 	if lostClaim(err) {
 		return false, false, nil // another process took it over, or it ended
 	}
@@ -183,12 +183,13 @@ func markLost(dir JobDir, c *attempt.Claim, st *JobStatus, why string) (changed,
 // queued. If a fenced claimant's write landed meanwhile (it resolved its
 // .run directory before the fence), the job is running an attempt this
 // process took over, and is marked lost.
-func clearStaleClaims(jd *fsys.Dir, dir JobDir, lk *Lock, st *JobStatus, host string) (changed, undecided bool, err error) {
+func clearStaleClaims(jd *fsys.Dir, lk *Lock, st *JobStatus, host string) (changed, undecided bool, err error) {
+	dir := jobDir(jd)
 	var a uint64
 	if st != nil {
 		a = st.Attempt
 	}
-	p, err := passStaleClaims("reconcile", jd, dir, lk, a, host, DefaultLease)
+	p, err := passStaleClaims("reconcile", jd, lk, a, host, DefaultLease)
 	if errors.Is(err, ErrLocked) {
 		return false, p.undecided, nil // alive, undecided, or taken over by another process
 	}
@@ -196,12 +197,12 @@ func clearStaleClaims(jd *fsys.Dir, dir JobDir, lk *Lock, st *JobStatus, host st
 		return false, false, err
 	}
 	taken := p.taken
-	if st, err = readStatusIn(jd, dir, newReadOptions(nil), statusSchema()); err != nil || st == nil || st.State != Running || st.Attempt != taken {
+	if st, err = readStatusIn(jd, newReadOptions(nil), statusSchema()); err != nil || st == nil || st.State != Running || st.Attempt != taken {
 		return false, false, err
 	}
 	// The job runs attempt taken, whose runner this process fenced: it
 	// alone takes the job over, claiming the attempt after it.
-	c, now, err := takeOver("reconcile", jd, dir, lk, st, false, startOptions{host: host, lease: DefaultLease})
+	c, now, err := takeOver("reconcile", jd, lk, st, false, startOptions{host: host, lease: DefaultLease})
 	if lostClaim(err) {
 		return false, false, nil
 	}

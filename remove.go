@@ -120,20 +120,20 @@ func Remove(dir JobDir) error {
 	if err != nil {
 		return err
 	}
-	st, err := readStatusIn(jd, dir, newReadOptions(nil), statusSchema())
+	st, err := readStatusIn(jd, newReadOptions(nil), statusSchema())
 	if err == nil {
-		err = refuseUnfinished(op, jd, dir, st)
+		err = refuseUnfinished(op, jd, st)
 	}
 	if err != nil {
 		jd.Close()
 		return err
 	}
-	lk, err := lockJobIn(op, jd, dir)
+	lk, err := lockJobIn(op, jd)
 	if err != nil {
 		jd.Close()
 		return err
 	}
-	return removeLocked(op, jd, dir, lk, o)
+	return removeLocked(op, jd, lk, o)
 }
 
 // Prune removes every finished job under root whose finished_at is older
@@ -258,7 +258,8 @@ func dropFromIndex(op, root string, gone map[string]bool) error {
 // refuseUnfinished is Remove's refusal of a job whose status st (nil: none
 // yet) is not terminal, naming the state; a job without job.json is
 // ErrNotJob.
-func refuseUnfinished(op string, jd *fsys.Dir, dir JobDir, st *JobStatus) error {
+func refuseUnfinished(op string, jd *fsys.Dir, st *JobStatus) error {
+	dir := jobDir(jd)
 	if st != nil && st.State.Terminal() {
 		return nil
 	}
@@ -277,7 +278,7 @@ func refuseUnfinished(op string, jd *fsys.Dir, dir JobDir, st *JobStatus) error 
 				"if its runner is gone, Reconcile marks it lost first"
 		}
 	}
-	if state != Running && findCancelIn(jd, dir) != nil {
+	if state != Running && findCancelIn(jd) != nil {
 		// Start answers ErrCancelRequested as soon as it sees the request,
 		// while the canceller may still be writing cancelled.
 		msg += ", with a cancel request not yet carried out"
@@ -289,10 +290,11 @@ func refuseUnfinished(op string, jd *fsys.Dir, dir JobDir, st *JobStatus) error 
 // removeLocked is Remove once job.lock is held (lk): it claims the job's
 // next attempt, hides the job directory and deletes it. It closes jd and
 // releases lk, whatever happens.
-func removeLocked(op string, jd *fsys.Dir, dir JobDir, lk *Lock, o startOptions) error {
+func removeLocked(op string, jd *fsys.Dir, lk *Lock, o startOptions) error {
+	dir := jobDir(jd)
 	h := &holding{jd: jd, lk: lk}
 	defer h.release()
-	c, err := claimForRemove(op, jd, dir, lk, o)
+	c, err := claimForRemove(op, jd, lk, o)
 	if err != nil {
 		return err
 	}
@@ -379,31 +381,32 @@ func (h *holding) withdraw(op string, dir JobDir, c *attempt.Claim, n uint64) {
 // any number of hosts one goes on. It then reads the status again: it must
 // still be the finished record, with no later attempt. A claim in progress
 // is ErrLocked naming it.
-func claimForRemove(op string, jd *fsys.Dir, dir JobDir, lk *Lock, o startOptions) (*attempt.Claim, error) {
-	st, err := readStatusIn(jd, dir, newReadOptions(nil), statusSchema())
+func claimForRemove(op string, jd *fsys.Dir, lk *Lock, o startOptions) (*attempt.Claim, error) {
+	dir := jobDir(jd)
+	st, err := readStatusIn(jd, newReadOptions(nil), statusSchema())
 	if err == nil {
-		err = refuseUnfinished(op, jd, dir, st)
+		err = refuseUnfinished(op, jd, st)
 	}
 	if err != nil {
 		return nil, err
 	}
 	a := st.Attempt
 	var p passed
-	c, err := takeAttempt(op, jd, dir, a+1)
+	c, err := takeAttempt(op, jd, a+1)
 	if errors.Is(err, ErrLocked) {
-		if p, err = passStaleClaims(op, jd, dir, lk, a, o.host, o.lease); err != nil {
+		if p, err = passStaleClaims(op, jd, lk, a, o.host, o.lease); err != nil {
 			return nil, err
 		}
-		c, err = takeAttempt(op, jd, dir, p.next)
+		c, err = takeAttempt(op, jd, p.next)
 	}
 	if err != nil {
 		return nil, err
 	}
-	now, err := rereadStatus(op, jd, dir, p.ended)
+	now, err := rereadStatus(op, jd, p.ended)
 	switch {
 	case err != nil:
 	case now == nil || !now.State.Terminal():
-		err = refuseUnfinished(op, jd, dir, now)
+		err = refuseUnfinished(op, jd, now)
 	case now.Attempt > max(a, p.taken):
 		err = errLocked(op, dir.StatusPath(), fmt.Sprintf("attempt %d claimed the job meanwhile", now.Attempt))
 	}

@@ -31,7 +31,7 @@ func removeFromOtherHost(dir JobDir) error {
 	if err != nil {
 		return err
 	}
-	return removeLocked("remove", jd, dir, &Lock{dir: dir}, o)
+	return removeLocked("remove", jd, &Lock{dir: dir}, o)
 }
 
 // The worst interleaving of a Start and a removal on two hosts: a starter
@@ -130,12 +130,12 @@ func TestList_JobRemovedWhileReadIsLeftOut(t *testing.T) {
 			if when == "before the reads" {
 				remove()
 			}
-			e, done, gone := readEntrySpec(jd, dir)
+			e, done, gone := readEntrySpec(jd)
 			if !done {
 				if when == "between the reads" {
 					remove()
 				}
-				e, gone = readEntryStatus(jd, dir, e)
+				e, gone = readEntryStatus(jd, e)
 			}
 			if !gone {
 				t.Fatalf("List would show the removed job: spec %v, status %v, err %v", e.Spec, e.Status, e.Err)
@@ -152,9 +152,9 @@ func TestList_JobRemovedWhileReadIsLeftOut(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer jd.Close()
-	e, done, gone := readEntrySpec(jd, dir)
+	e, done, gone := readEntrySpec(jd)
 	if !done {
-		e, gone = readEntryStatus(jd, dir, e)
+		e, gone = readEntryStatus(jd, e)
 	}
 	if gone || e.Spec == nil || e.Status == nil || e.Err != nil {
 		t.Fatalf("a job in place must be read whole: %+v, gone %v", e, gone)
@@ -259,7 +259,7 @@ func TestRemove_AMissingStatusAlwaysComesWithAMissingJobJSON(t *testing.T) {
 		if err == nil || st != nil {
 			t.Errorf("after deleting %s: ReadCancel by path found the job", filepath.Base(path))
 		}
-		status, serr := readStatusIn(jd, dir, newReadOptions(nil), statusSchema())
+		status, serr := readStatusIn(jd, newReadOptions(nil), statusSchema())
 		_, lerr := jd.Lstat(SpecFile)
 		if serr == nil && status == nil && lerr == nil {
 			t.Errorf("after deleting %s: status.json is missing while job.json is there: a reader would take the job for one that has not run", filepath.Base(path))

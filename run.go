@@ -115,19 +115,19 @@ func Start(dir JobDir, opts ...StartOption) (*Run, error) {
 	if err != nil {
 		return nil, err
 	}
-	lk, err := lockJobIn(op, jd, dir)
+	lk, err := lockJobIn(op, jd)
 	if err != nil {
 		defer jd.Close()
 		if errors.Is(err, ErrLocked) {
 			// A canceller holds job.lock while it cancels a queued job: a
 			// request already published decides, not the lock.
-			if p := findCancelIn(jd, dir); p != nil {
+			if p := findCancelIn(jd); p != nil {
 				return nil, p.asError(op, dir, "the job was not started: "+err.Error(), "skip this job; submit a new job to run this work again")
 			}
 		}
 		return nil, err
 	}
-	r, err := startLocked(op, jd, dir, lk, o)
+	r, err := startLocked(op, jd, lk, o)
 	if err != nil {
 		_ = lk.Unlock() // the error that matters is err
 		jd.Close()
@@ -139,31 +139,32 @@ func Start(dir JobDir, opts ...StartOption) (*Run, error) {
 // start is Start once it holds job.lock, in three steps: what the job is
 // (readForStart), who may run it (claimForStart), and the run itself
 // (begin).
-func startLocked(op string, jd *fsys.Dir, dir JobDir, lk *Lock, o startOptions) (*Run, error) {
-	spec, last, err := readForStart(op, jd, dir)
+func startLocked(op string, jd *fsys.Dir, lk *Lock, o startOptions) (*Run, error) {
+	spec, last, err := readForStart(op, jd)
 	if err != nil {
 		return nil, err
 	}
-	c, last, err := claimForStart(op, jd, dir, lk, last, o)
+	c, last, err := claimForStart(op, jd, lk, last, o)
 	if err != nil {
-		return nil, refuseLost(op, jd, dir, err)
+		return nil, refuseLost(op, jd, err)
 	}
-	return begin(op, jd, dir, lk, spec, c, last, o)
+	return begin(op, jd, lk, spec, c, last, o)
 }
 
 // readForStart reads the job's spec and last status; a job in a terminal
 // state is not started again (ErrCancelRequested if it has a request).
-func readForStart(op string, jd *fsys.Dir, dir JobDir) (JobSpec, *JobStatus, error) {
-	spec, err := readSpecIn(jd, dir, newReadOptions(nil), specSchema())
+func readForStart(op string, jd *fsys.Dir) (JobSpec, *JobStatus, error) {
+	dir := jobDir(jd)
+	spec, err := readSpecIn(jd, newReadOptions(nil), specSchema())
 	if err != nil {
 		return JobSpec{}, nil, err
 	}
-	last, err := readStatusIn(jd, dir, newReadOptions(nil), statusSchema())
+	last, err := readStatusIn(jd, newReadOptions(nil), statusSchema())
 	if err != nil {
 		return JobSpec{}, nil, err
 	}
 	if last != nil && last.State.Terminal() {
-		if p := findCancelIn(jd, dir); p != nil {
+		if p := findCancelIn(jd); p != nil {
 			return JobSpec{}, nil, p.asError(op, dir, fmt.Sprintf("the job is already %s and is not started again", last.State),
 				"submit a new job to run this work again")
 		}
@@ -174,8 +175,9 @@ func readForStart(op string, jd *fsys.Dir, dir JobDir) (JobSpec, *JobStatus, err
 
 // begin makes the Run of claim c, unless the job has a cancel request (then
 // it is cancelled, and not started), and writes running.
-func begin(op string, jd *fsys.Dir, dir JobDir, lk *Lock, spec JobSpec, c *attempt.Claim, last *JobStatus, o startOptions) (*Run, error) {
-	if err := refuseCancelled(op, jd, dir, c, last); err != nil {
+func begin(op string, jd *fsys.Dir, lk *Lock, spec JobSpec, c *attempt.Claim, last *JobStatus, o startOptions) (*Run, error) {
+	dir := jobDir(jd)
+	if err := refuseCancelled(op, jd, c, last); err != nil {
 		return nil, err
 	}
 	r := &Run{dir: dir, jd: jd, spec: spec, lock: lk, progressState: progressState{interval: o.progressInterval}}
@@ -321,7 +323,7 @@ func (r *Run) Finish(o Outcome) error {
 	}
 	next := r.withPending()
 	now := Now()
-	next.State, next.Message, next.Error, next.Remedy = o.State, finishMessage(r.jd, r.dir, o.State, o.Message), o.Error, o.Remedy
+	next.State, next.Message, next.Error, next.Remedy = o.State, finishMessage(r.jd, o.State, o.Message), o.Error, o.Remedy
 	next.FinishedAt = &now
 	next.ExitCode = nil
 	if o.ExitCode != nil {

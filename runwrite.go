@@ -426,7 +426,7 @@ func (r *Run) notReplaced() error {
 		return nil // not a record: the write replaces it, or fails in its own way
 	}
 	now := "its record cannot be read"
-	if st, rerr := readStatusIn(r.jd, r.dir, newReadOptions(nil), statusSchema()); rerr == nil && st != nil {
+	if st, rerr := readStatusIn(r.jd, newReadOptions(nil), statusSchema()); rerr == nil && st != nil {
 		now = fmt.Sprintf("it now says %s, seq %d (this run wrote seq %d)", st.State, st.Seq, r.st.Seq)
 	}
 	n := r.own.claim.N()

@@ -69,13 +69,13 @@ func claimFromOldView(t *testing.T, dir JobDir) error {
 	jd, err := openJobDir(op, dir)
 	require.NoError(t, err)
 	defer jd.Close()
-	lk, err := lockJobIn(op, jd, dir)
+	lk, err := lockJobIn(op, jd)
 	require.NoError(t, err)
 	defer func() { require.NoError(t, lk.Unlock()) }()
-	_, last, err := readForStart(op, jd, dir)
+	_, last, err := readForStart(op, jd)
 	require.NoError(t, err)
 	require.Equal(t, Queued, last.State, "the old view")
-	c, _, err := claimForStart(op, jd, dir, lk, last, o)
+	c, _, err := claimForStart(op, jd, lk, last, o)
 	if err == nil {
 		_ = c.Withdraw()
 	}

@@ -359,11 +359,12 @@ func readSpec(dir JobDir, o readOptions, sch recordSchema) (JobSpec, error) {
 		return JobSpec{}, err
 	}
 	defer d.Close()
-	return readSpecIn(d, dir, o, sch)
+	return readSpecIn(d, o, sch)
 }
 
 // readSpecIn is ReadSpec in the job directory d.
-func readSpecIn(d *fsys.Dir, dir JobDir, o readOptions, sch recordSchema) (JobSpec, error) {
+func readSpecIn(d *fsys.Dir, o readOptions, sch recordSchema) (JobSpec, error) {
+	dir := jobDir(d)
 	const op = "read spec"
 	path := dir.SpecPath()
 	var spec JobSpec
@@ -435,7 +436,7 @@ func WriteStatus(dir JobDir, st JobStatus, opts ...WriteOption) error {
 		return err
 	}
 	defer d.Close()
-	if err := noStepBack(op, d, dir, &st); err != nil {
+	if err := noStepBack(op, d, &st); err != nil {
 		return err
 	}
 	return writeRecordIn(d, at, data, o, replaceTarget, nil)
@@ -463,8 +464,9 @@ func encodeStatus(op string, dir JobDir, st *JobStatus) ([]byte, error) {
 
 // noStepBack refuses next if it would take the job backwards from the
 // status.json in d: a lower seq, or an unfinished state over a finished one.
-func noStepBack(op string, d *fsys.Dir, dir JobDir, next *JobStatus) error {
-	cur, err := readStatusIn(d, dir, newReadOptions(nil), statusSchema())
+func noStepBack(op string, d *fsys.Dir, next *JobStatus) error {
+	dir := jobDir(d)
+	cur, err := readStatusIn(d, newReadOptions(nil), statusSchema())
 	if err != nil || cur == nil {
 		return nil // nothing to go back from, or nothing readable: a repair may replace it
 	}
@@ -514,7 +516,7 @@ func ReadStatus(dir JobDir, opts ...ReadOption) (*JobStatus, error) {
 		return nil, err
 	}
 	defer d.Close()
-	st, err := readStatusIn(d, dir, newReadOptions(opts), statusSchema())
+	st, err := readStatusIn(d, newReadOptions(opts), statusSchema())
 	if err == nil {
 		if _, serr := d.Lstat(SpecFile); errors.Is(serr, fs.ErrNotExist) {
 			return nil, errNotJob(op, dir)
@@ -526,7 +528,8 @@ func ReadStatus(dir JobDir, opts ...ReadOption) (*JobStatus, error) {
 // readStatusIn is ReadStatus in the job directory d, for a given schema,
 // without the check that job.json exists (List has just read it): nil, nil
 // when status.json is absent.
-func readStatusIn(d *fsys.Dir, dir JobDir, o readOptions, sch recordSchema) (*JobStatus, error) {
+func readStatusIn(d *fsys.Dir, o readOptions, sch recordSchema) (*JobStatus, error) {
+	dir := jobDir(d)
 	const op = "read status"
 	path := dir.StatusPath()
 	var st *JobStatus

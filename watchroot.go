@@ -1077,7 +1077,7 @@ func readJob(j *rootJob, mask readMask, stamp bool) jobRead {
 	}
 	o := newReadOptions(nil)
 	if mask&maskSpec != 0 {
-		spec, err := readSpecIn(d, j.dir, o, specSchema())
+		spec, err := readSpecIn(d, o, specSchema())
 		if err != nil {
 			r.specErr = err
 			if errors.Is(err, ErrNotJob) {
@@ -1088,13 +1088,13 @@ func readJob(j *rootJob, mask readMask, stamp bool) jobRead {
 		}
 	}
 	if mask&maskStatus != 0 {
-		r.status, r.statusErr = readStatusIn(d, j.dir, o, statusSchema())
+		r.status, r.statusErr = readStatusIn(d, o, statusSchema())
 	}
 	if mask&maskCancel != 0 {
 		if _, err := d.Lstat(CancelFile); errors.Is(err, fs.ErrNotExist) {
 			return r // the usual case, for the price of a stat
 		}
-		r.cancel, r.cancErr = readCancelIn(d, j.dir, o)
+		r.cancel, r.cancErr = readCancelIn(d, o)
 		if r.cancel != nil && r.cancel.JobID != j.dir.ID() {
 			r.cancel, r.cancErr = nil, errWrongJobID("read cancel request", j.dir.CancelPath(), r.cancel.JobID, j.dir)
 		}
