@@ -30,9 +30,14 @@ func ownerOf(st *JobStatus) *attempt.Owner {
 	return &attempt.Owner{Host: st.Host, PID: st.PID, PIDScope: st.PIDScope, PIDStart: st.PIDStart, Lease: st.Lease}
 }
 
-// fencedBy names this process in a fence marker, for people.
+// fencedBy names this process in a fence marker, for people. The marker
+// decides nothing by its text, so a host that cannot be named is said to
+// be unknown rather than failing the fence.
 func fencedBy() string {
-	host, _ := HostID()
+	host, err := HostID()
+	if err != nil {
+		host = "(host unknown: " + err.Error() + ")"
+	}
 	return host + " pid " + strconv.Itoa(os.Getpid())
 }
 
