@@ -128,23 +128,31 @@ func reconcileJob(dir JobDir) (changed, undecided bool, err error) {
 			why = "attempt " + strconv.FormatUint(a, 10) + ": " + judged
 		}
 	}
-	// Take the job over as a starter does, so that of reconcilers and
-	// starters on any number of hosts exactly one writes, and none writes
-	// over another's record.
+	return takeOverLost(jd, lk, st, endsAttempt, host, why)
+}
+
+// takeOverLost takes over the job in jd, whose status st says running an
+// attempt judged gone (endsAttempt: that attempt's claim is still to be
+// fenced), and marks it lost for why. It takes the job over as a starter
+// does, so that of reconcilers and starters on any number of hosts
+// exactly one writes, and none writes over another's record. It changes
+// nothing if another process took the job over, or if the status it reads
+// once it holds the claim no longer says running st's attempt (a write of
+// the runner that resolved its .run directory before the fence landed: a
+// job that finished is left alone).
+func takeOverLost(jd *fsys.Dir, lk *Lock, st *JobStatus, endsAttempt bool, host, why string) (changed, undecided bool, err error) {
 	c, now, err := takeOver("reconcile", jd, lk, st, endsAttempt, startOptions{host: host, lease: DefaultLease})
 	if lostClaim(err) {
-		return false, false, nil // another process took it over, or it ended
+		return false, false, nil
 	}
 	if err != nil {
 		return false, false, err
 	}
-	// A write of the runner that resolved .run-a before the fence may have
-	// landed: leave a job that finished.
 	if now == nil || now.State != Running || now.Attempt != st.Attempt {
 		_ = c.Withdraw()
 		return false, false, nil
 	}
-	return markLost(dir, c, now, why)
+	return markLost(jobDir(jd), c, now, why)
 }
 
 // markLost writes lost over st, the status of a runner judged gone, as the
@@ -184,7 +192,6 @@ func markLost(dir JobDir, c *attempt.Claim, st *JobStatus, why string) (changed,
 // .run directory before the fence), the job is running an attempt this
 // process took over, and is marked lost.
 func clearStaleClaims(jd *fsys.Dir, lk *Lock, st *JobStatus, host string) (changed, undecided bool, err error) {
-	dir := jobDir(jd)
 	var a uint64
 	if st != nil {
 		a = st.Attempt
@@ -202,18 +209,7 @@ func clearStaleClaims(jd *fsys.Dir, lk *Lock, st *JobStatus, host string) (chang
 	}
 	// The job runs attempt taken, whose runner this process fenced: it
 	// alone takes the job over, claiming the attempt after it.
-	c, now, err := takeOver("reconcile", jd, lk, st, false, startOptions{host: host, lease: DefaultLease})
-	if lostClaim(err) {
-		return false, false, nil
-	}
-	if err != nil {
-		return false, false, err
-	}
-	if now == nil || now.State != Running || now.Attempt != taken {
-		_ = c.Withdraw()
-		return false, false, nil
-	}
-	return markLost(dir, c, now, "attempt "+strconv.FormatUint(taken, 10)+": its claimant was judged gone and fenced")
+	return takeOverLost(jd, lk, st, false, host, "attempt "+strconv.FormatUint(taken, 10)+": its claimant was judged gone and fenced")
 }
 
 // claimPending reports whether a later attempt than st's (nil: no status)
