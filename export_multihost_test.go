@@ -118,3 +118,7 @@ func (p pausing) Replace(tmp, name string, writeThrough bool, timeout time.Durat
 	p.before()
 	return p.Claim.Replace(tmp, name, writeThrough, timeout)
 }
+
+// DeadRunnerFencedByADeadTaker makes a job whose runner of attempt 1 died on
+// this host, and whose taker won the fence of attempt 1 and died.
+var DeadRunnerFencedByADeadTaker = deadRunnerFencedByADeadTaker

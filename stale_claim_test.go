@@ -128,3 +128,36 @@ func TestRequestCancel_QueuedJobWithStaleClaimIsCancelled(t *testing.T) {
 	_, err = jobstore.Start(dir)
 	require.ErrorIs(t, err, jobstore.ErrCancelRequested)
 }
+
+// A taker that won the fence of a dead runner's attempt 1, claimed attempt 2
+// holding job.lock, and was killed before its first status write: its claim
+// is judged by job.lock's record (a dead pid on this host) and fenced, and
+// the job goes on as attempt 3, at once.
+func TestTakeOver_AFenceWinnerKilledAfterItsClaimIsTakenOverAtOnce(t *testing.T) {
+	t.Run("Start", func(t *testing.T) {
+		dir := jobstore.DeadRunnerFencedByADeadTaker(t)
+		killedClaimant(t, dir, 2)
+		r, err := jobstore.Start(dir)
+		require.NoError(t, err, "a dead winner's claim must not block the job")
+		t.Cleanup(func() { _ = r.Close() })
+		st, err := jobstore.ReadStatus(dir)
+		require.NoError(t, err)
+		require.Equal(t, jobstore.Running, st.State)
+		require.EqualValues(t, 3, st.Attempt)
+		require.EqualValues(t, 3, st.Seq)
+		require.Equal(t, os.Getpid(), st.PID)
+		requireTakenOver(t, dir, 2)
+	})
+	t.Run("Reconcile", func(t *testing.T) {
+		dir := jobstore.DeadRunnerFencedByADeadTaker(t)
+		killedClaimant(t, dir, 2)
+		changed, err := jobstore.Reconcile(dir)
+		require.NoError(t, err)
+		require.True(t, changed, "the dead runner's job must be marked lost")
+		st, err := jobstore.ReadStatus(dir)
+		require.NoError(t, err)
+		require.Equal(t, jobstore.Lost, st.State)
+		require.EqualValues(t, 3, st.Attempt, "lost is written by the reconciler's own attempt")
+		requireTakenOver(t, dir, 2)
+	})
+}

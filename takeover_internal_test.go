@@ -68,3 +68,53 @@ func TestTakeOver_AFenceWinnerThatDiedBeforeItsClaimNeverBlocksTheJob(t *testing
 		require.False(t, changed)
 	})
 }
+
+// A process that loses the fence of attempt 1 to a winner whose first record
+// has landed stands down before it claims anything: the winner's attempt
+// (running) or outcome (terminal) decides, and no claim of attempt 2 is
+// made by the loser.
+func TestTakeOver_AFenceLoserStandsDownWhenTheWinnersRecordLanded(t *testing.T) {
+	cases := []struct {
+		name    string
+		landed  State
+		want    error
+		wantAt  func(JobDir) string
+		subject string
+	}{
+		{"running", Running, ErrLocked, func(d JobDir) string { return fencedPath(d, 1) }, ""},
+		{"terminal", Lost, ErrInvalid, JobDir.StatusPath, "state"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := deadRunnerFencedByADeadTaker(t)
+			last := mustStatus(t, dir) // what the loser read: attempt 1, its runner gone
+			landed := last
+			landed.State, landed.Seq, landed.Attempt, landed.PID = tc.landed, 3, 2, os.Getpid()
+			if tc.landed.Terminal() {
+				now := Now()
+				landed.FinishedAt = &now
+			}
+			require.NoError(t, WriteStatus(dir, landed))
+
+			jd, err := openJobDir("start", dir)
+			require.NoError(t, err)
+			t.Cleanup(func() { jd.Close() })
+			lk, err := lockJobIn("start", jd)
+			require.NoError(t, err)
+			t.Cleanup(func() { _ = lk.Unlock() })
+			host, err := HostID()
+			require.NoError(t, err)
+			c, now, err := takeOver("start", jd, lk, &last, true, startOptions{host: host, lease: DefaultLease})
+			require.ErrorIs(t, err, tc.want)
+			require.Nil(t, c)
+			require.Nil(t, now)
+			var e *Error
+			require.ErrorAs(t, err, &e)
+			require.Equal(t, tc.wantAt(dir), e.Path, "the loser stands down at the fence: %v", err)
+			require.Equal(t, tc.subject, e.Subject)
+			require.NoDirExists(t, runPath(dir, 2), "the loser claims nothing")
+			require.NoDirExists(t, fencedPath(dir, 2))
+			require.Equal(t, landed.Seq, mustStatus(t, dir).Seq, "the winner's record stands")
+		})
+	}
+}
