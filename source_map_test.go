@@ -1,0 +1,59 @@
+package jobstore_test
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestSourceMap keeps docs/source.md true: its tables name every non-test Go
+// file of the root package and every package under internal/, once each,
+// and nothing else.
+func TestSourceMap(t *testing.T) {
+	doc := string(readFile(t, filepath.Join("docs", "source.md")))
+	// The first cell of a table row: | `name` | ...
+	rows := regexp.MustCompile("(?m)^\\| `([^`]+)` \\|").FindAllStringSubmatch(doc, -1)
+	var mapped []string
+	for _, r := range rows {
+		mapped = append(mapped, r[1])
+	}
+
+	var want []string
+	files, err := filepath.Glob("*.go")
+	require.NoError(t, err)
+	for _, f := range files {
+		if !strings.HasSuffix(f, "_test.go") {
+			want = append(want, f)
+		}
+	}
+	entries, err := os.ReadDir("internal")
+	require.NoError(t, err)
+	for _, e := range entries {
+		if e.IsDir() {
+			want = append(want, "internal/"+e.Name())
+		}
+	}
+	require.NotEmpty(t, want)
+
+	for _, name := range want {
+		assert.Equal(t, 1, count(mapped, name), "docs/source.md should name %s once", name)
+	}
+	for _, name := range mapped {
+		assert.Contains(t, want, name, "docs/source.md names %s, which is not a root Go file or an internal package", name)
+	}
+}
+
+func count(names []string, name string) int {
+	n := 0
+	for _, s := range names {
+		if s == name {
+			n++
+		}
+	}
+	return n
+}
