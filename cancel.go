@@ -135,8 +135,7 @@ func RequestCancel(dir JobDir, req CancelRequest) error {
 	if err != nil {
 		return err
 	}
-	o := newWriteOptions(nil)
-	o.perm &^= 0o222 // written once, then read-only
+	o := newWriteOptions(nil).writeOnce()
 	if err := writeRecord(jobRecord(dir, CancelFile), data, o, createOnly); err != nil && !errors.Is(err, ErrExists) {
 		return err
 	}

@@ -159,6 +159,14 @@ func newWriteOptions(opts []WriteOption) writeOptions {
 	return o
 }
 
+// writeOnce is o for a record written once (job.json, cancel.json): its
+// file is made read-only, so that a person or tool editing the job sees it
+// is not to be changed.
+func (o writeOptions) writeOnce() writeOptions {
+	o.perm &^= 0o222
+	return o
+}
+
 // NoSync skips both fsyncs (of the file and of its directory). The replace
 // stays atomic: a reader sees the old record or the new one, never a mix,
 // and a crash of the writing process changes nothing of that. A power cut

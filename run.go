@@ -55,9 +55,7 @@ func Submit(root string, spec JobSpec) (JobDir, error) {
 		return "", err
 	}
 	o := newWriteOptions(nil)
-	readOnly := o
-	readOnly.perm &^= 0o222 // job.json: written once, then read-only
-	recs := []builtRecord{{SpecFile, specData, readOnly, createOnly}, {StatusFile, statusData, o, replaceTarget}}
+	recs := []builtRecord{{SpecFile, specData, o.writeOnce(), createOnly}, {StatusFile, statusData, o, replaceTarget}}
 	if err := createJob(op, dir, recs, false); err != nil {
 		return "", err
 	}

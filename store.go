@@ -51,8 +51,7 @@ func WriteSpec(dir JobDir, spec JobSpec, opts ...WriteOption) error {
 	if err != nil {
 		return err
 	}
-	o := newWriteOptions(opts)
-	o.perm &^= 0o222 // written once, then read-only
+	o := newWriteOptions(opts).writeOnce()
 	if _, err := os.Lstat(string(dir)); errors.Is(err, fs.ErrNotExist) {
 		return createJob(op, dir, []builtRecord{{SpecFile, data, o, createOnly}}, o.noSync)
 	}
