@@ -497,7 +497,8 @@ func (c *CancelRequest) decode(b []byte) error {
 	if err := json.Unmarshal(b, &j); err != nil {
 		return err
 	}
-	*c = CancelRequest{j.SchemaVersion, j.JobID, time.Time(j.RequestedAt), j.RequestedBy, j.Reason}
+	*c = CancelRequest{SchemaVersion: j.SchemaVersion, JobID: j.JobID, RequestedAt: time.Time(j.RequestedAt),
+		RequestedBy: j.RequestedBy, Reason: j.Reason}
 	return nil
 }
 
