@@ -148,16 +148,7 @@ func takeOver(op string, jd *fsys.Dir, lk *Lock, last *JobStatus, endsAttempt bo
 			}
 		}
 	}
-	// The common case first: attempt a+1 is free (its mkdir is the test).
-	// Only if it is claimed or over are the claims after a judged.
-	var p passed
-	c, err := takeAttempt(op, jd, a+1)
-	if errors.Is(err, ErrLocked) {
-		if p, err = passStaleClaims(op, jd, lk, a, o.host, o.lease); err != nil {
-			return nil, nil, err
-		}
-		c, err = takeAttempt(op, jd, p.next)
-	}
+	c, p, err := claimAfter(op, jd, lk, a, o)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -190,7 +181,24 @@ func takeOver(op string, jd *fsys.Dir, lk *Lock, last *JobStatus, endsAttempt bo
 	return c, now, nil
 }
 
-// take claims attempt n of the job: an attempt claimed by another process,
+// claimAfter claims the first attempt after a that can be claimed. The
+// common case first: attempt a+1 is free (its mkdir is the test). Only if
+// it is claimed or over are the claims after a judged and passed
+// (passStaleClaims, whose account of them is returned).
+func claimAfter(op string, jd *fsys.Dir, lk *Lock, a uint64, o startOptions) (*attempt.Claim, passed, error) {
+	c, err := takeAttempt(op, jd, a+1)
+	if !errors.Is(err, ErrLocked) {
+		return c, passed{}, err
+	}
+	p, err := passStaleClaims(op, jd, lk, a, o.host, o.lease)
+	if err != nil {
+		return nil, p, err
+	}
+	c, err = takeAttempt(op, jd, p.next)
+	return c, p, err
+}
+
+// takeAttempt claims attempt n of the job: an attempt claimed by another process,
 // or over, is ErrLocked naming it.
 func takeAttempt(op string, jd *fsys.Dir, n uint64) (*attempt.Claim, error) {
 	dir := jobDir(jd)

@@ -391,14 +391,7 @@ func claimForRemove(op string, jd *fsys.Dir, lk *Lock, o startOptions) (*attempt
 		return nil, err
 	}
 	a := st.Attempt
-	var p passed
-	c, err := takeAttempt(op, jd, a+1)
-	if errors.Is(err, ErrLocked) {
-		if p, err = passStaleClaims(op, jd, lk, a, o.host, o.lease); err != nil {
-			return nil, err
-		}
-		c, err = takeAttempt(op, jd, p.next)
-	}
+	c, p, err := claimAfter(op, jd, lk, a, o)
 	if err != nil {
 		return nil, err
 	}
