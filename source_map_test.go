@@ -57,3 +57,29 @@ func count(names []string, name string) int {
 	}
 	return n
 }
+
+// TestSourceMap_OtherMeansNeitherUnixNorWindows keeps one meaning of _other in
+// a file name: the build constraint !unix && !windows, and only that.
+func TestSourceMap_OtherMeansNeitherUnixNorWindows(t *testing.T) {
+	var others []string
+	err := filepath.WalkDir(".", func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		name := d.Name()
+		if d.IsDir() && path != "." && (strings.HasPrefix(name, ".") || name == "testdata") {
+			return filepath.SkipDir
+		}
+		if strings.HasSuffix(name, "_other.go") || strings.HasSuffix(name, "_other_test.go") {
+			others = append(others, path)
+		}
+		return nil
+	})
+	require.NoError(t, err)
+	require.NotEmpty(t, others, "the module has _other files (internal/fsys, internal/flock, ...)")
+	for _, path := range others {
+		src := string(readFile(t, path))
+		line, _, _ := strings.Cut(src, "\n")
+		assert.Equal(t, "//go:build !unix && !windows", line, "%s: _other means !unix && !windows", path)
+	}
+}
