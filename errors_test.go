@@ -138,9 +138,9 @@ func TestErrors_NewerSchemaCarriesBothVersions(t *testing.T) {
 	var e *jobstore.Error
 	require.ErrorAs(t, err, &e)
 	assert.Equal(t, 3, e.Found)
-	assert.Equal(t, 1, e.Supported)
+	assert.Equal(t, jobstore.StatusSchemaVersion, e.Supported)
 	assert.Equal(t, "schema_version", e.Subject)
-	assert.Contains(t, err.Error(), "written by a newer jobstore (schema_version 3); this version understands up to 1")
+	assert.Contains(t, err.Error(), "written by a newer jobstore (schema_version 3); this version understands up to 2")
 	assert.Contains(t, err.Error(), filepath.Join("j1", "status.json"))
 }
 

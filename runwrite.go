@@ -257,7 +257,7 @@ func (r *Run) stamp(op string, next JobStatus, now time.Time) (JobStatus, error)
 	if err != nil {
 		return next, err
 	}
-	next.SchemaVersion = StatusSchemaVersion
+	next.SchemaVersion = StatusSchemaVersion // as a reader sees it; the file gets the version the record needs
 	next.JobID = r.dir.ID()
 	next.Seq = seq
 	next.UpdatedAt = now
