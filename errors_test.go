@@ -11,6 +11,7 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/axqua/jobstore"
 	"github.com/stretchr/testify/assert"
@@ -29,6 +30,7 @@ var sentinels = map[string]error{
 	"ErrCancelRequested": jobstore.ErrCancelRequested,
 	"ErrNotRegular":      jobstore.ErrNotRegular,
 	"ErrNotOwner":        jobstore.ErrNotOwner,
+	"ErrNotDue":          jobstore.ErrNotDue,
 }
 
 // oneSentence is the shape of Error(): "jobstore: ", then one line that ends
@@ -86,6 +88,11 @@ func failWith(t *testing.T, name string) error {
 		// What a fence by another host does: the attempt's directory is renamed away.
 		require.NoError(t, os.Rename(jobstore.RunDirPath(dir, 1), jobstore.FencedDirPath(dir, 1)))
 		return run.SetMessage("after the fence")
+	case "ErrNotDue":
+		dir, err := jobstore.Submit(tempDir(t), jobstore.JobSpec{ID: "tomorrow", Kind: "test", NotBefore: time.Now().Add(24 * time.Hour)})
+		require.NoError(t, err)
+		_, err = jobstore.Start(dir)
+		return err
 	case "ErrCancelRequested":
 		dir := newJob(t, "cancelled-before-start")
 		require.NoError(t, jobstore.RequestCancel(dir, jobstore.CancelRequest{Reason: "not needed"}))
@@ -239,6 +246,7 @@ func TestErrorCode_NamesTheKindOfEachFailure(t *testing.T) {
 		"ErrNotJob": "not_job", "ErrExists": "exists", "ErrCorrupt": "corrupt", "ErrTooLarge": "too_large",
 		"ErrInvalid": "invalid", "ErrNewerSchema": "newer_schema", "ErrNoMigration": "no_migration", "ErrLocked": "locked",
 		"ErrCancelRequested": "cancel_requested", "ErrNotRegular": "not_regular", "ErrNotOwner": "not_owner",
+		"ErrNotDue": "not_due",
 	}
 	require.Len(t, want, len(sentinels))
 	for name := range sentinels {

@@ -124,12 +124,41 @@ func StartNext(ctx context.Context, root string, opts ...StartOption) (*Run, err
 		if changed != nil && c.follow() {
 			continue // a directory followed only now may have completed meanwhile
 		}
+		due := newWake(c.wakeAt())
 		select {
 		case <-changed:
 		case <-tick.C:
+		case <-due.C():
 		case <-ctx.Done():
+			due.Stop()
 			return nil, nextCtxError(op, root, ctx)
 		}
+		due.Stop()
+	}
+}
+
+// wake is a timer for the moment the earliest job not yet due becomes
+// due: a waiting StartNext or Worker starts it then, not at its next scan.
+type wake struct{ t *time.Timer }
+
+// newWake arms a timer for at; a zero at arms none (C is then nil).
+func newWake(at time.Time) wake {
+	if at.IsZero() {
+		return wake{}
+	}
+	return wake{time.NewTimer(time.Until(at))}
+}
+
+func (w wake) C() <-chan time.Time {
+	if w.t == nil {
+		return nil
+	}
+	return w.t.C
+}
+
+func (w wake) Stop() {
+	if w.t != nil {
+		w.t.Stop()
 	}
 }
 
@@ -192,7 +221,7 @@ func passedOver(err error) (nextState, bool) {
 		return stateSettled, true
 	case errors.As(err, &e) && e.Sentinel == ErrInvalid && e.Subject == "state":
 		return stateSettled, true
-	case errors.Is(err, ErrLocked), errors.Is(err, ErrNotOwner), errors.Is(err, fs.ErrNotExist):
+	case errors.Is(err, ErrLocked), errors.Is(err, ErrNotOwner), errors.Is(err, fs.ErrNotExist), errors.Is(err, ErrNotDue):
 		return stateUnknown, true
 	}
 	return stateUnknown, false
@@ -207,7 +236,8 @@ const (
 	stateCancelling                  // status queued with cancel.json: never started
 	stateIncomplete                  // no job.json or no status.json yet
 	stateBroken                      // a record unreadable, or Start failed on its own
-	stateSettled                     // running or ended: never queued again
+	stateRunning                     // running: queued again if its attempt fails with attempts left, or its runner is gone
+	stateSettled                     // ended: queued again only by Retry, which changes the root
 )
 
 // nextEntry is one job directory as StartNext last read it.
@@ -219,6 +249,8 @@ type nextEntry struct {
 	state       nextState
 	kind        string
 	submittedAt time.Time
+	priority    int
+	due         time.Time // queued: not started before (not_before, retry_at); zero: at once
 	errText     string    // the last error reported for it
 	retryAt     time.Time // stateBroken after a failed Start: not tried before
 	taking      bool      // a StartNext of this process is starting it
@@ -241,6 +273,7 @@ type nextCache struct {
 	entries    map[string]*nextEntry
 	users      int         // StartNext calls in progress
 	idle       *time.Timer // drops the cache once nobody used it for nextCacheIdle
+	wake       time.Time   // when the earliest job not due at the last look is due
 	events     *nextEvents // nil until a StartNext waits; dropped with the cache
 	reads      int         // job directories read, for tests
 	stats      int         // stats of job directories and job.json files, for tests
@@ -392,18 +425,38 @@ func (c *nextCache) look(kinds []string) ([]*nextEntry, []nextReport, error) {
 		c.rootStamp, c.rootReadAt, c.rootRead = rs, now, true
 	}
 	var cands []*nextEntry
+	c.wake = time.Time{}
+	wall := time.Now()
 	for _, e := range c.entries {
-		if e.state == stateQueued && !e.taking && (len(kinds) == 0 || slices.Contains(kinds, e.kind)) {
-			cands = append(cands, e)
+		if e.state != stateQueued || e.taking || (len(kinds) > 0 && !slices.Contains(kinds, e.kind)) {
+			continue
 		}
+		if e.due.After(wall) {
+			if c.wake.IsZero() || e.due.Before(c.wake) {
+				c.wake = e.due // the earliest job not yet due: the wait ends then
+			}
+			continue
+		}
+		cands = append(cands, e)
 	}
 	slices.SortFunc(cands, func(a, b *nextEntry) int {
+		if c := cmp.Compare(b.priority, a.priority); c != 0 {
+			return c // higher first
+		}
 		if c := a.submittedAt.Compare(b.submittedAt); c != 0 {
 			return c
 		}
 		return cmp.Compare(a.name, b.name)
 	})
 	return cands, reports, nil
+}
+
+// wakeAt is when the earliest job that was not yet due at the last look
+// becomes due (zero: none).
+func (c *nextCache) wakeAt() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.wake
 }
 
 // rootError is StartNext's error for a root it cannot look at.
@@ -436,14 +489,6 @@ func (c *nextCache) refresh(d *dirstamp.Dir, e *nextEntry, reports []nextReport)
 		return reports
 	}
 	specRel := filepath.Join(e.name, SpecFile)
-	if e.state == stateSettled && st.SameDir(e.stamp) {
-		// Running or ended, and still the same job if job.json (written
-		// once) is the same file: its records need not be read.
-		if spec, err := c.fileStamp(d, specRel); err == nil && spec == e.spec {
-			e.stamp = st
-			return reports
-		}
-	}
 	e.stamp, e.readAt = st, c.now()
 	e.spec, _ = c.fileStamp(d, specRel) // before the read: a job.json made after it differs
 	c.reads++
@@ -476,10 +521,13 @@ func (e *nextEntry) read(dir JobDir) error {
 	case je.Err != nil:
 		return je.Err
 	}
-	e.kind, e.submittedAt = je.Spec.Kind, je.Spec.SubmittedAt
+	e.kind, e.submittedAt, e.priority = je.Spec.Kind, je.Spec.SubmittedAt, je.Spec.Priority
+	e.due, _ = dueAt(*je.Spec, je.Status)
 	switch {
 	case je.Status == nil:
 		e.state = stateIncomplete
+	case je.Status.State == Running:
+		e.state = stateRunning
 	case je.Status.State != Queued:
 		e.state = stateSettled
 	case pathExists(dir.CancelPath()):
@@ -510,7 +558,7 @@ func (c *nextCache) settle(e *nextEntry, err error) {
 	e.taking = false
 	switch s, passed := passedOver(err); {
 	case err == nil:
-		e.state = stateSettled
+		e.state = stateRunning
 	case passed:
 		e.state = s
 	default:

@@ -131,6 +131,8 @@ func kindRemedy(err error) string {
 		return "this runner's job was taken over after its lease lapsed: stop it; 'jobstore show ROOT/ID' says who replaced it"
 	case "cancel_requested":
 		return "the job was asked to stop ('jobstore show ROOT/ID' says by whom); submit a new job to run it"
+	case "not_due":
+		return "the job is not due yet ('jobstore show ROOT/ID' says when): 'jobstore work' starts it then"
 	case "invalid":
 		if subject != "" {
 			return fmt.Sprintf("correct the %s field; 'jobstore check ROOT' lists every problem", subject)
