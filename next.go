@@ -86,10 +86,8 @@ func StartNext(ctx context.Context, root string, opts ...StartOption) (*Run, err
 	if err != nil {
 		return nil, err
 	}
-	for _, k := range o.next.kinds {
-		if k == "" {
-			return nil, errInvalid(op, root, invalid{subject: "kinds", found: k, supported: "non-empty kinds", msg: "an empty kind matches no job", remedy: "name the kinds of job to start, or none for every kind"})
-		}
+	if err := checkKinds(op, root, o.next.kinds); err != nil {
+		return nil, err
 	}
 	abs, err := filepath.Abs(root)
 	if err != nil {
@@ -97,10 +95,16 @@ func StartNext(ctx context.Context, root string, opts ...StartOption) (*Run, err
 	}
 	c := nextCacheFor(abs)
 	defer c.release()
+	return c.next(ctx, op, root, o.next, opts)
+}
+
+// next is StartNext's loop on c: look, start the best candidate, or wait
+// for a change, a job's due time or the scan interval.
+func (c *nextCache) next(ctx context.Context, op, root string, no nextOptions, opts []StartOption) (*Run, error) {
 	once := ctx.Err() != nil
 	var tick *time.Ticker
 	if !once {
-		scan := o.next.scan
+		scan := no.scan
 		if scan <= 0 {
 			scan = DefaultScanInterval
 		}
@@ -111,10 +115,10 @@ func StartNext(ctx context.Context, root string, opts ...StartOption) (*Run, err
 		// Taken before the look, so that a change during the look or
 		// between it and the wait is not missed.
 		var changed <-chan struct{}
-		if !once && !o.next.noEvents {
+		if !once && !no.noEvents {
 			changed = c.watch()
 		}
-		run, err := c.startOldest(ctx, once, o.next, opts)
+		run, err := c.startOldest(ctx, once, no, opts)
 		if run != nil || err != nil {
 			return run, err
 		}
@@ -160,6 +164,16 @@ func (w wake) Stop() {
 	if w.t != nil {
 		w.t.Stop()
 	}
+}
+
+// checkKinds refuses an empty kind among WithKinds'.
+func checkKinds(op, root string, kinds []string) error {
+	for _, k := range kinds {
+		if k == "" {
+			return errInvalid(op, root, invalid{subject: "kinds", found: k, supported: "non-empty kinds", msg: "an empty kind matches no job", remedy: "name the kinds of job to start, or none for every kind"})
+		}
+	}
+	return nil
 }
 
 // nextCtxError is StartNext's error when ctx ends: it unwraps to ctx.Err().
@@ -700,4 +714,33 @@ func (s nextState) String() string {
 		return names[s]
 	}
 	return fmt.Sprintf("nextState(%d)", int(s))
+}
+
+// newOwnedCache is a cache of root that no StartNext shares: a Worker's
+// view of its root, released by close.
+func newOwnedCache(root string) *nextCache {
+	return &nextCache{root: root, entries: map[string]*nextEntry{}, users: 1}
+}
+
+// close ends an owned cache's watch; nothing of it remains.
+func (c *nextCache) close() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.events != nil {
+		c.events.stop()
+		c.events = nil
+	}
+}
+
+// runningDirs are the job directories the last look found running.
+func (c *nextCache) runningDirs() []JobDir {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var dirs []JobDir
+	for name, e := range c.entries {
+		if e.state == stateRunning {
+			dirs = append(dirs, JobDir(filepath.Join(c.root, name)))
+		}
+	}
+	return dirs
 }
