@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/axqua/jobstore/internal/prereq"
 )
 
 // The tests run the jobstore binary on real directories. TestMain builds it
@@ -60,6 +62,7 @@ func TestMain(m *testing.M) {
 		}
 		return m.Run()
 	}()
+	prereq.Report("github.com/axqua/jobstore/cmd/jobstore")
 	os.Exit(code)
 }
 

@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/axqua/jobstore"
+	"github.com/axqua/jobstore/internal/prereq"
 )
 
 // repo is the root of the repository, seen from this module's directory.
@@ -490,7 +491,7 @@ func python3(t *testing.T) string {
 	}
 	py, err := exec.LookPath("python3")
 	if err != nil {
-		t.Skip("python3 is not installed: Python's jsonschema not checked; run them all with: sudo bash .ci/run")
+		prereq.Skip(t, "python3", "python3 is not installed: Python's jsonschema not checked")
 	}
 	return py
 }
@@ -514,8 +515,8 @@ func TestSchemas_AcceptWhatPythonWrites(t *testing.T) {
 func TestSchemas_PythonJSONSchemaAgrees(t *testing.T) {
 	py := python3(t)
 	if out, err := exec.Command(py, "-c", "import jsonschema").CombinedOutput(); err != nil {
-		t.Skipf("Python's jsonschema is not installed (pip install jsonschema, or apt-get install python3-jsonschema; "+
-			"run them all with: sudo bash .ci/run): %s", out)
+		prereq.Skip(t, "python3-jsonschema", "Python's jsonschema is not installed (pip install jsonschema, or apt-get install python3-jsonschema): "+
+			strings.TrimSpace(string(out)))
 	}
 	s := schemas(t)
 	inputs := pythonWritten(t, py)
