@@ -7,6 +7,7 @@ its errors.go, so that the two agree on records and error codes. The tests
 against the Go library itself are in python_interop_test.go.
 """
 
+import ast
 import errno
 import json
 import os
@@ -74,6 +75,25 @@ def status(**kw):
           "updated_at": "2026-11-30T09:35:40.123456+00:00"}
     st.update(kw)
     return st
+
+
+class Module(Case):
+    def test_parses_as_python_3_8(self):
+        with open(jobstore.__file__, encoding="utf-8") as fh:
+            ast.parse(fh.read(), feature_version=(3, 8))
+
+    def test_version_is_the_packages(self):
+        with open(os.path.join(os.path.dirname(jobstore.__file__), "pyproject.toml"), encoding="utf-8") as fh:
+            version = re.search(r'(?m)^version = "([^"]+)"', fh.read()).group(1)
+        self.assertEqual(version, jobstore.__version__)
+
+    def test_standard_library_only(self):
+        with open(jobstore.__file__, encoding="utf-8") as fh:
+            tree = ast.parse(fh.read())
+        imported = {alias.name.split(".")[0] for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names}
+        imported |= {node.module.split(".")[0] for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) and node.module}
+        stdlib = {"datetime", "errno", "json", "os", "random", "re", "secrets", "stat", "threading", "time"}
+        self.assertLessEqual(imported, stdlib)
 
 
 class ErrorCodes(Case):
