@@ -705,9 +705,10 @@ def _with_path(e, op, path):
 
 def _check_job_dir(op, job_dir):
     """The job directory must be a directory, not a link to one (NotRegular);
-    a missing one is NotJob."""
+    a missing one is NotJob. A trailing separator would make lstat follow
+    a link, so it is dropped first."""
     try:
-        mode = os.lstat(job_dir).st_mode
+        mode = os.lstat(job_dir.rstrip(os.sep + (os.altsep or "")) or job_dir).st_mode
     except FileNotFoundError:
         raise _not_job(op, job_dir) from None
     except NotADirectoryError:

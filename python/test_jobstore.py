@@ -325,6 +325,7 @@ class ReadStatus(Case):
         os.symlink(real, os.path.join(self.root, "alias"))
         self.assertRaises(jobstore.NotRegular, jobstore.read_status, os.path.join(self.root, "alias"))
         self.assertRaises(jobstore.NotRegular, jobstore.read_spec, os.path.join(self.root, "alias"))
+        self.assertRaises(jobstore.NotRegular, jobstore.read_status, os.path.join(self.root, "alias") + os.sep)
 
     @unittest.skipUnless(POSIX and os.path.exists("/dev/null"), "needs /dev/null")
     def test_a_device_is_refused(self):
