@@ -131,6 +131,7 @@ func runWork(e *env, fs *flag.FlagSet, args []string) error {
 	untilEmpty := fs.Bool("until-empty", false, "exit once no queued job is left")
 	asJSON := fs.Bool("json", false, "print one JSON object per line (shape in the help text)")
 	scan := fs.Duration("scan", jobstore.DefaultScanInterval, "look at ROOT this often even without file system events")
+	lease := fs.Duration("lease", jobstore.DefaultLease, "the lease each job's claim is renewed within (jobstore.WithLease)")
 	before, argv, dashed := splitCommand(args)
 	pos, err := parseArgs(fs, before, 1, 1, "ROOT")
 	if err != nil {
@@ -148,6 +149,9 @@ func runWork(e *env, fs *flag.FlagSet, args []string) error {
 	if err := positiveDuration(flagSpelling(args, "scan"), *scan); err != nil {
 		return err
 	}
+	if err := positiveDuration(flagSpelling(args, "lease"), *lease); err != nil {
+		return err
+	}
 	if _, err := exec.LookPath(argv[0]); err != nil {
 		return withCLIRemedy(fmt.Errorf("jobstore work: cannot run %s: %w", argv[0], err),
 			"give a command that exists on this host (a path, or a name found in PATH)")
@@ -157,7 +161,7 @@ func runWork(e *env, fs *flag.FlagSet, args []string) error {
 		return err
 	}
 	wk := &worker{root: root, argv: argv, grace: *grace, asJSON: *asJSON, out: e.stdout, stderr: e.stderr}
-	opts := []jobstore.StartOption{jobstore.WithKinds(kinds...), jobstore.WithScanInterval(*scan),
+	opts := []jobstore.StartOption{jobstore.WithKinds(kinds...), jobstore.WithScanInterval(*scan), jobstore.WithLease(*lease),
 		jobstore.WithSkipped(func(dir jobstore.JobDir, err error) {
 			wk.warnf("passed over job %s: %s", dir.ID(), oneLine(errorLine(err)))
 		})}
