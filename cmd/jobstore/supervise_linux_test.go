@@ -12,6 +12,11 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
+// treeGoneTimeout is how long a tree test gives the processes of a job to
+// be gone once the worker died: "at once" for a supervisor that is told by
+// its pipe, with room for a loaded machine.
+const treeGoneTimeout = time.Second
+
 // waitGone waits up to limit for pid to be gone, and reports whether it is.
 func waitGone(pid int, limit time.Duration) bool {
 	deadline := time.Now().Add(limit)

@@ -19,11 +19,6 @@ import (
 // heartbeat file.
 const heartbeatPeriod = 50 * time.Millisecond
 
-// treeGoneTimeout is how long a tree test gives the processes of a job to
-// be gone once the worker died: "at once" for a supervisor that is told by
-// its pipe, with room for a loaded machine.
-const treeGoneTimeout = time.Second
-
 // treeJob is a job's command run as "sh job.sh": it starts a grandchild
 // that ignores SIGTERM (its own sleeps inherit that) and appends a line to
 // a heartbeat file outside the root every heartbeatPeriod, waits for the

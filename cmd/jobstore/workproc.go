@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"os"
 	"time"
 )
 
@@ -65,17 +64,6 @@ func leftoverNote(n, stillThere, unkilled int, grace time.Duration) string {
 		note += "; some had not ended when the job was recorded"
 	}
 	return note
-}
-
-// procEndOf is how the command of ps ended, or why it could not be waited
-// for.
-func procEndOf(ps *os.ProcessState, waitErr error) procEnd {
-	if ps == nil {
-		return procEnd{err: waitErr, how: "could not be waited for: " + waitErr.Error()}
-	}
-	e := procEnd{exited: true}
-	e.code, e.signal, e.how = exitOf(ps)
-	return e
 }
 
 // joinNote adds note to a message, after what it says already.

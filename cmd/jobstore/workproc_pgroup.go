@@ -4,6 +4,8 @@ package main
 
 import (
 	"errors"
+	"fmt"
+	"os"
 	"os/exec"
 	"syscall"
 	"time"
@@ -114,4 +116,13 @@ func (p *jobProcess) signalGroup(sig unix.Signal) error {
 		return nil // the group is gone already
 	}
 	return err
+}
+
+// exitOf is how a command that ran ended (exitOfStatus).
+func exitOf(ps *os.ProcessState) (code int, signal, how string) {
+	if ws, ok := ps.Sys().(syscall.WaitStatus); ok {
+		return exitOfStatus(ws)
+	}
+	code = ps.ExitCode()
+	return code, "", fmt.Sprintf("exited with status %d", code)
 }

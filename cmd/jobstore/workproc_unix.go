@@ -4,7 +4,6 @@ package main
 
 import (
 	"fmt"
-	"os"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -17,19 +16,10 @@ const (
 	killName = "SIGKILL"
 )
 
-// exitOf is how a command that ran ended: its exit code as recorded in
-// status.json, the signal that killed it ("" if none) and a description. A
-// command killed by a signal is recorded as the shell does it, 128 + the
-// signal's number.
-func exitOf(ps *os.ProcessState) (code int, signal, how string) {
-	if ws, ok := ps.Sys().(syscall.WaitStatus); ok {
-		return exitOfStatus(ws)
-	}
-	code = ps.ExitCode()
-	return code, "", fmt.Sprintf("exited with status %d", code)
-}
-
-// exitOfStatus is exitOf for a wait status.
+// exitOfStatus is how a command that ran ended, from its wait status: its
+// exit code as recorded in status.json, the signal that killed it ("" if
+// none) and a description. A command killed by a signal is recorded as the
+// shell does it, 128 + the signal's number.
 func exitOfStatus(ws syscall.WaitStatus) (code int, signal, how string) {
 	if ws.Signaled() {
 		sig := ws.Signal()
