@@ -110,17 +110,25 @@ func (k *kindsFlag) Set(v string) error {
 
 // worker runs jobs for "jobstore work".
 type worker struct {
-	root   string
-	argv   []string
-	grace  time.Duration
-	asJSON bool
-	stderr io.Writer
+	root     string
+	argv     []string
+	grace    time.Duration
+	asJSON   bool
+	stderr   io.Writer
+	logLimit int64    // the most bytes kept of each output file; 0: no limit
+	failFast failFast // when a run of fast failures stops the worker
 
-	mu  sync.Mutex // serialises lines on out and stderr; guards failed
+	mu  sync.Mutex // serialises lines on out and stderr; guards what follows
 	out io.Writer
-	// failed: a job's outcome could not be written, or the command could
-	// not be run; said on its end line, and the worker exits 3.
+	// failed: a job's outcome could not be written; said on its end line,
+	// and the worker exits 3.
 	failed bool
+	// unsuccessful: a job it ran did not succeed (--until-empty exits 1).
+	unsuccessful bool
+	// broken: why the worker stopped taking jobs because its command cannot
+	// run them (it cannot be started, or its jobs fail fast); nil if not.
+	broken error
+	streak fastStreak
 }
 
 func runWork(e *env, fs *flag.FlagSet, args []string) error {
@@ -131,6 +139,9 @@ func runWork(e *env, fs *flag.FlagSet, args []string) error {
 	untilEmpty := fs.Bool("until-empty", false, "exit once no queued job is left")
 	asJSON := fs.Bool("json", false, "print one JSON object per line (shape in the help text)")
 	scan := fs.Duration("scan", jobstore.DefaultScanInterval, "look at ROOT this often even without file system events")
+	failFastN := fs.Int("fail-fast", defaultFailFast, "stop after `N` jobs in a row fail fast the same way (0: never)")
+	failFastWithin := fs.Duration("fail-fast-within", defaultFailFastWithin, "a job whose command fails within `D` of its start fails fast")
+	logLimit := fs.Int64("log-limit", defaultLogLimit, "keep at most the last `BYTES` of stdout.log and of stderr.log (0: all)")
 	before, argv, dashed := splitCommand(args)
 	pos, err := parseArgs(fs, before, 1, 1, "ROOT")
 	if err != nil {
@@ -141,6 +152,13 @@ func runWork(e *env, fs *flag.FlagSet, args []string) error {
 		return usagef("missing -- COMMAND: the command to run for each job comes after --")
 	case *parallel < 1:
 		return usagef("%s must be at least 1, got %d", flagSpelling(args, "parallel"), *parallel)
+	case *failFastN < 0:
+		return usagef("%s must be 0 (never) or more, got %d", flagSpelling(args, "fail-fast"), *failFastN)
+	case *logLimit != 0 && *logLimit < minLogLimit:
+		return usagef("%s must be 0 (keep all) or at least %d, got %d", flagSpelling(args, "log-limit"), minLogLimit, *logLimit)
+	}
+	if err := positiveDuration(flagSpelling(args, "fail-fast-within"), *failFastWithin); err != nil {
+		return err
 	}
 	if err := positiveDuration(flagSpelling(args, "grace"), *grace); err != nil {
 		return err
@@ -156,7 +174,8 @@ func runWork(e *env, fs *flag.FlagSet, args []string) error {
 	if err != nil {
 		return err
 	}
-	wk := &worker{root: root, argv: argv, grace: *grace, asJSON: *asJSON, out: e.stdout, stderr: e.stderr}
+	wk := &worker{root: root, argv: argv, grace: *grace, asJSON: *asJSON, out: e.stdout, stderr: e.stderr,
+		logLimit: *logLimit, failFast: failFast{after: *failFastN, within: *failFastWithin}}
 	opts := []jobstore.StartOption{jobstore.WithKinds(kinds...), jobstore.WithScanInterval(*scan),
 		jobstore.WithSkipped(func(dir jobstore.JobDir, err error) {
 			wk.warnf("passed over job %s: %s", dir.ID(), oneLine(errorLine(err)))
@@ -237,38 +256,76 @@ func (wk *worker) loop(parallel int, untilEmpty bool, opts []jobstore.StartOptio
 		active++
 		mu.Unlock()
 		wk.startLine(run)
+		// The next job is claimed only once this one's command has started
+		// (or its job has ended without it): a command that cannot be
+		// started fails one job, never one per slot.
+		launched := make(chan struct{})
+		var launch sync.Once
+		hasStarted := func() { launch.Do(func() { close(launched) }) }
 		running.Go(func() {
 			defer func() { <-slots }()
+			defer hasStarted()
 			began := time.Now()
-			end := wk.runJob(run, stopJobs)
+			end := wk.runJob(run, stopJobs, hasStarted)
 			wk.endLine(run, end, time.Since(began))
 			mu.Lock()
 			active--
+			n := active
 			mu.Unlock()
-			if end.fatal || (end.err != nil && !errors.Is(end.err, jobstore.ErrNotOwner)) {
-				wk.mu.Lock()
-				wk.failed = true
-				wk.mu.Unlock()
-			}
-			if end.fatal {
-				wk.warnf("taking no more jobs: the command cannot be run on this host")
+			if stop, why := wk.judge(run, end); stop {
+				if why != "" && n > 0 { // else the error that ends the worker says it at once
+					wk.warnf("taking no more jobs: %s; waiting for %s to end", why, plural(n, "running job"))
+				}
 				stopTaking()
 			}
 		})
+		<-launched
 	}
 	stopTaking()
 	running.Wait()
 	mu.Lock()
 	sig := stoppedBy
 	mu.Unlock()
+	wk.mu.Lock()
+	defer wk.mu.Unlock()
 	switch {
 	case fatal != nil:
+	case wk.broken != nil:
+		fatal = wk.broken
 	case wk.failed:
 		fatal = &exitError{code: exitRuntime}
 	case sig != nil:
 		fatal = &stopped{sig} // the process ends as the signal ends one (stop.go)
+	case untilEmpty && wk.unsuccessful:
+		fatal = &exitError{code: exitUnsuccessful} // each end line said how
 	}
 	return fatal
+}
+
+// judge takes note of how a job ended; it reports whether the worker must
+// take no more jobs (its command cannot run them), and why when this job
+// is what decided it.
+func (wk *worker) judge(run *jobstore.Run, end jobEnd) (stop bool, why string) {
+	wk.mu.Lock()
+	defer wk.mu.Unlock()
+	if end.err != nil && !errors.Is(end.err, jobstore.ErrNotOwner) {
+		wk.failed = true
+	}
+	if end.state != jobstore.Succeeded {
+		wk.unsuccessful = true
+	}
+	if wk.broken != nil {
+		return true, ""
+	}
+	switch {
+	case end.fatal:
+		wk.broken = wk.cannotStart(run, end.startErr)
+	case wk.streak.add(wk.failFast, end, run.Dir().ID()):
+		wk.broken = wk.failsFast()
+	default:
+		return false, ""
+	}
+	return true, wk.brokenWhy()
 }
 
 // doneContext is a context that is already done: StartNext looks once.
@@ -306,7 +363,7 @@ func (wk *worker) startLine(run *jobstore.Run) {
 		wk.printJSON(workStartJSON{Event: "start", Time: now, ID: run.Dir().ID(), Dir: string(run.Dir()), Kind: run.Spec().Kind})
 		return
 	}
-	wk.printf("%s start %s kind %s\n", now, run.Dir().ID(), oneLine(run.Spec().Kind))
+	wk.printf("%s start %s kind %s\n", now, run.Dir().ID(), escapeTerminal(run.Spec().Kind))
 }
 
 func (wk *worker) endLine(run *jobstore.Run, end jobEnd, took time.Duration) {
@@ -340,7 +397,7 @@ func (wk *worker) endLine(run *jobstore.Run, end jobEnd, took time.Duration) {
 	if end.err != nil {
 		b.WriteString(" (" + errorLine(end.err) + ")")
 	}
-	wk.printf("%s\n", oneLine(b.String()))
+	wk.printf("%s\n", escapeTerminal(oneLine(b.String())))
 }
 
 // printJSON prints v on one line, without HTML escaping.
@@ -364,5 +421,5 @@ func (wk *worker) printf(format string, args ...any) {
 func (wk *worker) warnf(format string, args ...any) {
 	wk.mu.Lock()
 	defer wk.mu.Unlock()
-	fmt.Fprintln(wk.stderr, oneLine("jobstore work: "+fmt.Sprintf(format, args...)))
+	fmt.Fprintln(wk.stderr, escapeTerminal(oneLine("jobstore work: "+fmt.Sprintf(format, args...))))
 }

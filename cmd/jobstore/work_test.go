@@ -59,16 +59,25 @@ func runJobRole(role string) int {
 
 // echoJob prints what it was given (its job's ID and directory, and its
 // standard input), writes a line to standard error, and ends as its params
-// say: {"exit": N} exits N, {"kill": true} kills itself.
+// say: {"exit": N} exits N, {"kill": true} kills itself. {"print": S}
+// prints S as it is on standard output first; {"bulk": N} writes N
+// numbered lines (bulkLine) to standard output and standard error.
 func echoJob() int {
 	in, _ := io.ReadAll(os.Stdin)
 	fmt.Printf("id=%s dir=%s params=%s", os.Getenv(jobIDEnv), os.Getenv(jobDirEnv), in)
 	fmt.Fprintln(os.Stderr, "a line on stderr")
 	var p struct {
-		Exit int  `json:"exit"`
-		Kill bool `json:"kill"`
+		Exit  int    `json:"exit"`
+		Kill  bool   `json:"kill"`
+		Print string `json:"print"`
+		Bulk  int    `json:"bulk"`
 	}
 	_ = json.Unmarshal(in, &p)
+	os.Stdout.WriteString(p.Print)
+	for i := range p.Bulk {
+		os.Stdout.WriteString(bulkLine(i))
+		os.Stderr.WriteString(bulkLine(i))
+	}
 	if p.Kill {
 		self, _ := os.FindProcess(os.Getpid())
 		_ = self.Kill()
@@ -105,6 +114,9 @@ func holdJob(progress bool) int {
 	}
 	return 0
 }
+
+// bulkLine is the line i of what {"bulk": N} writes.
+func bulkLine(i int) string { return fmt.Sprintf("line %07d of the bulk output\n", i) }
 
 // grandchildJob records its pid and runs until killed.
 func grandchildJob() int {
@@ -264,7 +276,7 @@ func TestWork_RunsEachJobAndRecordsHowItEnded(t *testing.T) {
 	other := submitKind(t, root, "e-other", "other-kind", "")
 
 	r := runWorker(t, "echo", nil, root, "--until-empty", "--json", "--kind", "echo")
-	requireCode(t, r, exitOK)
+	requireCode(t, r, exitUnsuccessful) // c-bad and d-killed failed
 
 	// Params on stdin, ID and directory in the environment, all the output
 	// kept in the job directory.
@@ -421,7 +433,7 @@ func TestWork_OutputFileInTheWayFailsTheJob(t *testing.T) {
 	writeFileT(t, target, "untouched")
 	require.NoError(t, os.Symlink(target, filepath.Join(string(dir), stdoutFile)))
 	r := runWorker(t, "echo", nil, root, "--until-empty")
-	requireCode(t, r, exitOK)
+	requireCode(t, r, exitUnsuccessful)
 	st := status(t, dir)
 	require.Equal(t, jobstore.Failed, st.State)
 	require.Contains(t, st.Error, "cannot keep the command's output in "+stdoutFile)
