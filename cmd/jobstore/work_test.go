@@ -60,7 +60,8 @@ func runJobRole(role string) int {
 // echoJob prints what it was given (its job's ID and directory, and its
 // standard input), writes a line to standard error, and ends as its params
 // say: {"exit": N} exits N, {"kill": true} kills itself. {"print": S}
-// prints S as it is on standard output first; {"bulk": N} writes N
+// and {"raw": B} (base64: any bytes) print S, then B, as they are on
+// standard output first; {"bulk": N} writes N
 // numbered lines (bulkLine) to standard output and standard error.
 func echoJob() int {
 	in, _ := io.ReadAll(os.Stdin)
@@ -70,10 +71,12 @@ func echoJob() int {
 		Exit  int    `json:"exit"`
 		Kill  bool   `json:"kill"`
 		Print string `json:"print"`
+		Raw   []byte `json:"raw"`
 		Bulk  int    `json:"bulk"`
 	}
 	_ = json.Unmarshal(in, &p)
 	os.Stdout.WriteString(p.Print)
+	os.Stdout.Write(p.Raw)
 	for i := range p.Bulk {
 		os.Stdout.WriteString(bulkLine(i))
 		os.Stderr.WriteString(bulkLine(i))
