@@ -161,7 +161,7 @@ func TestWork_FailFastWithSlotsLeavesTheRestQueued(t *testing.T) {
 	const queued, parallel, after = 20, 3, 5
 	root := testdir.New(t)
 	dirs, snaps := submitMany(t, root, queued)
-	r := runCLI(t, "work", root, "--parallel", fmt.Sprint(parallel), "--", "sh", "-c", "exit 2")
+	r := runCLI(t, "work", root, "--until-empty", "--parallel", fmt.Sprint(parallel), "--", "sh", "-c", "exit 2")
 	requireCode(t, r, exitBroken)
 	failed := 0
 	for _, dir := range dirs {
