@@ -267,3 +267,37 @@ func TestCappedLog_ErrorIsKeptNotReturned(t *testing.T) {
 	require.ErrorIs(t, l.Err(), os.ErrClosed)
 	require.Contains(t, l.Err().Error(), stderrFile)
 }
+
+func TestSizeFlag(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want int64
+		str  string
+		bad  bool
+	}{
+		{in: "0", want: 0, str: "0"},
+		{in: "4096", want: 4096, str: "4KiB"},
+		{in: "5000", want: 5000, str: "5000"},
+		{in: "16KiB", want: 16 << 10, str: "16KiB"},
+		{in: "64MiB", want: 64 << 20, str: "64MiB"},
+		{in: "2GiB", want: 2 << 30, str: "2GiB"},
+		{in: "1024MiB", want: 1 << 30, str: "1GiB"},
+		{in: "12MB", bad: true},
+		{in: "MiB", bad: true},
+		{in: "-1KiB", bad: true},
+		{in: "9999999999GiB", bad: true},
+		{in: "", bad: true},
+	} {
+		t.Run(tc.in, func(t *testing.T) {
+			var s sizeFlag
+			err := s.Set(tc.in)
+			if tc.bad {
+				require.ErrorContains(t, err, "is not a size")
+				return
+			}
+			require.NoError(t, err)
+			require.Equal(t, tc.want, int64(s))
+			require.Equal(t, tc.str, s.String())
+		})
+	}
+}

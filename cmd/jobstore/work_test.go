@@ -412,6 +412,11 @@ func TestWork_UsageAndSetupErrors(t *testing.T) {
 		{"parallel 0", []string{"work", root, "--parallel", "0", "--", "x"}, exitUsage, "--parallel must be at least 1"},
 		{"grace 0", []string{"work", root, "--grace", "0s", "--", "x"}, exitUsage, "--grace must be positive"},
 		{"empty kind", []string{"work", root, "--kind", "", "--", "x"}, exitUsage, "a kind cannot be empty"},
+		{"fail-fast negative", []string{"work", root, "--fail-fast", "-1", "--", "x"}, exitUsage, "--fail-fast must be 0 (never) or more"},
+		{"fail-fast-within 0", []string{"work", root, "--fail-fast-within", "0s", "--", "x"}, exitUsage, "--fail-fast-within must be positive"},
+		{"log-limit too small", []string{"work", root, "--log-limit", "100", "--", "x"}, exitUsage, "--log-limit must be 0 (keep all) or at least 4096"},
+		{"log-limit not a size", []string{"work", root, "--log-limit", "12MB", "--", "x"}, exitUsage, `"12MB" is not a size`},
+		{"log-limit negative", []string{"work", root, "--log-limit", "-1", "--", "x"}, exitUsage, `"-1" is not a size`},
 		{"command not found", []string{"work", root, "--", "no-such-command-anywhere"}, exitRuntime, "cannot run no-such-command-anywhere"},
 		{"root missing", []string{"work", filepath.Join(root, "nope"), "--until-empty", "--", self}, exitRuntime, "cannot read the jobs root"},
 	} {

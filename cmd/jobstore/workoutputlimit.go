@@ -3,9 +3,11 @@ package main
 import (
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"regexp"
 	"strconv"
+	"strings"
 	"sync"
 )
 
@@ -136,3 +138,37 @@ func (l *cappedLog) Err() error {
 
 // Close closes the file.
 func (l *cappedLog) Close() error { return l.f.Close() }
+
+// sizeFlag is a flag that holds a number of bytes, written as a number
+// with an optional unit: KiB, MiB or GiB (1024, 1024², 1024³).
+type sizeFlag int64
+
+var sizeUnits = []struct {
+	name string
+	n    int64
+}{{"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}}
+
+func (s *sizeFlag) String() string {
+	for _, u := range sizeUnits {
+		if *s != 0 && int64(*s)%u.n == 0 {
+			return fmt.Sprintf("%d%s", int64(*s)/u.n, u.name)
+		}
+	}
+	return strconv.FormatInt(int64(*s), 10)
+}
+
+func (s *sizeFlag) Set(v string) error {
+	num, mult := v, int64(1)
+	for _, u := range sizeUnits {
+		if n, ok := strings.CutSuffix(v, u.name); ok {
+			num, mult = n, u.n
+			break
+		}
+	}
+	n, err := strconv.ParseInt(num, 10, 64)
+	if err != nil || n < 0 || n > math.MaxInt64/mult {
+		return fmt.Errorf("%q is not a size: give a number of bytes, maybe with a unit (KiB, MiB, GiB)", v)
+	}
+	*s = sizeFlag(n * mult)
+	return nil
+}
