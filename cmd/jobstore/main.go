@@ -85,6 +85,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	name, rest := args[0], args[1:]
 	switch name {
+	case superviseArg: // how "jobstore work" runs a job's command (supervise_linux.go); not listed
+		return supervise(rest, stderr)
 	case "-version", "--version":
 		if len(rest) > 0 {
 			return e.fail(usagef("unexpected argument %q after %s", rest[0], name))

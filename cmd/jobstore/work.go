@@ -24,7 +24,7 @@ const defaultGrace = 10 * time.Second
 func workCmd() *command {
 	return &command{
 		name:    "work",
-		args:    "ROOT [--kind K]... [--parallel N] [--grace D] [--until-empty] [--fail-fast N] [--fail-fast-within D] [--log-limit SIZE] [--json] [--scan D] -- COMMAND [ARG...]",
+		args:    "ROOT [--kind K]... [--parallel N] [--grace D] [--lease D] [--until-empty] [--fail-fast N] [--fail-fast-within D] [--log-limit SIZE] [--json] [--scan D] -- COMMAND [ARG...]",
 		summary: "run COMMAND for each queued job of ROOT, N at a time, on this host",
 		doc: `Takes the queued jobs of ROOT, oldest first (StartNext), and runs COMMAND
 once for each, --parallel at a time (default 1). Any number of workers, on
@@ -57,16 +57,31 @@ How a job ends: exit status 0 is succeeded; any other status, or death by
 a signal, is failed, with the exit code in status.json (a signal is
 recorded as 128 + its number, as the shell does, and named in the error).
 A cancel request ('jobstore cancel', cancel.json) sends SIGTERM to the
-command's process group (the command runs in a group of its own), and
-SIGKILL after --grace (default 10s); the job is then cancelled, with the
-exit code. On Linux a worker that dies takes its commands with it
-(SIGKILL); a reconciler marks their jobs lost, and they are not run again.
+command and what it started, and SIGKILL after --grace (default 10s); the
+job is then cancelled, with the exit code.
+
+What a command starts ends with its job. When the command exits, what it
+left running gets SIGTERM, then SIGKILL after the grace, and the job is
+recorded once they are gone, saying what was stopped. On Linux each
+command runs under a supervisor (the jobstore binary again, one small
+process per running job) that every process the command starts stays
+below, whatever happens in between (double forks, setsid): it takes them
+all with it if the worker dies (SIGKILL), so a reconciler that marks the
+job lost finds nothing of it running, and it stops them (SIGTERM, then
+SIGKILL by two thirds of --lease) if the worker stops renewing the job's
+lease (--lease, default 90s; stopped, starved, or blocked on a hung
+mount) for half of it: before any other host may judge the worker gone
+and take the job over. The worker, once it runs again, records the job
+failed, saying so. On macOS and the BSDs this holds for the command's
+process group only (the command runs in a group of its own): a process
+that leaves the group runs on, and so does the whole group when the worker
+dies.
 
 Windows: there are no process groups or signals. The command runs in a
 new process group and a job object; a stop sends it CTRL_BREAK_EVENT
 (which reaches console programs sharing the worker's console), and after
-the grace the whole job object is terminated (exit code 1). Processes the
-command leaves running are ended when it exits.
+the grace the whole job object is terminated (exit code 1), with what the
+command left running once it exits, and all of it when the worker dies.
 
 The first SIGINT or SIGTERM (Ctrl-C) stops the worker taking jobs; it waits
 for the running ones. A second one stops the running commands as a cancel
@@ -165,6 +180,7 @@ func runWork(e *env, fs *flag.FlagSet, args []string) error {
 	failFastWithin := fs.Duration("fail-fast-within", defaultFailFastWithin, "a job whose command fails within `D` of its start fails fast")
 	logLimit := sizeFlag(defaultLogLimit)
 	fs.Var(&logLimit, "log-limit", "keep at most the last `SIZE` bytes of stdout.log and of stderr.log (0: all; units KiB, MiB, GiB)")
+	lease := fs.Duration("lease", jobstore.DefaultLease, "each job's lease: another host may take over a job whose worker has not renewed it for this long")
 	before, argv, dashed := splitCommand(args)
 	pos, err := parseArgs(fs, before, 1, 1, "ROOT")
 	if err != nil {
@@ -189,6 +205,9 @@ func runWork(e *env, fs *flag.FlagSet, args []string) error {
 	if err := positiveDuration(flagSpelling(args, "scan"), *scan); err != nil {
 		return err
 	}
+	if err := positiveDuration(flagSpelling(args, "lease"), *lease); err != nil {
+		return err
+	}
 	if _, err := exec.LookPath(argv[0]); err != nil {
 		return withCLIRemedy(fmt.Errorf("jobstore work: cannot run %s: %w", argv[0], err),
 			"give a command that exists on this host (a path, or a name found in PATH)")
@@ -199,7 +218,7 @@ func runWork(e *env, fs *flag.FlagSet, args []string) error {
 	}
 	wk := &worker{root: root, argv: argv, grace: *grace, asJSON: *asJSON, out: e.stdout, stderr: e.stderr,
 		logLimit: int64(logLimit), failFast: failFast{after: *failFastN, within: *failFastWithin}}
-	opts := []jobstore.StartOption{jobstore.WithKinds(kinds...), jobstore.WithScanInterval(*scan),
+	opts := []jobstore.StartOption{jobstore.WithKinds(kinds...), jobstore.WithScanInterval(*scan), jobstore.WithLease(*lease),
 		jobstore.WithSkipped(func(dir jobstore.JobDir, err error) {
 			wk.warnf("passed over job %s: %s", dir.ID(), oneLine(errorLine(err)))
 		})}
