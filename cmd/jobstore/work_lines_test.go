@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -298,6 +299,45 @@ func TestSizeFlag(t *testing.T) {
 			require.NoError(t, err)
 			require.Equal(t, tc.want, int64(s))
 			require.Equal(t, tc.str, s.String())
+		})
+	}
+}
+
+// A cut stopped at any step (the worker killed midway) leaves a file that
+// still ends with everything the cut keeps, and more: the last part is
+// never lost.
+func TestCappedLog_CutStoppedMidwayKeepsTheLastPart(t *testing.T) {
+	const limit = 1 << 20 // a cut copies (limit-maxCutNote)/2 bytes, in several cutBuffer steps
+	keep := (limit - maxCutNote) / 2
+	steps := (keep+cutBuffer-1)/cutBuffer + 2 // the copies, the note, the truncation
+	require.Greater(t, steps, 4, "a cut of several copies")
+	errKilled := errors.New("killed")
+	for stopAt := range steps {
+		t.Run(fmt.Sprintf("stopped before step %d of %d", stopAt+1, steps), func(t *testing.T) {
+			dir := testdir.New(t)
+			l, err := openLog(dir, stdoutFile, limit)
+			require.NoError(t, err)
+			t.Cleanup(func() { l.Close() })
+			n := 0
+			l.cutStep = func() error {
+				n++
+				if n > stopAt {
+					return errKilled
+				}
+				return nil
+			}
+			var whole strings.Builder
+			for i := 0; whole.Len() <= limit; i++ {
+				line := bulkLine(i)
+				whole.WriteString(line)
+				_, err := l.Write([]byte(line))
+				require.NoError(t, err)
+			}
+			require.ErrorIs(t, l.Err(), errKilled, "the cut was stopped")
+			got := readText(t, filepath.Join(dir, stdoutFile))
+			w := whole.String()
+			require.True(t, strings.HasSuffix(got, w[len(w)-keep:]), "the last %d bytes are at the end of the file", keep)
+			require.GreaterOrEqual(t, len(got), keep)
 		})
 	}
 }

@@ -49,6 +49,11 @@ type cappedLog struct {
 	dropped int64 // the bytes cut from the file's start so far
 	written int64 // the bytes written through this cappedLog
 	err     error
+
+	// cutStep, when set (by tests only), is called before each step of a
+	// cut (each copy of cutBuffer bytes, the note, the truncation); an
+	// error ends the cut there, as the worker's death would.
+	cutStep func() error
 }
 
 // openLog opens name in the job directory dir (see openOutput) to add to
@@ -104,8 +109,17 @@ func (l *cappedLog) cut() error {
 	from := l.size - keep
 	dropped := l.dropped + from - l.head
 	note := fmt.Appendf(nil, cutNote, dropped, l.limit)
+	step := func() error {
+		if l.cutStep == nil {
+			return nil
+		}
+		return l.cutStep()
+	}
 	buf := make([]byte, min(keep, cutBuffer))
 	for off := int64(0); off < keep; {
+		if err := step(); err != nil {
+			return err
+		}
 		n := min(int64(len(buf)), keep-off)
 		if _, err := l.f.ReadAt(buf[:n], from+off); err != nil {
 			return fmt.Errorf("cut its start: %w", err)
@@ -115,10 +129,16 @@ func (l *cappedLog) cut() error {
 		}
 		off += n
 	}
+	if err := step(); err != nil {
+		return err
+	}
 	if _, err := l.f.WriteAt(note, 0); err != nil {
 		return fmt.Errorf("cut its start: %w", err)
 	}
 	size := int64(len(note)) + keep
+	if err := step(); err != nil {
+		return err
+	}
 	if err := l.f.Truncate(size); err != nil {
 		return fmt.Errorf("cut its start: %w", err)
 	}
