@@ -25,6 +25,7 @@ const (
 	exitUnsuccessful = 1 // watch: the job ended failed, cancelled or lost; check, reconcile: problems found; cancel: the job had ended; rm, prune: a job was not removed
 	exitUsage        = 2 // unknown command, missing or extra argument, bad flag value
 	exitRuntime      = 3 // a record could not be read or written, not a job, ...
+	exitBroken       = 7 // work: its command cannot run jobs (cannot be started, or fails fast)
 	// 130 and 143: watch, list --watch stopped by SIGINT or SIGTERM (stop.go)
 )
 
@@ -137,11 +138,14 @@ func exitCode(err error) int {
 	var ue *usageError
 	var ex *exitError
 	var st *stopped
+	var cb *commandBroken
 	switch {
 	case err == nil:
 		return exitOK
 	case errors.As(err, &ue):
 		return exitUsage
+	case errors.As(err, &cb):
+		return exitBroken
 	case errors.As(err, &ex):
 		return ex.code
 	case errors.As(err, &st):

@@ -15,11 +15,11 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// A job's supervisor is the jobstore binary run again by the worker, as
-// "jobstore __supervise GRACE LEASE RENEWED-AGO PATH ARG0 [ARG...]", one per
-// job. It is a child subreaper: every process the command starts stays
-// below it, whatever happens to the processes in between, and it is what
-// ends them all:
+// superviseArg is the first argument of a job's supervisor: the jobstore
+// binary run again by the worker, as "jobstore __supervise GRACE LEASE
+// RENEWED-AGO PATH ARG0 [ARG...]", one per job. The supervisor is a child
+// subreaper: every process the command starts stays below it, whatever
+// happens to the processes in between, and it is what ends them all:
 //   - when the command exits: what it left running gets SIGTERM, then
 //     SIGKILL after the grace; the supervisor reports once they are gone;
 //   - when the worker asks (a cancel): the same, command included;

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"time"
@@ -31,23 +32,26 @@ type jobEnd struct {
 	exitCode *int
 	signal   string // the signal that ended the command, Unix
 	message  string
-	err      error // a failure of the worker's own: the outcome may not be recorded
-	fatal    bool  // the command cannot be run at all: the worker stops taking jobs
+	err      error         // a failure of the worker's own: the outcome may not be recorded
+	fatal    bool          // the command cannot be run at all: the worker stops taking jobs
+	startErr error         // why the command could not be started, when fatal
+	ran      time.Duration // from the command's start to its exit; 0 if it did not start
 }
 
 // runJob runs the worker's command for run and finishes it: succeeded on
 // exit 0, failed otherwise, cancelled when stopped on a cancel request or
-// by the worker's second interrupt (stop). It closes run.
-func (wk *worker) runJob(run *jobstore.Run, stop <-chan struct{}) jobEnd {
+// by the worker's second interrupt (stop). It calls started once the
+// command has started (not when it could not be). It closes run.
+func (wk *worker) runJob(run *jobstore.Run, stop <-chan struct{}, started func()) jobEnd {
 	defer run.Close()
 	dir := string(run.Dir())
-	stdout, err := openOutput(dir, stdoutFile)
+	stdout, err := openLog(dir, stdoutFile, wk.logLimit)
 	if err != nil {
 		return wk.fail(run, fmt.Sprintf("cannot keep the command's output in %s: %v", stdoutFile, err),
 			"remove or rename what is in the way in the job directory, then submit the job again", false)
 	}
 	defer stdout.Close()
-	stderr, err := openOutput(dir, stderrFile)
+	stderr, err := openLog(dir, stderrFile, wk.logLimit)
 	if err != nil {
 		return wk.fail(run, fmt.Sprintf("cannot keep the command's output in %s: %v", stderrFile, err),
 			"remove or rename what is in the way in the job directory, then submit the job again", false)
@@ -63,6 +67,10 @@ func (wk *worker) runJob(run *jobstore.Run, stop <-chan struct{}) jobEnd {
 	cmd.Stdin = bytes.NewReader(append(bytes.Clone(params), '\n'))
 	out := &progressWriter{out: stdout, report: func(f float64, msg string) {
 		_ = run.Progress(f, msg) // a failed write is retried by the next; ownership lost ends the run's context
+	}, unparsed: func(line string) {
+		note := notProgressNote(line)
+		_, _ = io.WriteString(stderr, "[jobstore: "+note+"]\n")
+		wk.warnf("job %s: %s", run.Dir().ID(), note)
 	}}
 	cmd.Stdout = out
 	cmd.Stderr = stderr
@@ -70,9 +78,13 @@ func (wk *worker) runJob(run *jobstore.Run, stop <-chan struct{}) jobEnd {
 		wk.warnf("job %s: "+format, append([]any{run.Dir().ID()}, args...)...)
 	}})
 	if err := proc.start(); err != nil {
-		return wk.fail(run, fmt.Sprintf("cannot run %s: %v", wk.argv[0], err),
+		end := wk.fail(run, fmt.Sprintf("cannot run %s: %v", wk.argv[0], err),
 			"check the command given to 'jobstore work' on this host, then submit the job again", true)
+		end.startErr = err
+		return end
 	}
+	began := time.Now()
+	started()
 	defer proc.release()
 	exited := make(chan procEnd, 1)
 	go func() { exited <- proc.wait() }()
@@ -116,13 +128,16 @@ wait:
 			killTime = nil
 		}
 	}
+	ran := time.Since(began)
 	_ = out.Close()
 	if killed {
 		stopped += fmt.Sprintf("; %s sent to the command, then %s after the grace of %v", stopName, killName, wk.grace)
 	} else if stopped != "" {
 		stopped += fmt.Sprintf("; %s sent to the command", stopName)
 	}
-	return wk.finish(run, pe, stopped, cause, out.Err())
+	end := wk.finish(run, pe, stopped, cause, errors.Join(stdout.Err(), stderr.Err()))
+	end.ran = ran
+	return end
 }
 
 // finish records how the command ended, once it and every process it
@@ -165,7 +180,7 @@ func (wk *worker) finish(run *jobstore.Run, pe procEnd, stopped string, cause er
 		o.Message = joinNote(o.Message, pe.leftover)
 	}
 	if outErr != nil {
-		note := "part of the command's output was not kept in " + stdoutFile + ": " + outErr.Error()
+		note := "part of the command's output was not kept: " + outErr.Error()
 		if o.Message != "" {
 			note = o.Message + "; " + note
 		}

@@ -6,24 +6,31 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"sync"
 	"time"
 )
 
-// jobPipes are a command's standard input and output as pipes the worker
+// jobPipes are a command's standard input and outputs as pipes the worker
 // feeds and drains itself, rather than exec.Cmd's: the output is read until
 // every process that holds it is gone (the command and what it started),
 // not until the command alone exits, and the worker decides when that is.
 type jobPipes struct {
 	in      io.Reader
-	out     io.Writer
-	stdinW  *os.File // the worker's end of the command's standard input
-	stdoutR *os.File // the worker's end of its standard output
+	stdinW  *os.File    // the worker's end of the command's standard input
+	outs    []outputEnd // the worker's ends of its standard output and error
 	child   []*os.File
-	drained chan struct{} // closed when the output reached its end (or was closed)
+	drained chan struct{} // closed when every output reached its end (or was closed)
 }
 
-// newJobPipes puts pipes in place of cmd's Stdin and Stdout where they are
-// not files already.
+// outputEnd is one of the command's outputs as the worker reads it: r,
+// copied to w.
+type outputEnd struct {
+	r *os.File
+	w io.Writer
+}
+
+// newJobPipes puts pipes in place of cmd's Stdin, Stdout and Stderr where
+// they are not files already.
 func newJobPipes(cmd *exec.Cmd) (*jobPipes, error) {
 	p := &jobPipes{drained: make(chan struct{})}
 	if in, ok := cmd.Stdin.(*os.File); !ok && cmd.Stdin != nil {
@@ -36,20 +43,24 @@ func newJobPipes(cmd *exec.Cmd) (*jobPipes, error) {
 	} else {
 		cmd.Stdin = in
 	}
-	if _, ok := cmd.Stdout.(*os.File); !ok && cmd.Stdout != nil {
+	for _, out := range []*io.Writer{&cmd.Stdout, &cmd.Stderr} {
+		if _, ok := (*out).(*os.File); ok || *out == nil {
+			continue
+		}
 		r, w, err := os.Pipe()
 		if err != nil {
 			p.abandon()
 			return nil, err
 		}
-		p.out, p.stdoutR, cmd.Stdout = cmd.Stdout, r, w
+		p.outs = append(p.outs, outputEnd{r: r, w: *out})
+		*out = w
 		p.child = append(p.child, w)
 	}
 	return p, nil
 }
 
 // started closes the child's ends (the command holds them now) and starts
-// feeding the input and reading the output.
+// feeding the input and reading the outputs.
 func (p *jobPipes) started() {
 	p.closeChild()
 	if p.stdinW != nil {
@@ -58,12 +69,12 @@ func (p *jobPipes) started() {
 			_ = p.stdinW.Close()
 		}()
 	}
-	if p.stdoutR == nil {
-		close(p.drained)
-		return
+	var copies sync.WaitGroup
+	for _, o := range p.outs {
+		copies.Go(func() { _, _ = io.Copy(o.w, o.r) })
 	}
 	go func() {
-		_, _ = io.Copy(p.out, p.stdoutR)
+		copies.Wait()
 		close(p.drained)
 	}()
 }
@@ -71,10 +82,9 @@ func (p *jobPipes) started() {
 // abandon closes every end: the command did not start.
 func (p *jobPipes) abandon() {
 	p.closeChild()
-	for _, f := range []*os.File{p.stdinW, p.stdoutR} {
-		if f != nil {
-			_ = f.Close()
-		}
+	p.closeOutputs()
+	if p.stdinW != nil {
+		_ = p.stdinW.Close()
 	}
 }
 
@@ -85,24 +95,27 @@ func (p *jobPipes) closeChild() {
 	p.child = nil
 }
 
-// drain waits for the end of the output, which comes once the last process
-// holding it is gone: callers have made sure the command's processes are
-// gone, so only one outside them (started for it by another process, or
-// one that left the tree) can hold it; after delay the output is cut.
+func (p *jobPipes) closeOutputs() {
+	for _, o := range p.outs {
+		_ = o.r.Close()
+	}
+}
+
+// drain waits for the end of the outputs, which comes once the last
+// process holding them is gone: callers have made sure the command's
+// processes are gone, so only one outside them (started for it by another
+// process, or one that left the tree) can hold them; after delay the
+// output is cut.
 func (p *jobPipes) drain(delay time.Duration) {
 	t := time.NewTimer(delay)
 	defer t.Stop()
 	select {
 	case <-p.drained:
 	case <-t.C:
-		if p.stdoutR != nil {
-			_ = p.stdoutR.Close() // ends the copy
-		}
+		p.closeOutputs() // ends the copies
 		<-p.drained
 	}
-	if p.stdoutR != nil {
-		_ = p.stdoutR.Close()
-	}
+	p.closeOutputs()
 	if p.stdinW != nil {
 		_ = p.stdinW.Close() // ends a copy that nobody reads
 	}
