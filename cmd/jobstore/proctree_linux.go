@@ -80,7 +80,8 @@ func descendants(pid int) []procInfo {
 // descendant may have died and its pid been given to another process since
 // the scan, so it is opened (pidfd) and found to be the same process (the
 // same start time) before the signal goes through that handle. Without
-// pidfd_open (Linux before 5.3) the check and the signal are two steps.
+// pidfd_open (Linux before 5.3, or refused by a seccomp filter) the check
+// and the signal are two steps.
 func signalProc(self int, p procInfo, sig unix.Signal) {
 	if p.ppid == self {
 		_ = unix.Kill(p.pid, sig)
@@ -88,7 +89,9 @@ func signalProc(self int, p procInfo, sig unix.Signal) {
 	}
 	fd, err := unix.PidfdOpen(p.pid, 0)
 	if err != nil {
-		if errors.Is(err, unix.ENOSYS) && sameProc(p) {
+		// ESRCH: gone. ENOSYS (before Linux 5.3) or EPERM (a seccomp
+		// filter that does not know it): check, then signal.
+		if !errors.Is(err, unix.ESRCH) && sameProc(p) {
 			_ = unix.Kill(p.pid, sig)
 		}
 		return

@@ -49,7 +49,7 @@ func TestWork_CancelEndsTheCommandAndItsJobObject(t *testing.T) {
 	require.Contains(t, st.Message, `cancel requested by "tester"`)
 	t.Log(st.Message)
 	waitUntil(t, "the command and its child to be gone", func() bool { return !alive(pid) && !alive(gcPID) })
-	requireCode(t, w.wait(t), exitOK)
+	requireCode(t, w.wait(t), exitUnsuccessful) // --until-empty ran a job that did not succeed
 }
 
 // A command that exits leaving a process running: what is left in its job
