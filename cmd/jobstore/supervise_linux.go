@@ -25,9 +25,10 @@ import (
 //   - when the worker asks (a cancel): the same, command included;
 //   - when the worker dies (its end of the control pipe closes): SIGKILL;
 //   - when the worker has not renewed the job's lease for half of it
-//     (watchdogStop): SIGTERM, then SIGKILL by two thirds of the lease
-//     (watchdogKill), the moment the worker itself counts its lease lapsed,
-//     a third of a lease before any other process may judge it gone.
+//     (watchdogStopNum/Den): SIGTERM, then SIGKILL by two thirds of it
+//     (watchdogKillNum/Den), the moment the worker itself counts its lease
+//     lapsed, a third of a lease before any other process may judge it
+//     gone.
 //
 // Protocol: fd 3 is the control pipe from the worker, lines "beat MS" (the
 // lease was last renewed MS milliseconds ago), "term", "kill"; fd 4 is the
@@ -289,7 +290,8 @@ func (s *supervisor) watchdogDeadline() time.Time {
 }
 
 // killDeadline is when the tree, asked to stop, gets SIGKILL: after the
-// grace, or when the lease's last renewal is watchdogKill old if sooner.
+// grace, or once the last renewal is watchdogKillNum/Den of a lease old if
+// sooner.
 func (s *supervisor) killDeadline() time.Time {
 	d := s.termAt.Add(s.grace)
 	if byLease := s.renewed.Add(s.lease * watchdogKillNum / watchdogKillDen); byLease.Before(d) {

@@ -124,7 +124,7 @@ func TestWork_FirstInterruptDrainsSecondCancels(t *testing.T) {
 // marked lost by a reconciler, and no worker runs it again.
 func TestWork_KilledWorkerJobIsLostNeverRunAgain(t *testing.T) {
 	if runtime.GOOS != "linux" {
-		t.Skip("the command dies with the worker on Linux only (Pdeathsig)")
+		t.Skip("the command dies with the worker on Linux only (its supervisor)")
 	}
 	root := testdir.New(t)
 	dir := submitKind(t, root, "j", "k", "")
