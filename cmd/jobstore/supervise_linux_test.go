@@ -37,9 +37,11 @@ func TestWork_KilledWorkerTakesTheCommandsWholeTree(t *testing.T) {
 	submitKind(t, root, "j", "k", "")
 	j := newTreeJob(t, treeHold, true)
 	w, gc := j.start(t, root)
+	cmd := readPID(t, j.cmdFile)
 	require.NoError(t, w.cmd.Process.Kill())
 	<-w.done
 	require.True(t, waitGone(gc, treeGoneTimeout), "the grandchild (pid %d) outlived the killed worker by %v", gc, treeGoneTimeout)
+	require.True(t, waitGone(cmd, treeGoneTimeout), "the command (pid %d) outlived the killed worker by %v", cmd, treeGoneTimeout)
 	j.requireStill(t)
 }
 
@@ -53,6 +55,7 @@ func TestWork_StoppedWorkersTreeEndsBeforeItsLeaseCouldBeJudgedGone(t *testing.T
 	dir := submitKind(t, root, "j", "k", "")
 	j := newTreeJob(t, treeHold, true)
 	w, gc := j.start(t, root, "--lease", lease.String())
+	cmd := readPID(t, j.cmdFile)
 	leaseFile := filepath.Join(string(dir), ".run-1", "lease")
 	waitUntil(t, "the first renewal", func() bool { return exists(leaseFile) })
 
@@ -64,6 +67,7 @@ func TestWork_StoppedWorkersTreeEndsBeforeItsLeaseCouldBeJudgedGone(t *testing.T
 		}
 	})
 	require.True(t, waitGone(gc, 2*lease), "the grandchild (pid %d) still runs %v after its worker stopped", gc, 2*lease)
+	require.True(t, gone(cmd), "the command (pid %d) outlived its grandchild", cmd)
 	j.requireStill(t)
 	lastBeat, lastRenewal := mtime(t, j.heartbeat), mtime(t, leaseFile)
 	require.True(t, lastBeat.Before(lastRenewal.Add(lease)),

@@ -27,6 +27,7 @@ type treeJob struct {
 	script    string // job.sh
 	heartbeat string // the grandchild's heartbeat file
 	pidFile   string // the grandchild's pid
+	cmdFile   string // the command's pid
 	env       []string
 }
 
@@ -41,17 +42,18 @@ const (
 func newTreeJob(t *testing.T, mode string, ignoreTerm bool) *treeJob {
 	t.Helper()
 	dir := testdir.New(t)
-	j := &treeJob{script: filepath.Join(dir, "job.sh"), heartbeat: filepath.Join(dir, "heartbeat"), pidFile: filepath.Join(dir, "grandchild.pid")}
+	j := &treeJob{script: filepath.Join(dir, "job.sh"), heartbeat: filepath.Join(dir, "heartbeat"), pidFile: filepath.Join(dir, "grandchild.pid"), cmdFile: filepath.Join(dir, "command.pid")}
 	trap := ""
 	if ignoreTerm {
 		trap = "trap '' TERM; "
 	}
-	script := "( " + trap + "while :; do echo beat >> \"$TREE_HEARTBEAT\"; sleep " + strconv.FormatFloat(heartbeatPeriod.Seconds(), 'f', -1, 64) + "; done ) &\n" +
+	script := "echo $$ > \"$TREE_CMD\".tmp && mv \"$TREE_CMD\".tmp \"$TREE_CMD\"\n" +
+		"( " + trap + "while :; do echo beat >> \"$TREE_HEARTBEAT\"; sleep " + strconv.FormatFloat(heartbeatPeriod.Seconds(), 'f', -1, 64) + "; done ) &\n" +
 		"echo $! > \"$TREE_PID\".tmp && mv \"$TREE_PID\".tmp \"$TREE_PID\"\n" +
 		"while [ ! -s \"$TREE_HEARTBEAT\" ]; do sleep 0.01; done\n" +
 		mode + "\n"
 	require.NoError(t, os.WriteFile(j.script, []byte(script), 0o644))
-	j.env = []string{"TREE_HEARTBEAT=" + j.heartbeat, "TREE_PID=" + j.pidFile}
+	j.env = []string{"TREE_HEARTBEAT=" + j.heartbeat, "TREE_PID=" + j.pidFile, "TREE_CMD=" + j.cmdFile}
 	return j
 }
 
@@ -93,11 +95,13 @@ func TestWork_CancelEndsTheWholeTreeBeforeTheRecord(t *testing.T) {
 	dir := submitKind(t, root, "j", "k", "")
 	j := newTreeJob(t, treeHold, true)
 	w, gc := j.start(t, root, "--grace", "300ms")
+	cmd := readPID(t, j.cmdFile)
 	require.NoError(t, jobstore.RequestCancel(dir, jobstore.CancelRequest{RequestedBy: "tester"}))
 
 	st := waitEnded(t, dir)
 	require.Equal(t, jobstore.Cancelled, st.State)
 	require.True(t, gone(gc), "the job says cancelled while the grandchild (pid %d) still runs; message: %s", gc, st.Message)
+	require.True(t, gone(cmd), "the job says cancelled while the command (pid %d) still runs", cmd)
 	j.requireStill(t)
 	require.Equal(t, 128+int(syscall.SIGTERM), *st.ExitCode)
 	require.Regexp(t, `(\d+ )?process(es)? the command left running got SIGTERM, and (\d+ )?(those )?still running after the grace of 300ms got SIGKILL`, st.Message)
