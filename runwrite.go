@@ -319,8 +319,7 @@ func (r *Run) Lease() (period time.Duration, renewed time.Time) {
 	r.mu.Lock()
 	ren, period := r.own.ren, r.own.lease
 	r.mu.Unlock()
-	now := time.Now()
-	return period, now.Add(-ren.Age(now))
+	return period, ren.Renewed()
 }
 
 // renew starts the renewer of c for r; its events name c, the claim the
