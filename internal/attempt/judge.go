@@ -70,10 +70,10 @@ func judge(job *fsys.Dir, key string, n uint64, owner *Owner, host string, fallb
 		if owner.Host != "" && owner.Host == host {
 			switch proc.Judge(owner.PIDScope, owner.PID, owner.PIDStart) {
 			case proc.Alive:
-				return Alive, fmt.Sprintf("pid %d on this host is alive", owner.PID), nil
+				return Alive, fmt.Sprintf("this host's process table shows pid %d running, the process that wrote the record", owner.PID), nil
 			case proc.Dead:
 				watched.forget(k)
-				return Gone, fmt.Sprintf("pid %d on this host is gone", owner.PID), nil
+				return Gone, fmt.Sprintf("this host's process table shows pid %d gone", owner.PID), nil
 			}
 		}
 	}
@@ -90,7 +90,7 @@ func judge(job *fsys.Dir, key string, n uint64, owner *Owner, host string, fallb
 	case leaseExpired:
 		return Gone, fmt.Sprintf("its lease (%v) did not change for a whole lease of observation", lease), nil
 	case leaseChanged:
-		return Alive, "its lease was renewed", nil
+		return Alive, "its lease was renewed while this process watched it", nil
 	}
 	return Undecided, fmt.Sprintf("its lease (%v) has been watched for %v without a change; it is judged gone after a whole lease",
 		lease, since.Round(time.Millisecond)), nil
