@@ -48,7 +48,8 @@ type RootUpdate struct {
 // channel delivers, in this order:
 //
 //   - one update for each job under root, with its current records;
-//   - one update with Synced set;
+//   - one update with Synced set (the first update, at once, for a root
+//     with no job yet);
 //   - then changes as they are seen: a job added (its first update), a
 //     status with a higher seq than the last one delivered, a cancel
 //     request, a record that became readable or unreadable, a job removed
