@@ -34,11 +34,11 @@ const nextRetry = time.Minute
 //
 // When no job is startable it waits until one is (a file system event, a
 // job's due time, or every WithScanInterval) or ctx is done, and then
-// returns an *Error that matches ctx.Err(); with ctx already done it looks
-// once. A missing or unreadable root is an error at once. The cache it
-// keeps per root between calls, and what a look costs, are in
-// docs/lifecycle.md ("Workers"); a program that waits for jobs in a loop
-// should use a Worker.
+// returns an *Error that matches ctx.Err() (ErrorCode "interrupted" or
+// "timeout"); with ctx already done it looks once. A missing or unreadable
+// root is an error at once. The cache it keeps per root between calls, and
+// what a look costs, are in docs/lifecycle.md ("Workers"); a program that
+// waits for jobs in a loop should use a Worker.
 func StartNext(ctx context.Context, root string, opts ...StartOption) (*Run, error) {
 	const op = "start next"
 	o, err := newStartOptions(op, JobDir(root), opts)
