@@ -84,8 +84,7 @@ func lockJobIn(op string, d *fsys.Dir) (*Lock, error) {
 		return nil, irregular(op, dir.LockPath(), nr)
 	}
 	if err != nil {
-		return nil, stepError(op, dir.LockPath(), err, "cannot open the lock file",
-			"give this user write permission on the job directory")
+		return nil, stepError(op, dir.LockPath(), err, "cannot open the lock file", writePermissionRemedy)
 	}
 	if err := flock.Lock(f); err != nil {
 		f.Close()
