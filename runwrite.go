@@ -229,7 +229,7 @@ type Run struct {
 	progressState
 }
 
-// write publishes next as the new status (seq and updated_at filled in) and,
+// writeNext publishes next as the new status (seq and updated_at filled in) and,
 // only if that worked, makes it the handle's status. Callers hold r.wmu and
 // r.mu (begin too: the renewer runs before its first write).
 func (r *Run) writeNext(op string, next JobStatus, now time.Time, opts ...WriteOption) error {
@@ -505,7 +505,7 @@ func newRunContext(dir JobDir, ended error, poll time.Duration) *runContext {
 	return rc
 }
 
-// end ends the context with cause (unless it ended already) and stops the
+// finish ends the context with cause (unless it ended already) and stops the
 // watch, releasing its goroutine and OS handles.
 func (rc *runContext) finish(cause error) {
 	rc.cancel(cause)

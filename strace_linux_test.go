@@ -85,7 +85,7 @@ const (
 
 var tracedT0 = time.Date(2026, 11, 30, 9, 35, 40, 123456000, time.UTC)
 
-// The records of the traced steps: fixed, so that parent and child agree.
+// tracedOldStatus and tracedNewStatus are the records of the traced steps: fixed, so that parent and child agree.
 func tracedOldStatus() jobstore.JobStatus {
 	return jobstore.JobStatus{State: jobstore.Queued, Seq: 1, UpdatedAt: tracedT0}
 }

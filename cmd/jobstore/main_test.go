@@ -18,7 +18,8 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// The tests run the jobstore binary on real directories. TestMain builds it
+// selfEnv set to 1 makes the test binary the command. The tests run the
+// jobstore binary on real directories. TestMain builds it
 // once with "go build"; where no go command is at hand (a Windows test
 // binary under Wine), the test binary itself stands in for it: run as
 // selfEnv=1, it is the command.
