@@ -384,7 +384,7 @@ func printRemoval(e *env, asJSON bool, out removeJSON, what string) error {
 		case j.unknown != "":
 			detail = j.unknown
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\n", verb, j.ID, detail)
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", verb, escapeTerminal(j.ID), escapeTerminal(detail))
 	}
 	tw.Flush()
 	var b strings.Builder
