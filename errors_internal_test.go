@@ -1,6 +1,7 @@
 package jobstore
 
 import (
+	"errors"
 	"go/ast"
 	"go/parser"
 	"go/token"
@@ -181,7 +182,7 @@ func TestStepError_PermissionNamesWhatIsMissing(t *testing.T) {
 	}{
 		{"EACCES", syscall.EACCES, "", []string{"the previous record is intact", "write permission on the job directory", "setgid", "umask 002"}, []string{"free space"}},
 		{"EPERM", syscall.EPERM, "", []string{"write permission on the job directory"}, []string{"free space"}},
-		{"ENOSPC", syscall.ENOSPC, "", []string{"the previous record is intact", "free space"}, []string{"setgid"}},
+		{"another cause", errors.New("no space left on device"), "", []string{"the previous record is intact", "free space"}, []string{"setgid"}},
 		{"a step's own remedy", syscall.EACCES, "nothing was removed; try again", []string{"nothing was removed"}, []string{"setgid"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
