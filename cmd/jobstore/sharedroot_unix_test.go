@@ -138,3 +138,29 @@ func TestCancel_SharedRootAsDocumentedLetsAnotherUserCancel(t *testing.T) {
 	_, err = os.Lstat(string(dir))
 	require.ErrorIs(t, err, os.ErrNotExist)
 }
+
+// In a root set up for sharing, a worker running as its own user takes and
+// runs a job another user submitted (a claim, a lease, a new status and
+// the output files in a directory it did not make), and the submitter
+// then removes the job, the worker's files with it.
+func TestWork_InASharedRootAnotherUserRunsTheJob(t *testing.T) {
+	const workerUID = 61003
+	base := testdir.New(t)
+	u := newUserCLI(t, base)
+	root := filepath.Join(base, "shared")
+	require.NoError(t, os.Mkdir(root, 0o700))
+	require.NoError(t, os.Chown(root, 0, sharedGID))
+	require.NoError(t, os.Chmod(root, sharedMode))
+
+	requireCode(t, u.run(t, aliceUID, sharedGID, "submit", root, "--kind", "k", "--id", "j"), exitOK)
+	r := u.run(t, workerUID, sharedGID, "work", root, "--until-empty", "--", "/bin/true")
+	requireCode(t, r, exitOK)
+	dir := jobstore.JobDir(filepath.Join(root, "j"))
+	st, err := jobstore.ReadStatus(dir)
+	require.NoError(t, err)
+	require.Equal(t, jobstore.Succeeded, st.State)
+
+	requireCode(t, u.run(t, aliceUID, sharedGID, "rm", string(dir)), exitOK)
+	_, err = os.Lstat(string(dir))
+	require.ErrorIs(t, err, os.ErrNotExist)
+}
