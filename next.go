@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"iter"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -242,7 +243,7 @@ func (e *nextEntry) retryDue(now time.Time) {
 type nextActive map[string][]*nextEntry
 
 // newNextActive is the nextActive of entries.
-func newNextActive(entries []*nextEntry) nextActive {
+func newNextActive(entries map[string]*nextEntry) nextActive {
 	a := nextActive{}
 	for _, e := range entries {
 		if e.state != stateSettled {
@@ -252,23 +253,40 @@ func newNextActive(entries []*nextEntry) nextActive {
 	return a
 }
 
-// of is the entries a call that takes kinds (empty: every kind) looks at:
-// those of these kinds and those of no known kind.
-func (a nextActive) of(kinds []string) []*nextEntry {
-	if len(kinds) == 0 {
-		var all []*nextEntry
-		for _, es := range a {
-			all = append(all, es...)
+// of yields the entries a call that takes kinds (empty: every kind) looks
+// at: those of these kinds and those of no known kind, each once.
+func (a nextActive) of(kinds []string) iter.Seq[*nextEntry] {
+	return func(yield func(*nextEntry) bool) {
+		for k, es := range a {
+			if len(kinds) > 0 && k != "" {
+				continue // the kinds asked for, below, in their order
+			}
+			for _, e := range es {
+				if !yield(e) {
+					return
+				}
+			}
 		}
-		return all
-	}
-	out := slices.Clone(a[""])
-	for i, k := range kinds {
-		if !slices.Contains(kinds[:i], k) {
-			out = append(out, a[k]...)
+		for i, k := range kinds {
+			if slices.Contains(kinds[:i], k) {
+				continue
+			}
+			for _, e := range a[k] {
+				if !yield(e) {
+					return
+				}
+			}
 		}
 	}
-	return out
+}
+
+// appendIfCandidate appends e to cands if a call that takes kinds may
+// start it now.
+func (e *nextEntry) appendIfCandidate(cands []*nextEntry, kinds []string) []*nextEntry {
+	if e.state == stateQueued && !e.taking && (len(kinds) == 0 || slices.Contains(kinds, e.kind)) {
+		return append(cands, e)
+	}
+	return cands
 }
 
 // nextReport is an error to hand to WithSkipped's function.
@@ -402,7 +420,7 @@ func (c *nextCache) look(kinds []string) ([]*nextEntry, []nextReport, error) {
 		return nil, nil, rootError(op, c.root, err)
 	}
 	var reports []nextReport
-	var looked []*nextEntry // the entries this look brought up to date
+	var cands []*nextEntry
 	if c.rootRead && rs == c.rootStamp && !rs.Racy(c.rootReadAt) {
 		// No entry added, removed or renamed: only the jobs that may still
 		// become startable by this call are looked at, c.active's of kinds.
@@ -410,12 +428,12 @@ func (c *nextCache) look(kinds []string) ([]*nextEntry, []nextReport, error) {
 		// comes from its job.json, which is written once, and its
 		// directory is the one read, since none can be replaced without
 		// changing root.
-		looked = c.active.of(kinds)
-		for _, e := range looked {
+		for e := range c.active.of(kinds) {
 			e.retryDue(now)
 			if e.state != stateSettled {
 				reports = c.refresh(d, e, reports)
 			}
+			cands = e.appendIfCandidate(cands, kinds)
 		}
 	} else {
 		names, err := d.Names()
@@ -436,23 +454,16 @@ func (c *nextCache) look(kinds []string) ([]*nextEntry, []nextReport, error) {
 			e.retryDue(now)
 			reports = c.refresh(d, e, reports)
 		}
-		looked = make([]*nextEntry, 0, len(c.entries))
 		for name, e := range c.entries {
 			if !seen[name] {
 				delete(c.entries, name)
 				delete(c.incomplete, e)
 				continue
 			}
-			looked = append(looked, e)
+			cands = e.appendIfCandidate(cands, kinds)
 		}
 		c.rootStamp, c.rootReadAt, c.rootRead = rs, now, true
-		c.active = newNextActive(looked)
-	}
-	var cands []*nextEntry
-	for _, e := range looked {
-		if e.state == stateQueued && !e.taking && (len(kinds) == 0 || slices.Contains(kinds, e.kind)) {
-			cands = append(cands, e)
-		}
+		c.active = newNextActive(c.entries)
 	}
 	slices.SortFunc(cands, func(a, b *nextEntry) int {
 		if c := a.submittedAt.Compare(b.submittedAt); c != 0 {
