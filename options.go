@@ -220,10 +220,14 @@ const (
 
 func newReadOptions(opts []ReadOption) readOptions {
 	o := readOptions{attempts: DefaultReadAttempts, delay: DefaultReadDelay, maxSize: DefaultMaxSize}
-	for _, f := range opts {
-		f(&o)
+	if len(opts) == 0 {
+		return o // no option: nothing takes o's address, which would move it to the heap
 	}
-	return o
+	p := &o
+	for _, f := range opts {
+		f(p)
+	}
+	return *p
 }
 
 // WithRetries sets how many times a torn or transiently unreadable file is

@@ -172,6 +172,18 @@ func openJobDir(op string, dir JobDir) (*fsys.Dir, error) {
 	return d, err
 }
 
+// openJobDirToRead is openJobDir for a reader that opens and looks up
+// files in the job directory and does nothing else there (fsys.OpenLookup).
+func openJobDirToRead(op string, dir JobDir) (*fsys.Dir, error) {
+	at := jobRecord(dir, "")
+	at.lookup = true
+	d, err := openDirAt(op, at)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, errNotJob(op, dir)
+	}
+	return d, err
+}
+
 // jobDir is the path jd was opened by, as a JobDir: the name its errors
 // give the job. A job directory's descriptor carries its path (as an
 // *os.File carries its name), so the functions that work in an open job
@@ -261,6 +273,9 @@ type recordAt struct {
 	// could lead out of the root). The path above it (the root) is the
 	// caller's choice and may hold links.
 	job bool
+	// lookup: the directory is opened to read and look up files in it
+	// only (fsys.OpenLookup; job directories alone).
+	lookup bool
 }
 
 func jobRecord(dir JobDir, name string) recordAt {
@@ -277,7 +292,13 @@ func (r recordAt) full() string { return filepath.Join(r.dir, r.name) }
 // *Error (ErrNotRegular for a job directory that is a link); a missing
 // directory matches fs.ErrNotExist, for the caller to judge.
 func openDirAt(op string, at recordAt) (*fsys.Dir, error) {
-	d, err := fsys.Open(at.dir, at.job)
+	var d *fsys.Dir
+	var err error
+	if at.lookup && at.job {
+		d, err = fsys.OpenLookup(at.dir)
+	} else {
+		d, err = fsys.Open(at.dir, at.job)
+	}
 	if err == nil {
 		return d, nil
 	}

@@ -38,8 +38,18 @@ type Dir struct {
 // be a directory itself (O_NOFOLLOW refuses a link whatever it points to):
 // anything else there is a *NotRegularError. The path above it may hold
 // links (the caller's choice).
-func Open(path string, nofollow bool) (*Dir, error) {
-	flags := unix.O_RDONLY | unix.O_DIRECTORY | unix.O_CLOEXEC
+func Open(path string, nofollow bool) (*Dir, error) { return open(path, nofollow, unix.O_RDONLY) }
+
+// OpenLookup opens the directory at path as Open with nofollow does, for
+// reading the files in it and looking names up (OpenRecord, Lstat, EntryID,
+// ID, Names) and nothing else: not Sync, not a write. On Linux the
+// descriptor is O_PATH, which the kernel opens for less than a readable
+// one; the directory then needs search permission only, as a path through
+// it would.
+func OpenLookup(path string) (*Dir, error) { return open(path, true, lookupFlag) }
+
+func open(path string, nofollow bool, mode int) (*Dir, error) {
+	flags := mode | unix.O_DIRECTORY | unix.O_CLOEXEC
 	if nofollow {
 		flags |= unix.O_NOFOLLOW
 	}

@@ -28,3 +28,7 @@ var procFDs = sync.OnceValue(func() bool {
 	var s unix.Statfs_t
 	return unix.Statfs("/proc/self/fd", &s) == nil && s.Type == unix.PROC_SUPER_MAGIC
 })
+
+// lookupFlag opens a directory for OpenLookup: O_PATH, a descriptor for
+// lookups alone, which the kernel sets up for less than one it can read.
+const lookupFlag = unix.O_PATH
