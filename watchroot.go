@@ -304,6 +304,9 @@ func (w *rootWatch) firstScan(des []fs.DirEntry) {
 	w.scanReads = make([]jobRead, len(w.scanned))
 	w.scanDone = make([]atomic.Bool, len(w.scanned))
 	w.scanReady = make(chan struct{}, 1)
+	// A root with no job has nothing to read: the listing is taken in now,
+	// so that Synced comes at once (no read will ever wake takeScan).
+	w.takeScan()
 }
 
 // startScan reads every job of the first listing, in parallel as List does
