@@ -27,7 +27,8 @@ import (
 // tracedSyscalls are the calls strace records: everything that creates,
 // writes, syncs, names or unnames a file, plus newfstatat for the step
 // markers (and pwrite64/ftruncate, so that an in-place writer would show),
-// and fstat, which the temp file's root check makes.
+// and fstat, which takes a record's size before it is read (and which an
+// os.Root's check of the directory would make).
 const tracedSyscalls = "openat,write,pwrite64,ftruncate,fsync,fdatasync,close,renameat,renameat2,linkat,unlinkat," +
 	"newfstatat,fstat,fchmod,fchmodat,mkdir,mkdirat"
 

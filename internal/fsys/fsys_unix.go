@@ -22,11 +22,13 @@ import (
 // every file in it is renamed, opened and stat'ed relative to that
 // descriptor, never following a link at the file's own name. That is
 // stricter than os.Root (which follows links that stay inside the root), and
-// readers pay nothing more than the open. The one step done through an
-// os.Root is the temp file's creation, which renameio does (tempfile_unix.go).
+// readers pay nothing more than the open. The one step not done by an *at
+// call on the descriptor is the temp file's creation, which renameio does
+// (tempfile_unix.go): on Linux by the descriptor's /proc/self/fd link, which
+// names the very directory held; elsewhere in an os.Root checked to be it.
 
-// Dir is an open directory: its descriptor, and its path for errors and for
-// the temp file's os.Root.
+// Dir is an open directory: its descriptor, and its path for errors and,
+// where there is no /proc/self/fd, for the temp file's os.Root.
 type Dir struct {
 	fd       int
 	path     string
