@@ -37,13 +37,13 @@ func benchRoot(b *testing.B, n int) string {
 	return root
 }
 
-// untilSynced starts WatchRoot on root and receives up to Synced; the
-// returned stop cancels it and waits for its channel to close. Right after
-// Synced a WatchRoot watches the jobs and reads again those written
-// recently (all of a fresh fixture): settleTime is what a benchmark of
-// its steady state waits first.
+// settleTime is what a benchmark of WatchRoot's steady state waits first:
+// right after Synced a WatchRoot watches the jobs and reads again those
+// written recently (all of a fresh fixture).
 const settleTime = 3 * time.Second
 
+// untilSynced starts WatchRoot on root and receives up to Synced; the
+// returned stop cancels it and waits for its channel to close.
 func untilSynced(b *testing.B, root string, opts ...jobstore.WatchOption) (ch <-chan jobstore.RootUpdate, stop func()) {
 	b.Helper()
 	ctx, cancel := context.WithCancel(context.Background())

@@ -149,7 +149,7 @@ func RequestCancel(dir JobDir, req CancelRequest) error {
 	return err
 }
 
-// exists reports whether path names something.
+// pathExists reports whether path names something.
 func pathExists(path string) bool {
 	_, err := os.Lstat(path)
 	return err == nil

@@ -20,19 +20,20 @@ import (
 // the model's new fields), steps[1] in statusSchema below, and version-1
 // fixtures in testdata. Readers, writers and the CLI follow from those.
 
-// migration turns a record of schema version n into one of version n+1. It
+// migrationStep turns a record of schema version n into one of version n+1. It
 // receives a map it may change and return (a deep copy of the caller's);
 // migrate stamps the new schema_version itself.
 type migrationStep func(map[string]any) (map[string]any, error)
 
-// schema is how one kind of record is versioned.
+// recordSchema is how one kind of record is versioned.
 type recordSchema struct {
 	file    string                // the record's file name, for errors
 	current int                   // the version this package writes and reads
 	steps   map[int]migrationStep // steps[n] turns version n into n+1
 }
 
-// The schemas of the package's records. Each is built afresh on every call,
+// specSchema, statusSchema and cancelSchema are the schemas of the package's
+// records. Each is built afresh on every call,
 // so nothing can change the rule in between. At version 1 no record has a
 // step: a version-0 record is ErrNoMigration.
 func specSchema() recordSchema   { return recordSchema{file: SpecFile, current: JobSchemaVersion} }
@@ -40,7 +41,7 @@ func statusSchema() recordSchema { return recordSchema{file: StatusFile, current
 
 func cancelSchema() recordSchema { return recordSchema{file: CancelFile, current: CancelSchemaVersion} }
 
-// The records' versions, for decodeRecord.
+// recordVersion is a record's schema version, for decodeRecord.
 func (s *JobSpec) recordVersion() int   { return s.SchemaVersion }
 func (s *JobStatus) recordVersion() int { return s.SchemaVersion }
 
@@ -348,13 +349,13 @@ const corruptRemedy = "jobstore's durable writes are never torn, so the file was
 	"(a coalesced progress update), by a writer that did not use the atomic protocol, or by the disk; restore it from a backup or remove it " +
 	"(a removed status.json reads as \"nothing has run yet\"); 'jobstore check ROOT' lists the other unreadable jobs"
 
-// corrupt is the ErrCorrupt error for bytes that are not one JSON value; its
+// corruptError is the ErrCorrupt error for bytes that are not one JSON value; its
 // message names what the damage looks like.
 func corruptError(data []byte, se *json.SyntaxError) error {
 	return errCorrupt(len(data), se, describeDamage(data, se), corruptRemedy)
 }
 
-// damage names what a bad file looks like.
+// describeDamage names what a bad file looks like.
 func describeDamage(data []byte, se *json.SyntaxError) string {
 	trimmed := bytes.TrimRight(data, "\x00")
 	end, complete, cut := firstValue(trimmed)

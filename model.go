@@ -161,7 +161,7 @@ type JobStatus struct {
 	Remedy        string        `json:"remedy,omitempty"`
 }
 
-// Timestamps.
+// isoLayout is how timestamps are written.
 //
 // Written: UTC, microseconds, "+00:00", the way Python's datetime.isoformat()
 // writes an aware UTC datetime: 2026-11-30T09:35:40.123456+00:00. Python's

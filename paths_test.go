@@ -198,11 +198,11 @@ func TestJobDir_IDIsTheLastElementHoweverSpelled(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(strconv.Quote(c.dir), func(t *testing.T) {
-			dir := c.dir
+			dir, id := c.dir, c.id
 			if runtime.GOOS == "windows" {
-				dir = filepath.FromSlash(dir)
+				dir, id = filepath.FromSlash(dir), filepath.FromSlash(id)
 			}
-			assert.Equal(t, c.id, jobstore.JobDir(dir).ID())
+			assert.Equal(t, id, jobstore.JobDir(dir).ID())
 		})
 	}
 }

@@ -66,7 +66,7 @@ func Reconcile(dir JobDir) (changed bool, err error) {
 	return changed, err
 }
 
-// reconcile is Reconcile; undecided reports a runner on another host whose
+// reconcileJob is Reconcile; undecided reports a runner on another host whose
 // lease has not yet been watched for a whole lease.
 func reconcileJob(dir JobDir) (changed, undecided bool, err error) {
 	st, err := ReadStatus(dir)

@@ -135,7 +135,7 @@ func Start(dir JobDir, opts ...StartOption) (*Run, error) {
 	return r, nil
 }
 
-// start is Start once it holds job.lock, in three steps: what the job is
+// startLocked is Start once it holds job.lock, in three steps: what the job is
 // (readForStart), who may run it (claimForStart), and the run itself
 // (begin).
 func startLocked(op string, jd *fsys.Dir, lk *Lock, o startOptions) (*Run, error) {

@@ -229,7 +229,7 @@ type Run struct {
 	progressState
 }
 
-// write publishes next as the new status (seq and updated_at filled in) and,
+// writeNext publishes next as the new status (seq and updated_at filled in) and,
 // only if that worked, makes it the handle's status. Callers hold r.wmu and
 // r.mu (begin too: the renewer runs before its first write).
 func (r *Run) writeNext(op string, next JobStatus, now time.Time, opts ...WriteOption) error {
@@ -304,6 +304,22 @@ type ownership struct {
 func (r *Run) ownedBy(c *attempt.Claim, o startOptions) {
 	r.own = ownership{claim: c, host: o.host, lease: o.lease}
 	r.own.ren = r.renew(c)
+}
+
+// Lease reports the Run's lease period and when the lease was last renewed,
+// by this process's monotonic clock (compare it with time.Now, not with a
+// wall clock). Another process may judge the Run gone once it has seen the
+// lease go a whole period unrenewed (WithLease); the Run itself stops
+// writing once its last renewal is two thirds of a period old, and
+// re-establishes its claim before its next write. A supervisor of the
+// job's work polls it to stop that work before anyone may take the job
+// over (jobstore work does). Lease may wait for a renewal being written;
+// after the Run lost its job or was closed, renewed no longer moves.
+func (r *Run) Lease() (period time.Duration, renewed time.Time) {
+	r.mu.Lock()
+	ren, period := r.own.ren, r.own.lease
+	r.mu.Unlock()
+	return period, ren.Renewed()
 }
 
 // renew starts the renewer of c for r; its events name c, the claim the
@@ -505,7 +521,7 @@ func newRunContext(dir JobDir, ended error, poll time.Duration) *runContext {
 	return rc
 }
 
-// end ends the context with cause (unless it ended already) and stops the
+// finish ends the context with cause (unless it ended already) and stops the
 // watch, releasing its goroutine and OS handles.
 func (rc *runContext) finish(cause error) {
 	rc.cancel(cause)

@@ -123,7 +123,13 @@ func TestWait_EndsAtOnceOnAStatusThatCanNeverAnswer(t *testing.T) {
 	}{
 		"a directory": {func(t *testing.T, path string) {
 			require.NoError(t, os.Remove(path))
-			require.NoError(t, os.Mkdir(path, 0o755))
+			// On Windows a file a poller holds open stays, delete pending,
+			// until it closes it: the name is free a moment later.
+			deadline := time.Now().Add(waitGuard)
+			for err := os.Mkdir(path, 0o755); err != nil; err = os.Mkdir(path, 0o755) {
+				require.True(t, time.Now().Before(deadline), "%v", err)
+				time.Sleep(idleWhile / 10)
+			}
 		}, jobstore.ErrNotRegular},
 		"a 3 GiB file": {func(t *testing.T, path string) {
 			f, err := os.OpenFile(path, os.O_WRONLY, 0)

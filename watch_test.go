@@ -278,7 +278,7 @@ func skipWithoutEvents(t *testing.T) {
 	}
 }
 
-// goroutines waits until the number of goroutines is at most want, and
+// goroutinesBackTo waits until the number of goroutines is at most want, and
 // returns it.
 func goroutinesBackTo(t *testing.T, want int) int {
 	t.Helper()

@@ -48,7 +48,8 @@ type RootUpdate struct {
 // channel delivers, in this order:
 //
 //   - one update for each job under root, with its current records;
-//   - one update with Synced set;
+//   - one update with Synced set (the first update, at once, for a root
+//     with no job yet);
 //   - then changes as they are seen: a job added (its first update), a
 //     status with a higher seq than the last one delivered, a cancel
 //     request, a record that became readable or unreadable, a job removed
@@ -288,7 +289,7 @@ func newRootWatch(root string, o watchOptions) (*rootWatch, error) {
 	return w, nil
 }
 
-// now is the watch's monotonic clock, in nanoseconds (never 0).
+// readClock is the watch's monotonic clock, in nanoseconds (never 0).
 func (w *rootWatch) readClock() int64 { return int64(time.Since(w.start)) + 1 }
 
 // firstScan makes the jobs of the first listing; startScan reads them.
@@ -427,7 +428,7 @@ func (w *rootWatch) subscribe(j *rootJob) *fsevents.Subscription {
 	return j.sub
 }
 
-// run is the watch's goroutine: it hands reads to the readers, applies
+// loop is the watch's goroutine: it hands reads to the readers, applies
 // what they find, follows events and the poll, and delivers.
 func (w *rootWatch) loop(ctx context.Context) {
 	defer close(w.out)
@@ -482,7 +483,7 @@ func (w *rootWatch) loop(ctx context.Context) {
 	}
 }
 
-// release stops the readers and releases every watch and the root's
+// releaseAll stops the readers and releases every watch and the root's
 // descriptor.
 func (w *rootWatch) releaseAll() {
 	close(w.stop)
@@ -504,7 +505,7 @@ type readRequest struct {
 	stamp bool // take the directory's time first (a watched job)
 }
 
-// reader reads jobs until the watch stops. It touches nothing of a
+// readLoop reads jobs until the watch stops. It touches nothing of a
 // rootJob but its dir, which never changes.
 func (w *rootWatch) readLoop() {
 	for {
@@ -535,7 +536,7 @@ func (w *rootWatch) schedule(j *rootJob, mask readMask) {
 	w.toRead.enqueue(j)
 }
 
-// events follows what the OS watcher reported.
+// onEvents follows what the OS watcher reported.
 func (w *rootWatch) onEvents() {
 	var lost bool
 	w.changed, lost = w.sink.Take(w.changed[:0])
@@ -636,7 +637,7 @@ func (w *rootWatch) examine(name string) {
 	}
 }
 
-// add starts following a job found after the first listing; fi is its
+// addJob starts following a job found after the first listing; fi is its
 // entry's lstat. Its first update is sent once it has been read.
 func (w *rootWatch) addJob(name string, fi fs.FileInfo) *rootJob {
 	j := w.newJob(name, fi.Mode().Type())
@@ -652,7 +653,7 @@ func (w *rootWatch) addJob(name string, fi fs.FileInfo) *rootJob {
 	return j
 }
 
-// remove forgets j, whose directory is gone; a Removed update is owed if
+// dropJob forgets j, whose directory is gone; a Removed update is owed if
 // anything of it was delivered.
 func (w *rootWatch) dropJob(j *rootJob) {
 	if j.gone {
@@ -672,7 +673,7 @@ func (w *rootWatch) dropJob(j *rootJob) {
 	w.offer(j)
 }
 
-// poll is the safety poll: the root, unless its events tell everything,
+// pollJobs is the safety poll: the root, unless its events tell everything,
 // and one stat of each polled job directory.
 func (w *rootWatch) pollJobs() {
 	now := w.readClock()
@@ -689,7 +690,7 @@ func (w *rootWatch) pollJobs() {
 	}
 }
 
-// stat stats each job of jobs (one lstat of its directory, relative to a
+// statJob stats each job of jobs (one lstat of its directory, relative to a
 // descriptor of the root, unless sync stat'ed it in this generation) and
 // reads again the records of those whose directory changed.
 func (w *rootWatch) statJob(jobs map[*rootJob]struct{}, now int64) {
@@ -706,7 +707,7 @@ func (w *rootWatch) statJob(jobs map[*rootJob]struct{}, now int64) {
 	}
 }
 
-// look stats j's directory for the poll: false, with j dealt with, if it
+// lookAtJob stats j's directory for the poll: false, with j dealt with, if it
 // is gone or no longer the entry j stands for, or cannot be stat'ed (a
 // read then says why).
 func (w *rootWatch) lookAtJob(j *rootJob) (fs.FileInfo, bool) {
@@ -749,7 +750,7 @@ func (w *rootWatch) relist() {
 	}
 }
 
-// sync reconciles the jobs with a listing of the root: new entries are
+// syncRoot reconciles the jobs with a listing of the root: new entries are
 // added (stat'ed once, in this poll's generation), missing ones removed.
 func (w *rootWatch) syncRoot(des []fs.DirEntry, now int64) {
 	for _, de := range des {
@@ -793,7 +794,7 @@ func (w *rootWatch) rootProblem(err error) {
 	w.rootErrDue = err.Error() != w.rootErrSent
 }
 
-// apply takes in what a reader found about a job.
+// applyRead takes in what a reader found about a job.
 func (w *rootWatch) applyRead(r jobRead) {
 	j := r.job
 	j.reading = false
@@ -872,7 +873,7 @@ func (w *rootWatch) applyStatus(j *rootJob, r jobRead) {
 	}
 }
 
-// replace ends j, whose directory now holds another job (r read it), and
+// replaceJob ends j, whose directory now holds another job (r read it), and
 // follows the new one under the same name, with j's watch.
 func (w *rootWatch) replaceJob(j *rootJob, r jobRead) {
 	n := &rootJob{name: j.name, dir: j.dir, link: j.link, sub: j.sub, stamp: j.stamp, gen: j.gen, seen: j.seen, ident: r.spec}
@@ -939,7 +940,7 @@ func (w *rootWatch) prepare() {
 	}
 }
 
-// head is what is to be delivered next; it drops from the queues what is
+// headUpdate is what is to be delivered next; it drops from the queues what is
 // no longer owed (a job removed before its first update, a view that came
 // back to what was delivered).
 func (w *rootWatch) headUpdate() (int, *rootJob) {
@@ -1029,7 +1030,7 @@ func (j *rootJob) firstErr() error {
 	return nil
 }
 
-// update is j's update: its records as last read, the receiver's own.
+// nextUpdate is j's update: its records as last read, the receiver's own.
 func (j *rootJob) nextUpdate() RootUpdate {
 	if j.gone {
 		return RootUpdate{Dir: j.dir, Removed: true}
@@ -1137,14 +1138,14 @@ func (q *jobQueue) pop() {
 // directory and reads only what changed. It keeps the root's own stamp (the
 // root is listed again only when it changed, or its path names another
 // directory); the caller keeps a stamp per job directory, and reads that
-// job's records only when its stamp is due after a stat:
+// job's records only when its stamp says so after a stat:
 //
 //	s := newRootScan(op, root)
 //	des, err := s.list(now, false) // nil, nil: unchanged since the last listing
-//	s.begin()                      // a descriptor of the root for a round of stats
+//	s.beginScan()                  // a descriptor of the root for a round of stats
 //	fi, err := s.stat(name)        // one fstatat, relative to it, never following a link
-//	if st.due(fi.ModTime().UnixNano(), now) { /* read name's records */ }
-//	s.end()
+//	if st.settledBy(fi.ModTime().UnixNano(), now) { /* read name's records */ }
+//	s.endScan()
 //
 // now is a monotonic clock in nanoseconds, never 0. WatchRoot polls with
 // it (a directory's time changes when status.json is replaced in it and
@@ -1193,14 +1194,14 @@ func (s *rootScan) list(now int64, force bool) ([]fs.DirEntry, error) {
 	return jobs, nil
 }
 
-// moved reports whether the root's path no longer names the directory
+// movedSince reports whether the root's path no longer names the directory
 // last listed: it was removed, or replaced.
 func (s *rootScan) movedSince() bool {
 	fi, err := os.Stat(s.path)
 	return err != nil || s.fi == nil || !os.SameFile(fi, s.fi)
 }
 
-// begin opens the root for a round of stats; without it (or if it fails)
+// beginScan opens the root for a round of stats; without it (or if it fails)
 // stat goes by path.
 func (s *rootScan) beginScan() {
 	if r, err := os.OpenRoot(s.path); err == nil {
@@ -1232,7 +1233,7 @@ type stamp struct {
 	settled bool
 }
 
-// due records a stat of the directory (its modification time, at now on
+// settledBy records a stat of the directory (its modification time, at now on
 // the caller's monotonic clock) and reports whether its contents must be
 // read: the time differs from the last one, or it is the same and the
 // first read that followed it may have missed a change within the same
@@ -1240,7 +1241,7 @@ type stamp struct {
 // or fineRacyWindow for a time with a fraction of a second, after the time
 // was first seen): then one more read settles it. A time older than
 // racyWindow+clockSlack by this machine's clock is settled at once. The
-// caller reads after due returns true.
+// caller reads after settledBy returns true.
 func (s *stamp) settledBy(mtime, now int64) bool {
 	if s.seen == 0 || mtime != s.mtime {
 		old := time.Now().UnixNano()-mtime > int64(racyWindow+clockSlack)

@@ -16,9 +16,12 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/axqua/jobstore/internal/prereq"
 )
 
-// The tests run the jobstore binary on real directories. TestMain builds it
+// selfEnv set to 1 makes the test binary the command. The tests run the
+// jobstore binary on real directories. TestMain builds it
 // once with "go build"; where no go command is at hand (a Windows test
 // binary under Wine), the test binary itself stands in for it: run as
 // selfEnv=1, it is the command.
@@ -60,6 +63,7 @@ func TestMain(m *testing.M) {
 		}
 		return m.Run()
 	}()
+	prereq.Report("github.com/axqua/jobstore/cmd/jobstore")
 	os.Exit(code)
 }
 

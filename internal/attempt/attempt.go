@@ -199,7 +199,7 @@ func (c *Claim) PublishNew(string, string, bool) (bool, error) {
 	return false, errors.ErrUnsupported
 }
 
-// Remove removes the temp file tmp after a failed write: through the held
+// Unlink removes the temp file tmp after a failed write: through the held
 // .run-n, which reaches it even after a fence renamed the directory, and
 // failing that through .fenced-n by name, for servers that resolve an open
 // directory by the path it had (libfuse's high-level API: bindfs, sshfs).

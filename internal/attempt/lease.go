@@ -157,6 +157,14 @@ func (r *Renewer) Age(now time.Time) time.Duration {
 	return now.Sub(r.lastOK)
 }
 
+// Renewed is when the last successful renewal started (the claim, before
+// the first).
+func (r *Renewer) Renewed() time.Time {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.lastOK
+}
+
 // Stop ends renewal and waits for the background writer. Stopping twice,
 // or from event, is fine.
 func (r *Renewer) Stop() {
@@ -198,6 +206,11 @@ func (v Verdict) String() string {
 // absentLease stands for "no lease file yet" (a claimant between its mkdir
 // and its first renewal); it can never be a counter's content.
 const absentLease = "\x00absent"
+
+// irregularLease, followed by the file's type, stands for a lease file
+// that is not a regular file (no runner renews one); it can never be a
+// counter's content either.
+const irregularLease = "\x00irregular "
 
 // maxLease bounds what a judge reads of a lease file: a counter is at most
 // 21 bytes; anything longer is not one, and its first maxLease bytes still

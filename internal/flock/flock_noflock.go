@@ -9,7 +9,7 @@ import (
 	"runtime"
 )
 
-// No flock here. On aix and solaris, Go's filelock falls back to fcntl
+// errNoFlock is every lock's answer here: no flock. On aix and solaris, Go's filelock falls back to fcntl
 // locks, which belong to the process and the file, not to the open file
 // description: a second open in the same process would not conflict, and
 // closing any descriptor of the file would drop the lock. Go works around

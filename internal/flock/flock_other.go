@@ -7,7 +7,7 @@ import (
 	"os"
 )
 
-// Neither Unix nor Windows: no file locks.
+// lock, unlock and isHeld: neither Unix nor Windows, so no file locks.
 func lock(*os.File) error   { return errors.ErrUnsupported }
 func unlock(*os.File) error { return errors.ErrUnsupported }
 func isHeld(error) bool     { return false }

@@ -9,7 +9,7 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// flock(2), not fcntl: an flock lock belongs to the open file description,
+// lock takes an flock(2) lock, not fcntl: an flock lock belongs to the open file description,
 // so two opens in one process conflict as two processes do, and closing
 // some other descriptor of the file does not drop it.
 func lock(f *os.File) error {

@@ -39,7 +39,7 @@ import (
 	"github.com/fsnotify/fsnotify"
 )
 
-// The process's one OS watcher, shared by every subscription: created by
+// shared is the process's one OS watcher, shared by every subscription: created by
 // the first, closed with the last. mu serializes the hub's life and every
 // Add and Remove of its watcher; it is never taken by the goroutine that
 // reads events, which on Windows must keep reading for an Add to return.

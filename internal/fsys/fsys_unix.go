@@ -171,7 +171,7 @@ func (d *Dir) MoveDirNoReplace(from string, dst *Dir, to string) error {
 	return pathErr("rename", d.Join(from), err)
 }
 
-// Remove removes the file name (not a directory).
+// Unlink removes the file name (not a directory).
 func (d *Dir) Unlink(name string) error {
 	return pathErr("remove", d.Join(name), unix.Unlinkat(d.fd, name, 0))
 }

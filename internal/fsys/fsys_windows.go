@@ -212,7 +212,7 @@ func (d *Dir) MoveDirNoReplace(from string, dst *Dir, to string) error {
 	return pathErr("rename", d.Join(from), windows.MoveFileEx(f, t, 0))
 }
 
-// Remove removes a file, read-only or not (job.json's temp is created
+// Unlink removes a file, read-only or not (job.json's temp is created
 // read-only, and DeleteFile refuses read-only files).
 func (d *Dir) Unlink(name string) error {
 	p := d.Join(name)
