@@ -116,6 +116,7 @@ type writtenParser struct {
 	i int
 }
 
+// space skips JSON whitespace.
 func (p *writtenParser) space() {
 	for p.i < len(p.b) {
 		switch p.b[p.i] {
@@ -169,6 +170,7 @@ func (p *writtenParser) str() ([]byte, bool) {
 	return nil, false
 }
 
+// text is a string field's value.
 func (p *writtenParser) text(dst *string) bool {
 	s, ok := p.str()
 	*dst = string(s)
@@ -228,6 +230,7 @@ func (p *writtenParser) integer() ([]byte, bool) {
 	return lit, ok
 }
 
+// int is an integer that fits in an int.
 func (p *writtenParser) int(dst *int) bool {
 	var v int64
 	ok := p.int64(&v, strconv.IntSize)
@@ -246,6 +249,7 @@ func (p *writtenParser) int64(dst *int64, bits int) bool {
 	return err == nil
 }
 
+// uint is a non-negative integer that fits in a uint64.
 func (p *writtenParser) uint(dst *uint64) bool {
 	lit, ok := p.integer()
 	if !ok || lit[0] == '-' {
@@ -306,6 +310,7 @@ func writtenTime(b []byte) (time.Time, bool) {
 	return normTime(t), true
 }
 
+// timePtr is a timestamp, or null (left nil).
 func (p *writtenParser) timePtr(dst **isoTime) bool {
 	if p.null() {
 		return true

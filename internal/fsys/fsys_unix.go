@@ -50,6 +50,8 @@ func Open(path string, nofollow bool) (*Dir, error) { return open(path, nofollow
 // it would.
 func OpenLookup(path string) (*Dir, error) { return open(path, true, lookupFlag) }
 
+// open is Open and OpenLookup: the directory at path opened with mode
+// (O_RDONLY, or lookupFlag).
 func open(path string, nofollow bool, mode int) (*Dir, error) {
 	flags := mode | unix.O_DIRECTORY | unix.O_CLOEXEC
 	if nofollow {
