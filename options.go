@@ -220,10 +220,16 @@ const (
 
 func newReadOptions(opts []ReadOption) readOptions {
 	o := readOptions{attempts: DefaultReadAttempts, delay: DefaultReadDelay, maxSize: DefaultMaxSize}
-	if len(opts) == 0 {
-		return o // no option: nothing takes o's address, which would move it to the heap
+	if len(opts) > 0 {
+		o = o.with(opts) // only there is a readOptions moved to the heap, its address given to the options
 	}
-	p := &o
+	return o
+}
+
+// with is o changed by opts.
+func (o readOptions) with(opts []ReadOption) readOptions {
+	p := new(readOptions)
+	*p = o
 	for _, f := range opts {
 		f(p)
 	}

@@ -146,15 +146,20 @@ var reservedRootNames = [...]string{IndexFile}
 // digits Windows also accepts after COM and LPT cannot occur.
 func isWindowsDeviceName(name string) bool {
 	stem, _, _ := strings.Cut(name, ".")
-	switch strings.ToUpper(stem) {
-	case "CON", "PRN", "AUX", "NUL":
+	is := func(names ...string) bool { // not strings.ToUpper: no copy per record read
+		for _, n := range names {
+			if strings.EqualFold(stem, n) {
+				return true
+			}
+		}
+		return false
+	}
+	if is("CON", "PRN", "AUX", "NUL") {
 		return true
 	}
 	if len(stem) == 4 && '0' <= stem[3] && stem[3] <= '9' {
-		switch strings.ToUpper(stem[:3]) {
-		case "COM", "LPT":
-			return true
-		}
+		stem = stem[:3]
+		return is("COM", "LPT")
 	}
 	return false
 }
