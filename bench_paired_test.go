@@ -43,24 +43,37 @@ func readStatusByHand(dir jobstore.JobDir) error {
 	return json.Unmarshal(data, &st)
 }
 
-// pairTimes sums the time of each side of a paired benchmark.
-type pairTimes struct{ baseline, jobstore atomic.Int64 }
+// pairTimes sums the time of each side of a paired benchmark, and with
+// cpu (one goroutine, locked to its thread) the CPU time of its thread.
+type pairTimes struct {
+	baseline, jobstore       atomic.Int64
+	cpu                      bool
+	baselineCPU, jobstoreCPU time.Duration
+}
 
 // run times baseline and jobstore in turn, the order swapped with i.
 func (p *pairTimes) run(i int, baseline, jobstore func() error) error {
 	sides := [2]struct {
 		f   func() error
 		sum *atomic.Int64
-	}{{baseline, &p.baseline}, {jobstore, &p.jobstore}}
+		cpu *time.Duration
+	}{{baseline, &p.baseline, &p.baselineCPU}, {jobstore, &p.jobstore, &p.jobstoreCPU}}
 	if i%2 == 1 {
 		sides[0], sides[1] = sides[1], sides[0]
 	}
 	for _, s := range sides {
+		var c0 time.Duration
+		if p.cpu {
+			c0 = threadCPU()
+		}
 		t0 := time.Now()
 		if err := s.f(); err != nil {
 			return err
 		}
 		s.sum.Add(int64(time.Since(t0)))
+		if p.cpu {
+			*s.cpu += threadCPU() - c0
+		}
 	}
 	return nil
 }
@@ -75,14 +88,22 @@ func (p *pairTimes) report(b *testing.B, n int) {
 	b.ReportMetric(js/base, "jobstore/baseline")
 	b.ReportMetric(base/float64(n), "baseline-ns/call")
 	b.ReportMetric(js/float64(n), "jobstore-ns/call")
+	if p.cpu && p.baselineCPU > 0 {
+		b.ReportMetric(float64(p.baselineCPU)/float64(n), "baseline-cpu-ns/call")
+		b.ReportMetric(float64(p.jobstoreCPU)/float64(n), "jobstore-cpu-ns/call")
+	}
 }
 
 // BenchmarkWriteStatusPaired: one writer, WriteStatus (durable) against the
-// bare protocol, each on a job of its own.
+// bare protocol, each on a job of its own; beside the wall times, each
+// side's CPU time (its thread's, where the system can tell: what the side
+// computes and asks of the kernel, without the waits for the disk).
 func BenchmarkWriteStatusPaired(b *testing.B) {
 	root := benchDir(b)
 	base, js := benchJob(b, root, "base"), benchJob(b, root, "job")
-	var p pairTimes
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	p := pairTimes{cpu: threadCPU() >= 0}
 	n := 0
 	for ; b.Loop(); n++ {
 		if err := p.run(n, func() error { return writeStatusByHand(base, n) },
