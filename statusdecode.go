@@ -105,6 +105,8 @@ func (j *jobStatusJSON) field(p *writtenParser, key []byte) (bit uint32, ok bool
 		return 1 << 16, p.text(&j.Error)
 	case "remedy":
 		return 1 << 17, p.text(&j.Remedy)
+	case "retry_at":
+		return 1 << 18, p.timePtr(&j.RetryAt)
 	}
 	return 0, false
 }

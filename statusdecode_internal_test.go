@@ -24,6 +24,8 @@ var writtenSeeds = []string{
 	`{"Seq":1}`, `{"seq":1,"seq":2}`, `{"seq":1,"SEQ":2}`, `{"other":1}`, `{"seq":1,}`, `{,}`, `{"seq" 1}`,
 	`{"seq":1}{}`, `{"seq":1} x`, ` {"seq":1} `, `[]`, `null`, ``, `{"updated_at":"yesterday"}`, `{"updated_at":null}`,
 	`{"updated_at":"0000-01-01T00:00:00Z"}`, `{"started_at":"2026-11-30T09:35:41.123456+02:00"}`, `{"state":"","job_id":""}`,
+	`{"schema_version":2,"state":"queued","seq":3,"retry_at":"2026-11-30T09:36:00.5+00:00"}`, `{"retry_at":null}`, `{"retry_at":"soon"}`,
+	`{"schema_version":2,"state":"queued","attempts":[{"attempt":1,"state":"failed","ended_at":"2026-11-30T09:35:40Z"}]}`,
 }
 
 // FuzzDecodeWritten: whatever decodeWritten accepts, encoding/json accepts
