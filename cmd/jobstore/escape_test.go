@@ -1,0 +1,225 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+	"unicode/utf8"
+
+	"github.com/axqua/jobstore"
+	"github.com/axqua/jobstore/internal/testdir"
+	"github.com/stretchr/testify/require"
+)
+
+func TestEscapeTerminal(t *testing.T) {
+	for _, tc := range []struct {
+		name, in, want string
+	}{
+		{"plain ASCII is kept", "frame 12/30", "frame 12/30"},
+		{"printable Unicode is kept", "café 渲染 🎬", "café 渲染 🎬"},
+		{"empty", "", ""},
+		{"colour sequence", "\x1b[31mred\x1b[0m", `\x1b[31mred\x1b[0m`},
+		{"title sequence with BEL", "\x1b]0;title\x07", `\x1b]0;title\a`},
+		{"newline, return and tab", "a\nb\rc\td", `a\nb\rc\td`},
+		{"NUL and other C0", "\x00\x01\x1f", `\x00\x01\x1f`},
+		{"DEL", "x\x7fy", `x\x7fy`},
+		{"C1 controls, CSI among them", "\u0085\u009b31m\u0080", `\u0085\u009b31m\u0080`},
+		{"invalid UTF-8", "ab\xffc\xc3", `ab\xffc\xc3`},
+		{"bidi overrides", "a\u202eb\u202ac\u202dd", `a\u202eb\u202ac\u202dd`},
+		{"bidi isolates", "\u2066x\u2067y\u2068z\u2069", `\u2066x\u2067y\u2068z\u2069`},
+		{"neighbours of the bidi ranges are kept", "\u2029\u202f\u2065\u206a", "\u2029\u202f\u2065\u206a"},
+		{"backslash is kept", `C:\jobs\x1b`, `C:\jobs\x1b`},
+		{"first printable above C1", "\u00a0é", "\u00a0é"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			require.Equal(t, tc.want, escapeTerminal(tc.in))
+		})
+	}
+}
+
+// terminalActsOn: the characters that must not reach a terminal, written
+// out apart from escapeTerminal's own test of them.
+func terminalActsOn(r rune) bool {
+	return r < 0x20 || (r >= 0x7f && r <= 0x9f) || (r >= 0x202a && r <= 0x202e) || (r >= 0x2066 && r <= 0x2069)
+}
+
+// TestEscapeTerminal_AgreesWithStrconv compares escapeTerminal with
+// strconv.Unquote, the reference for Go escapes: for text without a
+// backslash or a quote, unquoting the escaped text gives the text back
+// (invalid bytes come back as the same bytes), and the escaped text holds
+// nothing a terminal acts on.
+func TestEscapeTerminal_AgreesWithStrconv(t *testing.T) {
+	var inputs []string
+	for b := 0; b < 256; b++ {
+		inputs = append(inputs, "x"+string([]byte{byte(b)})+"y")
+	}
+	for r := rune(0x80); r < 0x3000; r++ {
+		inputs = append(inputs, string(r)+"\x1b[0m")
+	}
+	inputs = append(inputs, "\xe2\x80", "\xed\xa0\x80", "\xf4\x90\x80\x80") // cut, surrogate, beyond U+10FFFF
+	for _, in := range inputs {
+		if strings.ContainsAny(in, `\"`) {
+			continue
+		}
+		out := escapeTerminal(in)
+		back, err := strconv.Unquote(`"` + out + `"`)
+		require.NoError(t, err, "%q escaped to %q", in, out)
+		require.Equal(t, in, back, "%q escaped to %q", in, out)
+		require.Equal(t, out, escapeTerminal(out), "escaping %q twice", in)
+		require.True(t, utf8.ValidString(out), "%q escaped to %q", in, out)
+		for _, r := range out {
+			require.False(t, terminalActsOn(r), "%q escaped to %q, which keeps %U", in, out, r)
+		}
+	}
+}
+
+// What a hostile submitter and runner write into a job's records: a colour
+// sequence, a title sequence ended by BEL, an 8-bit CSI (U+009B), bidi
+// overrides and isolates.
+const (
+	hostileKind    = "\x1b[31mred\u202e"
+	hostileBy      = "\x1b]0;pwned\x07"
+	hostileLabel   = "\x1b[2J"
+	hostileMessage = "\x1b]0;title\x07 \u009b2J"
+	hostileError   = "bad\x07\x1b[1A"
+	hostileRemedy  = "\u2066fix\u2069"
+	// hostileDirName is a directory name that is not valid UTF-8 and holds
+	// an escape sequence (not a name Windows allows).
+	hostileDirName = "bad\xff\x1b[2J"
+)
+
+// hostileRoot makes a root with a job that ended failed, every text of it
+// hostile, and (where file names allow it) a directory with a hostile
+// name that is not a job.
+func hostileRoot(t *testing.T) (root string, dir jobstore.JobDir) {
+	t.Helper()
+	root = testdir.New(t)
+	dir, err := jobstore.Submit(root, jobstore.JobSpec{ID: "hostile", Kind: hostileKind, SubmittedBy: hostileBy,
+		Labels: map[string]string{"team": hostileLabel}})
+	require.NoError(t, err)
+	run, err := jobstore.Start(dir, jobstore.WithProgressInterval(0))
+	require.NoError(t, err)
+	defer run.Close()
+	require.NoError(t, run.Progress(0.5, hostileMessage))
+	require.NoError(t, run.Finish(jobstore.Outcome{State: jobstore.Failed, Message: hostileMessage,
+		Error: hostileError, Remedy: hostileRemedy, ExitCode: intPtr(2)}))
+	if runtime.GOOS != "windows" {
+		bad := filepath.Join(root, hostileDirName)
+		require.NoError(t, os.Mkdir(bad, 0o755))
+		require.NoError(t, os.WriteFile(filepath.Join(bad, jobstore.SpecFile), []byte("{"), 0o644))
+	}
+	return root, dir
+}
+
+// requireTerminalSafe checks that out holds nothing a terminal acts on,
+// and that the hostile texts are shown, escaped, rather than dropped.
+func requireTerminalSafe(t *testing.T, out string, shown ...string) {
+	t.Helper()
+	require.True(t, utf8.ValidString(out), "invalid UTF-8 reaches the terminal:\n%q", out)
+	for _, r := range out {
+		if r == '\n' {
+			continue
+		}
+		require.False(t, terminalActsOn(r), "%U reaches the terminal:\n%q", r, out)
+	}
+	for _, s := range shown {
+		require.Contains(t, out, escapeTerminal(s))
+	}
+}
+
+func TestList_EscapesWhatATerminalWouldActOn(t *testing.T) {
+	root, _ := hostileRoot(t)
+	r := runCLI(t, "list", root)
+	requireCode(t, r, exitOK)
+	shown := []string{hostileKind}
+	if runtime.GOOS != "windows" {
+		shown = append(shown, hostileDirName)
+	}
+	requireTerminalSafe(t, r.stdout, shown...)
+
+	// --json keeps the exact strings.
+	r = runCLI(t, "list", root, "--json")
+	requireCode(t, r, exitOK)
+	var out listJSON
+	require.NoError(t, json.Unmarshal([]byte(r.stdout), &out))
+	var found bool
+	for _, j := range out.Jobs {
+		if j.ID == "hostile" {
+			found = true
+			require.Equal(t, hostileKind, j.Spec.Kind)
+			require.Equal(t, hostileMessage, j.Status.Message)
+			require.Equal(t, hostileError, j.Status.Error)
+		}
+	}
+	require.True(t, found, r.stdout)
+}
+
+func TestListWatch_EscapesWhatATerminalWouldActOn(t *testing.T) {
+	root, _ := hostileRoot(t)
+	// Piped: the table, then a line per change.
+	w := startLines(t, "list", root, "--watch", "--interval", watchPoll.String())
+	w.waitLine(t, "hostile")
+	dir, err := jobstore.Submit(root, jobstore.JobSpec{ID: "hostile-2", Kind: hostileKind})
+	require.NoError(t, err)
+	run, err := jobstore.Start(dir, jobstore.WithProgressInterval(0))
+	require.NoError(t, err)
+	defer run.Close()
+	require.NoError(t, run.Progress(0.5, hostileMessage+" again"))
+	w.waitLine(t, "again")
+	requireTerminalSafe(t, strings.Join(w.seen, "\n"), hostileKind, hostileMessage+" again")
+
+	// On a terminal: the table fitted to the screen.
+	entries, err := jobstore.List(root)
+	require.NoError(t, err)
+	noCancel := func(jobstore.JobDir) (*jobstore.CancelRequest, recordInfo) { return nil, recordInfo{} }
+	lines := screenLines(root, entries, time.Now(), noCancel, "Ctrl-C stops watching "+root, 200, 50)
+	requireTerminalSafe(t, strings.Join(lines, "\n"), hostileKind)
+}
+
+func TestShow_EscapesWhatATerminalWouldActOn(t *testing.T) {
+	_, dir := hostileRoot(t)
+	r := runCLI(t, "show", string(dir))
+	requireCode(t, r, exitOK)
+	requireTerminalSafe(t, r.stdout, hostileKind, hostileBy, hostileLabel, hostileMessage, hostileError, hostileRemedy)
+
+	r = runCLI(t, "show", string(dir), "--json")
+	requireCode(t, r, exitOK)
+	var out showJSON
+	require.NoError(t, json.Unmarshal([]byte(r.stdout), &out))
+	require.Equal(t, hostileKind, out.Spec.Kind)
+	require.Equal(t, hostileBy, out.Spec.SubmittedBy)
+	require.Equal(t, hostileLabel, out.Spec.Labels["team"])
+	require.Equal(t, hostileMessage, out.Status.Message)
+	require.Equal(t, hostileRemedy, out.Status.Remedy)
+}
+
+func TestWatch_EscapesWhatATerminalWouldActOn(t *testing.T) {
+	_, dir := hostileRoot(t)
+	r := runCLI(t, "watch", string(dir))
+	requireCode(t, r, exitUnsuccessful)
+	requireTerminalSafe(t, r.stdout, hostileMessage, hostileError, hostileRemedy)
+
+	r = runCLI(t, "watch", string(dir), "--json")
+	requireCode(t, r, exitUnsuccessful)
+	var last watchEventJSON
+	for _, line := range strings.Split(strings.TrimSpace(r.stdout), "\n") {
+		require.NoError(t, json.Unmarshal([]byte(line), &last))
+		require.Equal(t, hostileMessage, last.Status.Message)
+	}
+	require.Equal(t, "end", last.Event)
+	require.Contains(t, last.Message, hostileError, "the JSON message keeps the exact text")
+
+	// On a terminal: the redrawn line.
+	var b strings.Builder
+	w := newWatcher(&b, fixedWidth(120))
+	st, err := jobstore.ReadStatus(dir)
+	require.NoError(t, err)
+	st.State = jobstore.Running
+	w.draw(st)
+	requireTerminalSafe(t, strings.ReplaceAll(b.String(), "\r", ""), hostileMessage)
+}
