@@ -156,12 +156,11 @@ func runList(e *env, fs *flag.FlagSet, args []string) error {
 		return err
 	}
 	if *asJSON {
-		out := listJSON{Root: root, Jobs: []listJobJSON{}, Index: note}
-		for _, en := range entries {
-			c, _ := readCancel(en.Dir)
-			out.Jobs = append(out.Jobs, listJobJSON{ID: en.Dir.ID(), Dir: string(en.Dir),
-				Spec: en.Spec, Status: en.Status, Error: newErrorJSON(en.Err), listCancelJSON: listCancelJSON{c}})
-		}
+		out := newListJSON(root, entries, func(dir jobstore.JobDir) *jobstore.CancelRequest {
+			c, _ := readCancel(dir)
+			return c
+		})
+		out.Index = note
 		return writeJSON(e.stdout, out)
 	}
 	printTable(e, root, entries, time.Now())
@@ -170,6 +169,17 @@ func runList(e *env, fs *flag.FlagSet, args []string) error {
 			note.Path, fmtTime(note.BuiltAt), plural(note.Jobs, "job"), note.Unreadable)
 	}
 	return nil
+}
+
+// newListJSON is entries as list --json prints them, each job's cancel
+// request from cancelOf.
+func newListJSON(root string, entries []jobstore.Entry, cancelOf func(jobstore.JobDir) *jobstore.CancelRequest) listJSON {
+	out := listJSON{Root: root, Jobs: []listJobJSON{}}
+	for _, en := range entries {
+		out.Jobs = append(out.Jobs, listJobJSON{ID: en.Dir.ID(), Dir: string(en.Dir),
+			Spec: en.Spec, Status: en.Status, Error: newErrorJSON(en.Err), listCancelJSON: listCancelJSON{cancelOf(en.Dir)}})
+	}
+	return out
 }
 
 // checkWatchFlags refuses the flags that do not go with --watch, and

@@ -135,6 +135,12 @@ func watchList(ctx context.Context, e *env, root string, poll time.Duration) err
 // read is the row's cancel note, not its error (list reads it apart).
 // prev, if not nil, is the row it replaces.
 func (lw *listWatcher) row(u jobstore.RootUpdate, prev *watchedJob) *watchedJob {
+	return jobFromUpdate(u, prev)
+}
+
+// jobFromUpdate is the job of u as list shows it (see listWatcher.row);
+// prev, if not nil, is the row it replaces.
+func jobFromUpdate(u jobstore.RootUpdate, prev *watchedJob) *watchedJob {
 	j := &watchedJob{dir: u.Dir, spec: u.Spec, status: u.Status, err: u.Err, cancel: u.Cancel}
 	if prev != nil {
 		j.line = prev.line
@@ -217,6 +223,13 @@ func (lw *listWatcher) entries() []jobstore.Entry {
 	for _, j := range lw.jobs {
 		out = append(out, j.entry())
 	}
+	sortEntries(out)
+	return out
+}
+
+// sortEntries puts entries in List's order: by submission, then ID; those
+// without a spec last, by ID.
+func sortEntries(out []jobstore.Entry) {
 	sort.Slice(out, func(a, b int) bool {
 		x, y := out[a], out[b]
 		if (x.Spec == nil) != (y.Spec == nil) {
@@ -227,7 +240,6 @@ func (lw *listWatcher) entries() []jobstore.Entry {
 		}
 		return x.Dir.ID() < y.Dir.ID()
 	})
-	return out
 }
 
 // render redraws the table in place (listscreen.go), with a last line

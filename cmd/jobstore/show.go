@@ -61,15 +61,7 @@ func runShow(e *env, fs *flag.FlagSet, args []string) error {
 		return jobDirArgument(j.SpecInfo.Err, pos[0]) // not a job: nothing to show
 	}
 	if *asJSON {
-		out := showJSON{ID: j.Dir.ID(), Dir: string(j.Dir), Spec: j.Spec, Status: j.Status,
-			SpecRecord: j.SpecInfo, StatusRecord: j.StatusInfo}
-		out.SpecRecord.ErrJSON = newErrorJSON(j.SpecInfo.Err)
-		out.StatusRecord.ErrJSON = newErrorJSON(j.StatusInfo.Err)
-		if c, info := readCancel(j.Dir); info.Present || info.Err != nil {
-			info.ErrJSON = newErrorJSON(info.Err)
-			out.Cancel, out.CancelRecord = c, &info
-		}
-		if err := writeJSON(e.stdout, out); err != nil {
+		if err := writeJSON(e.stdout, newShowJSON(j)); err != nil {
 			return err
 		}
 	} else {
@@ -79,6 +71,19 @@ func runShow(e *env, fs *flag.FlagSet, args []string) error {
 		return j.SpecInfo.Err
 	}
 	return j.StatusInfo.Err
+}
+
+// newShowJSON is j as show --json prints it (its cancel request read now).
+func newShowJSON(j jobRecords) showJSON {
+	out := showJSON{ID: j.Dir.ID(), Dir: string(j.Dir), Spec: j.Spec, Status: j.Status,
+		SpecRecord: j.SpecInfo, StatusRecord: j.StatusInfo}
+	out.SpecRecord.ErrJSON = newErrorJSON(j.SpecInfo.Err)
+	out.StatusRecord.ErrJSON = newErrorJSON(j.StatusInfo.Err)
+	if c, info := readCancel(j.Dir); info.Present || info.Err != nil {
+		info.ErrJSON = newErrorJSON(info.Err)
+		out.Cancel, out.CancelRecord = c, &info
+	}
+	return out
 }
 
 // printJob prints a job as aligned "field  value" lines.
