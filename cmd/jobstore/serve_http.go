@@ -114,7 +114,7 @@ func (s *server) guard(next http.Handler) http.Handler {
 		h.Set("Content-Security-Policy", contentSecurityPolicy)
 		h.Set("X-Content-Type-Options", "nosniff")
 		h.Set("X-Frame-Options", "DENY")
-		h.Set("Referrer-Policy", "no-referrer")
+		h.Set("Referrer-Policy", "same-origin") // "no-referrer" makes a form's Origin "null"
 		h.Set("Cache-Control", "no-store")
 		fromQuery, ok := s.authorized(r)
 		if !ok {

@@ -63,8 +63,12 @@
     }
     poll();
   }
-  for (const pre of document.querySelectorAll("pre.out")) {
-    if (!pre.dataset.error) follow(pre);
+  function start() {
+    for (const pre of document.querySelectorAll("pre.out")) {
+      if (!pre.dataset.error) follow(pre);
+    }
+    connect();
   }
-  connect();
+  // After the load event: a stream opened before it would keep the page loading.
+  if (document.readyState === "complete") start(); else window.addEventListener("load", start);
 })();

@@ -139,5 +139,6 @@
   for (const sel of document.querySelectorAll("#filters select")) {
     sel.addEventListener("change", () => sel.form.submit());
   }
-  connect();
+  // After the load event: a stream opened before it would keep the page loading.
+  if (document.readyState === "complete") connect(); else window.addEventListener("load", connect);
 })();
