@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"os"
 	"regexp"
 	"strings"
 	"testing"
@@ -193,4 +194,13 @@ func bulkJobs(t testing.TB, root, kind string, n int) []jobstore.JobDir {
 		dirs[i] = dir
 	}
 	return dirs
+}
+
+// requireSymlink makes a symbolic link, or skips the test where this user
+// cannot (Windows without the privilege).
+func requireSymlink(t testing.TB, target, link string) {
+	t.Helper()
+	if err := os.Symlink(target, link); err != nil {
+		t.Skipf("cannot make a symbolic link here: %v", err)
+	}
 }

@@ -19,7 +19,7 @@
       document.getElementById("state").textContent = row.state;
       document.getElementById("note").textContent = row.note;
       const bar = document.getElementById("bar");
-      if (row.progress == null) bar.removeAttribute("value"); else bar.value = row.progress;
+      bar.value = row.progress == null ? 0 : row.progress; // unknown: empty, not the indeterminate animation
       document.getElementById("pct").textContent = pct(row.progress);
       document.getElementById("message").textContent = row.error || row.message;
       if (row.state !== state) {

@@ -58,7 +58,7 @@
     tr.querySelector(".badge").textContent = row.state;
     tr.querySelector(".note").textContent = row.note;
     const bar = tr.querySelector("progress");
-    if (row.progress == null) bar.removeAttribute("value"); else bar.value = row.progress;
+    bar.value = row.progress == null ? 0 : row.progress; // unknown: empty, not the indeterminate animation
     tr.querySelector(".pct").textContent = pct(row.progress);
     tr.querySelector(".msg").textContent = row.error || row.message;
     tr.querySelector("td.attempt").textContent = row.attempt ? String(row.attempt) : "";
