@@ -228,3 +228,69 @@ func TestServe_NamesOutsideTheRootAreNotFound(t *testing.T) {
 	require.Equal(t, http.StatusOK, code)
 	require.NotContains(t, body, secret)
 }
+
+func TestServe_HostileFilesAreShownAsErrorsOrCutNeverHang(t *testing.T) {
+	root := testdir.New(t)
+	// A status.json that is a FIFO: reading it would block forever.
+	fifoJob := submit(t, root, "a-fifo-status")
+	require.NoError(t, os.Remove(fifoJob.StatusPath()))
+	if err := mkfifo(fifoJob.StatusPath()); err != nil {
+		t.Skipf("no FIFOs here: %v", err)
+	}
+	// Logs that are a FIFO.
+	fifoLog := submit(t, root, "b-fifo-log")
+	require.NoError(t, mkfifo(filepath.Join(string(fifoLog), stdoutFile)))
+	// Params of nearly 16 MiB (the most a record may hold).
+	big := bytes.Repeat([]byte("x"), jobstore.DefaultMaxSize-(64<<10))
+	params, err := json.Marshal(map[string]string{"blob": string(big)})
+	require.NoError(t, err)
+	_, err = jobstore.Submit(root, jobstore.JobSpec{ID: "c-big-params", Kind: "render", Params: params})
+	require.NoError(t, err)
+	// An output of 1 GiB (sparse), with a last line to find.
+	bigLog := submit(t, root, "d-big-log")
+	f, err := os.Create(filepath.Join(string(bigLog), stdoutFile))
+	require.NoError(t, err)
+	const last = "the very last line\n"
+	require.NoError(t, f.Truncate(1<<30))
+	_, err = f.WriteAt([]byte(last), 1<<30-int64(len(last)))
+	require.NoError(t, err)
+	require.NoError(t, f.Close())
+	ts := startServer(t, root, false)
+
+	code, body := ts.get(t, "/jobs/a-fifo-status")
+	require.Equal(t, http.StatusOK, code)
+	require.Contains(t, body, "not a regular file")
+	code, body = ts.get(t, "/api/jobs")
+	require.Equal(t, http.StatusOK, code)
+	require.Contains(t, body, `"kind": "not_regular"`)
+
+	code, body = ts.get(t, "/jobs/b-fifo-log")
+	require.Equal(t, http.StatusOK, code)
+	require.Contains(t, body, "not a regular file")
+	code, body = ts.get(t, "/jobs/b-fifo-log/log?name=stdout&from=0")
+	require.Equal(t, http.StatusOK, code)
+	require.Contains(t, body, "not a regular file")
+
+	code, body = ts.get(t, "/jobs/c-big-params")
+	require.Equal(t, http.StatusOK, code)
+	require.Contains(t, body, "the first 64.0 KiB are shown")
+	require.Less(t, len(body), 1<<20, "the page carries the params whole")
+	code, body = ts.get(t, "/")
+	require.Equal(t, http.StatusOK, code)
+	require.Less(t, len(body), 1<<20)
+
+	code, body = ts.get(t, "/jobs/d-big-log")
+	require.Equal(t, http.StatusOK, code)
+	require.Contains(t, body, "stdout.log is 1.0 GiB: its first")
+	require.Contains(t, body, strings.TrimSpace(last))
+	require.Less(t, len(body), 1<<20, "the page carries the log whole")
+	code, body = ts.get(t, "/jobs/d-big-log/log?name=stdout&from=0")
+	require.Equal(t, http.StatusOK, code)
+	var chunk logChunkJSON
+	require.NoError(t, json.Unmarshal([]byte(body), &chunk))
+	require.True(t, chunk.Gap, "a cut without saying so")
+	require.Equal(t, int64(1<<30), chunk.Size)
+	require.Equal(t, int64(1<<30), chunk.Next)
+	require.LessOrEqual(t, chunk.Next-chunk.Start, int64(logChunk), "more than a chunk read")
+	require.True(t, strings.HasSuffix(chunk.Text, last))
+}
