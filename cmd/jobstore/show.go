@@ -4,6 +4,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/axqua/jobstore"
@@ -33,6 +34,9 @@ memory to be read (the file is never rewritten by a reader).
 (someone asked the job to stop; see "jobstore cancel").
 
 "error" is as in 'jobstore help list'.
+
+For a failed job, the last lines of its stderr.log (kept by 'jobstore
+work') follow, escaped like every text show prints.
 
 Exit codes: 0 shown; 3 DIR is not a job, or a record cannot be read (what
 could be read is still printed, the error goes to stderr).`,
@@ -66,6 +70,9 @@ func runShow(e *env, fs *flag.FlagSet, args []string) error {
 		}
 	} else {
 		printJob(e.stdout, j)
+		if j.Status != nil && j.Status.State == jobstore.Failed {
+			printStderrTail(e.stdout, j.Dir)
+		}
 	}
 	if j.SpecInfo.Err != nil {
 		return j.SpecInfo.Err
@@ -145,6 +152,37 @@ func printJob(w io.Writer, j jobRecords) {
 		row("cancel", c)
 	}
 	tw.Flush()
+}
+
+// stderrTailLines is how many of the last lines of stderr.log show prints
+// for a failed job; stderrTailBytes the most it reads to find them.
+const (
+	stderrTailLines = 10
+	stderrTailBytes = 16 << 10
+)
+
+// printStderrTail prints the last lines of the job's stderr.log (kept by
+// 'jobstore work'), each escaped for the terminal, if there is one.
+func printStderrTail(w io.Writer, dir jobstore.JobDir) {
+	t, found, err := readLogTail(dir, stderrFile, -1, stderrTailBytes)
+	switch {
+	case err != nil:
+		fmt.Fprintf(w, "\n%s: %s\n", stderrFile, escapeTerminal(oneLine(errorLine(err))))
+		return
+	case !found || len(t.Text) == 0:
+		return
+	}
+	lines := strings.Split(strings.TrimRight(string(t.Text), "\n"), "\n")
+	if t.Cut && len(lines) > 1 {
+		lines = lines[1:] // the first is likely cut
+	}
+	if len(lines) > stderrTailLines {
+		lines = lines[len(lines)-stderrTailLines:]
+	}
+	fmt.Fprintf(w, "\nlast %s of %s ('jobstore logs --stderr %s' prints it all):\n", plural(len(lines), "line"), stderrFile, escapeTerminal(string(dir)))
+	for _, l := range lines {
+		fmt.Fprintln(w, "  "+escapeTerminal(strings.TrimSuffix(l, "\r")))
+	}
 }
 
 // versionText says how a record was found: its versions, a migration, or
