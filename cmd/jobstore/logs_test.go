@@ -85,8 +85,8 @@ func TestShow_FailedJobEndsWithTheLastLinesOfStderr(t *testing.T) {
 	r := runCLI(t, "show", string(dir))
 	requireCode(t, r, exitOK)
 	require.Contains(t, r.stdout, "last 10 lines of stderr.log")
-	require.Contains(t, r.stdout, "  error line ^\n") // the 30th
-	require.NotContains(t, r.stdout, "error line T\n")  // the 20th: not among the last 10
+	require.Contains(t, r.stdout, "  error line ^\n")  // the 30th
+	require.NotContains(t, r.stdout, "error line T\n") // the 20th: not among the last 10
 	require.Contains(t, r.stdout, `\x1b]0;owned\a the end`)
 	require.NotContains(t, r.stdout, "\x1b")
 
