@@ -306,6 +306,22 @@ func (r *Run) ownedBy(c *attempt.Claim, o startOptions) {
 	r.own.ren = r.renew(c)
 }
 
+// Lease reports the Run's lease period and when the lease was last renewed,
+// by this process's monotonic clock (compare it with time.Now, not with a
+// wall clock). Another process may judge the Run gone once it has seen the
+// lease go a whole period unrenewed (WithLease); the Run itself stops
+// writing once its last renewal is two thirds of a period old, and
+// re-establishes its claim before its next write. A supervisor of the
+// job's work polls it to stop that work before anyone may take the job
+// over (jobstore work does). Lease may wait for a renewal being written;
+// after the Run lost its job or was closed, renewed no longer moves.
+func (r *Run) Lease() (period time.Duration, renewed time.Time) {
+	r.mu.Lock()
+	ren, period := r.own.ren, r.own.lease
+	r.mu.Unlock()
+	return period, ren.Renewed()
+}
+
 // renew starts the renewer of c for r; its events name c, the claim the
 // Run owned when it started (each claim has one renewer).
 func (r *Run) renew(c *attempt.Claim) *attempt.Renewer {

@@ -16,13 +16,16 @@ const exitCodesText = `Exit codes:
      check, reconcile: problems were found (listed on stdout)
      cancel: the job had already ended (nothing written)
      rm: a job was refused (not finished, or held by a process);
-     prune: a finished job could not be removed
+     prune: a finished job could not be removed;
+     work --until-empty: a job it ran did not succeed
   2  usage error: unknown command, missing or extra argument, bad flag
   3  runtime error: not a job, a root that holds no job, a record
      unreadable or unwritable, ...
   4  wait: the job was cancelled
   5  wait: the job was lost
   6  wait: --timeout passed before the job ended
+  7  work: COMMAND cannot run jobs (it cannot be started, or jobs fail
+     fast: see 'jobstore help work'); the worker took no more
   watch and list --watch stopped by SIGINT (Ctrl-C) or SIGTERM end by
   that signal, after a last line that says so: a shell reports 130 or 143;
   so does work, once its running jobs have ended

@@ -13,14 +13,14 @@ import (
 // directory (stdout.log, stderr.log) for logs, show and serve: confined to
 // the job directory, never through a link, never blocking on a FIFO.
 
-// openLog opens the log name (stdoutFile or stderrFile) of dir for
+// openLogForRead opens the log name (stdoutFile or stderrFile) of dir for
 // reading, with its size. A log that is not there is an error matching
 // fs.ErrNotExist; a job directory or log that is a symbolic link, or a log
 // that is not a regular file (a FIFO, a device), is a *jobstore.Error of
 // kind ErrNotRegular, found without blocking and without opening anything
 // it names.
-func openLog(dir jobstore.JobDir, name string) (*os.File, int64, error) {
-	f, err := openLogFile(string(dir), name)
+func openLogForRead(dir jobstore.JobDir, name string) (*os.File, int64, error) {
+	f, err := openLogFileForRead(string(dir), name)
 	if err != nil {
 		var nr *notRegularError
 		if errors.As(err, &nr) {
@@ -56,7 +56,7 @@ type logTail struct {
 // offset from on (from < 0: the last max bytes). A missing log is an
 // empty tail with found false.
 func readLogTail(dir jobstore.JobDir, name string, from, max int64) (t logTail, found bool, err error) {
-	f, size, err := openLog(dir, name)
+	f, size, err := openLogForRead(dir, name)
 	if errors.Is(err, fs.ErrNotExist) {
 		return logTail{}, false, nil
 	}

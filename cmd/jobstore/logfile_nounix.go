@@ -7,10 +7,10 @@ import (
 	"path/filepath"
 )
 
-// openLogFile opens dir/name for reading if neither dir nor name is a
+// openLogFileForRead opens dir/name for reading if neither dir nor name is a
 // link and name is a regular file (looked at just before the open, and
 // the opened file checked again).
-func openLogFile(dir, name string) (*os.File, error) {
+func openLogFileForRead(dir, name string) (*os.File, error) {
 	if fi, err := os.Lstat(dir); err == nil && !fi.IsDir() {
 		return nil, &notRegularError{dir}
 	}

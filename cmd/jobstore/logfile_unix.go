@@ -9,10 +9,10 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// openLogFile opens dir/name for reading: dir without following a link,
+// openLogFileForRead opens dir/name for reading: dir without following a link,
 // then name relative to it, without following a link and without
 // blocking (a FIFO), and only if it is a regular file.
-func openLogFile(dir, name string) (*os.File, error) {
+func openLogFileForRead(dir, name string) (*os.File, error) {
 	dfd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	if err == unix.ELOOP || err == unix.ENOTDIR {
 		return nil, &notRegularError{dir}

@@ -91,7 +91,7 @@ func missingLog(dir jobstore.JobDir, name string) error {
 // copyLog copies the log name of dir from offset from to w, and returns
 // the offset after what it copied.
 func copyLog(w io.Writer, dir jobstore.JobDir, name string, from int64) (next int64, found bool, err error) {
-	f, size, err := openLog(dir, name)
+	f, size, err := openLogForRead(dir, name)
 	if errors.Is(err, fs.ErrNotExist) {
 		return from, false, nil
 	}

@@ -25,6 +25,7 @@ const (
 	exitUnsuccessful = 1 // watch: the job ended failed, cancelled or lost; check, reconcile: problems found; cancel: the job had ended; rm, prune: a job was not removed
 	exitUsage        = 2 // unknown command, missing or extra argument, bad flag value
 	exitRuntime      = 3 // a record could not be read or written, not a job, ...
+	exitBroken       = 7 // work: its command cannot run jobs (cannot be started, or fails fast)
 	// 130 and 143: watch, list --watch stopped by SIGINT or SIGTERM (stop.go)
 )
 
@@ -84,6 +85,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	name, rest := args[0], args[1:]
 	switch name {
+	case superviseArg: // how "jobstore work" runs a job's command (supervise_linux.go); not listed
+		return supervise(rest, stderr)
 	case "-version", "--version":
 		if len(rest) > 0 {
 			return e.fail(usagef("unexpected argument %q after %s", rest[0], name))
@@ -135,11 +138,14 @@ func exitCode(err error) int {
 	var ue *usageError
 	var ex *exitError
 	var st *stopped
+	var cb *commandBroken
 	switch {
 	case err == nil:
 		return exitOK
 	case errors.As(err, &ue):
 		return exitUsage
+	case errors.As(err, &cb):
+		return exitBroken
 	case errors.As(err, &ex):
 		return ex.code
 	case errors.As(err, &st):

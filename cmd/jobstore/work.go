@@ -24,7 +24,7 @@ const defaultGrace = 10 * time.Second
 func workCmd() *command {
 	return &command{
 		name:    "work",
-		args:    "ROOT [--kind K]... [--parallel N] [--grace D] [--until-empty] [--json] [--scan D] -- COMMAND [ARG...]",
+		args:    "ROOT [--kind K]... [--parallel N] [--grace D] [--lease D] [--until-empty] [--fail-fast N] [--fail-fast-within D] [--log-limit SIZE] [--json] [--scan D] -- COMMAND [ARG...]",
 		summary: "run COMMAND for each queued job of ROOT, N at a time, on this host",
 		doc: `Takes the queued jobs of ROOT, oldest first (StartNext), and runs COMMAND
 once for each, --parallel at a time (default 1). Any number of workers, on
@@ -43,32 +43,65 @@ For each job, COMMAND runs with:
 
 A line "progress FRACTION [MESSAGE]" on its standard output (FRACTION
 within [0, 1]) is the job's progress: written to status.json at most ten
-times a second, the latest winning. Everything the command writes is kept
-in the job directory: standard output in stdout.log, standard error in
-stderr.log (appended to, never replaced).
+times a second, the latest winning. A line whose first word is
+"progress" but that is not of this form ("Progress: 0.8", "progress 50")
+is said once per job, in stderr.log and on the worker's stderr, and kept.
+Everything the command writes is kept in the job directory: standard
+output in stdout.log, standard error in stderr.log (appended to), each up
+to --log-limit bytes (default 64MiB; 0: no limit). Past it the start of
+the file is cut and its last part kept (at least half the limit), behind a
+first line "[jobstore: the first N bytes of this output were dropped to
+keep it under LIMIT bytes]".
 
 How a job ends: exit status 0 is succeeded; any other status, or death by
 a signal, is failed, with the exit code in status.json (a signal is
 recorded as 128 + its number, as the shell does, and named in the error).
 A cancel request ('jobstore cancel', cancel.json) sends SIGTERM to the
-command's process group (the command runs in a group of its own), and
-SIGKILL after --grace (default 10s); the job is then cancelled, with the
-exit code. On Linux a worker that dies takes its commands with it
-(SIGKILL); a reconciler marks their jobs lost, and they are not run again.
+command and what it started, and SIGKILL after --grace (default 10s); the
+job is then cancelled, with the exit code.
+
+What a command starts ends with its job. When the command exits, what it
+left running gets SIGTERM, then SIGKILL after the grace, and the job is
+recorded once they are gone, saying what was stopped. On Linux each
+command runs under a supervisor (the jobstore binary again, one small
+process per running job) that every process the command starts stays
+below, whatever happens in between (double forks, setsid): it takes them
+all with it if the worker dies (SIGKILL), so a reconciler that marks the
+job lost finds nothing of it running, and it stops them (SIGTERM, then
+SIGKILL by two thirds of --lease) if the worker stops renewing the job's
+lease (--lease, default 90s; stopped, starved, or blocked on a hung
+mount) for half of it: before any other host may judge the worker gone
+and take the job over. The worker, once it runs again, records the job
+failed, saying so. On macOS and the BSDs this holds for the command's
+process group only (the command runs in a group of its own): a process
+that leaves the group runs on, and so does the whole group when the worker
+dies.
 
 Windows: there are no process groups or signals. The command runs in a
 new process group and a job object; a stop sends it CTRL_BREAK_EVENT
 (which reaches console programs sharing the worker's console), and after
-the grace the whole job object is terminated (exit code 1). Processes the
-command leaves running are ended when it exits.
+the grace the whole job object is terminated (exit code 1), with what the
+command left running once it exits, and all of it when the worker dies.
 
 The first SIGINT or SIGTERM (Ctrl-C) stops the worker taking jobs; it waits
 for the running ones. A second one stops the running commands as a cancel
 request does (SIGTERM, SIGKILL after the grace) and marks their jobs
 cancelled. Then the worker ends as the first signal ends a process (a
-shell reports 130 or 143), as watch does. --until-empty exits (0) once no
+shell reports 130 or 143), as watch does. --until-empty exits once no
 queued job is left: the first time the worker finds none it can start, it
-takes no more and waits for the running ones.
+takes no more and waits for the running ones; it exits 0 if every job it
+ran succeeded, else 1.
+
+A broken command does not empty the queue. The next job is taken only
+once the command has started for the one before: a command that cannot be
+started (its #! interpreter is missing, it is no longer executable) fails
+one job, and the worker takes no more and exits 7, naming the command and
+the cause; the other jobs are left as they were, never started. The worker
+also stops (exit 7) once --fail-fast jobs in a row (default 5; 0: never)
+failed fast the same way: each command exited within --fail-fast-within
+(default 1s) of its start, all with one exit status. With --parallel N the
+jobs running then go on to their end (up to N-1 more may fail); the rest
+stay queued.
 
 Prints a line when a job starts and when it ends:
 
@@ -85,12 +118,16 @@ Prints a line when a job starts and when it ends:
 "state" is null when nothing could be written (another host took the job
 over); "error" is null or an object as in 'jobstore help list'. Notes about
 the worker itself (a signal received, a job passed over because its
-records cannot be read) go to stderr.
+records cannot be read) go to stderr. A kind, a message or an error that
+holds terminal controls or invalid UTF-8 is printed escaped (\x1b, \u009b,
+\xff); --json gives the strings as they are.
 
-Exit codes: 0 --until-empty found no job left; 2 bad arguments; 3 ROOT
-cannot be read, COMMAND cannot be found or run, or a job's status could
-not be written; stopped by SIGINT or SIGTERM: ended by that signal (130 or
-143 in a shell).`,
+Exit codes: 0 --until-empty found no job left, and every job it ran
+succeeded; 1 --until-empty, and a job it ran did not succeed; 2 bad
+arguments; 3 ROOT cannot be read, COMMAND cannot be found, or a job's
+status could not be written; 7 COMMAND cannot run jobs: it could not be
+started, or --fail-fast jobs failed fast; stopped by SIGINT or SIGTERM:
+ended by that signal (130 or 143 in a shell).`,
 		run: runWork,
 	}
 }
@@ -110,17 +147,25 @@ func (k *kindsFlag) Set(v string) error {
 
 // worker runs jobs for "jobstore work".
 type worker struct {
-	root   string
-	argv   []string
-	grace  time.Duration
-	asJSON bool
-	stderr io.Writer
+	root     string
+	argv     []string
+	grace    time.Duration
+	asJSON   bool
+	stderr   io.Writer
+	logLimit int64    // the most bytes kept of each output file; 0: no limit
+	failFast failFast // when a run of fast failures stops the worker
 
-	mu  sync.Mutex // serialises lines on out and stderr; guards failed
+	mu  sync.Mutex // serialises lines on out and stderr; guards what follows
 	out io.Writer
-	// failed: a job's outcome could not be written, or the command could
-	// not be run; said on its end line, and the worker exits 3.
+	// failed: a job's outcome could not be written; said on its end line,
+	// and the worker exits 3.
 	failed bool
+	// unsuccessful: a job it ran did not succeed (--until-empty exits 1).
+	unsuccessful bool
+	// broken: why the worker stopped taking jobs because its command cannot
+	// run them (it cannot be started, or its jobs fail fast); nil if not.
+	broken error
+	streak fastStreak
 }
 
 func runWork(e *env, fs *flag.FlagSet, args []string) error {
@@ -131,6 +176,11 @@ func runWork(e *env, fs *flag.FlagSet, args []string) error {
 	untilEmpty := fs.Bool("until-empty", false, "exit once no queued job is left")
 	asJSON := fs.Bool("json", false, "print one JSON object per line (shape in the help text)")
 	scan := fs.Duration("scan", jobstore.DefaultScanInterval, "look at ROOT this often even without file system events")
+	failFastN := fs.Int("fail-fast", defaultFailFast, "stop after `N` jobs in a row fail fast the same way (0: never)")
+	failFastWithin := fs.Duration("fail-fast-within", defaultFailFastWithin, "a job whose command fails within `D` of its start fails fast")
+	logLimit := sizeFlag(defaultLogLimit)
+	fs.Var(&logLimit, "log-limit", "keep at most the last `SIZE` bytes of stdout.log and of stderr.log (0: all; units KiB, MiB, GiB)")
+	lease := fs.Duration("lease", jobstore.DefaultLease, "each job's lease: another host may take over a job whose worker has not renewed it for this long")
 	before, argv, dashed := splitCommand(args)
 	pos, err := parseArgs(fs, before, 1, 1, "ROOT")
 	if err != nil {
@@ -141,11 +191,21 @@ func runWork(e *env, fs *flag.FlagSet, args []string) error {
 		return usagef("missing -- COMMAND: the command to run for each job comes after --")
 	case *parallel < 1:
 		return usagef("%s must be at least 1, got %d", flagSpelling(args, "parallel"), *parallel)
+	case *failFastN < 0:
+		return usagef("%s must be 0 (never) or more, got %d", flagSpelling(args, "fail-fast"), *failFastN)
+	case logLimit != 0 && logLimit < minLogLimit:
+		return usagef("%s must be 0 (keep all) or at least %d, got %d", flagSpelling(args, "log-limit"), minLogLimit, logLimit)
+	}
+	if err := positiveDuration(flagSpelling(args, "fail-fast-within"), *failFastWithin); err != nil {
+		return err
 	}
 	if err := positiveDuration(flagSpelling(args, "grace"), *grace); err != nil {
 		return err
 	}
 	if err := positiveDuration(flagSpelling(args, "scan"), *scan); err != nil {
+		return err
+	}
+	if err := positiveDuration(flagSpelling(args, "lease"), *lease); err != nil {
 		return err
 	}
 	if _, err := exec.LookPath(argv[0]); err != nil {
@@ -156,8 +216,9 @@ func runWork(e *env, fs *flag.FlagSet, args []string) error {
 	if err != nil {
 		return err
 	}
-	wk := &worker{root: root, argv: argv, grace: *grace, asJSON: *asJSON, out: e.stdout, stderr: e.stderr}
-	opts := []jobstore.StartOption{jobstore.WithKinds(kinds...), jobstore.WithScanInterval(*scan),
+	wk := &worker{root: root, argv: argv, grace: *grace, asJSON: *asJSON, out: e.stdout, stderr: e.stderr,
+		logLimit: int64(logLimit), failFast: failFast{after: *failFastN, within: *failFastWithin}}
+	opts := []jobstore.StartOption{jobstore.WithKinds(kinds...), jobstore.WithScanInterval(*scan), jobstore.WithLease(*lease),
 		jobstore.WithSkipped(func(dir jobstore.JobDir, err error) {
 			wk.warnf("passed over job %s: %s", dir.ID(), oneLine(errorLine(err)))
 		})}
@@ -237,38 +298,76 @@ func (wk *worker) loop(parallel int, untilEmpty bool, opts []jobstore.StartOptio
 		active++
 		mu.Unlock()
 		wk.startLine(run)
+		// The next job is claimed only once this one's command has started
+		// (or its job has ended without it): a command that cannot be
+		// started fails one job, never one per slot.
+		launched := make(chan struct{})
+		var launch sync.Once
+		hasStarted := func() { launch.Do(func() { close(launched) }) }
 		running.Go(func() {
 			defer func() { <-slots }()
+			defer hasStarted()
 			began := time.Now()
-			end := wk.runJob(run, stopJobs)
+			end := wk.runJob(run, stopJobs, hasStarted)
 			wk.endLine(run, end, time.Since(began))
 			mu.Lock()
 			active--
+			n := active
 			mu.Unlock()
-			if end.fatal || (end.err != nil && !errors.Is(end.err, jobstore.ErrNotOwner)) {
-				wk.mu.Lock()
-				wk.failed = true
-				wk.mu.Unlock()
-			}
-			if end.fatal {
-				wk.warnf("taking no more jobs: the command cannot be run on this host")
+			if stop, why := wk.judge(run, end); stop {
+				if why != "" && n > 0 { // else the error that ends the worker says it at once
+					wk.warnf("taking no more jobs: %s; waiting for %s to end", why, plural(n, "running job"))
+				}
 				stopTaking()
 			}
 		})
+		<-launched
 	}
 	stopTaking()
 	running.Wait()
 	mu.Lock()
 	sig := stoppedBy
 	mu.Unlock()
+	wk.mu.Lock()
+	defer wk.mu.Unlock()
 	switch {
 	case fatal != nil:
+	case wk.broken != nil:
+		fatal = wk.broken
 	case wk.failed:
 		fatal = &exitError{code: exitRuntime}
 	case sig != nil:
 		fatal = &stopped{sig} // the process ends as the signal ends one (stop.go)
+	case untilEmpty && wk.unsuccessful:
+		fatal = &exitError{code: exitUnsuccessful} // each end line said how
 	}
 	return fatal
+}
+
+// judge takes note of how a job ended; it reports whether the worker must
+// take no more jobs (its command cannot run them), and why when this job
+// is what decided it.
+func (wk *worker) judge(run *jobstore.Run, end jobEnd) (stop bool, why string) {
+	wk.mu.Lock()
+	defer wk.mu.Unlock()
+	if end.err != nil && !errors.Is(end.err, jobstore.ErrNotOwner) {
+		wk.failed = true
+	}
+	if end.state != jobstore.Succeeded {
+		wk.unsuccessful = true
+	}
+	if wk.broken != nil {
+		return true, ""
+	}
+	switch {
+	case end.fatal:
+		wk.broken = wk.cannotStart(run, end.startErr)
+	case wk.streak.add(wk.failFast, end, run.Dir().ID()):
+		wk.broken = wk.failsFast()
+	default:
+		return false, ""
+	}
+	return true, wk.brokenWhy()
 }
 
 // doneContext is a context that is already done: StartNext looks once.
@@ -306,7 +405,7 @@ func (wk *worker) startLine(run *jobstore.Run) {
 		wk.printJSON(workStartJSON{Event: "start", Time: now, ID: run.Dir().ID(), Dir: string(run.Dir()), Kind: run.Spec().Kind})
 		return
 	}
-	wk.printf("%s start %s kind %s\n", now, run.Dir().ID(), oneLine(run.Spec().Kind))
+	wk.printf("%s start %s kind %s\n", now, run.Dir().ID(), escapeTerminal(run.Spec().Kind))
 }
 
 func (wk *worker) endLine(run *jobstore.Run, end jobEnd, took time.Duration) {
@@ -340,7 +439,7 @@ func (wk *worker) endLine(run *jobstore.Run, end jobEnd, took time.Duration) {
 	if end.err != nil {
 		b.WriteString(" (" + errorLine(end.err) + ")")
 	}
-	wk.printf("%s\n", oneLine(b.String()))
+	wk.printf("%s\n", escapeTerminal(oneLine(b.String())))
 }
 
 // printJSON prints v on one line, without HTML escaping.
@@ -364,5 +463,5 @@ func (wk *worker) printf(format string, args ...any) {
 func (wk *worker) warnf(format string, args ...any) {
 	wk.mu.Lock()
 	defer wk.mu.Unlock()
-	fmt.Fprintln(wk.stderr, oneLine("jobstore work: "+fmt.Sprintf(format, args...)))
+	fmt.Fprintln(wk.stderr, escapeTerminal(oneLine("jobstore work: "+fmt.Sprintf(format, args...))))
 }

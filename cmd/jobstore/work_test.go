@@ -59,16 +59,28 @@ func runJobRole(role string) int {
 
 // echoJob prints what it was given (its job's ID and directory, and its
 // standard input), writes a line to standard error, and ends as its params
-// say: {"exit": N} exits N, {"kill": true} kills itself.
+// say: {"exit": N} exits N, {"kill": true} kills itself. {"print": S}
+// and {"raw": B} (base64: any bytes) print S, then B, as they are on
+// standard output first; {"bulk": N} writes N
+// numbered lines (bulkLine) to standard output and standard error.
 func echoJob() int {
 	in, _ := io.ReadAll(os.Stdin)
 	fmt.Printf("id=%s dir=%s params=%s", os.Getenv(jobIDEnv), os.Getenv(jobDirEnv), in)
 	fmt.Fprintln(os.Stderr, "a line on stderr")
 	var p struct {
-		Exit int  `json:"exit"`
-		Kill bool `json:"kill"`
+		Exit  int    `json:"exit"`
+		Kill  bool   `json:"kill"`
+		Print string `json:"print"`
+		Raw   []byte `json:"raw"`
+		Bulk  int    `json:"bulk"`
 	}
 	_ = json.Unmarshal(in, &p)
+	os.Stdout.WriteString(p.Print)
+	os.Stdout.Write(p.Raw)
+	for i := range p.Bulk {
+		os.Stdout.WriteString(bulkLine(i))
+		os.Stderr.WriteString(bulkLine(i))
+	}
 	if p.Kill {
 		self, _ := os.FindProcess(os.Getpid())
 		_ = self.Kill()
@@ -105,6 +117,9 @@ func holdJob(progress bool) int {
 	}
 	return 0
 }
+
+// bulkLine is the line i of what {"bulk": N} writes.
+func bulkLine(i int) string { return fmt.Sprintf("line %07d of the bulk output\n", i) }
 
 // grandchildJob records its pid and runs until killed.
 func grandchildJob() int {
@@ -264,7 +279,7 @@ func TestWork_RunsEachJobAndRecordsHowItEnded(t *testing.T) {
 	other := submitKind(t, root, "e-other", "other-kind", "")
 
 	r := runWorker(t, "echo", nil, root, "--until-empty", "--json", "--kind", "echo")
-	requireCode(t, r, exitOK)
+	requireCode(t, r, exitUnsuccessful) // c-bad and d-killed failed
 
 	// Params on stdin, ID and directory in the environment, all the output
 	// kept in the job directory.
@@ -397,6 +412,11 @@ func TestWork_UsageAndSetupErrors(t *testing.T) {
 		{"parallel 0", []string{"work", root, "--parallel", "0", "--", "x"}, exitUsage, "--parallel must be at least 1"},
 		{"grace 0", []string{"work", root, "--grace", "0s", "--", "x"}, exitUsage, "--grace must be positive"},
 		{"empty kind", []string{"work", root, "--kind", "", "--", "x"}, exitUsage, "a kind cannot be empty"},
+		{"fail-fast negative", []string{"work", root, "--fail-fast", "-1", "--", "x"}, exitUsage, "--fail-fast must be 0 (never) or more"},
+		{"fail-fast-within 0", []string{"work", root, "--fail-fast-within", "0s", "--", "x"}, exitUsage, "--fail-fast-within must be positive"},
+		{"log-limit too small", []string{"work", root, "--log-limit", "100", "--", "x"}, exitUsage, "--log-limit must be 0 (keep all) or at least 4096"},
+		{"log-limit not a size", []string{"work", root, "--log-limit", "12MB", "--", "x"}, exitUsage, `"12MB" is not a size`},
+		{"log-limit negative", []string{"work", root, "--log-limit", "-1", "--", "x"}, exitUsage, `"-1" is not a size`},
 		{"command not found", []string{"work", root, "--", "no-such-command-anywhere"}, exitRuntime, "cannot run no-such-command-anywhere"},
 		{"root missing", []string{"work", filepath.Join(root, "nope"), "--until-empty", "--", self}, exitRuntime, "cannot read the jobs root"},
 	} {
@@ -421,7 +441,7 @@ func TestWork_OutputFileInTheWayFailsTheJob(t *testing.T) {
 	writeFileT(t, target, "untouched")
 	require.NoError(t, os.Symlink(target, filepath.Join(string(dir), stdoutFile)))
 	r := runWorker(t, "echo", nil, root, "--until-empty")
-	requireCode(t, r, exitOK)
+	requireCode(t, r, exitUnsuccessful)
 	st := status(t, dir)
 	require.Equal(t, jobstore.Failed, st.State)
 	require.Contains(t, st.Error, "cannot keep the command's output in "+stdoutFile)

@@ -124,7 +124,7 @@ func TestWork_FirstInterruptDrainsSecondCancels(t *testing.T) {
 // marked lost by a reconciler, and no worker runs it again.
 func TestWork_KilledWorkerJobIsLostNeverRunAgain(t *testing.T) {
 	if runtime.GOOS != "linux" {
-		t.Skip("the command dies with the worker on Linux only (Pdeathsig)")
+		t.Skip("the command dies with the worker on Linux only (its supervisor)")
 	}
 	root := testdir.New(t)
 	dir := submitKind(t, root, "j", "k", "")
@@ -162,10 +162,10 @@ func TestWork_CommandThatCannotRunStopsTheWorker(t *testing.T) {
 	script := filepath.Join(testdir.New(t), "job.sh")
 	require.NoError(t, os.WriteFile(script, []byte("#!/no/such/interpreter\n"), 0o755))
 	r := runCLI(t, "work", root, "--", script)
-	requireCode(t, r, exitRuntime)
+	requireCode(t, r, exitBroken)
 	st := status(t, a)
 	require.Equal(t, jobstore.Failed, st.State)
 	require.Contains(t, st.Error, "cannot run "+script)
 	require.Equal(t, jobstore.Queued, status(t, b).State)
-	require.Contains(t, r.stderr, "taking no more jobs")
+	require.Contains(t, r.stderr, "stopped taking jobs")
 }

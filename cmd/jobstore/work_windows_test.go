@@ -49,5 +49,23 @@ func TestWork_CancelEndsTheCommandAndItsJobObject(t *testing.T) {
 	require.Contains(t, st.Message, `cancel requested by "tester"`)
 	t.Log(st.Message)
 	waitUntil(t, "the command and its child to be gone", func() bool { return !alive(pid) && !alive(gcPID) })
-	requireCode(t, w.wait(t), exitOK)
+	requireCode(t, w.wait(t), exitUnsuccessful) // --until-empty ran a job that did not succeed
+}
+
+// A command that exits leaving a process running: what is left in its job
+// object is ended before the job is recorded, and the record says so.
+func TestWork_CommandThatExitsLeavingAChildIsRecordedOnceItIsGone(t *testing.T) {
+	root := testdir.New(t)
+	dir := submitKind(t, root, "j", "k", "")
+	w := startWorker(t, "hold", []string{grandchildEnv + "=1"}, root, "--grace", "300ms", "--until-empty")
+	gc := filepath.Join(string(dir), grandchildFile)
+	waitUntil(t, "the command's child to run", func() bool { return exists(gc) })
+	gcPID := readPID(t, gc)
+	writeFileT(t, filepath.Join(string(dir), releaseFile), "") // the command ends; its child does not
+	r := w.wait(t)
+	requireCode(t, r, exitOK)
+	st := status(t, dir)
+	require.Equal(t, jobstore.Succeeded, st.State, "%s\n%s", r.stdout, r.stderr)
+	require.False(t, alive(gcPID), "the job says succeeded while the child the command left (pid %d) still runs", gcPID)
+	require.Contains(t, st.Message, "1 process the command left running got CTRL_BREAK_EVENT")
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"time"
@@ -18,8 +19,11 @@ const (
 	jobIDEnv  = "JOBSTORE_JOB_ID"
 )
 
-// outputWaitDelay is how long the worker reads the command's output after
-// the command exited, for processes it started that still hold the pipe.
+// outputWaitDelay is how long the worker reads the command's output once
+// the command and what it started are gone (jobProcess.wait), for a
+// process outside them that still holds the pipe: on Linux one started for
+// the command by another process (a service manager), elsewhere one that
+// left the command's process group too.
 const outputWaitDelay = 2 * time.Second
 
 // jobEnd is how a job's run ended, for the worker's end line.
@@ -28,23 +32,26 @@ type jobEnd struct {
 	exitCode *int
 	signal   string // the signal that ended the command, Unix
 	message  string
-	err      error // a failure of the worker's own: the outcome may not be recorded
-	fatal    bool  // the command cannot be run at all: the worker stops taking jobs
+	err      error         // a failure of the worker's own: the outcome may not be recorded
+	fatal    bool          // the command cannot be run at all: the worker stops taking jobs
+	startErr error         // why the command could not be started, when fatal
+	ran      time.Duration // from the command's start to its exit; 0 if it did not start
 }
 
 // runJob runs the worker's command for run and finishes it: succeeded on
 // exit 0, failed otherwise, cancelled when stopped on a cancel request or
-// by the worker's second interrupt (stop). It closes run.
-func (wk *worker) runJob(run *jobstore.Run, stop <-chan struct{}) jobEnd {
+// by the worker's second interrupt (stop). It calls started once the
+// command has started (not when it could not be). It closes run.
+func (wk *worker) runJob(run *jobstore.Run, stop <-chan struct{}, started func()) jobEnd {
 	defer run.Close()
 	dir := string(run.Dir())
-	stdout, err := openOutput(dir, stdoutFile)
+	stdout, err := openLog(dir, stdoutFile, wk.logLimit)
 	if err != nil {
 		return wk.fail(run, fmt.Sprintf("cannot keep the command's output in %s: %v", stdoutFile, err),
 			"remove or rename what is in the way in the job directory, then submit the job again", false)
 	}
 	defer stdout.Close()
-	stderr, err := openOutput(dir, stderrFile)
+	stderr, err := openLog(dir, stderrFile, wk.logLimit)
 	if err != nil {
 		return wk.fail(run, fmt.Sprintf("cannot keep the command's output in %s: %v", stderrFile, err),
 			"remove or rename what is in the way in the job directory, then submit the job again", false)
@@ -60,28 +67,34 @@ func (wk *worker) runJob(run *jobstore.Run, stop <-chan struct{}) jobEnd {
 	cmd.Stdin = bytes.NewReader(append(bytes.Clone(params), '\n'))
 	out := &progressWriter{out: stdout, report: func(f float64, msg string) {
 		_ = run.Progress(f, msg) // a failed write is retried by the next; ownership lost ends the run's context
+	}, unparsed: func(line string) {
+		note := notProgressNote(line)
+		_, _ = io.WriteString(stderr, "[jobstore: "+note+"]\n")
+		wk.warnf("job %s: %s", run.Dir().ID(), note)
 	}}
 	cmd.Stdout = out
 	cmd.Stderr = stderr
-	cmd.WaitDelay = outputWaitDelay
-	proc := newJobProcess(cmd)
-	if err := cmd.Start(); err != nil {
-		return wk.fail(run, fmt.Sprintf("cannot run %s: %v", wk.argv[0], err),
+	proc := newJobProcess(cmd, procOptions{grace: wk.grace, lease: run, warn: func(format string, args ...any) {
+		wk.warnf("job %s: "+format, append([]any{run.Dir().ID()}, args...)...)
+	}})
+	if err := proc.start(); err != nil {
+		end := wk.fail(run, fmt.Sprintf("cannot run %s: %v", wk.argv[0], err),
 			"check the command given to 'jobstore work' on this host, then submit the job again", true)
+		end.startErr = err
+		return end
 	}
+	began := time.Now()
+	started()
 	defer proc.release()
-	if err := proc.started(); err != nil {
-		wk.warnf("job %s: %v; the command runs without it", run.Dir().ID(), err)
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
+	exited := make(chan procEnd, 1)
+	go func() { exited <- proc.wait() }()
 
 	var (
 		stopped  string // why the command was asked to stop: "" if it was not
 		cause    error  // the run's context's cause when that stopped it
 		killTime <-chan time.Time
 		killed   bool // the grace passed: killed
-		waitErr  error
+		pe       procEnd
 	)
 	runCtx := run.Context()
 	asked := runCtx.Done() // nil once asked: the request is acted on once
@@ -98,7 +111,7 @@ func (wk *worker) runJob(run *jobstore.Run, stop <-chan struct{}) jobEnd {
 wait:
 	for {
 		select {
-		case waitErr = <-exited:
+		case pe = <-exited:
 			break wait
 		case <-asked:
 			cause = context.Cause(runCtx)
@@ -115,25 +128,26 @@ wait:
 			killTime = nil
 		}
 	}
+	ran := time.Since(began)
 	_ = out.Close()
 	if killed {
 		stopped += fmt.Sprintf("; %s sent to the command, then %s after the grace of %v", stopName, killName, wk.grace)
 	} else if stopped != "" {
 		stopped += fmt.Sprintf("; %s sent to the command", stopName)
 	}
-	return wk.finish(run, cmd, waitErr, stopped, cause, out.Err())
+	end := wk.finish(run, pe, stopped, cause, errors.Join(stdout.Err(), stderr.Err()))
+	end.ran = ran
+	return end
 }
 
-// finish records how the command ended.
-func (wk *worker) finish(run *jobstore.Run, cmd *exec.Cmd, waitErr error, stopped string, cause error, outErr error) jobEnd {
+// finish records how the command ended, once it and every process it
+// started are gone (pe).
+func (wk *worker) finish(run *jobstore.Run, pe procEnd, stopped string, cause error, outErr error) jobEnd {
 	var end jobEnd
-	how := "ended"
-	if ps := cmd.ProcessState; ps != nil {
-		code, sig, h := exitOf(ps)
-		end.exitCode, end.signal, how = &code, sig, h
-	}
-	if waitErr != nil && cmd.ProcessState == nil {
-		how = "could not be waited for: " + waitErr.Error()
+	how := pe.how
+	if pe.exited {
+		code := pe.code
+		end.exitCode, end.signal = &code, pe.signal
 	}
 	// The command's last progress message stays, unless the outcome has its
 	// own: Finish replaces the message, so it is read back (once written).
@@ -143,8 +157,15 @@ func (wk *worker) finish(run *jobstore.Run, cmd *exec.Cmd, waitErr error, stoppe
 	case errors.Is(cause, jobstore.ErrNotOwner):
 		// Taken over by another host: nothing of ours may be written.
 		end.message = "the worker no longer owns the job (" + oneLine(causeText(cause)) + "); the command " + how
+		if pe.watchdog != "" {
+			end.message += "; " + pe.watchdog
+		}
 		end.err = cause
 		return end
+	case pe.watchdog != "":
+		o.State = jobstore.Failed
+		o.Error = pe.watchdog + "; the command " + how
+		o.Remedy = "find why the worker stopped renewing its lease (it was stopped, starved, or blocked on the file system), then submit the job again"
 	case stopped != "":
 		o.State = jobstore.Cancelled
 		o.Message = fmt.Sprintf("%s, which %s", stopped, how)
@@ -155,8 +176,11 @@ func (wk *worker) finish(run *jobstore.Run, cmd *exec.Cmd, waitErr error, stoppe
 		o.Error = "the command " + how
 		o.Remedy = "see " + stderrFile + " and " + stdoutFile + " in the job directory"
 	}
+	if pe.leftover != "" {
+		o.Message = joinNote(o.Message, pe.leftover)
+	}
 	if outErr != nil {
-		note := "part of the command's output was not kept in " + stdoutFile + ": " + outErr.Error()
+		note := "part of the command's output was not kept: " + outErr.Error()
 		if o.Message != "" {
 			note = o.Message + "; " + note
 		}

@@ -12,7 +12,7 @@ import (
 // The files in a job directory that keep what a job's command wrote. They
 // are not records: jobstore's readers, check and the sweeper leave them
 // alone (no dot, so no temp name), and they are appended to, never
-// replaced.
+// replaced; past the worker's --log-limit their start is cut (cappedLog).
 const (
 	stdoutFile = "stdout.log"
 	stderrFile = "stderr.log"
@@ -23,31 +23,27 @@ const (
 const maxProgressLine = 4096
 
 // progressWriter passes the command's standard output on to the job's
-// stdout.log and reports each line "progress FRACTION [MESSAGE]" to
-// report. A write error of the file is remembered (Err) and the rest of the
-// output is still read, so the command never blocks on a full pipe.
+// stdout.log (out, which remembers its own write errors: see cappedLog)
+// and reports each line "progress FRACTION [MESSAGE]" to report. The
+// first line that looks meant as one but is not (looksLikeProgress) goes
+// to unparsed, once. It never fails, so the command never blocks on a
+// full pipe.
 type progressWriter struct {
-	out    io.Writer
-	report func(fraction float64, message string)
+	out      io.Writer
+	report   func(fraction float64, message string)
+	unparsed func(line string) // nil: nothing is said
 
-	mu      sync.Mutex
-	line    []byte // the current line, up to maxProgressLine+1 bytes
-	long    bool   // the current line is longer than that
-	written int64
-	err     error // the first write error of out
+	mu     sync.Mutex
+	line   []byte // the current line, up to maxProgressLine+1 bytes
+	long   bool   // the current line is longer than that
+	warned bool   // unparsed was called
 }
 
 func (w *progressWriter) Write(p []byte) (int, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	total := len(p)
-	if w.err == nil {
-		n, err := w.out.Write(p)
-		w.written += int64(n)
-		if err != nil {
-			w.err = fmt.Errorf("after %d bytes: %w", w.written, err)
-		}
-	}
+	_, _ = w.out.Write(p) // out remembers its first error
 	for len(p) > 0 {
 		i := bytes.IndexByte(p, '\n')
 		chunk := p
@@ -78,20 +74,42 @@ func (w *progressWriter) Close() error {
 	return nil
 }
 
-// Err is the first error writing stdout.log, if any.
-func (w *progressWriter) Err() error {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.err
-}
-
 func (w *progressWriter) endLine() {
 	if !w.long {
-		if f, msg, ok := parseProgress(string(w.line)); ok {
+		line := string(w.line)
+		if f, msg, ok := parseProgress(line); ok {
 			w.report(f, msg)
+		} else if !w.warned && w.unparsed != nil && looksLikeProgress(line) {
+			w.warned = true
+			w.unparsed(line)
 		}
 	}
 	w.line, w.long = w.line[:0], false
+}
+
+// looksLikeProgress reports whether line was likely meant as a progress
+// line: its first word is "progress" in any case, maybe followed by a
+// colon or an equals sign ("Progress: 0.8", "progress=50%").
+func looksLikeProgress(line string) bool {
+	word := strings.TrimLeft(line, " \t")
+	if i := strings.IndexAny(word, " \t:="); i >= 0 {
+		word = word[:i]
+	}
+	return strings.EqualFold(strings.TrimSuffix(word, "\r"), "progress")
+}
+
+// maxQuotedLine is how much of a line notProgressNote quotes.
+const maxQuotedLine = 80
+
+// notProgressNote is what the worker says of a line that looks meant as a
+// progress line but is not one: the line, quoted, and the form expected.
+func notProgressNote(line string) string {
+	line = strings.TrimSuffix(line, "\r")
+	if len(line) > maxQuotedLine {
+		line = strings.ToValidUTF8(line[:maxQuotedLine], "") + "..."
+	}
+	return fmt.Sprintf("the output line %s was not taken as progress: the form is %q, FRACTION a number from 0 to 1 (%q); "+
+		"later such lines of this job are not reported", strconv.Quote(line), "progress FRACTION [MESSAGE]", "progress 0.5 half way")
 }
 
 // parseProgress reads "progress FRACTION [MESSAGE]": the word, blanks, a

@@ -1,11 +1,217 @@
 package main
 
-import "syscall"
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strconv"
+	"sync"
+	"syscall"
+	"time"
 
-// dieWithWorker makes the kernel send the command SIGKILL when the worker
-// dies (killed, crashed), so that a job a reconciler marks lost is not
-// still being worked on by an orphan. Only the command itself gets it, not
-// processes it started. The signal follows the thread that started the
-// command; Go ends a thread only when a goroutine locked to it exits, which
-// the worker never does.
-func dieWithWorker(a *syscall.SysProcAttr) { a.Pdeathsig = syscall.SIGKILL }
+	"golang.org/x/sys/unix"
+)
+
+// beatsPerLease is how often, per lease period, the worker tells the
+// supervisor when the lease was last renewed: the renewal the library makes
+// every third of a lease reaches the supervisor within a 24th of a lease,
+// well before the watchdog's half.
+const beatsPerLease = 24
+
+// jobProcess is a job's command run under its supervisor (supervise_linux.go),
+// a process of the jobstore binary that starts the command, is the ancestor
+// of every process the command starts, and ends them all when the command
+// exits, when the worker asks, when the worker dies and when the worker
+// stops renewing the job's lease.
+type jobProcess struct {
+	cmd   *exec.Cmd // the command, as the worker would run it
+	opt   procOptions
+	sup   *exec.Cmd // its supervisor
+	ctrl  *os.File  // the worker's end of the control pipe
+	rep   *bufio.Reader
+	repR  *os.File
+	pid   int // the command's
+	pipes *jobPipes
+	beats chan struct{} // closed to stop the heartbeat
+	once  sync.Once     // release
+}
+
+func newJobProcess(cmd *exec.Cmd, opt procOptions) *jobProcess {
+	return &jobProcess{cmd: cmd, opt: opt}
+}
+
+// start starts the supervisor, which starts the command, and returns once
+// the command runs, or with the error that kept it from running (as
+// exec.Cmd's Start would return it).
+func (p *jobProcess) start() (err error) {
+	if p.cmd.Err != nil {
+		return p.cmd.Err // not found
+	}
+	pipes, err := newJobPipes(p.cmd)
+	if err != nil {
+		return err
+	}
+	var files []*os.File // closed on return: the supervisor holds its ends
+	defer func() {
+		for _, f := range files {
+			_ = f.Close()
+		}
+		if err != nil {
+			pipes.abandon()
+		}
+	}()
+	ctrlR, ctrlW, err := os.Pipe()
+	if err != nil {
+		return err
+	}
+	files = append(files, ctrlR)
+	repR, repW, err := os.Pipe()
+	if err != nil {
+		_ = ctrlW.Close()
+		return err
+	}
+	files = append(files, repW)
+	period, renewed := p.opt.lease.Lease()
+	// /proc/self/exe: this very binary, even if the file was replaced or
+	// removed since the worker started.
+	sup := exec.Command("/proc/self/exe")
+	sup.Args = append([]string{"jobstore", superviseArg, p.opt.grace.String(), period.String(),
+		time.Since(renewed).String(), p.cmd.Path}, p.cmd.Args...)
+	sup.Env, sup.Dir = p.cmd.Env, p.cmd.Dir
+	sup.Stdin, sup.Stdout, sup.Stderr = p.cmd.Stdin, p.cmd.Stdout, p.cmd.Stderr
+	sup.ExtraFiles = []*os.File{ctrlR, repW}
+	// Its own process group: the terminal's Ctrl-C reaches the worker
+	// alone, which decides.
+	sup.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := sup.Start(); err != nil {
+		_, _ = ctrlW.Close(), repR.Close()
+		return fmt.Errorf("cannot start the job's supervisor (%s %s): %w", os.Args[0], superviseArg, err)
+	}
+	p.sup, p.ctrl, p.repR, p.rep = sup, ctrlW, repR, bufio.NewReader(repR)
+	_, _ = ctrlR.Close(), repW.Close()
+	files = nil
+	first, rerr := p.readReport()
+	switch {
+	case rerr != nil:
+		_ = sup.Process.Kill()
+		_ = sup.Wait()
+		p.release()
+		return fmt.Errorf("the job's supervisor did not start the command: %w", rerr)
+	case first.StartError != nil:
+		_ = sup.Wait()
+		p.release()
+		return first.StartError.err()
+	}
+	p.pid = first.Started
+	p.pipes = pipes
+	pipes.started()
+	p.beats = make(chan struct{})
+	go p.heartbeat(period)
+	return nil
+}
+
+// heartbeat tells the supervisor, beatsPerLease times a lease, how long ago
+// the lease was last renewed. It reads what the library knows rather than
+// counting on its own: a worker whose renewals hang (a hung mount) sends
+// the same renewal again, which is what lets the watchdog stop the tree.
+func (p *jobProcess) heartbeat(period time.Duration) {
+	t := time.NewTicker(max(period/beatsPerLease, time.Millisecond))
+	defer t.Stop()
+	for {
+		_, renewed := p.opt.lease.Lease()
+		p.send("beat " + strconv.FormatInt(time.Since(renewed).Milliseconds(), 10))
+		select {
+		case <-p.beats:
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// send writes a line to the supervisor; one that is gone (EPIPE, or its
+// pipe released) has nothing left to stop.
+func (p *jobProcess) send(line string) error {
+	_, err := p.ctrl.Write([]byte(line + "\n"))
+	if errors.Is(err, syscall.EPIPE) || errors.Is(err, os.ErrClosed) {
+		return nil
+	}
+	return err
+}
+
+// terminate asks the supervisor to stop the command and every process it
+// started: SIGTERM, then SIGKILL after the grace (the supervisor keeps the
+// time too, should the worker not).
+func (p *jobProcess) terminate() error { return p.send("term") }
+
+// kill asks the supervisor to kill the command and every process it
+// started: SIGKILL.
+func (p *jobProcess) kill() error { return p.send("kill") }
+
+// wait waits for the supervisor: it ends once the command and every
+// process it started are gone, and reports how the command ended. Then the
+// output is read to its end.
+func (p *jobProcess) wait() procEnd {
+	werr := p.sup.Wait()
+	close(p.beats) // not waited for: it may be waiting for the Run, which is not ours to wait for
+	var last *superviseReport
+	for {
+		r, err := p.readReport()
+		if err != nil {
+			break
+		}
+		if r.Ended {
+			last = &r
+		}
+	}
+	var end procEnd
+	if last == nil {
+		// The supervisor died before its report (killed): the command's
+		// group is killed, as far as it can be reached from here.
+		_ = unix.Kill(-p.pid, unix.SIGKILL)
+		cause := "it ended without a report"
+		if werr != nil {
+			cause = werr.Error()
+		}
+		end.err = fmt.Errorf("the job's supervisor failed: %s", cause)
+		end.how = "could not be waited for: " + end.err.Error()
+	} else {
+		end.exited = true
+		end.code, end.signal, end.how = exitOfStatus(syscall.WaitStatus(last.Status))
+		end.leftover = leftoverNote(last.Left, last.StillThere, last.Unkilled, p.opt.grace)
+		if last.Note != "" {
+			p.opt.warn("%s", last.Note)
+		}
+		if last.WatchdogMS > 0 {
+			end.watchdog = fmt.Sprintf("stopped by the supervisor: the worker did not renew its lease for %v (the lease is %v; the command is stopped once half of it passes unrenewed, before another host may take the job over)",
+				time.Duration(last.WatchdogMS)*time.Millisecond, time.Duration(last.LeaseMS)*time.Millisecond)
+		}
+	}
+	p.pipes.drain(outputWaitDelay)
+	return end
+}
+
+func (p *jobProcess) readReport() (superviseReport, error) {
+	var r superviseReport
+	line, err := p.rep.ReadBytes('\n')
+	if err != nil {
+		return r, err
+	}
+	if err := json.Unmarshal(line, &r); err != nil {
+		return r, fmt.Errorf("unreadable report %q: %w", line, err)
+	}
+	return r, nil
+}
+
+// release closes the pipes to the supervisor; one still running (it
+// should not be) then kills what it supervises.
+func (p *jobProcess) release() {
+	p.once.Do(func() {
+		if p.ctrl != nil {
+			_ = p.ctrl.Close()
+			_ = p.repR.Close()
+		}
+	})
+}

@@ -1,9 +1,16 @@
-//go:build unix && !linux
+//go:build !linux
 
 package main
 
-import "syscall"
+import "os"
 
-// dieWithWorker does nothing off Linux: the command of a worker that dies
-// runs on until it ends, and its job is marked lost meanwhile.
-func dieWithWorker(*syscall.SysProcAttr) {}
+// procEndOf is how the command of ps ended, or why it could not be waited
+// for.
+func procEndOf(ps *os.ProcessState, waitErr error) procEnd {
+	if ps == nil {
+		return procEnd{err: waitErr, how: "could not be waited for: " + waitErr.Error()}
+	}
+	e := procEnd{exited: true}
+	e.code, e.signal, e.how = exitOf(ps)
+	return e
+}

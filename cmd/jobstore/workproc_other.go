@@ -14,9 +14,19 @@ type jobProcess struct {
 	cmd *exec.Cmd
 }
 
-func newJobProcess(cmd *exec.Cmd) *jobProcess { return &jobProcess{cmd: cmd} }
+func newJobProcess(cmd *exec.Cmd, _ procOptions) *jobProcess { return &jobProcess{cmd: cmd} }
 
-func (p *jobProcess) started() error { return nil }
+func (p *jobProcess) start() error {
+	p.cmd.WaitDelay = outputWaitDelay
+	return p.cmd.Start()
+}
+
+// wait waits for the command and its output (outputWaitDelay at most after
+// it exits).
+func (p *jobProcess) wait() procEnd {
+	err := p.cmd.Wait()
+	return procEndOf(p.cmd.ProcessState, err)
+}
 
 // terminate kills the command: there is no gentler request here.
 func (p *jobProcess) terminate() error { return p.cmd.Process.Kill() }

@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"syscall"
+	"time"
 	"unsafe"
 
 	"golang.org/x/sys/windows"
@@ -16,12 +17,76 @@ import (
 // ends every process in it when the worker closes it or dies.
 type jobProcess struct {
 	cmd *exec.Cmd
+	opt procOptions
 	job windows.Handle // 0 if the job object could not be made
 }
 
-func newJobProcess(cmd *exec.Cmd) *jobProcess {
-	cmd.SysProcAttr = &syscall.SysProcAttr{CreationFlags: windows.CREATE_NEW_PROCESS_GROUP}
-	return &jobProcess{cmd: cmd}
+// jobPoll is how often the worker looks whether the processes the command
+// left in its job object are gone, once it has exited.
+const jobPoll = 10 * time.Millisecond
+
+func newJobProcess(cmd *exec.Cmd, opt procOptions) *jobProcess {
+	return &jobProcess{cmd: cmd, opt: opt}
+}
+
+// start starts the command in a new process group and its job object (a
+// failure to make that is a warning: the command runs without it). The
+// output is read for outputWaitDelay after the command exits, then what
+// it left in its job object is stopped (wait).
+func (p *jobProcess) start() error {
+	p.cmd.SysProcAttr = &syscall.SysProcAttr{CreationFlags: windows.CREATE_NEW_PROCESS_GROUP}
+	p.cmd.WaitDelay = outputWaitDelay
+	if err := p.cmd.Start(); err != nil {
+		return err
+	}
+	if err := p.started(); err != nil {
+		p.opt.warn("%v; the command runs without it", err)
+	}
+	return nil
+}
+
+// wait waits for the command, then stops what it left running in its job
+// object: CTRL_BREAK_EVENT, then TerminateJobObject after the grace.
+func (p *jobProcess) wait() procEnd {
+	err := p.cmd.Wait()
+	end := procEndOf(p.cmd.ProcessState, err)
+	n := p.active()
+	if n == 0 {
+		return end
+	}
+	_ = p.terminate()
+	deadline := time.Now().Add(p.opt.grace)
+	for p.active() > 0 && time.Now().Before(deadline) {
+		time.Sleep(jobPoll)
+	}
+	still := p.active()
+	if still > 0 {
+		_ = windows.TerminateJobObject(p.job, 1)
+	}
+	end.leftover = leftoverNote(n, still, 0, p.opt.grace)
+	return end
+}
+
+// jobAccounting is JOBOBJECT_BASIC_ACCOUNTING_INFORMATION, which
+// golang.org/x/sys/windows does not declare.
+type jobAccounting struct {
+	TotalUserTime, TotalKernelTime                     int64
+	ThisPeriodTotalUserTime, ThisPeriodTotalKernelTime int64
+	TotalPageFaultCount, TotalProcesses                uint32
+	ActiveProcesses, TotalTerminatedProcesses          uint32
+}
+
+// active is how many processes are left in the job object.
+func (p *jobProcess) active() int {
+	if p.job == 0 {
+		return 0
+	}
+	var info jobAccounting
+	if err := windows.QueryInformationJobObject(p.job, windows.JobObjectBasicAccountingInformation,
+		uintptr(unsafe.Pointer(&info)), uint32(unsafe.Sizeof(info)), nil); err != nil {
+		return 0
+	}
+	return int(info.ActiveProcesses)
 }
 
 // started puts the command in a job object that kills it, and what it

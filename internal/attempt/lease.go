@@ -157,6 +157,14 @@ func (r *Renewer) Age(now time.Time) time.Duration {
 	return now.Sub(r.lastOK)
 }
 
+// Renewed is when the last successful renewal started (the claim, before
+// the first).
+func (r *Renewer) Renewed() time.Time {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.lastOK
+}
+
 // Stop ends renewal and waits for the background writer. Stopping twice,
 // or from event, is fine.
 func (r *Renewer) Stop() {

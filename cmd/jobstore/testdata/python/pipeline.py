@@ -67,8 +67,11 @@ def main():
         submit(root, "sum-fails", "sum", {"numbers": [5], "exit": 3}),
     ]
     # The worker's own lines go to stderr: this program's output is its report.
-    subprocess.run([jobstore, "work", root, "--until-empty", "--", sys.executable, job_py],
-                   check=True, stdout=sys.stderr)
+    # --until-empty exits 1 when a job it ran did not succeed: sum-fails.
+    worker = subprocess.run([jobstore, "work", root, "--until-empty", "--", sys.executable, job_py],
+                            stdout=sys.stderr)
+    if worker.returncode != 1:
+        raise SystemExit(f"jobstore work exited {worker.returncode}, not 1")
     for job_dir in dirs:
         status = json.loads(read(os.path.join(job_dir, "status.json")))
         result = read(os.path.join(job_dir, "result.json"))
