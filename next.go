@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"iter"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -65,7 +66,9 @@ const nextRetry = time.Minute
 // being renames or links into it. A look stats root. If root is unchanged,
 // it stats only the directories of jobs that may still become startable
 // (queued, incomplete or unreadable: running and ended jobs never become
-// queued again, and a directory cannot be replaced without changing root).
+// queued again, and a directory cannot be replaced without changing root)
+// and whose kind is one of WithKinds' or not known yet: a job's kind, from
+// its job.json, never changes, so a job of another kind costs nothing.
 // If root changed, it reads root and stats every directory in it. Either
 // way it reads the records of a directory only when its stamp changed (a
 // new job, a job updated since), and those of a running or ended job only
@@ -217,11 +220,73 @@ type nextEntry struct {
 	spec        dirstamp.Stamp // of its job.json, taken before the read (zero: none)
 	readAt      time.Time      // when they were read (this host's clock)
 	state       nextState
-	kind        string
+	kind        string // from its job.json; "" until one was read
 	submittedAt time.Time
 	errText     string    // the last error reported for it
 	retryAt     time.Time // stateBroken after a failed Start: not tried before
 	taking      bool      // a StartNext of this process is starting it
+}
+
+// retryDue makes e, a job whose failed Start is due to be tried again at
+// now, one to read again.
+func (e *nextEntry) retryDue(now time.Time) {
+	if e.state == stateBroken && !e.retryAt.IsZero() && !now.Before(e.retryAt) {
+		e.state, e.retryAt = stateUnknown, time.Time{}
+	}
+}
+
+// nextActive is what a look with root unchanged may have to bring up to
+// date: the entries that were not settled (running or ended) when root was
+// last read, by the kind of their job ("" while it is not known). A job
+// settled since stays listed until root changes (its state skips it); a
+// job's kind, once known, is its kind for good.
+type nextActive map[string][]*nextEntry
+
+// newNextActive is the nextActive of entries.
+func newNextActive(entries map[string]*nextEntry) nextActive {
+	a := nextActive{}
+	for _, e := range entries {
+		if e.state != stateSettled {
+			a[e.kind] = append(a[e.kind], e)
+		}
+	}
+	return a
+}
+
+// of yields the entries a call that takes kinds (empty: every kind) looks
+// at: those of these kinds and those of no known kind, each once.
+func (a nextActive) of(kinds []string) iter.Seq[*nextEntry] {
+	return func(yield func(*nextEntry) bool) {
+		for k, es := range a {
+			if len(kinds) > 0 && k != "" {
+				continue // the kinds asked for, below, in their order
+			}
+			for _, e := range es {
+				if !yield(e) {
+					return
+				}
+			}
+		}
+		for i, k := range kinds {
+			if slices.Contains(kinds[:i], k) {
+				continue
+			}
+			for _, e := range a[k] {
+				if !yield(e) {
+					return
+				}
+			}
+		}
+	}
+}
+
+// appendIfCandidate appends e to cands if a call that takes kinds may
+// start it now.
+func (e *nextEntry) appendIfCandidate(cands []*nextEntry, kinds []string) []*nextEntry {
+	if e.state == stateQueued && !e.taking && (len(kinds) == 0 || slices.Contains(kinds, e.kind)) {
+		return append(cands, e)
+	}
+	return cands
 }
 
 // nextReport is an error to hand to WithSkipped's function.
@@ -239,11 +304,13 @@ type nextCache struct {
 	rootReadAt time.Time
 	rootRead   bool
 	entries    map[string]*nextEntry
-	users      int         // StartNext calls in progress
-	idle       *time.Timer // drops the cache once nobody used it for nextCacheIdle
-	events     *nextEvents // nil until a StartNext waits; dropped with the cache
-	reads      int         // job directories read, for tests
-	stats      int         // stats of job directories and job.json files, for tests
+	active     nextActive          // since root was last read (see look)
+	incomplete map[*nextEntry]bool // the entries in stateIncomplete, for follow
+	users      int                 // StartNext calls in progress
+	idle       *time.Timer         // drops the cache once nobody used it for nextCacheIdle
+	events     *nextEvents         // nil until a StartNext waits; dropped with the cache
+	reads      int                 // job directories read, for tests
+	stats      int                 // stats of job directories and job.json files, for tests
 
 	// Tests only: this host's clock and the stat of a job directory, to
 	// stand for a filesystem with coarse timestamps. nil: time.Now and
@@ -352,19 +419,21 @@ func (c *nextCache) look(kinds []string) ([]*nextEntry, []nextReport, error) {
 	if err != nil {
 		return nil, nil, rootError(op, c.root, err)
 	}
-	for _, e := range c.entries {
-		if e.state == stateBroken && !e.retryAt.IsZero() && !now.Before(e.retryAt) {
-			e.state, e.retryAt = stateUnknown, time.Time{} // its failed Start is due again: read it
-		}
-	}
 	var reports []nextReport
+	var cands []*nextEntry
 	if c.rootRead && rs == c.rootStamp && !rs.Racy(c.rootReadAt) {
 		// No entry added, removed or renamed: only the jobs that may still
-		// become startable are looked at.
-		for _, e := range c.entries {
+		// become startable by this call are looked at, c.active's of kinds.
+		// A job known to be of another kind is not even stated: its kind
+		// comes from its job.json, which is written once, and its
+		// directory is the one read, since none can be replaced without
+		// changing root.
+		for e := range c.active.of(kinds) {
+			e.retryDue(now)
 			if e.state != stateSettled {
 				reports = c.refresh(d, e, reports)
 			}
+			cands = e.appendIfCandidate(cands, kinds)
 		}
 	} else {
 		names, err := d.Names()
@@ -382,20 +451,19 @@ func (c *nextCache) look(kinds []string) ([]*nextEntry, []nextReport, error) {
 				e = &nextEntry{name: name}
 				c.entries[name] = e
 			}
+			e.retryDue(now)
 			reports = c.refresh(d, e, reports)
 		}
-		for name := range c.entries {
+		for name, e := range c.entries {
 			if !seen[name] {
 				delete(c.entries, name)
+				delete(c.incomplete, e)
+				continue
 			}
+			cands = e.appendIfCandidate(cands, kinds)
 		}
 		c.rootStamp, c.rootReadAt, c.rootRead = rs, now, true
-	}
-	var cands []*nextEntry
-	for _, e := range c.entries {
-		if e.state == stateQueued && !e.taking && (len(kinds) == 0 || slices.Contains(kinds, e.kind)) {
-			cands = append(cands, e)
-		}
+		c.active = newNextActive(c.entries)
 	}
 	slices.SortFunc(cands, func(a, b *nextEntry) int {
 		if c := a.submittedAt.Compare(b.submittedAt); c != 0 {
@@ -418,6 +486,7 @@ func rootError(op, root string, err error) error {
 // refresh stats e's directory and reads its records if the stamp says they
 // may have changed. The caller holds c.mu.
 func (c *nextCache) refresh(d *dirstamp.Dir, e *nextEntry, reports []nextReport) []nextReport {
+	defer c.noteIncomplete(e)
 	st, err := c.lstat(d, e.name)
 	if err != nil {
 		// Removed (the next look at root drops it), or not a directory:
@@ -444,6 +513,9 @@ func (c *nextCache) refresh(d *dirstamp.Dir, e *nextEntry, reports []nextReport)
 			return reports
 		}
 	}
+	if !st.SameDir(e.stamp) {
+		e.kind = "" // another directory under the name: another job, until read
+	}
 	e.stamp, e.readAt = st, c.now()
 	e.spec, _ = c.fileStamp(d, specRel) // before the read: a job.json made after it differs
 	c.reads++
@@ -460,12 +532,29 @@ func (c *nextCache) refresh(d *dirstamp.Dir, e *nextEntry, reports []nextReport)
 	return reports
 }
 
+// noteIncomplete keeps c.incomplete true of e, whose state may have
+// changed. The caller holds c.mu.
+func (c *nextCache) noteIncomplete(e *nextEntry) {
+	switch {
+	case e.state == stateIncomplete && !c.incomplete[e]:
+		if c.incomplete == nil {
+			c.incomplete = map[*nextEntry]bool{}
+		}
+		c.incomplete[e] = true
+	case e.state != stateIncomplete && c.incomplete[e]:
+		delete(c.incomplete, e)
+	}
+}
+
 // read reads the records of dir into e. A directory that is not a job yet
 // (no job.json), or has no status.json yet, is stateIncomplete, not an
 // error. job.json is read again too: the directory may be another job's
 // made under the same name.
 func (e *nextEntry) read(dir JobDir) error {
 	je, gone := readEntry(dir)
+	if je.Spec != nil { // even if its status cannot be read: the kind is the job's for good
+		e.kind, e.submittedAt = je.Spec.Kind, je.Spec.SubmittedAt
+	}
 	switch {
 	case gone: // removed while read: the next look at root drops it
 		e.state = stateUnknown
@@ -476,7 +565,6 @@ func (e *nextEntry) read(dir JobDir) error {
 	case je.Err != nil:
 		return je.Err
 	}
-	e.kind, e.submittedAt = je.Spec.Kind, je.Spec.SubmittedAt
 	switch {
 	case je.Status == nil:
 		e.state = stateIncomplete
@@ -552,8 +640,8 @@ func (c *nextCache) follow() bool {
 		}
 	}
 	added := false
-	for name, e := range c.entries {
-		if e.state == stateIncomplete && len(ev.dirs) < maxFollowed && ev.follow(filepath.Join(c.root, name)) {
+	for e := range c.incomplete {
+		if len(ev.dirs) < maxFollowed && ev.follow(filepath.Join(c.root, e.name)) {
 			added = true
 		}
 	}

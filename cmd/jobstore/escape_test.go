@@ -223,3 +223,11 @@ func TestWatch_EscapesWhatATerminalWouldActOn(t *testing.T) {
 	w.draw(st)
 	requireTerminalSafe(t, strings.ReplaceAll(b.String(), "\r", ""), hostileMessage)
 }
+
+func TestRmAndPrune_EscapeWhatATerminalWouldActOn(t *testing.T) {
+	out := removeJSON{Jobs: []removeJobJSON{}}
+	out.add(jobstore.JobDir("/r/"+hostileDirName), nil, "", &jobstore.Error{Op: "remove", Path: "/r/" + hostileDirName, Msg: hostileError})
+	var b strings.Builder
+	require.NoError(t, printRemoval(&env{stdout: &b}, false, out, ""))
+	requireTerminalSafe(t, b.String(), hostileDirName, hostileError)
+}

@@ -146,7 +146,8 @@ func ioRemedy(err error) string {
 	case errors.Is(err, fs.ErrNotExist):
 		return "check the path"
 	case errors.Is(err, fs.ErrPermission):
-		return "give this user access to the file and its directory"
+		return "give this user access to the file and write permission on its directory; " +
+			"a root shared between users: see \"Sharing a root between users\" in docs/guarantees.md"
 	case isDiskFull(err):
 		return "free some disk space, then try again"
 	default:
