@@ -42,7 +42,8 @@ const nextRetry = time.Minute
 //
 // When no job is startable, StartNext waits until one is or ctx is done,
 // and then returns an *Error that matches ctx.Err() with errors.Is (and
-// context.Canceled or context.DeadlineExceeded). It looks again at once
+// context.Canceled or context.DeadlineExceeded; ErrorCode "interrupted" or
+// "timeout"). It looks again at once
 // when a file system event says that an entry of root changed (a job
 // submitted on this host: inotify, kqueue, ReadDirectoryChangesW) or a
 // directory it saw incomplete got its status.json; and every scan interval

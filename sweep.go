@@ -39,6 +39,7 @@ func SweepTemps(dir JobDir, olderThan time.Duration) (removed []string, err erro
 	if err := checkJobDir(op, dir); err != nil {
 		return nil, err
 	}
+	dir = dir.clean()
 	if olderThan < 0 {
 		return nil, errInvalid(op, string(dir), invalid{subject: "olderThan", found: olderThan, supported: "a duration >= 0", msg: fmt.Sprintf("%v is negative", olderThan), remedy: "pass a duration >= 0"})
 	}

@@ -131,6 +131,10 @@ func kindRemedy(err error) string {
 		return "this runner's job was taken over after its lease lapsed: stop it; 'jobstore show ROOT/ID' says who replaced it"
 	case "cancel_requested":
 		return "the job was asked to stop ('jobstore show ROOT/ID' says by whom); submit a new job to run it"
+	case "timeout":
+		return "the time given ran out first: give it longer, or see why nothing happened ('jobstore list ROOT')"
+	case "interrupted":
+		return "it was stopped before it was done: run it again"
 	case "invalid":
 		if subject != "" {
 			return fmt.Sprintf("correct the %s field; 'jobstore check ROOT' lists every problem", subject)
