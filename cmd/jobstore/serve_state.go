@@ -101,13 +101,6 @@ func (t *jobTable) publishCounts() {
 	}
 }
 
-// isSynced reports whether the first look at the root is complete.
-func (t *jobTable) isSynced() bool {
-	t.mu.RLock()
-	defer t.mu.RUnlock()
-	return t.synced
-}
-
 // snapshot returns every job (copies of the rows, sharing the records,
 // which are never changed once stored) in List's order, and the root's
 // problem, if any.
