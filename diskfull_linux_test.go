@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/axqua/jobstore"
+	"github.com/axqua/jobstore/internal/prereq"
 )
 
 // A full disk is the failure the write protocol must survive most often in
@@ -126,11 +127,11 @@ func TestDiskFull_WritesFailWithENOSPCAndLeaveRecordsIntact(t *testing.T) {
 func mountTinyTmpfs(t *testing.T, opts string) string {
 	t.Helper()
 	if os.Geteuid() != 0 {
-		t.Skip("needs root to mount a tiny tmpfs for real ENOSPC; run as root (CI does)")
+		prereq.Skip(t, "root", "needs root to mount a tiny tmpfs for real ENOSPC")
 	}
 	mnt := tempDir(t)
 	if err := syscall.Mount("tmpfs", mnt, "tmpfs", 0, opts); err != nil {
-		t.Skipf("cannot mount tmpfs (%s) on %s: %v; needs CAP_SYS_ADMIN", opts, mnt, err)
+		prereq.Skip(t, "root", fmt.Sprintf("cannot mount tmpfs (%s) on %s: %v; needs CAP_SYS_ADMIN", opts, mnt, err))
 	}
 	t.Cleanup(func() {
 		if err := syscall.Unmount(mnt, 0); err != nil {

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/axqua/jobstore"
+	"github.com/axqua/jobstore/internal/prereq"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -172,7 +173,7 @@ func python(t *testing.T) string {
 	}
 	py, err := pythonOnce()
 	if err != nil {
-		t.Skip("python3 is not installed: Python interop not checked (" + err.Error() + ")")
+		prereq.Skip(t, "python3", "python3 is not installed: Python interop not checked ("+err.Error()+")")
 	}
 	return py
 }

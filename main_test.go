@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"testing"
 
+	"github.com/axqua/jobstore/internal/prereq"
 	"github.com/axqua/jobstore/internal/testdir"
 )
 
@@ -22,7 +23,9 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(body())
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	prereq.Report("github.com/axqua/jobstore")
+	os.Exit(code)
 }
 
 // childCommand returns a command that runs this test binary as the child

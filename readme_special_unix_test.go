@@ -21,9 +21,7 @@ import (
 // link to a valid status: it refuses the file, as ReadStatus does, never
 // waits on it, and never prints a status read through the link.
 func TestReadme_PythonPollerRefusesAStatusThatIsNoRegularFile(t *testing.T) {
-	py := python(t)
-	poller := filepath.Join(tempDir(t), "poller.py")
-	writeFile(t, poller, []byte(readmeBlock(t, "python")))
+	example := readmePython(t)
 	plants := map[string]func(t *testing.T, path string){
 		"link to a valid status": func(t *testing.T, path string) {
 			target := filepath.Join(tempDir(t), "status.json")
@@ -43,7 +41,7 @@ func TestReadme_PythonPollerRefusesAStatusThatIsNoRegularFile(t *testing.T) {
 
 			ctx, cancel := context.WithTimeout(context.Background(), hangGuard)
 			defer cancel()
-			cmd := exec.CommandContext(ctx, py, poller, string(dir))
+			cmd := example(ctx, "poll", string(dir))
 			var stdout, stderr bytes.Buffer
 			cmd.Stdout, cmd.Stderr = &stdout, &stderr
 			err = cmd.Run()

@@ -75,12 +75,27 @@ func TestDocs_RelativeLinksResolve(t *testing.T) {
 	}
 }
 
-// TestReadme_PythonPollerReadsARealJob runs the README's Python snippet with
+// readmePython writes the README's Python block to a file and returns a
+// function that makes a command running it with args, python/ on its
+// module path, as the README tells a reader to run it.
+func readmePython(t *testing.T) func(ctx context.Context, args ...string) *exec.Cmd {
+	t.Helper()
+	py := python(t)
+	script := filepath.Join(tempDir(t), "example.py")
+	writeFile(t, script, []byte(readmeBlock(t, "python")))
+	module, err := filepath.Abs("python")
+	require.NoError(t, err)
+	return func(ctx context.Context, args ...string) *exec.Cmd {
+		cmd := exec.CommandContext(ctx, py, append([]string{script}, args...)...)
+		cmd.Env = append(os.Environ(), "PYTHONPATH="+module, "PYTHONDONTWRITEBYTECODE=1")
+		return cmd
+	}
+}
+
+// TestReadme_PythonPollerReadsARealJob runs the README's Python poll with
 // python3 on job directories written by jobstore.
 func TestReadme_PythonPollerReadsARealJob(t *testing.T) {
-	py := python(t)
-	poller := filepath.Join(tempDir(t), "poller.py")
-	writeFile(t, poller, []byte(readmeBlock(t, "python")))
+	example := readmePython(t)
 	root := filepath.Join(tempDir(t), "jobs")
 
 	// start runs the poller on dir; lines yields what it prints.
@@ -89,7 +104,7 @@ func TestReadme_PythonPollerReadsARealJob(t *testing.T) {
 		// The timeout only guards against a hang; the poller sleeps 1 s a round.
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 		t.Cleanup(cancel)
-		cmd = exec.CommandContext(ctx, py, poller, dir)
+		cmd = example(ctx, "poll", dir)
 		stderr = new(bytes.Buffer)
 		cmd.Stderr = stderr
 		out, err := cmd.StdoutPipe()
@@ -116,14 +131,21 @@ func TestReadme_PythonPollerReadsARealJob(t *testing.T) {
 		require.NoError(t, run.Flush()) // Progress is coalesced: on disk only now
 
 		cmd, lines, stderr := start(t, string(dir))
-		assert.Equal(t, "running 0.5 frame 2/4", next(t, lines, stderr))
+		assert.Equal(t, "running 50% frame 2/4", next(t, lines, stderr))
 		require.NoError(t, run.Finish(jobstore.Outcome{State: jobstore.Succeeded, Message: "4 frames"}))
 		last := ""
 		for lines.Scan() {
 			last = lines.Text()
 		}
 		require.NoError(t, cmd.Wait(), "stderr: %s", stderr)
-		assert.Equal(t, "succeeded 0.5 4 frames", last)
+		assert.Equal(t, "succeeded 50% 4 frames", last)
+	})
+
+	t.Run("a queued job: no progress yet", func(t *testing.T) {
+		dir, err := jobstore.Submit(root, jobstore.JobSpec{ID: "queued", Kind: "render"})
+		require.NoError(t, err)
+		_, lines, stderr := start(t, string(dir))
+		assert.Equal(t, "queued ", next(t, lines, stderr), "no \"None\" for a progress not yet known")
 	})
 
 	t.Run("a job with no status yet", func(t *testing.T) {
@@ -138,7 +160,8 @@ func TestReadme_PythonPollerReadsARealJob(t *testing.T) {
 		for lines.Scan() {
 		}
 		require.Error(t, cmd.Wait())
-		assert.Contains(t, stderr.String(), "is not a job directory (no job.json)")
+		assert.Contains(t, stderr.String(), "not_job: jobstore: read status")
+		assert.Contains(t, stderr.String(), "no job.json here")
 	})
 
 	t.Run("a status from a newer jobstore", func(t *testing.T) {
@@ -148,8 +171,52 @@ func TestReadme_PythonPollerReadsARealJob(t *testing.T) {
 		for lines.Scan() {
 		}
 		require.Error(t, cmd.Wait())
-		assert.Contains(t, stderr.String(), "was written by a newer jobstore")
+		assert.Contains(t, stderr.String(), "newer_schema: ")
+		assert.Contains(t, stderr.String(), "written by a newer jobstore (schema_version 3); this version understands up to 1")
 	})
+}
+
+// TestReadme_PythonSubmitWaitCancel: the README's Python submit makes a job
+// StartNext starts; its cancel is heard by the runner, once; its wait
+// prints how the job ended.
+func TestReadme_PythonSubmitWaitCancel(t *testing.T) {
+	example := readmePython(t)
+	root := filepath.Join(tempDir(t), "jobs")
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute) // a hang guard
+	defer cancel()
+	run := func(args ...string) string {
+		t.Helper()
+		out, err := example(ctx, args...).Output()
+		var stderr []byte
+		if ee, ok := err.(*exec.ExitError); ok {
+			stderr = ee.Stderr
+		}
+		require.NoError(t, err, "%s", stderr)
+		return strings.TrimSpace(string(out))
+	}
+
+	dir := jobstore.JobDir(run("submit", root))
+	spec, err := jobstore.ReadSpec(dir)
+	require.NoError(t, err)
+	assert.Equal(t, "render", spec.Kind)
+	assert.JSONEq(t, `{"frames": 3}`, string(spec.Params))
+	done, stop := context.WithCancel(context.Background())
+	stop()
+	r, err := jobstore.StartNext(done, root, jobstore.WithKinds("render"))
+	require.NoError(t, err)
+	defer r.Close()
+	require.Equal(t, dir, r.Dir())
+
+	assert.Equal(t, "requested", run("cancel", string(dir)))
+	assert.Equal(t, "already requested", run("cancel", string(dir)))
+	select {
+	case <-r.Context().Done():
+	case <-ctx.Done():
+		t.Fatal("the runner never heard the cancel request")
+	}
+	require.ErrorIs(t, context.Cause(r.Context()), jobstore.ErrCancelRequested)
+	require.NoError(t, r.Finish(jobstore.Outcome{State: jobstore.Cancelled, Message: "stopped"}))
+	assert.Equal(t, "cancelled stopped", run("wait", string(dir)))
 }
 
 // sentinelCodes reads errors.go for each sentinel variable and its code

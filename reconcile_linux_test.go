@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/axqua/jobstore"
+	"github.com/axqua/jobstore/internal/prereq"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -28,7 +29,7 @@ const (
 func TestReconcile_RunnerFinishingBeforeTheLockIsNotMarkedLost(t *testing.T) {
 	strace, err := exec.LookPath("strace")
 	if err != nil {
-		t.Skip("strace is not installed (apt-get install strace): it delays the reconciler's flock")
+		prereq.Skip(t, "strace", "strace is not installed (apt-get install strace): it delays the reconciler's flock")
 	}
 	dir, r := startJob(t)
 	c := childCommand(t, "reconciler", dirEnv+"="+string(dir))

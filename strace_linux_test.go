@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/axqua/jobstore"
+	"github.com/axqua/jobstore/internal/prereq"
 	"github.com/axqua/jobstore/internal/strace"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -191,7 +192,7 @@ func requireStrace(t testing.TB) string {
 	t.Helper()
 	path, err := exec.LookPath("strace")
 	if err != nil {
-		t.Skip("strace is not installed (apt-get install strace): the syscall-level protocol tests need it")
+		prereq.Skip(t, "strace", "strace is not installed (apt-get install strace): the syscall-level protocol tests need it")
 	}
 	return path
 }
@@ -217,7 +218,7 @@ func traceProtocol(t testing.TB, prepare func(root string), steps ...string) *pr
 	cmd.Stdout, cmd.Stderr = &stderr, &stderr
 	if err := cmd.Run(); err != nil {
 		if out := stderr.String(); strings.Contains(out, "ptrace") && strings.Contains(out, "Operation not permitted") {
-			t.Skipf("strace cannot trace here (ptrace not permitted, e.g. a container without CAP_SYS_PTRACE): %s", out)
+			prereq.Skip(t, "strace", "strace cannot trace here (ptrace not permitted, e.g. a container without CAP_SYS_PTRACE): "+out)
 		}
 		t.Fatalf("traced child failed: %v\n%s", err, stderr.String())
 	}

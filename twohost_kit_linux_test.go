@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/axqua/jobstore/internal/prereq"
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
 )
@@ -121,17 +122,17 @@ func twoHostLeaseFor(staleness time.Duration) time.Duration {
 func needKitRoot(t testing.TB) {
 	t.Helper()
 	if os.Geteuid() != 0 {
-		t.Skip("two-host kit: needs root to mount (CI runs it as root)")
+		prereq.Skip(t, "root", "two-host kit: needs root to mount")
 	}
 	if _, err := os.Stat("/dev/fuse"); err != nil {
-		t.Skip("two-host kit: /dev/fuse is missing (apt-get install -y fuse3, and a kernel with FUSE)")
+		prereq.Skip(t, "/dev/fuse", "two-host kit: /dev/fuse is missing (apt-get install -y fuse3, and a kernel with FUSE)")
 	}
 }
 
 func needBindfs(t testing.TB) {
 	t.Helper()
 	if _, err := exec.LookPath("bindfs"); err != nil {
-		t.Skip("two-host kit: bindfs is not installed (apt-get install -y bindfs)")
+		prereq.Skip(t, "bindfs", "two-host kit: bindfs is not installed (apt-get install -y bindfs)")
 	}
 }
 
@@ -223,7 +224,7 @@ func mountGlusterTwice(t testing.TB, noLocks bool) (a, b, server string) {
 	needKitRoot(t)
 	v, skip := glusterVolume()
 	if skip != "" {
-		t.Skip("two-host kit: " + skip)
+		prereq.Skip(t, "GlusterFS", "two-host kit: "+skip)
 	}
 	if noLocks {
 		needBindfs(t)

@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/axqua/jobstore"
+	"github.com/axqua/jobstore/internal/prereq"
 	"github.com/axqua/jobstore/internal/testdir"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -171,7 +172,7 @@ func python3(t *testing.T) string {
 	}
 	launcher, err := exec.LookPath("python3")
 	if err != nil {
-		t.Skip("python3 is not installed: the Python snippets are not run")
+		prereq.Skip(t, "python3", "python3 is not installed: the Python snippets are not run")
 	}
 	out, err := exec.Command(launcher, "-c", "import sys; print(sys.executable)").Output()
 	if py := strings.TrimSpace(string(out)); err == nil && filepath.IsAbs(py) {

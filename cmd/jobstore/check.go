@@ -23,8 +23,12 @@ problem, reported at once), its schema_version is checked (newer than this
 jobstore, or older with no migration path, is a problem; older with a path
 is fine and said so), then its fields (job_id, kind, params, state,
 progress, timestamps, the request), and job_id must match the directory
-name. A missing status.json is fine ("nothing has run yet"); a missing
-job.json is not.
+name. A missing status.json is no problem ("nothing has run yet"), but such
+a job is not queued: 'jobstore work' and StartNext never start it (only
+Start of its directory does). Its line says so, and the summary counts
+these jobs, since a program that wrote job.json alone most likely meant to
+submit it (Submit and 'jobstore submit' write the queued status.json too).
+A missing job.json is a problem.
 
 DIR is a job directory if it holds job.json or status.json; otherwise it is
 taken as a ROOT and every directory in it (dot-names skipped) is checked as a
@@ -34,6 +38,7 @@ job directory (no directory with job.json) is not a root: exit 3.
 Prints one line per job, then a summary:
 
   ok    ID  job.json v1, status.json v1 (succeeded), cancel.json v1
+  ok    ID  job.json v1, status.json absent: not queued, no worker starts it
   FAIL  ID  status.json: schema_version: written by a newer jobstore ... Remedy: ...
 
 The "ok" line (the "summary" in JSON) says what each file holds: the
@@ -49,7 +54,9 @@ is named only when it exists.
              "summary": "job.json v1, status.json v1 (succeeded)",
              "problems": [{"file": "status.json", "error": {...}}]}],
    "index_problem": null or {"file": "index.json", "error": {...}},
-   "problems": N}
+   "problems": N, "not_queued": N}
+
+"not_queued" counts the jobs with job.json and no status.json.
 
 "error" is as in 'jobstore help list'.
 
@@ -72,6 +79,7 @@ type checkJSON struct {
 	Jobs         []checkJobJSON `json:"jobs"`
 	IndexProblem *findingJSON   `json:"index_problem"`
 	Problems     int            `json:"problems"`
+	NotQueued    int            `json:"not_queued"` // jobs with job.json and no status.json
 }
 
 type checkJobJSON struct {
@@ -108,7 +116,10 @@ func runCheck(e *env, fs *flag.FlagSet, args []string) error {
 	var bad int
 	var all [][]finding // per job, for the text output
 	for _, d := range dirs {
-		summary, findings := checkJob(d)
+		summary, findings, notQueued := checkJob(d)
+		if notQueued {
+			out.NotQueued++
+		}
 		all = append(all, findings)
 		j := checkJobJSON{ID: d.ID(), Dir: string(d), OK: len(findings) == 0, Summary: summary, Problems: []findingJSON{}}
 		for _, f := range findings {
@@ -147,17 +158,22 @@ func printCheck(e *env, out checkJSON, findings [][]finding, index *finding, bad
 	tw := tabwriter.NewWriter(e.stdout, 0, 8, 2, ' ', 0)
 	for i, j := range out.Jobs {
 		if j.OK {
-			fmt.Fprintf(tw, "ok\t%s\t%s\n", j.ID, j.Summary)
+			fmt.Fprintf(tw, "ok\t%s\t%s\n", escapeTerminal(j.ID), escapeTerminal(j.Summary))
 			continue
 		}
 		for _, f := range findings[i] {
-			fmt.Fprintf(tw, "FAIL\t%s\t%s\n", j.ID, findingText(f))
+			fmt.Fprintf(tw, "FAIL\t%s\t%s\n", escapeTerminal(j.ID), escapeTerminal(findingText(f)))
 		}
 	}
 	if index != nil {
-		fmt.Fprintf(tw, "FAIL\t%s\t%s\n", jobstore.IndexFile, findingText(*index))
+		fmt.Fprintf(tw, "FAIL\t%s\t%s\n", jobstore.IndexFile, escapeTerminal(findingText(*index)))
 	}
 	tw.Flush()
+	if out.NotQueued > 0 {
+		fmt.Fprintf(e.stdout, "%s without status.json (not queued): 'jobstore work' and StartNext pass such jobs over; "+
+			"submit jobs with 'jobstore submit' or Submit, which write the queued status.json too (docs/format.md)\n",
+			plural(out.NotQueued, "job"))
+	}
 	what := "job " + out.Target
 	if out.IsRoot {
 		what = plural(len(out.Jobs), "job") + " under " + out.Target
@@ -177,8 +193,9 @@ func isJobDir(dir string) bool {
 }
 
 // checkJob validates one job directory. ok describes a job without
-// findings.
-func checkJob(d jobstore.JobDir) (ok string, findings []finding) {
+// findings; notQueued reports a job with a readable job.json and no
+// status.json, which no worker starts.
+func checkJob(d jobstore.JobDir) (ok string, findings []finding, notQueued bool) {
 	j := readJob(d)
 	if err := j.SpecInfo.Err; err != nil {
 		findings = append(findings, finding{jobstore.SpecFile, err})
@@ -198,10 +215,13 @@ func checkJob(d jobstore.JobDir) (ok string, findings []finding) {
 	if j.Status != nil {
 		ok += " (" + string(j.Status.State) + ")"
 	}
+	if notQueued = j.SpecInfo.Err == nil && j.Status == nil && j.StatusInfo.Err == nil; notQueued {
+		ok += ": not queued, no worker starts it"
+	}
 	if cancel.Present || cancel.Err != nil {
 		ok += ", " + recordSummary(cancel)
 	}
-	return ok, findings
+	return ok, findings, notQueued
 }
 
 // recordSummary says what a record file holds as found: nothing, the

@@ -15,6 +15,7 @@ import (
 
 	"github.com/axqua/jobstore"
 	"github.com/axqua/jobstore/internal/testdir"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
@@ -303,4 +304,31 @@ func readNoFollow(path string) ([]byte, error) {
 		return nil, fmt.Errorf("%s is a %v", path, fi.Mode().Type())
 	}
 	return os.ReadFile(path)
+}
+
+// TestCheck_AJobWithoutStatusIsReportedAsNotQueued: a job whose writer left
+// job.json alone (no queued status.json) is no problem, but check says that
+// no worker starts it, on its line and in the summary, and counts it in
+// JSON; a submitted job is not counted.
+func TestCheck_AJobWithoutStatusIsReportedAsNotQueued(t *testing.T) {
+	root := filepath.Join(testdir.New(t), "jobs")
+	_, err := jobstore.Submit(root, jobstore.JobSpec{ID: "submitted", Kind: "render"})
+	require.NoError(t, err)
+	require.NoError(t, jobstore.WriteSpec(jobstore.JobDir(filepath.Join(root, "spec-only")), jobstore.JobSpec{ID: "spec-only", Kind: "render"}))
+
+	r := runCLI(t, "check", root)
+	requireCode(t, r, 0)
+	assert.Regexp(t, `(?m)^ok\s+spec-only\s+job.json v1, status.json absent: not queued, no worker starts it$`, r.stdout)
+	assert.Regexp(t, `(?m)^ok\s+submitted\s+job.json v1, status.json v1 \(queued\)$`, r.stdout)
+	assert.Contains(t, r.stdout, "1 job without status.json (not queued): 'jobstore work' and StartNext pass such jobs over")
+
+	r = runCLI(t, "check", "--json", root)
+	requireCode(t, r, 0)
+	var out struct {
+		NotQueued int `json:"not_queued"`
+		Problems  int `json:"problems"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(r.stdout), &out), "%s", r.stdout)
+	assert.Equal(t, 1, out.NotQueued)
+	assert.Zero(t, out.Problems)
 }

@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/axqua/jobstore/internal/prereq"
 )
 
 // selfEnv set to 1 makes the test binary the command. The tests run the
@@ -62,6 +64,7 @@ func TestMain(m *testing.M) {
 		}
 		return m.Run()
 	}()
+	prereq.Report("github.com/axqua/jobstore/cmd/jobstore")
 	os.Exit(code)
 }
 

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/axqua/jobstore"
+	"github.com/axqua/jobstore/internal/prereq"
 	"github.com/axqua/jobstore/internal/testdir"
 	"github.com/stretchr/testify/require"
 )
@@ -91,7 +92,7 @@ func TestWatchers_StoppedByASignalSaySoAndEndByIt(t *testing.T) {
 func TestWatch_CtrlCInAScriptDoesNotRunWhatFollowsTheWatch(t *testing.T) {
 	bash, err := exec.LookPath("bash")
 	if err != nil {
-		t.Skip("no bash here")
+		prereq.Skip(t, "bash", "no bash here")
 	}
 	_, dir := runningJob(t)
 	ctx, cancel := context.WithTimeout(context.Background(), cliTimeout)

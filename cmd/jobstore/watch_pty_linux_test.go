@@ -15,6 +15,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/axqua/jobstore"
+	"github.com/axqua/jobstore/internal/prereq"
 	"github.com/axqua/jobstore/internal/testdir"
 	"github.com/stretchr/testify/require"
 )
@@ -25,7 +26,7 @@ func openPTY(t *testing.T, cols int) (controller, tty *os.File) {
 	t.Helper()
 	controller, err := os.OpenFile("/dev/ptmx", os.O_RDWR|unix.O_NOCTTY, 0)
 	if err != nil {
-		t.Skipf("no pseudo-terminals here: %v", err)
+		prereq.Skip(t, "pty", fmt.Sprintf("no pseudo-terminals here: %v", err))
 	}
 	t.Cleanup(func() { controller.Close() })
 	fd := int(controller.Fd())

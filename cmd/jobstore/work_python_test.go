@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/axqua/jobstore/internal/prereq"
 	"github.com/axqua/jobstore/internal/testdir"
 	"github.com/stretchr/testify/require"
 )
@@ -22,7 +23,7 @@ func TestWork_PythonSubmitsRunsAndReads(t *testing.T) {
 	}
 	py, err := exec.LookPath("python3")
 	if err != nil {
-		t.Skip("python3 is not installed: Python interop not checked")
+		prereq.Skip(t, "python3", "python3 is not installed: Python interop not checked")
 	}
 	root := filepath.Join(testdir.New(t), "jobs")
 	ctx, cancel := context.WithTimeout(context.Background(), cliTimeout)

@@ -6,6 +6,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/axqua/jobstore/internal/prereq"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -17,7 +18,7 @@ func TestLocal_KnownTypesOnly(t *testing.T) {
 	assert.False(t, Local(filepath.Join(newDir(t), "missing")))
 	assert.False(t, Local("/proc"))
 	if os.Geteuid() != 0 {
-		t.Skip("mounting a tmpfs needs root")
+		prereq.Skip(t, "root", "mounting a tmpfs needs root")
 	}
 	dir := newDir(t)
 	require.NoError(t, syscall.Mount("tmpfs", dir, "tmpfs", 0, "size=64k"))

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/axqua/jobstore/internal/prereq"
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
 )
@@ -67,10 +68,10 @@ func TestRemoveAll_ANameThatIsALinkIsRemovedAsALink(t *testing.T) {
 // Needs root (mount); CI runs as root.
 func TestRemoveAll_NeverEntersAMountPoint(t *testing.T) {
 	if os.Geteuid() != 0 {
-		t.Skip("mounting a tmpfs needs root (CI runs as root)")
+		prereq.Skip(t, "root", "mounting a tmpfs needs root")
 	}
 	if _, err := exec.LookPath("mount"); err != nil {
-		t.Skip("mount is not installed")
+		prereq.Skip(t, "mount", "mount is not installed")
 	}
 	base := t.TempDir()
 	mnt := filepath.Join(base, "tree", "mnt")

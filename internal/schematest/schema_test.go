@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/axqua/jobstore"
+	"github.com/axqua/jobstore/internal/prereq"
 )
 
 // repo is the root of the repository, seen from this module's directory.
@@ -438,26 +439,87 @@ for schema_file, record in json.load(sys.stdin):
 json.dump(out, sys.stdout)
 `
 
-// TestSchemas_PythonJSONSchemaAgrees: Python's jsonschema package, as a
-// Python tool would use it, gives every case and fixture the verdict the Go
-// validator gives (regular expressions differ between the two languages).
-func TestSchemas_PythonJSONSchemaAgrees(t *testing.T) {
+// pythonWriter writes jobs with python/jobstore.py under the root argv[1]:
+// a job with every field, a minimal one (an ID from new_job_id), each with
+// a cancel request (with and without its optional fields).
+const pythonWriter = `
+import sys, jobstore
+root = sys.argv[1]
+full = jobstore.submit(root, "render", {"frames": [1, 2, 3], "scene": "caf\u00e9 <night> & day", "scale": 0.5, "none": None},
+                       job_id="py-full", labels={"team": "vfx", "\u00e9quipe": "\u2713"}, submitted_by="ana@qgis")
+minimal = jobstore.submit(root, "k")
+jobstore.request_cancel(full, by="alice (render GUI)", reason="wrong input file")
+jobstore.request_cancel(minimal)
+print(full)
+print(minimal)
+`
+
+// pythonWritten runs pythonWriter and returns the records it wrote, each
+// with the record kind of its schema, named by job and file.
+func pythonWritten(t *testing.T, py string) []input {
+	t.Helper()
+	root := filepath.Join(t.TempDir(), "jobs")
+	module, err := filepath.Abs(filepath.Join(repo, "python"))
+	require.NoError(t, err)
+	cmd := exec.Command(py, "-c", pythonWriter, root)
+	cmd.Env = append(os.Environ(), "PYTHONPATH="+module, "PYTHONDONTWRITEBYTECODE=1")
+	cmd.Stderr = os.Stderr
+	out, err := cmd.Output()
+	require.NoError(t, err)
+	dirs := strings.Fields(string(out))
+	require.Len(t, dirs, 2, "%s", out)
+	var records []input
+	for _, dir := range dirs {
+		for file, record := range map[string]string{"job.json": specRecord, "status.json": statusRecord, "cancel.json": cancelRecord} {
+			records = append(records, input{filepath.Base(dir) + "/" + file, record, readFile(t, filepath.Join(dir, file))})
+		}
+	}
+	return records
+}
+
+// input is a record to judge: its name in messages, its kind, its bytes.
+type input struct {
+	name, record string
+	data         []byte
+}
+
+// python3 returns the python3 interpreter, or skips the test.
+func python3(t *testing.T) string {
+	t.Helper()
 	if runtime.GOOS == "windows" {
 		t.Skip("the Python interop tests run on Unix")
 	}
 	py, err := exec.LookPath("python3")
 	if err != nil {
-		t.Skip("python3 is not installed: Python's jsonschema not checked")
+		prereq.Skip(t, "python3", "python3 is not installed: Python's jsonschema not checked")
 	}
+	return py
+}
+
+// TestSchemas_AcceptWhatPythonWrites: the records python/jobstore.py
+// writes (submit, request_cancel) are valid, and jobstore reads them.
+func TestSchemas_AcceptWhatPythonWrites(t *testing.T) {
+	s := schemas(t)
+	for _, in := range pythonWritten(t, python3(t)) {
+		t.Run(in.name, func(t *testing.T) {
+			require.NoError(t, decode(in.record, in.data), "jobstore reads it")
+			assert.NoError(t, validate(t, s[in.record], in.data))
+		})
+	}
+}
+
+// TestSchemas_PythonJSONSchemaAgrees: Python's jsonschema package, as a
+// Python tool would use it, gives every case and fixture the verdict the Go
+// validator gives (regular expressions differ between the two languages),
+// and so do the records python/jobstore.py writes.
+func TestSchemas_PythonJSONSchemaAgrees(t *testing.T) {
+	py := python3(t)
 	if out, err := exec.Command(py, "-c", "import jsonschema").CombinedOutput(); err != nil {
-		t.Skipf("Python's jsonschema is not installed (pip install jsonschema, or apt-get install python3-jsonschema): %s", out)
+		prereq.Skip(t, "python3-jsonschema", "Python's jsonschema is not installed (pip install jsonschema, or apt-get install python3-jsonschema): "+
+			strings.TrimSpace(string(out)))
 	}
 	s := schemas(t)
-	type input struct {
-		name, record string
-		data         []byte
-	}
-	var inputs []input
+	inputs := pythonWritten(t, py)
 	for _, c := range verdictCases {
 		inputs = append(inputs, input{c.name, c.record, []byte(c.json)})
 	}

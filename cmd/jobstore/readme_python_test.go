@@ -1,0 +1,72 @@
+package main
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/axqua/jobstore"
+	"github.com/axqua/jobstore/internal/prereq"
+	"github.com/axqua/jobstore/internal/testdir"
+)
+
+// TestReadme_PythonSubmitsJobstoreWorkRunsPythonPolls is a new user's path
+// by the README alone: its Python block submits a job, "jobstore work
+// --until-empty" runs it with a command, and the Python block's poll and
+// wait see it end.
+func TestReadme_PythonSubmitsJobstoreWorkRunsPythonPolls(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("the Python interop tests run on Unix")
+	}
+	py, err := exec.LookPath("python3")
+	if err != nil {
+		prereq.Skip(t, "python3", "python3 is not installed: the README's Python is not run")
+	}
+	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	require.NoError(t, err)
+	block := regexp.MustCompile("(?ms)^```python\n(.*?)^```\n").FindSubmatch(readme)
+	require.NotNil(t, block, "README.md has no ```python block")
+	tmp := testdir.New(t)
+	script := filepath.Join(tmp, "example.py")
+	require.NoError(t, os.WriteFile(script, block[1], 0o644))
+	module, err := filepath.Abs(filepath.Join("..", "..", "python"))
+	require.NoError(t, err)
+	ctx, cancel := context.WithTimeout(context.Background(), cliTimeout)
+	defer cancel()
+	example := func(args ...string) string {
+		t.Helper()
+		cmd := exec.CommandContext(ctx, py, append([]string{script}, args...)...)
+		cmd.Env = append(os.Environ(), "PYTHONPATH="+module, "PYTHONDONTWRITEBYTECODE=1")
+		out, err := cmd.Output()
+		var stderr []byte
+		if ee, ok := err.(*exec.ExitError); ok {
+			stderr = ee.Stderr
+		}
+		require.NoError(t, err, "%s", stderr)
+		return strings.TrimSpace(string(out))
+	}
+
+	root := filepath.Join(tmp, "jobs")
+	dir := example("submit", root)
+	require.Equal(t, root, filepath.Dir(dir))
+
+	job := `import json, sys; frames = json.load(sys.stdin)["frames"]; print("progress 1 %d frames" % frames, flush=True)`
+	r := runCLI(t, "work", root, "--until-empty", "--", py, "-c", job)
+	requireCode(t, r, 0)
+	st, err := jobstore.ReadStatus(jobstore.JobDir(dir))
+	require.NoError(t, err)
+	require.NotNil(t, st, "jobstore work did not start the job: it has no status.json")
+	require.Equal(t, jobstore.Succeeded, st.State, "%+v", st)
+
+	lines := strings.Split(example("poll", dir), "\n")
+	assert.True(t, strings.HasPrefix(lines[len(lines)-1], "succeeded 100% "), "poll printed %q", lines)
+	assert.True(t, strings.HasPrefix(example("wait", dir), "succeeded"))
+}

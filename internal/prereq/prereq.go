@@ -1,0 +1,86 @@
+// Package prereq is how the jobstore module's tests skip for a missing
+// prerequisite (root, strace, bindfs, /dev/fuse, python3, GlusterFS): every
+// such skip names what is missing and the one command that runs every
+// test, and is counted, so that a package's TestMain ends with a summary
+// that a plain "go test ./..." shows (it is internal: importers of
+// jobstore never see it).
+package prereq
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// FullRun is the one command that runs every test of the module, as root,
+// with every tool it needs (installed by .ci/install.sh): none skips there.
+const FullRun = "sudo bash .ci/run"
+
+// skipped counts this test binary's skips by prerequisite.
+var skipped = struct {
+	sync.Mutex
+	by map[string]int
+}{by: map[string]int{}}
+
+// Skip skips tb because prerequisite (a short name: "root", "strace",
+// "python3", ...) is missing; msg says what is missing and how to get it.
+// The skip message ends with FullRun, and Summary counts the skip.
+func Skip(tb testing.TB, prerequisite, msg string) {
+	tb.Helper()
+	skipped.Lock()
+	skipped.by[prerequisite]++
+	skipped.Unlock()
+	tb.Skip(msg + "; run them all with: " + FullRun)
+}
+
+// Summary is one line saying how many tests Skip skipped, for which
+// prerequisites, and FullRun; "" when none did.
+func Summary(pkg string) string {
+	skipped.Lock()
+	defer skipped.Unlock()
+	total, names := 0, make([]string, 0, len(skipped.by))
+	for name, n := range skipped.by {
+		total += n
+		names = append(names, name)
+	}
+	if total == 0 {
+		return ""
+	}
+	slices.Sort(names)
+	parts := make([]string, len(names))
+	for i, name := range names {
+		parts[i] = fmt.Sprintf("%s %d", name, skipped.by[name])
+	}
+	plural := "s"
+	if total == 1 {
+		plural = ""
+	}
+	return fmt.Sprintf("%s: %d test%s skipped for missing prerequisites (%s); run them all with: %s\n",
+		pkg, total, plural, strings.Join(parts, ", "), FullRun)
+}
+
+// Report writes Summary(pkg) where the person who ran go test sees it: on
+// stdout under -v; otherwise on the terminal, because go test shows a
+// passing package's output only under -v (without a terminal, as in CI,
+// which runs -v, or on Windows, it writes nothing). Call it from TestMain
+// after m.Run.
+func Report(pkg string) {
+	line := Summary(pkg)
+	if line == "" {
+		return
+	}
+	if testing.Verbose() {
+		fmt.Print(line)
+		return
+	}
+	tty, err := os.OpenFile("/dev/tty", os.O_WRONLY, 0)
+	if err != nil {
+		return
+	}
+	defer tty.Close()
+	_, _ = io.WriteString(tty, line)
+}

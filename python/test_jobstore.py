@@ -1,0 +1,588 @@
+"""Tests of jobstore.py, standard library only:
+
+    python3 -m unittest discover -s python -v
+
+They read the Go library's fixtures (testdata/ at the repository's top) and
+its errors.go, so that the two agree on records and error codes. The tests
+against the Go library itself are in python_interop_test.go.
+"""
+
+import ast
+import errno
+import json
+import os
+import re
+import shutil
+import socket
+import stat
+import sys
+import tempfile
+import threading
+import unittest
+from unittest import mock
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import jobstore  # noqa: E402
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+TESTDATA = os.path.join(REPO, "testdata")
+POSIX = os.name == "posix"
+
+
+def fixture(name):
+    with open(os.path.join(TESTDATA, name), "rb") as fh:
+        return fh.read()
+
+
+class Case(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp(prefix="jobstore-py-")
+        self.addCleanup(self._rmtree)
+        self.root = os.path.join(self.tmp, "jobs")
+
+    def _rmtree(self):
+        def writable(func, path, _):
+            os.chmod(path, stat.S_IWRITE | stat.S_IREAD | stat.S_IEXEC)
+            func(path)
+        shutil.rmtree(self.tmp, onerror=writable)
+
+    def job(self, job_id="j1", status=None, spec=None):
+        """A job directory with job.json (the golden one, or spec bytes) and
+        status bytes, if any, written directly."""
+        d = os.path.join(self.root, job_id)
+        os.makedirs(d)
+        data = spec if spec is not None else fixture("job.golden.json").replace(b'"j1"', json.dumps(job_id).encode())
+        with open(os.path.join(d, "job.json"), "wb") as fh:
+            fh.write(data)
+        if status is not None:
+            self.put(d, "status.json", status)
+        return d
+
+    def put(self, d, name, data):
+        if isinstance(data, dict):
+            data = json.dumps(data).encode()
+        with open(os.path.join(d, name), "wb") as fh:
+            fh.write(data)
+
+    def no_temp_left(self, d):
+        for dirpath, dirnames, filenames in os.walk(d):
+            for n in filenames:
+                self.assertFalse(jobstore.is_temp_name(n), os.path.join(dirpath, n))
+
+
+def status(**kw):
+    st = {"schema_version": 1, "job_id": "j1", "state": "running", "seq": 2,
+          "updated_at": "2026-11-30T09:35:40.123456+00:00"}
+    st.update(kw)
+    return st
+
+
+class Module(Case):
+    def test_parses_as_python_3_8(self):
+        with open(jobstore.__file__, encoding="utf-8") as fh:
+            ast.parse(fh.read(), feature_version=(3, 8))
+
+    def test_version_is_the_packages(self):
+        with open(os.path.join(os.path.dirname(jobstore.__file__), "pyproject.toml"), encoding="utf-8") as fh:
+            version = re.search(r'(?m)^version = "([^"]+)"', fh.read()).group(1)
+        self.assertEqual(version, jobstore.__version__)
+
+    def test_standard_library_only(self):
+        with open(jobstore.__file__, encoding="utf-8") as fh:
+            tree = ast.parse(fh.read())
+        imported = {alias.name.split(".")[0] for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names}
+        imported |= {node.module.split(".")[0] for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) and node.module}
+        stdlib = {"datetime", "errno", "json", "os", "random", "re", "secrets", "stat", "threading", "time"}
+        self.assertLessEqual(imported, stdlib)
+
+
+class ErrorCodes(Case):
+    def test_every_go_sentinel_has_a_class_with_its_code(self):
+        with open(os.path.join(REPO, "errors.go"), encoding="utf-8") as fh:
+            go = dict(re.findall(r'\n\t(Err\w+) error = &sentinel\{"(\w+)"', fh.read()))
+        self.assertIn("ErrNotOwner", go, "errors.go was not read as expected")
+        ours = {cls.__name__: cls.code for cls in jobstore.JobstoreError.__subclasses__()}
+        self.assertEqual({name[3:]: code for name, code in go.items()}, ours)
+        self.assertEqual("io", jobstore.JobstoreError.code)
+
+    def test_errors_match_the_standard_ones_they_stand_for(self):
+        self.assertTrue(issubclass(jobstore.NotJob, FileNotFoundError))
+        self.assertTrue(issubclass(jobstore.Exists, FileExistsError))
+        self.assertTrue(issubclass(jobstore.Invalid, ValueError))
+
+    def test_message_names_op_path_subject_and_remedy(self):
+        e = jobstore.Invalid("is empty", op="submit", path="/r/j/job.json", subject="kind", remedy="pass a kind")
+        self.assertEqual("jobstore: submit /r/j/job.json: kind: is empty. Remedy: pass a kind", str(e))
+
+
+class JobIDs(Case):
+    def test_new_ids_have_the_go_format_and_sort_by_time(self):
+        ids = [jobstore.new_job_id() for _ in range(200)]
+        for i in ids:
+            self.assertRegex(i, r"^\d{8}T\d{6}\.\d{6}Z-[0-9a-hjkmnp-tv-z]{10}\Z")
+            jobstore.validate_job_id(i)
+        self.assertEqual(sorted(ids), ids)
+        self.assertEqual(len(set(ids)), len(ids))
+
+    def test_validate(self):
+        good = ["a", "render-1", "A_b.c-d", "x" * 128, "20261130T093540.123456Z-7k2m9xq4ab", "console", "com10", "index.jsonx"]
+        bad = ["", ".a", "-a", "a.", "a b", "a/b", "x" * 129, "CON", "aux.txt", "LPT9.log", "com0", "Index.JSON",
+               "caf\u00e9", "a\n", None, 7]
+        for i in good:
+            with self.subTest(id=i):
+                jobstore.validate_job_id(i)
+        for i in bad:
+            with self.subTest(id=i):
+                with self.assertRaises(jobstore.Invalid) as cm:
+                    jobstore.validate_job_id(i)
+                self.assertEqual("job_id", cm.exception.subject)
+                self.assertEqual("invalid", cm.exception.code)
+
+    def test_temp_names(self):
+        self.assertTrue(jobstore.is_temp_name(".status.json123"))
+        self.assertTrue(jobstore.is_temp_name(".cancel.json9"))
+        for n in ("status.json", ".status.json", ".status.jsonx1", ".other123"):
+            self.assertFalse(jobstore.is_temp_name(n), n)
+
+
+class Timestamps(Case):
+    def test_forms_the_go_reader_accepts(self):
+        cases = {
+            "2026-11-30T09:35:40.123456+00:00": "2026-11-30T09:35:40.123456+00:00",
+            "2026-11-30T09:35:40Z": "2026-11-30T09:35:40+00:00",
+            "2026-11-30 09:35:40.123456789": "2026-11-30T09:35:40.123456+00:00",
+            "2026-11-30T15:05:40.123456+05:30": "2026-11-30T09:35:40.123456+00:00",
+            "0001-01-01T00:00:00+00:00": "0001-01-01T00:00:00+00:00",
+        }
+        for s, want in cases.items():
+            with self.subTest(s=s):
+                self.assertEqual(want, jobstore.parse_time(s).isoformat())
+
+    def test_forms_it_refuses(self):
+        for s in ("2026-02-30T00:00:00Z", "2026-11-30", "0001-01-01T00:00:00+01:00", "yesterday", "2026-11-30T09:35:40.Z", 5):
+            with self.subTest(s=s):
+                self.assertRaises(jobstore.Invalid, jobstore.parse_time, s)
+
+    def test_now_is_the_written_form(self):
+        self.assertRegex(jobstore.now(), r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}\+00:00\Z")
+
+
+class ReadStatus(Case):
+    def test_absent_is_none_and_no_job_is_not_job(self):
+        d = self.job()
+        self.assertIsNone(jobstore.read_status(d))
+        with self.assertRaises(jobstore.NotJob):
+            jobstore.read_status(os.path.join(self.root, "missing"))
+        empty = os.path.join(self.root, "empty")
+        os.makedirs(empty)
+        self.put(empty, "status.json", status(job_id="empty"))
+        with self.assertRaises(jobstore.NotJob):
+            jobstore.read_status(empty)
+
+    def test_golden_and_python_fixtures(self):
+        d = self.job(status=fixture("status.golden.json"))
+        st = jobstore.read_status(d)
+        self.assertEqual("failed", st["state"])
+        self.assertEqual(42, st["seq"])
+        self.assertEqual(0.75, st["progress"])
+        self.assertEqual(3, st["exit_code"])
+        self.assertEqual(json.loads(fixture("status.golden.json")), st)
+        p = self.job("py-job-1", status=fixture("status.python.json"), spec=fixture("job.python.json"))
+        self.assertEqual("py-job-1", jobstore.read_spec(p)["job_id"])
+        self.assertEqual(json.loads(fixture("status.python.json")), jobstore.read_status(p))
+
+    def test_minimal_record_leaves_optional_fields_out(self):
+        d = self.job(status=b'{"schema_version":1,"state":"queued","seq":1,"updated_at":"2026-11-30T09:35:40Z","pid":0,"message":null,"exit_code":0}')
+        st = jobstore.read_status(d)
+        self.assertEqual({"schema_version": 1, "job_id": "j1", "state": "queued", "seq": 1,
+                          "updated_at": "2026-11-30T09:35:40Z", "exit_code": 0}, st)
+
+    def test_newer_schema_names_both_versions(self):
+        d = self.job(status=fixture("status.newer.json"))
+        with self.assertRaises(jobstore.NewerSchema) as cm:
+            jobstore.read_status(d)
+        e = cm.exception
+        self.assertEqual((3, 1), (e.found, e.supported))
+        self.assertIn("schema_version 3", str(e))
+        self.assertIn("understands up to 1", str(e))
+        self.assertIn(os.path.join(d, "status.json"), str(e))
+        self.assertEqual("newer_schema", e.code)
+
+    def test_version_0_has_no_migration(self):
+        d = self.job("old-job", status=fixture("status.v0.json"))
+        with self.assertRaises(jobstore.NoMigration) as cm:
+            jobstore.read_status(d)
+        self.assertIn("schema_version 0 to 1", str(cm.exception))
+        os.chmod(os.path.join(d, "job.json"), 0o644)
+        self.put(d, "job.json", fixture("job.v0.json"))
+        self.assertRaises(jobstore.NoMigration, jobstore.read_spec, d)
+
+    def test_a_migration_step_is_applied_in_memory(self):
+        # As migrate_test.go does: a version 2 with a step from 1.
+        def steps(file):
+            return {1: lambda r: dict(r, state={"done": "succeeded"}.get(r.get("state"), r.get("state")))}
+        raw = json.dumps(status(state="done")).encode()
+        d = self.job(status=raw)
+        with mock.patch.object(jobstore, "STATUS_SCHEMA_VERSION", 2), mock.patch.object(jobstore, "_migration_steps", steps):
+            st, migrated = jobstore.decode_status(raw)
+            self.assertTrue(migrated)
+            self.assertEqual(("succeeded", 2), (st["state"], st["schema_version"]))
+            self.assertEqual("succeeded", jobstore.read_status(d)["state"])
+        with open(os.path.join(d, "status.json"), "rb") as fh:
+            self.assertEqual(raw, fh.read(), "a reader never rewrites the file")
+
+    def test_schema_version_that_is_no_integer_is_invalid(self):
+        for v in ("1", 1.0, 1.5, -1, 2 ** 31, True):
+            with self.subTest(v=v):
+                with self.assertRaises(jobstore.Invalid) as cm:
+                    jobstore.decode_status(json.dumps(status(schema_version=v)).encode())
+                self.assertEqual("schema_version", cm.exception.subject)
+
+    def test_fields_the_go_decoder_refuses(self):
+        cases = {"seq": [1.0, -1, 2 ** 64, "1"], "state": ["done", 3], "progress": [1.5, -0.1, "0.5"],
+                 "updated_at": ["2026-02-30T00:00:00Z", 5], "job_id": ["../x"], "lease_ms": [-1, 1.5],
+                 "pid": [1.0], "exit_code": ["0"]}
+        for field, values in cases.items():
+            for v in values:
+                with self.subTest(field=field, v=v):
+                    with self.assertRaises(jobstore.Invalid) as cm:
+                        jobstore.decode_status(json.dumps(status(**{field: v})).encode())
+                    self.assertEqual(field, cm.exception.subject)
+        self.assertRaises(jobstore.Corrupt, jobstore.decode_status, b'{"seq": NaN}')
+        with self.assertRaises(jobstore.Invalid):
+            jobstore.decode_status(b"[1]")
+
+    def test_wrong_job_id_is_invalid(self):
+        d = self.job(status=status(job_id="j2"))
+        with self.assertRaises(jobstore.Invalid) as cm:
+            jobstore.read_status(d)
+        self.assertEqual(("job_id", "j2", "j1"), (cm.exception.subject, cm.exception.found, cm.exception.supported))
+
+    def test_corrupt_after_every_read_and_names_the_damage(self):
+        cases = {b"": "empty", b"\0\0\0": "only NUL", b'{"state": "run': "ends early", b"{}{}": "not one JSON value",
+                 b"garbage": "not JSON at all", b'{"a": 1}\0\0': "NUL bytes", fixture("status.truncated.json"): "ends early"}
+        d = self.job()
+        for data, words in cases.items():
+            with self.subTest(data=data):
+                self.put(d, "status.json", data)
+                sleeps = []
+                with mock.patch.object(jobstore.time, "sleep", sleeps.append):
+                    with self.assertRaises(jobstore.Corrupt) as cm:
+                        jobstore.read_status(d)
+                self.assertIn(words, str(cm.exception))
+                self.assertIn("the same through 4 reads", str(cm.exception))
+                self.assertEqual([jobstore.READ_DELAY] * (jobstore.READ_ATTEMPTS - 1), sleeps)
+
+    def test_a_torn_moment_is_read_again(self):
+        d = self.job(status=b'{"schema_version": 1, "sta')
+        path = os.path.join(d, "status.json")
+
+        def writer_finishes(_):
+            tmp = path + ".tmp"
+            with open(tmp, "w") as fh:
+                json.dump(status(seq=7), fh)
+            os.replace(tmp, path)
+
+        with mock.patch.object(jobstore.time, "sleep", writer_finishes):
+            self.assertEqual(7, jobstore.read_status(d)["seq"])
+
+    def test_too_large_is_refused_at_once(self):
+        d = self.job()
+        with open(os.path.join(d, "status.json"), "wb") as fh:
+            fh.truncate(jobstore.MAX_SIZE + 1)
+        sleeps = []
+        with mock.patch.object(jobstore.time, "sleep", sleeps.append):
+            with self.assertRaises(jobstore.TooLarge) as cm:
+                jobstore.read_status(d)
+        self.assertEqual([], sleeps, "not retried")
+        self.assertEqual(jobstore.MAX_SIZE, cm.exception.supported)
+
+    @unittest.skipUnless(POSIX, "links, FIFOs and sockets are made here on POSIX")
+    def test_links_fifos_and_sockets_are_refused_without_waiting(self):
+        target = os.path.join(self.tmp, "elsewhere.json")
+        with open(target, "w") as fh:
+            json.dump(status(), fh)
+        plants = {
+            "link": lambda p: os.symlink(target, p),
+            "fifo": os.mkfifo,
+            "directory": os.mkdir,
+        }
+        if len(os.path.join(self.tmp, "jobs", "socket", "status.json")) < 100:
+            def sock(p):
+                s = socket.socket(socket.AF_UNIX)
+                self.addCleanup(s.close)
+                s.bind(p)
+            plants["socket"] = sock
+        for kind, plant in plants.items():
+            with self.subTest(kind=kind):
+                d = self.job(kind)
+                plant(os.path.join(d, "status.json"))
+                with self.assertRaises(jobstore.NotRegular) as cm:
+                    jobstore.read_status(d)
+                self.assertEqual("not_regular", cm.exception.code)
+        # A job directory that is a link is never followed.
+        real = self.job("real", status=status(job_id="real"))
+        os.symlink(real, os.path.join(self.root, "alias"))
+        self.assertRaises(jobstore.NotRegular, jobstore.read_status, os.path.join(self.root, "alias"))
+        self.assertRaises(jobstore.NotRegular, jobstore.read_spec, os.path.join(self.root, "alias"))
+        self.assertRaises(jobstore.NotRegular, jobstore.read_status, os.path.join(self.root, "alias") + os.sep)
+
+    @unittest.skipUnless(POSIX and os.path.exists("/dev/null"), "needs /dev/null")
+    def test_a_device_is_refused(self):
+        self.assertRaises(jobstore.NotRegular, jobstore._read_once, "read", "/dev/null", jobstore.MAX_SIZE)
+
+
+class ListJobs(Case):
+    def test_lists_as_list_does(self):
+        a = self.job("a", spec=fixture("job.golden.json").replace(b'"j1"', b'"a"').replace(b"2026-11-30T09:35", b"2026-11-30T10:35"))
+        self.job("b", status=status(job_id="b", state="succeeded"))
+        os.makedirs(os.path.join(self.root, "not-a-job"))
+        os.makedirs(os.path.join(self.root, ".submit", "x-1"))
+        os.makedirs(os.path.join(self.root, ".remove-c-1"))
+        self.put(self.root, "index.json", b"{}")
+        self.put(self.root, "plain", b"")
+        if POSIX:
+            os.symlink(a, os.path.join(self.root, "alias"))
+        entries = jobstore.list_jobs(self.root)
+        self.assertEqual(["b", "a", "not-a-job"], [e.job_id for e in entries])
+        self.assertEqual("succeeded", entries[0].status["state"])
+        self.assertIsNone(entries[1].status)
+        self.assertIsInstance(entries[2].error, jobstore.NotJob)
+        self.assertIsNone(entries[0].error)
+
+    def test_an_unreadable_job_is_an_entry_with_its_error(self):
+        self.job("bad", status=b"{")
+        with mock.patch.object(jobstore.time, "sleep", lambda _: None):
+            (e,) = jobstore.list_jobs(self.root)
+        self.assertIsInstance(e.error, jobstore.Corrupt)
+        self.assertIsNotNone(e.spec)
+
+    def test_missing_root(self):
+        with self.assertRaises(jobstore.JobstoreError) as cm:
+            jobstore.list_jobs(os.path.join(self.tmp, "nowhere"))
+        self.assertEqual("io", cm.exception.code)
+
+
+class Wait(Case):
+    def test_returns_the_final_status(self):
+        d = self.job(status=status(state="running"))
+        path = os.path.join(d, "status.json")
+        seen = []
+
+        def runner_finishes(_):
+            seen.append(jobstore.read_status(d)["state"])
+            with open(path + ".tmp", "w") as fh:
+                json.dump(status(state="lost" if len(seen) > 2 else "running", seq=2 + len(seen)), fh)
+            os.replace(path + ".tmp", path)
+
+        with mock.patch.object(jobstore.time, "sleep", runner_finishes):
+            st = jobstore.wait(d, poll=0.01)
+        self.assertEqual("lost", st["state"])
+        self.assertEqual(["running"] * 3, seen)
+
+    def test_final_states(self):
+        self.assertEqual({"succeeded", "failed", "cancelled", "lost"}, set(jobstore.FINAL_STATES))
+        for state in jobstore.FINAL_STATES:
+            with self.subTest(state=state):
+                d = self.job(state, status=status(job_id=state, state=state))
+                self.assertEqual(state, jobstore.wait(d, timeout=0)["state"])
+
+    def test_timeout_and_errors_that_end_the_wait(self):
+        d = self.job(status=status(state="queued"))
+        with self.assertRaises(TimeoutError):
+            jobstore.wait(d, timeout=0.05, poll=0.01)
+        self.assertRaises(jobstore.NotJob, jobstore.wait, os.path.join(self.root, "nope"), 1)
+        self.put(d, "status.json", fixture("status.newer.json").replace(b'"j1"', b'"j1"'))
+        self.assertRaises(jobstore.NewerSchema, jobstore.wait, d, 1)
+
+    def test_a_corrupt_status_is_waited_past(self):
+        d = self.job(status=b"{")
+        path = os.path.join(d, "status.json")
+        calls = []
+
+        def sleep(_):
+            calls.append(1)
+            if len(calls) == 6:  # after a whole failed read and a poll
+                with open(path + ".tmp", "w") as fh:
+                    json.dump(status(state="failed"), fh)
+                os.replace(path + ".tmp", path)
+
+        with mock.patch.object(jobstore.time, "sleep", sleep):
+            self.assertEqual("failed", jobstore.wait(d, poll=0.01)["state"])
+
+
+class Submit(Case):
+    def test_builds_the_job_whole(self):
+        d = jobstore.submit(self.root, "render", {"frames": [1, 2], "scene": "caf\u00e9 <night> & day"},
+                            labels={"team": "vfx"}, submitted_by="ana")
+        self.assertEqual(os.path.join(self.root, os.path.basename(d)), d)
+        self.assertEqual({"job.json", "status.json", "job.lock"}, set(os.listdir(d)))
+        self.assertEqual([], os.listdir(os.path.join(self.root, ".submit")))
+        spec = jobstore.read_spec(d)
+        self.assertEqual({"frames": [1, 2], "scene": "caf\u00e9 <night> & day"}, spec["params"])
+        self.assertEqual(("render", "ana", {"team": "vfx"}), (spec["kind"], spec["submitted_by"], spec["labels"]))
+        st = jobstore.read_status(d)
+        self.assertEqual(("queued", 1, os.path.basename(d)), (st["state"], st["seq"], st["job_id"]))
+        with open(os.path.join(d, "job.json"), encoding="utf-8") as fh:
+            text = fh.read()
+        self.assertTrue(text.endswith("}\n"))
+        self.assertIn("caf\u00e9 <night> & day", text, "not escaped, as jobstore writes it")
+        self.assertEqual(["schema_version", "job_id", "kind", "params", "submitted_at", "submitted_by", "labels"],
+                         list(json.loads(text)))
+        self.assertEqual(0, os.path.getsize(os.path.join(d, "job.lock")))
+        if POSIX:
+            self.assertEqual(0o444, stat.S_IMODE(os.stat(os.path.join(d, "job.json")).st_mode) & 0o666)
+        self.no_temp_left(self.root)
+
+    def test_an_existing_id_is_refused_and_left_alone(self):
+        d = jobstore.submit(self.root, "render", job_id="j1")
+        with open(os.path.join(d, "job.json"), "rb") as fh:
+            before = fh.read()
+        with self.assertRaises(jobstore.Exists) as cm:
+            jobstore.submit(self.root, "other", job_id="j1")
+        self.assertIsInstance(cm.exception, FileExistsError)
+        self.assertIn("new job ID", cm.exception.remedy)
+        with open(os.path.join(d, "job.json"), "rb") as fh:
+            self.assertEqual(before, fh.read())
+        self.put(self.root, "file", b"")
+        self.assertRaises(jobstore.Exists, jobstore.submit, self.root, "r", job_id="file")
+        os.makedirs(os.path.join(self.root, "half", "x"))
+        with self.assertRaises(jobstore.Exists) as cm:
+            jobstore.submit(self.root, "r", job_id="half")
+        self.assertIn("holds no job.json", str(cm.exception))
+        if POSIX:
+            os.symlink(d, os.path.join(self.root, "link"))
+            self.assertRaises(jobstore.NotRegular, jobstore.submit, self.root, "r", job_id="link")
+        self.assertEqual([], os.listdir(os.path.join(self.root, ".submit")))
+
+    def test_an_empty_directory_gives_way(self):
+        os.makedirs(os.path.join(self.root, "j1"))
+        d = jobstore.submit(self.root, "render", job_id="j1")
+        self.assertEqual("queued", jobstore.read_status(d)["state"])
+
+    def test_a_race_of_submitters_has_one_winner(self):
+        results = []
+        barrier = threading.Barrier(8)
+
+        def one(i):
+            barrier.wait()
+            try:
+                jobstore.submit(self.root, "k%d" % i, job_id="race")
+                results.append(("won", i))
+            except jobstore.Exists:
+                results.append(("lost", i))
+
+        threads = [threading.Thread(target=one, args=(i,)) for i in range(8)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        won = [i for r, i in results if r == "won"]
+        self.assertEqual(1, len(won), results)
+        self.assertEqual("k%d" % won[0], jobstore.read_spec(os.path.join(self.root, "race"))["kind"])
+        self.assertEqual([], os.listdir(os.path.join(self.root, ".submit")))
+
+    def test_invalid_input_touches_nothing(self):
+        cases = [
+            ("job_id", dict(kind="r", job_id="../evil")),
+            ("job_id", dict(kind="r", job_id="CON")),
+            ("kind", dict(kind="")),
+            ("kind", dict(kind=None)),
+            ("params", dict(kind="r", params={"x": float("nan")})),
+            ("params", dict(kind="r", params={"x": object()})),
+            ("labels", dict(kind="r", labels={"a": 1})),
+            ("submitted_by", dict(kind="r", submitted_by=3)),
+        ]
+        for subject, kw in cases:
+            with self.subTest(subject=subject, kw=kw):
+                with self.assertRaises(jobstore.Invalid) as cm:
+                    jobstore.submit(self.root, **kw)
+                self.assertEqual(subject, cm.exception.subject)
+                self.assertTrue(cm.exception.remedy)
+                self.assertFalse(os.path.exists(self.root), "nothing touched")
+        with self.assertRaises(jobstore.TooLarge):
+            jobstore.submit(self.root, "r", {"blob": "x" * jobstore.MAX_SIZE})
+        self.assertFalse(os.path.exists(self.root))
+
+    def test_a_failure_midway_leaves_no_job(self):
+        for step in ("replace", "link", "rename", "fsync"):
+            with self.subTest(step=step):
+                real = getattr(os, step)
+                calls = []
+
+                def fail(*a, **kw):
+                    calls.append(a)
+                    raise OSError(errno.ENOSPC, "No space left on device (injected)")
+
+                with mock.patch.object(jobstore.os, step, fail):
+                    with self.assertRaises(jobstore.JobstoreError) as cm:
+                        jobstore.submit(self.root, "render", job_id="j-" + step)
+                self.assertTrue(calls, "the step ran")
+                self.assertIs(real, getattr(os, step))
+                self.assertIn("no job", str(cm.exception).lower())
+                self.assertFalse(os.path.lexists(os.path.join(self.root, "j-" + step)))
+                self.assertEqual([], os.listdir(os.path.join(self.root, ".submit")))
+
+    def test_killed_midway_leaves_only_the_hidden_build(self):
+        def killed(*a, **kw):
+            raise KeyboardInterrupt
+
+        with mock.patch.object(jobstore, "_publish_build", killed):
+            self.assertRaises(KeyboardInterrupt, jobstore.submit, self.root, "render", job_id="j1")
+        self.assertEqual([".submit"], os.listdir(self.root))
+        self.assertEqual([], jobstore.list_jobs(self.root))
+
+
+class RequestCancel(Case):
+    def test_published_once_read_only(self):
+        d = jobstore.submit(self.root, "render", job_id="j1")
+        self.assertTrue(jobstore.request_cancel(d, "alice (GUI)", "wrong input"))
+        self.assertFalse(jobstore.request_cancel(d, "bob", "again"))
+        req = jobstore.read_cancel(d)
+        self.assertEqual(("j1", "alice (GUI)", "wrong input"), (req["job_id"], req["requested_by"], req["reason"]))
+        with open(os.path.join(d, "cancel.json"), encoding="utf-8") as fh:
+            self.assertEqual(["schema_version", "job_id", "requested_at", "requested_by", "reason"], list(json.load(fh)))
+        if POSIX:
+            self.assertEqual(0o444, stat.S_IMODE(os.stat(os.path.join(d, "cancel.json")).st_mode) & 0o666)
+        self.no_temp_left(d)
+
+    def test_a_race_has_one_winner(self):
+        d = jobstore.submit(self.root, "render", job_id="j1")
+        results = []
+        barrier = threading.Barrier(8)
+
+        def one(i):
+            barrier.wait()
+            results.append((jobstore.request_cancel(d, "r%d" % i), i))
+
+        with mock.patch.object(jobstore.os.path, "lexists", lambda p: False if p.endswith("cancel.json") else os.path.exists(p)):
+            threads = [threading.Thread(target=one, args=(i,)) for i in range(8)]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+        winners = [i for ok, i in results if ok]
+        self.assertEqual(1, len(winners), results)
+        self.assertEqual("r%d" % winners[0], jobstore.read_cancel(d)["requested_by"])
+        self.no_temp_left(d)
+
+    def test_a_finished_job_is_refused(self):
+        for state in ("succeeded", "failed", "lost", "cancelled"):
+            with self.subTest(state=state):
+                d = self.job(state, status=status(job_id=state, state=state))
+                with self.assertRaises(jobstore.Invalid) as cm:
+                    jobstore.request_cancel(d, "me")
+                self.assertEqual("state", cm.exception.subject)
+                self.assertFalse(os.path.exists(os.path.join(d, "cancel.json")))
+        d = os.path.join(self.root, "cancelled")
+        self.put(d, "cancel.json", b"{}")
+        self.assertFalse(jobstore.request_cancel(d), "already cancelled on a request")
+
+    def test_not_a_job(self):
+        self.assertRaises(jobstore.NotJob, jobstore.request_cancel, os.path.join(self.root, "nope"))
+        self.assertRaises(jobstore.Invalid, jobstore.request_cancel, self.root + os.sep + "..")
+        self.assertRaises(jobstore.Invalid, jobstore.request_cancel, os.path.join(self.root, ".submit"))
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,309 @@
+package jobstore_test
+
+// The Python module (python/jobstore.py) against this library, both ways:
+// Python submits and Go runs; Go rewrites status.json under a kill loop
+// while Python reads; Python cancels a Go runner; and the module's own
+// unittest suite. The JSON Schemas' verdict on what Python writes is in
+// internal/schematest.
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/axqua/jobstore"
+)
+
+// pythonRounds is how many writer processes the reader test kills while
+// Python reads.
+const pythonRounds = 40
+
+// pyScript is a Python script started by startPython: its stdout read line
+// by line, its stderr kept for failure messages.
+type pyScript struct {
+	cmd    *exec.Cmd
+	lines  *bufio.Scanner
+	stderr *bytes.Buffer
+}
+
+// startPython runs code with the python3 interpreter, with python/ on its
+// module path and args as sys.argv[1:]; it is killed at cleanup if still
+// running.
+func startPython(t *testing.T, code string, args ...string) *pyScript {
+	t.Helper()
+	py := python(t)
+	script := filepath.Join(tempDir(t), "script.py")
+	writeFile(t, script, []byte(code))
+	module, err := filepath.Abs("python")
+	require.NoError(t, err)
+	cmd := exec.Command(py, append([]string{script}, args...)...)
+	cmd.Env = append(os.Environ(), "PYTHONPATH="+module, "PYTHONDONTWRITEBYTECODE=1")
+	s := &pyScript{cmd: cmd, stderr: new(bytes.Buffer)}
+	cmd.Stderr = s.stderr
+	out, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	s.lines = bufio.NewScanner(out)
+	startChild(t, cmd)
+	return s
+}
+
+// line returns the script's next line of output, failing after
+// childTimeout or when the script ends first.
+func (s *pyScript) line(t *testing.T) string {
+	t.Helper()
+	got := make(chan bool, 1)
+	go func() { got <- s.lines.Scan() }()
+	select {
+	case ok := <-got:
+		require.True(t, ok, "the Python script printed nothing more; stderr:\n%s", s.stderr)
+		return s.lines.Text()
+	case <-time.After(childTimeout):
+		t.Fatalf("the Python script said nothing for %v; stderr:\n%s", childTimeout, s.stderr)
+		return ""
+	}
+}
+
+// wait waits for the script to exit, which it must do with status 0.
+func (s *pyScript) wait(t *testing.T) {
+	t.Helper()
+	for s.lines.Scan() {
+		t.Logf("python: %s", s.lines.Text())
+	}
+	require.NoError(t, s.cmd.Wait(), "stderr:\n%s", s.stderr)
+}
+
+// TestPython_SubmitsGoRunsPythonWaits: a job submitted by jobstore.submit
+// is found by StartNext, run and finished by Go, and jobstore.wait returns
+// its final status.
+func TestPython_SubmitsGoRunsPythonWaits(t *testing.T) {
+	root := filepath.Join(tempDir(t), "jobs")
+	s := startPython(t, `
+import json, sys, jobstore
+job_dir = jobstore.submit(sys.argv[1], "render", {"frames": 3, "scene": "café <night> & day"},
+                          labels={"team": "vfx"}, submitted_by="notebook")
+print(job_dir, flush=True)
+st = jobstore.wait(job_dir, timeout=120, poll=0.05)
+print(json.dumps(st), flush=True)
+`, root)
+	dir := jobstore.JobDir(s.line(t))
+	require.Equal(t, root, filepath.Dir(string(dir)))
+	require.NoError(t, jobstore.ValidateJobID(dir.ID()))
+
+	spec, err := jobstore.ReadSpec(dir)
+	require.NoError(t, err)
+	assert.Equal(t, "render", spec.Kind)
+	assert.Equal(t, "notebook", spec.SubmittedBy)
+	assert.Equal(t, map[string]string{"team": "vfx"}, spec.Labels)
+	assert.JSONEq(t, `{"frames": 3, "scene": "café <night> & day"}`, string(spec.Params))
+	st, err := jobstore.ReadStatus(dir)
+	require.NoError(t, err)
+	require.NotNil(t, st, "Python wrote no status.json: Go would never start the job")
+	assert.Equal(t, jobstore.Queued, st.State)
+	assert.Equal(t, uint64(1), st.Seq)
+	entries, err := jobstore.List(root)
+	require.NoError(t, err)
+	require.Len(t, entries, 1, "only the job: the build directory is hidden")
+	require.NoError(t, entries[0].Err)
+
+	ctx, stop := context.WithCancel(context.Background())
+	stop() // look once: the job is there
+	run, err := jobstore.StartNext(ctx, root, jobstore.WithKinds("render"))
+	require.NoError(t, err)
+	require.Equal(t, dir, run.Dir())
+	require.NoError(t, run.Progress(0.5, "frame 2/3"))
+	require.NoError(t, run.Finish(jobstore.Outcome{State: jobstore.Succeeded, Message: "3 frames"}))
+	require.NoError(t, run.Close())
+
+	var final map[string]any
+	require.NoError(t, json.Unmarshal([]byte(s.line(t)), &final))
+	assert.Equal(t, "succeeded", final["state"])
+	assert.Equal(t, "3 frames", final["message"])
+	assert.Equal(t, dir.ID(), final["job_id"])
+	s.wait(t)
+}
+
+// pythonReader reads status.json of argv[1] with jobstore.read_status until
+// the file argv[2] exists, and prints what it saw as JSON: reads, absent
+// (None) reads and whether any came after a record, errors, seqs that went
+// backwards, and retries (a torn moment read again: never, with an atomic
+// writer).
+const pythonReader = `
+import json, os, sys, jobstore
+job_dir, stop = sys.argv[1], sys.argv[2]
+retries = []
+real_sleep = jobstore.time.sleep
+def counted(s):
+    retries.append(s)
+    real_sleep(s)
+jobstore.time.sleep = counted
+out = {"reads": 0, "absent": 0, "absent_after_record": 0, "errors": [], "backwards": 0, "last_seq": 0, "seqs": 0}
+print("ready", flush=True)
+while not os.path.exists(stop):
+    try:
+        st = jobstore.read_status(job_dir)
+    except jobstore.JobstoreError as e:
+        out["errors"].append("%s: %s" % (e.code, e))
+        continue
+    out["reads"] += 1
+    if st is None:
+        out["absent"] += 1
+        if out["last_seq"]:
+            out["absent_after_record"] += 1
+        continue
+    if st["seq"] < out["last_seq"]:
+        out["backwards"] += 1
+    if st["seq"] != out["last_seq"]:
+        out["seqs"] += 1
+    out["last_seq"] = st["seq"]
+out["retries"] = len(retries)
+print(json.dumps(out), flush=True)
+`
+
+// TestPython_ReadsWhileGoWritersAreKilled: while writer processes rewrite
+// status.json as fast as they can and are killed at random instants,
+// pythonRounds times, a Python reader never sees a torn record, an error,
+// a record older than one it has seen, or an absent status.json once one
+// was written.
+func TestPython_ReadsWhileGoWritersAreKilled(t *testing.T) {
+	dir := newJob(t, "j1") // no status.json yet: the reader's first reads may find none
+	stop := filepath.Join(tempDir(t), "stop")
+	s := startPython(t, pythonReader, string(dir), stop)
+	require.Equal(t, "ready", s.line(t))
+
+	var seq uint64
+	acks := 0
+	for range pythonRounds {
+		r := runKilledWriter(t, dir, seq)
+		acks += r.acks
+		st, err := jobstore.ReadStatus(dir)
+		require.NoError(t, err)
+		if st != nil { // nil: the first writers were killed before their first write
+			seq = st.Seq
+		}
+	}
+	writeFile(t, stop, nil)
+
+	var got struct {
+		Reads             int      `json:"reads"`
+		Absent            int      `json:"absent"`
+		AbsentAfterRecord int      `json:"absent_after_record"`
+		Errors            []string `json:"errors"`
+		Backwards         int      `json:"backwards"`
+		LastSeq           uint64   `json:"last_seq"`
+		Seqs              int      `json:"seqs"`
+		Retries           int      `json:"retries"`
+	}
+	line := s.line(t)
+	require.NoError(t, json.Unmarshal([]byte(line), &got), "%s", line)
+	s.wait(t)
+	t.Logf("%d writers killed after %d acknowledged writes; Python read %d times, saw %d records, %d absent before the first",
+		pythonRounds, acks, got.Reads, got.Seqs, got.Absent)
+
+	assert.Empty(t, got.Errors, "the reader saw errors")
+	assert.Zero(t, got.AbsentAfterRecord, "status.json read as absent after it was written")
+	assert.Zero(t, got.Backwards, "a record older than one already read")
+	assert.Zero(t, got.Retries, "a torn moment: a read that had to be made again")
+	require.Positive(t, acks, "the writers wrote nothing before they were killed")
+	require.Greater(t, got.Seqs, 1, "the reader saw no more than one record: it did not read during the writes")
+	assert.LessOrEqual(t, got.LastSeq, seq, "the reader saw a seq no writer wrote")
+}
+
+// pythonCanceller requests a cancel of argv[1] with jobstore.request_cancel,
+// prints what it returned, then waits for the job to end and prints its
+// state and message.
+const pythonCanceller = `
+import sys, jobstore
+print(jobstore.request_cancel(sys.argv[1], by="py-gui", reason="wrong input"), flush=True)
+st = jobstore.wait(sys.argv[1], timeout=120, poll=0.05)
+print(st["state"], st.get("message", ""), flush=True)
+`
+
+// TestPython_CancelsAGoJob: cancel.json written by jobstore.request_cancel
+// is heard by a running Go job through Run.Context, naming the requester;
+// a queued job is refused by Start, which writes cancelled; and Python's
+// wait sees both end.
+func TestPython_CancelsAGoJob(t *testing.T) {
+	t.Run("running", func(t *testing.T) {
+		dir, err := jobstore.Submit(filepath.Join(tempDir(t), "jobs"), jobstore.JobSpec{ID: "j1", Kind: "render"})
+		require.NoError(t, err)
+		run, err := jobstore.Start(dir)
+		require.NoError(t, err)
+		defer run.Close()
+
+		s := startPython(t, pythonCanceller, string(dir))
+		require.Equal(t, "True", s.line(t))
+		select {
+		case <-run.Context().Done():
+		case <-time.After(childTimeout):
+			t.Fatalf("the runner did not hear the cancel request in %v", childTimeout)
+		}
+		cause := context.Cause(run.Context())
+		require.ErrorIs(t, cause, jobstore.ErrCancelRequested)
+		assert.Contains(t, cause.Error(), `"py-gui"`)
+		assert.Contains(t, cause.Error(), "wrong input")
+		require.NoError(t, run.Finish(jobstore.Outcome{State: jobstore.Cancelled, Message: "stopped on request"}))
+		assert.Equal(t, "cancelled stopped on request", s.line(t))
+		s.wait(t)
+
+		req, err := jobstore.ReadCancel(dir)
+		require.NoError(t, err)
+		assert.Equal(t, "py-gui", req.RequestedBy)
+		assert.Equal(t, "wrong input", req.Reason)
+		assert.Empty(t, leftoverTemps(t, string(dir)))
+	})
+
+	t.Run("queued", func(t *testing.T) {
+		dir, err := jobstore.Submit(filepath.Join(tempDir(t), "jobs"), jobstore.JobSpec{ID: "j1", Kind: "render"})
+		require.NoError(t, err)
+		s := startPython(t, pythonCanceller, string(dir))
+		require.Equal(t, "True", s.line(t))
+		_, err = jobstore.Start(dir)
+		require.ErrorIs(t, err, jobstore.ErrCancelRequested)
+		line := s.line(t)
+		assert.True(t, strings.HasPrefix(line, "cancelled "), "%s", line)
+		assert.Contains(t, line, "py-gui")
+		s.wait(t)
+	})
+}
+
+// leftoverTemps lists the temp files under dir.
+func leftoverTemps(t *testing.T, dir string) []string {
+	t.Helper()
+	var temps []string
+	require.NoError(t, filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
+		if err == nil && jobstore.IsTempName(d.Name()) {
+			temps = append(temps, path)
+		}
+		return err
+	}))
+	return temps
+}
+
+// TestPython_ModuleTestsPass runs the module's own tests, python3 -m
+// unittest, standard library only; none may skip on Unix.
+func TestPython_ModuleTestsPass(t *testing.T) {
+	py := python(t)
+	cmd := exec.Command(py, "-m", "unittest", "discover", "-s", "python", "-v")
+	cmd.Env = append(os.Environ(), "PYTHONDONTWRITEBYTECODE=1")
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	m := regexp.MustCompile(`(?m)^Ran (\d+) tests? in`).FindSubmatch(out)
+	require.NotNil(t, m, "%s", out)
+	n, err := strconv.Atoi(string(m[1]))
+	require.NoError(t, err)
+	require.GreaterOrEqual(t, n, 30, "the module's tests were not all found:\n%s", out)
+	assert.NotContains(t, string(out), "skipped", "a module test skipped on Unix:\n%s", out)
+	t.Logf("python3 -m unittest: %d tests passed", n)
+}
