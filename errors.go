@@ -73,6 +73,10 @@ var (
 	// and it is the cause of the Run's Context; the runner should stop its
 	// work.
 	ErrNotOwner error = &sentinel{"not_owner", "the runner no longer owns the job", nil}
+	// ErrNotDue: the job may not start yet: its spec's not_before, or the
+	// retry_at of a pending retry, is later than now. Error.Found holds
+	// that time; Start writes nothing.
+	ErrNotDue error = &sentinel{"not_due", "the job is not due yet", nil}
 )
 
 // Error is the error type of every failure the package reports. Like
@@ -147,7 +151,7 @@ func (e *Error) Is(target error) bool {
 // ErrorCode names the kind of err for programs that cannot match Go values
 // (scripts, JSON output): "not_job", "exists", "corrupt", "too_large",
 // "invalid", "newer_schema", "no_migration", "locked", "cancel_requested",
-// "not_regular" or "not_owner" when err is, or wraps, an *Error whose
+// "not_regular", "not_owner" or "not_due" when err is, or wraps, an *Error whose
 // Sentinel is ErrNotJob, ErrExists, ..., ErrNotOwner (the first
 // such *Error found by errors.Unwrap, depth first); otherwise "timeout"
 // when err matches context.DeadlineExceeded and "interrupted" when it

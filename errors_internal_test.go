@@ -36,6 +36,7 @@ func TestSentinels_EveryOneHasAStableCode(t *testing.T) {
 		"ErrCancelRequested": {ErrCancelRequested, "cancel_requested"},
 		"ErrNotRegular":      {ErrNotRegular, "not_regular"},
 		"ErrNotOwner":        {ErrNotOwner, "not_owner"},
+		"ErrNotDue":          {ErrNotDue, "not_due"},
 	}
 	codeShape := regexp.MustCompile(`^[a-z]+(_[a-z]+)*$`)
 	found := map[string]string{} // variable name -> code in its literal

@@ -31,6 +31,7 @@ var sentinels = map[string]error{
 	"ErrCancelRequested": jobstore.ErrCancelRequested,
 	"ErrNotRegular":      jobstore.ErrNotRegular,
 	"ErrNotOwner":        jobstore.ErrNotOwner,
+	"ErrNotDue":          jobstore.ErrNotDue,
 }
 
 // oneSentence is the shape of Error(): "jobstore: ", then one line that ends
@@ -88,6 +89,11 @@ func failWith(t *testing.T, name string) error {
 		// What a fence by another host does: the attempt's directory is renamed away.
 		require.NoError(t, os.Rename(jobstore.RunDirPath(dir, 1), jobstore.FencedDirPath(dir, 1)))
 		return run.SetMessage("after the fence")
+	case "ErrNotDue":
+		dir, err := jobstore.Submit(tempDir(t), jobstore.JobSpec{ID: "tomorrow", Kind: "test", NotBefore: time.Now().Add(24 * time.Hour)})
+		require.NoError(t, err)
+		_, err = jobstore.Start(dir)
+		return err
 	case "ErrCancelRequested":
 		dir := newJob(t, "cancelled-before-start")
 		require.NoError(t, jobstore.RequestCancel(dir, jobstore.CancelRequest{Reason: "not needed"}))
@@ -140,9 +146,9 @@ func TestErrors_NewerSchemaCarriesBothVersions(t *testing.T) {
 	var e *jobstore.Error
 	require.ErrorAs(t, err, &e)
 	assert.Equal(t, 3, e.Found)
-	assert.Equal(t, 1, e.Supported)
+	assert.Equal(t, jobstore.StatusSchemaVersion, e.Supported)
 	assert.Equal(t, "schema_version", e.Subject)
-	assert.Contains(t, err.Error(), "written by a newer jobstore (schema_version 3); this version understands up to 1")
+	assert.Contains(t, err.Error(), "written by a newer jobstore (schema_version 3); this version understands up to 2")
 	assert.Contains(t, err.Error(), filepath.Join("j1", "status.json"))
 }
 
@@ -241,6 +247,7 @@ func TestErrorCode_NamesTheKindOfEachFailure(t *testing.T) {
 		"ErrNotJob": "not_job", "ErrExists": "exists", "ErrCorrupt": "corrupt", "ErrTooLarge": "too_large",
 		"ErrInvalid": "invalid", "ErrNewerSchema": "newer_schema", "ErrNoMigration": "no_migration", "ErrLocked": "locked",
 		"ErrCancelRequested": "cancel_requested", "ErrNotRegular": "not_regular", "ErrNotOwner": "not_owner",
+		"ErrNotDue": "not_due",
 	}
 	require.Len(t, want, len(sentinels))
 	for name := range sentinels {

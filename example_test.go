@@ -67,7 +67,7 @@ func ExampleReadSpec() {
 		fmt.Println(errors.Is(err, jobstore.ErrNotJob), errors.Is(err, fs.ErrNotExist), e.Remedy)
 	}
 	// Output:
-	// render-42 render 1 {"frames":120}
+	// render-42 render 2 {"frames":120}
 	// 2026-11-30 09:35:40.123456 +0000 UTC
 	// true true that directory is not a job: check the path, or submit the job first
 }

@@ -92,7 +92,7 @@ func TestTestdata_ReadStatusGivesTheDocumentedResult(t *testing.T) {
 		{"status.golden.json", nil, ""},
 		{"status.minimal.golden.json", nil, ""},
 		{"status.python.json", nil, ""},
-		{"status.newer.json", jobstore.ErrNewerSchema, "written by a newer jobstore (schema_version 3); this version understands up to 1"},
+		{"status.newer.json", jobstore.ErrNewerSchema, "written by a newer jobstore (schema_version 3); this version understands up to 2"},
 		{"status.v0.json", jobstore.ErrNoMigration, "no migration from schema_version 0 to 1"},
 		{"status.empty.json", jobstore.ErrCorrupt, "interrupted write"},
 		{"status.nul.json", jobstore.ErrCorrupt, "interrupted write"},
@@ -129,14 +129,14 @@ func TestTestdata_ReadStatusGivesTheDocumentedResult(t *testing.T) {
 func pythonStatus() *jobstore.JobStatus {
 	started := time.Date(2026, 11, 30, 9, 30, 0, 0, time.UTC)
 	finished := time.Date(2026, 11, 30, 9, 35, 40, 5000, time.UTC) // naive: taken as UTC
-	return &jobstore.JobStatus{SchemaVersion: 1, JobID: "py-job-1", State: jobstore.Failed, Seq: 42, Progress: ptr(0.75),
+	return &jobstore.JobStatus{SchemaVersion: jobstore.StatusSchemaVersion, JobID: "py-job-1", State: jobstore.Failed, Seq: 42, Progress: ptr(0.75),
 		Message: "frame 3/4 — naïve <ok> & \"done\"", UpdatedAt: time.Date(2026, 11, 30, 9, 35, 40, 123456000, time.UTC),
 		StartedAt: &started, FinishedAt: &finished, PID: 31337, Host: "render-node-7", ExitCode: ptr(3),
 		Error: "out of memory", Remedy: "give the job more memory"}
 }
 
 func pythonSpec() jobstore.JobSpec {
-	return jobstore.JobSpec{SchemaVersion: 1, ID: "py-job-1", Kind: "render",
+	return jobstore.JobSpec{SchemaVersion: jobstore.JobSchemaVersion, ID: "py-job-1", Kind: "render",
 		Params:      json.RawMessage(`{"frames":[1,2,3],"scene":"caf\u00e9 <night> & day","scale":0.5}`),
 		SubmittedAt: time.Date(2026, 11, 30, 9, 35, 40, 123456000, time.UTC), SubmittedBy: "ana@qgis",
 		Labels: map[string]string{"team": "vfx", "équipe": "✓"}}

@@ -185,3 +185,5 @@ func (x *Index) decode(b []byte) error {
 func indexSchema() recordSchema { return recordSchema{file: IndexFile, current: indexSchemaVersion} }
 
 func (x *Index) recordVersion() int { return x.SchemaVersion }
+
+func (x *Index) setRecordVersion(v int) { x.SchemaVersion = v }

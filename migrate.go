@@ -16,9 +16,13 @@ import (
 // version this package writes and the steps that bring an older record to
 // it; decodeRecord applies the rule on every read.
 //
-// Version 2 of status.json is: StatusSchemaVersion = 2 in model.go (with
-// the model's new fields), steps[1] in statusSchema below, and version-1
-// fixtures in testdata. Readers, writers and the CLI follow from those.
+// Version 2 of job.json and status.json added optional fields only
+// (retries and scheduling): a version-1 record is a version-2 record that
+// uses none of them, so steps[1] changes nothing and decodeRecord reads
+// version 1 directly (direct), and the writers write version 1 whenever a
+// record needs no more (writeVersion in model.go). A later version that
+// changes a field's meaning adds its step here, and version fixtures in
+// testdata; readers, writers and the CLI follow from those.
 
 // migrationStep turns a record of schema version n into one of version n+1. It
 // receives a map it may change and return (a deep copy of the caller's);
@@ -28,24 +32,38 @@ type migrationStep func(map[string]any) (map[string]any, error)
 // recordSchema is how one kind of record is versioned.
 type recordSchema struct {
 	file    string                // the record's file name, for errors
-	current int                   // the version this package writes and reads
+	current int                   // the newest version this package writes and reads
+	direct  int                   // versions direct..current decode as they are (0: current only)
 	steps   map[int]migrationStep // steps[n] turns version n into n+1
 }
 
+// sameFields is the step between two versions whose difference is optional
+// fields the older never has.
+func sameFields(m map[string]any) (map[string]any, error) { return m, nil }
+
 // specSchema, statusSchema and cancelSchema are the schemas of the package's
-// records. Each is built afresh on every call,
-// so nothing can change the rule in between. At version 1 no record has a
-// step: a version-0 record is ErrNoMigration.
-func specSchema() recordSchema   { return recordSchema{file: SpecFile, current: JobSchemaVersion} }
-func statusSchema() recordSchema { return recordSchema{file: StatusFile, current: StatusSchemaVersion} }
+// records. Each is built afresh on every call, so nothing can change the
+// rule in between. A version-0 record has no step: ErrNoMigration.
+func specSchema() recordSchema {
+	return recordSchema{file: SpecFile, current: JobSchemaVersion, direct: baseSchemaVersion, steps: map[int]migrationStep{1: sameFields}}
+}
+
+func statusSchema() recordSchema {
+	return recordSchema{file: StatusFile, current: StatusSchemaVersion, direct: baseSchemaVersion, steps: map[int]migrationStep{1: sameFields}}
+}
 
 func cancelSchema() recordSchema { return recordSchema{file: CancelFile, current: CancelSchemaVersion} }
 
-// recordVersion is a record's schema version, for decodeRecord.
+// recordVersion is a record's schema version, for decodeRecord, and
+// setRecordVersion stamps the version it is read as.
 func (s *JobSpec) recordVersion() int   { return s.SchemaVersion }
 func (s *JobStatus) recordVersion() int { return s.SchemaVersion }
 
 func (c *CancelRequest) recordVersion() int { return c.SchemaVersion }
+
+func (s *JobSpec) setRecordVersion(v int)       { s.SchemaVersion = v }
+func (s *JobStatus) setRecordVersion(v int)     { s.SchemaVersion = v }
+func (c *CancelRequest) setRecordVersion(v int) { c.SchemaVersion = v }
 
 // maxSchemaVersion bounds what counts as a schema version at all: a value
 // beyond it is garbage, not a record from the future.
@@ -62,10 +80,12 @@ const maxSchemaVersion = math.MaxInt32
 func decodeRecord[T any, P interface {
 	*T
 	recordVersion() int
+	setRecordVersion(int)
 	decode([]byte) error
 }](data []byte, sch recordSchema, out P) (migrated bool, err error) {
 	err = out.decode(data)
-	if err == nil && out.recordVersion() == sch.current {
+	if v := out.recordVersion(); err == nil && (v == sch.current || (sch.direct > 0 && v >= sch.direct && v <= sch.current)) {
+		out.setRecordVersion(sch.current) // read as the current version: its fields mean the same
 		return false, nil
 	}
 	var se *json.SyntaxError

@@ -274,11 +274,11 @@ func TestReads_MigrateOlderRecordsInMemoryOnly(t *testing.T) {
 
 	spec, err := jobstore.ReadSpecWithStepsForTest(dir, map[int]jobstore.MigrationForTest{0: rename("type", "kind")})
 	require.NoError(t, err)
-	assert.Equal(t, 1, spec.SchemaVersion)
+	assert.Equal(t, jobstore.JobSchemaVersion, spec.SchemaVersion)
 	assert.Equal(t, "render", spec.Kind)
 	st, err := jobstore.ReadStatusWithStepsForTest(dir, map[int]jobstore.MigrationForTest{0: rename("status", "state")})
 	require.NoError(t, err)
-	assert.Equal(t, 1, st.SchemaVersion)
+	assert.Equal(t, jobstore.StatusSchemaVersion, st.SchemaVersion)
 	assert.Equal(t, jobstore.Succeeded, st.State)
 
 	assert.Equal(t, before, snapshot(t, string(dir)), "the older files are not rewritten")

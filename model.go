@@ -9,13 +9,21 @@ import (
 	"time"
 )
 
-// Schema versions this package writes and understands. A record with a
-// smaller schema_version is migrated in memory on read; a larger one is
-// refused with ErrNewerSchema.
+// Schema versions this package understands. A record with a smaller
+// schema_version is migrated in memory on read; a larger one is refused with
+// ErrNewerSchema. Version 2 adds the fields of retries and scheduling
+// (JobSpec's MaxAttempts to Timeout, JobStatus's RetryAt and Attempts); a
+// record that uses none of them is written as version 1, so that a reader
+// of version 1 reads it, and one that uses any is written as version 2, so
+// that such a reader refuses it rather than misread it.
 const (
-	JobSchemaVersion    = 1
-	StatusSchemaVersion = 1
+	JobSchemaVersion    = 2
+	StatusSchemaVersion = 2
 )
+
+// baseSchemaVersion is the version a record is written with when it uses
+// no field of a later one.
+const baseSchemaVersion = 1
 
 // JobSpec is job.json: what was asked for. It is written once by WriteSpec
 // and then read-only. The JSON names are the file format, shared with
@@ -40,6 +48,21 @@ const (
 //     is left out of the file.
 //   - Labels (labels): free-form string labels; empty is left out of the
 //     file and read back as nil.
+//
+// Retries and scheduling (schema version 2; zero values are left out):
+//
+//   - MaxAttempts (max_attempts): how many attempts may fail or be lost
+//     before the job ends failed or lost; 0 or 1: one attempt.
+//   - Backoff (backoff_ms, in milliseconds in the file): the delay before
+//     the first retry, doubled for each later one, with jitter; 0:
+//     DefaultBackoff.
+//   - MaxBackoff (max_backoff_ms): the cap of that delay; 0:
+//     DefaultMaxBackoff.
+//   - NotBefore (not_before): the job starts no earlier; zero: at once.
+//   - Priority (priority): among the jobs a worker may start, a higher
+//     priority starts first, then the oldest.
+//   - Timeout (timeout_ms): how long an attempt may run; its Run's Context
+//     ends then, and the attempt fails "timed out". 0: no limit.
 type JobSpec struct {
 	SchemaVersion int               `json:"schema_version"`
 	ID            string            `json:"job_id"`
@@ -48,6 +71,17 @@ type JobSpec struct {
 	SubmittedAt   time.Time         `json:"submitted_at"`
 	SubmittedBy   string            `json:"submitted_by,omitempty"`
 	Labels        map[string]string `json:"labels,omitempty"`
+	MaxAttempts   int               `json:"max_attempts,omitempty"`
+	Backoff       time.Duration     `json:"backoff_ms,omitempty"`     // written in milliseconds
+	MaxBackoff    time.Duration     `json:"max_backoff_ms,omitempty"` // written in milliseconds
+	NotBefore     time.Time         `json:"not_before,omitzero"`
+	Priority      int               `json:"priority,omitempty"`
+	Timeout       time.Duration     `json:"timeout_ms,omitempty"` // written in milliseconds
+}
+
+// schedules reports whether s uses a field of schema version 2.
+func (s *JobSpec) schedules() bool {
+	return s.MaxAttempts != 0 || s.Backoff != 0 || s.MaxBackoff != 0 || !s.NotBefore.IsZero() || s.Priority != 0 || s.Timeout != 0
 }
 
 // State is a job's lifecycle state as written in status.json.
@@ -140,6 +174,13 @@ func (s State) Terminal() bool {
 //     gave one; 0 is written, nil is left out.
 //   - Error (error, optional): what went wrong, for a failed or lost job.
 //   - Remedy (remedy, optional): what to do about it.
+//
+// Retries (schema version 2; left out when empty):
+//
+//   - RetryAt (retry_at): in a queued record, a retry is pending and the
+//     job is not started before this time.
+//   - Attempts (attempts): the outcome of each attempt that ended, oldest
+//     first, kept for a job with MaxAttempts above 1 or retried by hand.
 type JobStatus struct {
 	SchemaVersion int           `json:"schema_version"`
 	JobID         string        `json:"job_id"`
@@ -159,6 +200,55 @@ type JobStatus struct {
 	ExitCode      *int          `json:"exit_code,omitempty"`
 	Error         string        `json:"error,omitempty"`
 	Remedy        string        `json:"remedy,omitempty"`
+	RetryAt       *time.Time    `json:"retry_at,omitempty"`
+	Attempts      []AttemptEnd  `json:"attempts,omitempty"`
+}
+
+// retries reports whether s uses a field of schema version 2.
+func (s *JobStatus) retries() bool { return s.RetryAt != nil || len(s.Attempts) > 0 }
+
+// AttemptEnd is how one attempt of a job ended, as status.json's attempts
+// keep it. State is Succeeded, Failed, Cancelled or Lost. Interrupted marks
+// an attempt its worker stopped (a Worker's Run returning with the job
+// still running): it was put back at once and counts against no
+// MaxAttempts.
+type AttemptEnd struct {
+	Attempt     uint64     `json:"attempt"`
+	State       State      `json:"state"`
+	Interrupted bool       `json:"interrupted,omitempty"`
+	StartedAt   *time.Time `json:"started_at,omitempty"`
+	EndedAt     time.Time  `json:"ended_at"`
+	Host        string     `json:"host,omitempty"`
+	ExitCode    *int       `json:"exit_code,omitempty"`
+	Error       string     `json:"error,omitempty"`
+}
+
+type attemptEndJSON struct {
+	Attempt     uint64   `json:"attempt"`
+	State       State    `json:"state"`
+	Interrupted bool     `json:"interrupted,omitempty"`
+	StartedAt   *isoTime `json:"started_at,omitempty"`
+	EndedAt     isoTime  `json:"ended_at"`
+	Host        string   `json:"host,omitempty"`
+	ExitCode    *int     `json:"exit_code,omitempty"`
+	Error       string   `json:"error,omitempty"`
+}
+
+// MarshalJSON writes the file format (timestamps as for the records).
+func (a AttemptEnd) MarshalJSON() ([]byte, error) {
+	return encodeJSON(attemptEndJSON{Attempt: a.Attempt, State: a.State, Interrupted: a.Interrupted, StartedAt: timePtr(a.StartedAt),
+		EndedAt: isoTime(a.EndedAt), Host: a.Host, ExitCode: a.ExitCode, Error: a.Error}, "")
+}
+
+// UnmarshalJSON reads the file format.
+func (a *AttemptEnd) UnmarshalJSON(b []byte) error {
+	var j attemptEndJSON
+	if err := json.Unmarshal(b, &j); err != nil {
+		return err
+	}
+	*a = AttemptEnd{Attempt: j.Attempt, State: j.State, Interrupted: j.Interrupted, StartedAt: (*time.Time)(j.StartedAt),
+		EndedAt: time.Time(j.EndedAt), Host: j.Host, ExitCode: j.ExitCode, Error: j.Error}
+	return nil
 }
 
 // isoLayout is how timestamps are written.
@@ -276,6 +366,12 @@ type jobSpecJSON struct {
 	SubmittedAt   isoTime           `json:"submitted_at"`
 	SubmittedBy   string            `json:"submitted_by,omitempty"`
 	Labels        map[string]string `json:"labels,omitempty"`
+	MaxAttempts   int               `json:"max_attempts,omitempty"`
+	BackoffMS     int64             `json:"backoff_ms,omitempty"`
+	MaxBackoffMS  int64             `json:"max_backoff_ms,omitempty"`
+	NotBefore     *isoTime          `json:"not_before,omitempty"`
+	Priority      int               `json:"priority,omitempty"`
+	TimeoutMS     int64             `json:"timeout_ms,omitempty"`
 }
 
 // MarshalJSON writes the file format (timestamps as described above). It
@@ -287,11 +383,17 @@ type jobSpecJSON struct {
 // errors.Is and errors.As see through it. Unlike WriteSpec it does not stamp
 // SubmittedAt, and it does not check the ID against a directory.
 func (s JobSpec) MarshalJSON() ([]byte, error) {
-	if err := readyToEncode(&s.SchemaVersion, JobSchemaVersion, s.validate); err != nil {
+	if err := readyToEncode(&s.SchemaVersion, JobSchemaVersion, s.schedules(), s.validate); err != nil {
 		return nil, err
 	}
-	return encodeJSON(jobSpecJSON{SchemaVersion: s.SchemaVersion, ID: s.ID, Kind: s.Kind, Params: s.Params,
-		SubmittedAt: isoTime(s.SubmittedAt), SubmittedBy: s.SubmittedBy, Labels: s.Labels}, "")
+	j := jobSpecJSON{SchemaVersion: s.SchemaVersion, ID: s.ID, Kind: s.Kind, Params: s.Params,
+		SubmittedAt: isoTime(s.SubmittedAt), SubmittedBy: s.SubmittedBy, Labels: s.Labels,
+		MaxAttempts: s.MaxAttempts, BackoffMS: s.Backoff.Milliseconds(), MaxBackoffMS: s.MaxBackoff.Milliseconds(),
+		Priority: s.Priority, TimeoutMS: s.Timeout.Milliseconds()}
+	if !s.NotBefore.IsZero() {
+		j.NotBefore = timePtr(&s.NotBefore)
+	}
+	return encodeJSON(j, "")
 }
 
 // decode is UnmarshalJSON without the outer pass that encoding/json makes
@@ -317,29 +419,37 @@ func (s *JobSpec) decode(b []byte) error {
 		j.Labels = nil
 	}
 	*s = JobSpec{SchemaVersion: j.SchemaVersion, ID: j.ID, Kind: j.Kind, Params: params,
-		SubmittedAt: time.Time(j.SubmittedAt), SubmittedBy: j.SubmittedBy, Labels: j.Labels}
+		SubmittedAt: time.Time(j.SubmittedAt), SubmittedBy: j.SubmittedBy, Labels: j.Labels,
+		MaxAttempts: j.MaxAttempts, Backoff: time.Duration(j.BackoffMS) * time.Millisecond,
+		MaxBackoff: time.Duration(j.MaxBackoffMS) * time.Millisecond, Priority: j.Priority,
+		Timeout: time.Duration(j.TimeoutMS) * time.Millisecond}
+	if j.NotBefore != nil {
+		s.NotBefore = time.Time(*j.NotBefore)
+	}
 	return nil
 }
 
 type jobStatusJSON struct {
-	SchemaVersion int      `json:"schema_version"`
-	JobID         string   `json:"job_id"`
-	State         State    `json:"state"`
-	Seq           uint64   `json:"seq"`
-	Progress      *float64 `json:"progress,omitempty"`
-	Message       string   `json:"message,omitempty"`
-	UpdatedAt     isoTime  `json:"updated_at"`
-	StartedAt     *isoTime `json:"started_at,omitempty"`
-	FinishedAt    *isoTime `json:"finished_at,omitempty"`
-	PID           int      `json:"pid,omitempty"`
-	Host          string   `json:"host,omitempty"`
-	PIDScope      string   `json:"pid_scope,omitempty"`
-	PIDStart      string   `json:"pid_start,omitempty"`
-	LeaseMS       int64    `json:"lease_ms,omitempty"`
-	Attempt       uint64   `json:"attempt,omitempty"`
-	ExitCode      *int     `json:"exit_code,omitempty"`
-	Error         string   `json:"error,omitempty"`
-	Remedy        string   `json:"remedy,omitempty"`
+	SchemaVersion int          `json:"schema_version"`
+	JobID         string       `json:"job_id"`
+	State         State        `json:"state"`
+	Seq           uint64       `json:"seq"`
+	Progress      *float64     `json:"progress,omitempty"`
+	Message       string       `json:"message,omitempty"`
+	UpdatedAt     isoTime      `json:"updated_at"`
+	StartedAt     *isoTime     `json:"started_at,omitempty"`
+	FinishedAt    *isoTime     `json:"finished_at,omitempty"`
+	PID           int          `json:"pid,omitempty"`
+	Host          string       `json:"host,omitempty"`
+	PIDScope      string       `json:"pid_scope,omitempty"`
+	PIDStart      string       `json:"pid_start,omitempty"`
+	LeaseMS       int64        `json:"lease_ms,omitempty"`
+	Attempt       uint64       `json:"attempt,omitempty"`
+	ExitCode      *int         `json:"exit_code,omitempty"`
+	Error         string       `json:"error,omitempty"`
+	Remedy        string       `json:"remedy,omitempty"`
+	RetryAt       *isoTime     `json:"retry_at,omitempty"`
+	Attempts      []AttemptEnd `json:"attempts,omitempty"`
 }
 
 // MarshalJSON writes the file format (timestamps as described above). It
@@ -351,7 +461,7 @@ type jobStatusJSON struct {
 // *json.MarshalerError; errors.Is and errors.As see through it. Unlike
 // WriteStatus it stamps neither UpdatedAt nor JobID.
 func (s JobStatus) MarshalJSON() ([]byte, error) {
-	if err := readyToEncode(&s.SchemaVersion, StatusSchemaVersion, s.validate); err != nil {
+	if err := readyToEncode(&s.SchemaVersion, StatusSchemaVersion, s.retries(), s.validate); err != nil {
 		return nil, err
 	}
 	return encodeJSON(jobStatusJSON{
@@ -359,6 +469,7 @@ func (s JobStatus) MarshalJSON() ([]byte, error) {
 		UpdatedAt: isoTime(s.UpdatedAt), StartedAt: timePtr(s.StartedAt), FinishedAt: timePtr(s.FinishedAt),
 		PID: s.PID, Host: s.Host, PIDScope: s.PIDScope, PIDStart: s.PIDStart, LeaseMS: s.Lease.Milliseconds(),
 		Attempt: s.Attempt, ExitCode: s.ExitCode, Error: s.Error, Remedy: s.Remedy,
+		RetryAt: timePtr(s.RetryAt), Attempts: s.Attempts,
 	}, "")
 }
 
@@ -373,29 +484,41 @@ func (s *JobStatus) decode(b []byte) error {
 		UpdatedAt: time.Time(j.UpdatedAt), StartedAt: (*time.Time)(j.StartedAt), FinishedAt: (*time.Time)(j.FinishedAt),
 		PID: j.PID, Host: j.Host, PIDScope: j.PIDScope, PIDStart: j.PIDStart, Lease: time.Duration(j.LeaseMS) * time.Millisecond,
 		Attempt: j.Attempt, ExitCode: j.ExitCode, Error: j.Error, Remedy: j.Remedy,
+		RetryAt: (*time.Time)(j.RetryAt), Attempts: j.Attempts,
 	}
 	return nil
 }
 
 // readyToEncode is what every record's MarshalJSON checks before it
-// encodes: a schema_version of 0 (not set) is stamped current, another one
-// than current is refused, and then the record's own validation (which
-// sees the stamp) must pass.
-func readyToEncode(version *int, current int, validate func(op, path string) error) error {
+// encodes: a schema_version of 0 (not set) or one this package writes is
+// stamped with the version the record needs (writeVersion), another one is
+// refused, and then the record's own validation (which sees the stamp)
+// must pass.
+func readyToEncode(version *int, current int, later bool, validate func(op, path string) error) error {
 	if err := checkWriteVersion(*version, current); err != nil {
 		return err
 	}
-	*version = current
+	*version = writeVersion(current, later)
 	return validate("", "")
 }
 
-// checkWriteVersion refuses to encode a record of another schema version
-// than the one this package writes; 0 (not set) is written as current.
+// writeVersion is the schema version a record is written with: current if
+// it uses a field added after baseSchemaVersion (later), else the base
+// version, which every reader since reads.
+func writeVersion(current int, later bool) int {
+	if later || current < baseSchemaVersion {
+		return current
+	}
+	return baseSchemaVersion
+}
+
+// checkWriteVersion refuses to encode a record of a schema version this
+// package does not write; 0 (not set) is written as the record needs.
 func checkWriteVersion(v, current int) error {
-	if v == 0 || v == current {
+	if v == 0 || (v >= baseSchemaVersion && v <= current) {
 		return nil
 	}
-	return errInvalid("", "", invalid{subject: "schema_version", found: v, supported: current, msg: fmt.Sprintf("%d is not the version this jobstore writes", v)})
+	return errInvalid("", "", invalid{subject: "schema_version", found: v, supported: fmt.Sprintf("%d to %d", baseSchemaVersion, current), msg: fmt.Sprintf("%d is not a version this jobstore writes", v)})
 }
 
 func checkYear(op, path, field string, t time.Time) error {
@@ -415,6 +538,25 @@ func (s *JobSpec) validate(op, path string) error {
 	}
 	if len(s.Params) > 0 && !json.Valid(s.Params) {
 		return errInvalid(op, path, invalid{subject: "params", found: string(s.Params), supported: "a JSON value", msg: "is not valid JSON"})
+	}
+	if s.MaxAttempts < 0 {
+		return errInvalid(op, path, invalid{subject: "max_attempts", found: s.MaxAttempts, supported: "0 (one attempt) or more", msg: fmt.Sprintf("%d is negative", s.MaxAttempts)})
+	}
+	for _, d := range []struct {
+		name string
+		v    time.Duration
+	}{{"backoff_ms", s.Backoff}, {"max_backoff_ms", s.MaxBackoff}, {"timeout_ms", s.Timeout}} {
+		if d.v < 0 {
+			return errInvalid(op, path, invalid{subject: d.name, found: d.v.Milliseconds(), supported: "0 (the default) or more", msg: fmt.Sprintf("%v is negative", d.v)})
+		}
+	}
+	if s.MaxBackoff != 0 && s.MaxBackoff < s.Backoff {
+		return errInvalid(op, path, invalid{subject: "max_backoff_ms", found: s.MaxBackoff.Milliseconds(), supported: fmt.Sprintf("0 or at least backoff_ms (%d)", s.Backoff.Milliseconds()), msg: fmt.Sprintf("the cap %v is below the first delay %v", s.MaxBackoff, s.Backoff)})
+	}
+	if !s.NotBefore.IsZero() {
+		if err := checkYear(op, path, "not_before", s.NotBefore); err != nil {
+			return err
+		}
 	}
 	return checkYear(op, path, "submitted_at", s.SubmittedAt)
 }
@@ -440,9 +582,28 @@ func (s *JobStatus) validate(op, path string) error {
 	for _, f := range []struct {
 		name string
 		t    *time.Time
-	}{{"updated_at", &s.UpdatedAt}, {"started_at", s.StartedAt}, {"finished_at", s.FinishedAt}} {
+	}{{"updated_at", &s.UpdatedAt}, {"started_at", s.StartedAt}, {"finished_at", s.FinishedAt}, {"retry_at", s.RetryAt}} {
 		if f.t != nil {
 			if err := checkYear(op, path, f.name, *f.t); err != nil {
+				return err
+			}
+		}
+	}
+	if s.RetryAt != nil && s.State != Queued {
+		return errInvalid(op, path, invalid{subject: "retry_at", found: string(s.State), supported: "a queued record", msg: fmt.Sprintf("a pending retry in a %s record", s.State)})
+	}
+	for i, a := range s.Attempts {
+		if !a.State.Terminal() {
+			return errInvalid(op, path, invalid{subject: fmt.Sprintf("attempts[%d].state", i), found: string(a.State), supported: []State{Succeeded, Failed, Cancelled, Lost}, msg: fmt.Sprintf("%q is not how an attempt ends", a.State)})
+		}
+		if a.EndedAt.IsZero() {
+			return errInvalid(op, path, invalid{subject: fmt.Sprintf("attempts[%d].ended_at", i), supported: "a timestamp", msg: "is missing"})
+		}
+		if err := checkYear(op, path, fmt.Sprintf("attempts[%d].ended_at", i), a.EndedAt); err != nil {
+			return err
+		}
+		if a.StartedAt != nil {
+			if err := checkYear(op, path, fmt.Sprintf("attempts[%d].started_at", i), *a.StartedAt); err != nil {
 				return err
 			}
 		}
@@ -484,7 +645,7 @@ type cancelRequestJSON struct {
 // requested_at set. So encoding/json never writes a request that
 // ReadCancel would refuse.
 func (c CancelRequest) MarshalJSON() ([]byte, error) {
-	if err := readyToEncode(&c.SchemaVersion, CancelSchemaVersion, c.validate); err != nil {
+	if err := readyToEncode(&c.SchemaVersion, CancelSchemaVersion, false, c.validate); err != nil {
 		return nil, err
 	}
 	return encodeJSON(cancelRequestJSON{SchemaVersion: c.SchemaVersion, JobID: c.JobID, RequestedAt: isoTime(c.RequestedAt),
@@ -530,6 +691,15 @@ func copyStatus(st JobStatus) JobStatus {
 	st.StartedAt = clonePtr(st.StartedAt)
 	st.FinishedAt = clonePtr(st.FinishedAt)
 	st.ExitCode = clonePtr(st.ExitCode)
+	st.RetryAt = clonePtr(st.RetryAt)
+	if st.Attempts != nil {
+		as := make([]AttemptEnd, len(st.Attempts))
+		for i, a := range st.Attempts {
+			a.StartedAt, a.ExitCode = clonePtr(a.StartedAt), clonePtr(a.ExitCode)
+			as[i] = a
+		}
+		st.Attempts = as
+	}
 	return st
 }
 

@@ -191,7 +191,7 @@ func TestDecode_IgnoresFieldsItDoesNotKnow(t *testing.T) {
 	assert.Equal(t, uint64(3), st.Seq)
 
 	spec, _, err := jobstore.DecodeSpec([]byte(`{"schema_version": 1, "job_id": "j", "kind": "k",
-		"submitted_at": "2026-11-30T09:35:40+00:00", "priority": "high"}`))
+		"submitted_at": "2026-11-30T09:35:40+00:00", "urgency": "high"}`))
 	require.NoError(t, err)
 	assert.Equal(t, "k", spec.Kind)
 }
@@ -218,7 +218,7 @@ func TestJSON_ValidatesAsTheRecordPathsDo(t *testing.T) {
 		{"progress over 1", `{"schema_version":1,"state":"running","seq":1,"progress":2,` + ts + `}`},
 		{"negative progress", `{"schema_version":1,"state":"running","seq":1,"progress":-0.5,` + ts + `}`},
 		{"bad job_id", `{"schema_version":1,"job_id":"a/b","state":"queued","seq":1,` + ts + `}`},
-		{"newer schema", `{"schema_version":2,"state":"queued","seq":1,` + ts + `}`},
+		{"newer schema", `{"schema_version":3,"state":"queued","seq":1,` + ts + `}`},
 		{"no schema_version", `{"state":"queued","seq":1,` + ts + `}`},
 	}
 	for _, tt := range badStatuses {
@@ -259,7 +259,7 @@ func TestJSON_ValidatesAsTheRecordPathsDo(t *testing.T) {
 		{"progress over 1", jobstore.JobStatus{State: jobstore.Running, Progress: ptr(2.0)}},
 		{"bad job_id", jobstore.JobStatus{State: jobstore.Running, JobID: "../x"}},
 		{"year 10000", jobstore.JobStatus{State: jobstore.Running, UpdatedAt: time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)}},
-		{"other schema_version", jobstore.JobStatus{State: jobstore.Running, SchemaVersion: 2}},
+		{"other schema_version", jobstore.JobStatus{State: jobstore.Running, SchemaVersion: 3}},
 	}
 	for _, tt := range statusOut {
 		t.Run("status out/"+tt.name, func(t *testing.T) {

@@ -22,78 +22,32 @@ import (
 // tries it again.
 const nextRetry = time.Minute
 
-// StartNext starts the oldest startable job under root and returns its Run,
-// as Start does: the job with the earliest submitted_at (then the smallest
-// ID) whose status.json says queued, that has no cancel request and whose
-// kind is one of WithKinds' (any kind without it). Each job is started
-// through Start, with opts, so the claim that keeps a job to one runner
-// across hosts holds here too: of several StartNext calls, in this process
-// or in others on any host, exactly one starts a given job; the others pass
-// to the next job. A job that another runner won (ErrLocked), that has a
-// cancel request (ErrCancelRequested: Start marks it cancelled) or that
-// ended meanwhile is passed over. A queued job whose Start fails otherwise
-// (a record it cannot read, an I/O error) is passed over too, reported to
-// WithSkipped's function, and not tried again for a minute.
+// StartNext starts the first startable job under root and returns its Run,
+// as Start does: among the queued jobs that are due (no not_before or
+// retry_at later than now), have no cancel request and whose kind is one
+// of WithKinds' (any kind without it), the highest priority, then the
+// earliest submitted_at, then the smallest ID. Of several StartNext calls
+// and Workers, in this process or in others on any host, exactly one
+// starts a given job; a job another runner won, that has a cancel request
+// or that ended meanwhile is passed over, and one whose Start fails
+// otherwise is reported to WithSkipped's function and not tried again for
+// a minute. A job without status.json is never started.
 //
-// Not started: a job directory without status.json (a program that writes
-// the records in place may still be writing it, and would overwrite the
-// running status with its queued one; Submit publishes a job whole), and a
-// running job whose runner is gone (Reconcile marks it lost).
-//
-// When no job is startable, StartNext waits until one is or ctx is done,
-// and then returns an *Error that matches ctx.Err() with errors.Is (and
-// context.Canceled or context.DeadlineExceeded; ErrorCode "interrupted" or
-// "timeout"). It looks again at once
-// when a file system event says that an entry of root changed (a job
-// submitted on this host: inotify, kqueue, ReadDirectoryChangesW) or a
-// directory it saw incomplete got its status.json; and every scan interval
-// (WithScanInterval, default 1 s) in any case, since another host's
-// submissions give no event on NFS, SMB or FUSE mounts. There, a job
-// submitted elsewhere is seen within the scan interval plus the time the
-// mount caches the root's attributes (acdirmin to acdirmax on NFS, 30 to
-// 60 s by default; the attribute timeout on FUSE, 1 s by default). If ctx is
-// already done when StartNext is called, it looks once: it starts a job if
-// one is startable now, and otherwise returns ctx's error without waiting.
-//
-// A missing or unreadable root is an error at once (an *Error that matches
-// fs.ErrNotExist, fs.ErrPermission, ...): a mistyped path must not wait for
-// ever. The first Submit creates the root.
-//
-// Cost: StartNext keeps, per process and per root, what it learned of
-// each job directory (its kind, submission time, state and cancel request,
-// about 200 bytes a job), with the directory's stamp: one stat of the
-// directory (device, inode, modification and change times), which changes
-// whenever status.json is replaced or cancel.json published in it, both
-// being renames or links into it. A look stats root. If root is unchanged,
-// it stats only the directories of jobs that may still become startable
-// (queued, incomplete or unreadable: running and ended jobs never become
-// queued again, and a directory cannot be replaced without changing root)
-// and whose kind is one of WithKinds' or not known yet: a job's kind, from
-// its job.json, never changes, so a job of another kind costs nothing.
-// If root changed, it reads root and stats every directory in it. Either
-// way it reads the records of a directory only when its stamp changed (a
-// new job, a job updated since), and those of a running or ended job only
-// if its job.json (written once) is another file: a stat of job.json
-// instead. A stamp whose times are less than 3 s older than the moment the
-// records were read is not trusted (a change within the filesystem's
-// timestamp granularity would leave it equal, as with git's "racily clean"
-// entries): that directory is read again at each look until it is older.
-// So on a root of 10,000 jobs of which a few are queued, a look when
-// nothing changed costs a stat of the root and of each queued job, and one
-// after a submission a read of the root, 10,000 stats and the records of
-// the new job (see docs/benchmarks.md). The cache and the root's OS watch
-// are kept between calls, and dropped ten minutes after the last call on
-// that root returned.
+// When no job is startable it waits until one is (a file system event, a
+// job's due time, or every WithScanInterval) or ctx is done, and then
+// returns an *Error that matches ctx.Err() (ErrorCode "interrupted" or
+// "timeout"); with ctx already done it looks once. A missing or unreadable
+// root is an error at once. The cache it keeps per root between calls, and
+// what a look costs, are in docs/lifecycle.md ("Workers"); a program that
+// waits for jobs in a loop should use a Worker.
 func StartNext(ctx context.Context, root string, opts ...StartOption) (*Run, error) {
 	const op = "start next"
 	o, err := newStartOptions(op, JobDir(root), opts)
 	if err != nil {
 		return nil, err
 	}
-	for _, k := range o.next.kinds {
-		if k == "" {
-			return nil, errInvalid(op, root, invalid{subject: "kinds", found: k, supported: "non-empty kinds", msg: "an empty kind matches no job", remedy: "name the kinds of job to start, or none for every kind"})
-		}
+	if err := checkKinds(op, root, o.next.kinds); err != nil {
+		return nil, err
 	}
 	abs, err := filepath.Abs(root)
 	if err != nil {
@@ -101,10 +55,16 @@ func StartNext(ctx context.Context, root string, opts ...StartOption) (*Run, err
 	}
 	c := nextCacheFor(abs)
 	defer c.release()
+	return c.next(ctx, op, root, o.next, opts)
+}
+
+// next is StartNext's loop on c: look, start the best candidate, or wait
+// for a change, a job's due time or the scan interval.
+func (c *nextCache) next(ctx context.Context, op, root string, no nextOptions, opts []StartOption) (*Run, error) {
 	once := ctx.Err() != nil
 	var tick *time.Ticker
 	if !once {
-		scan := o.next.scan
+		scan := no.scan
 		if scan <= 0 {
 			scan = DefaultScanInterval
 		}
@@ -115,10 +75,10 @@ func StartNext(ctx context.Context, root string, opts ...StartOption) (*Run, err
 		// Taken before the look, so that a change during the look or
 		// between it and the wait is not missed.
 		var changed <-chan struct{}
-		if !once && !o.next.noEvents {
+		if !once && !no.noEvents {
 			changed = c.watch()
 		}
-		run, err := c.startOldest(ctx, once, o.next, opts)
+		run, err := c.startOldest(ctx, once, no, opts)
 		if run != nil || err != nil {
 			return run, err
 		}
@@ -128,13 +88,52 @@ func StartNext(ctx context.Context, root string, opts ...StartOption) (*Run, err
 		if changed != nil && c.follow() {
 			continue // a directory followed only now may have completed meanwhile
 		}
+		due := newWake(c.wakeAt())
 		select {
 		case <-changed:
 		case <-tick.C:
+		case <-due.C():
 		case <-ctx.Done():
+			due.Stop()
 			return nil, nextCtxError(op, root, ctx)
 		}
+		due.Stop()
 	}
+}
+
+// wake is a timer for the moment the earliest job not yet due becomes
+// due: a waiting StartNext or Worker starts it then, not at its next scan.
+type wake struct{ t *time.Timer }
+
+// newWake arms a timer for at; a zero at arms none (C is then nil).
+func newWake(at time.Time) wake {
+	if at.IsZero() {
+		return wake{}
+	}
+	return wake{time.NewTimer(time.Until(at))}
+}
+
+func (w wake) C() <-chan time.Time {
+	if w.t == nil {
+		return nil
+	}
+	return w.t.C
+}
+
+func (w wake) Stop() {
+	if w.t != nil {
+		w.t.Stop()
+	}
+}
+
+// checkKinds refuses an empty kind among WithKinds'.
+func checkKinds(op, root string, kinds []string) error {
+	for _, k := range kinds {
+		if k == "" {
+			return errInvalid(op, root, invalid{subject: "kinds", found: k, supported: "non-empty kinds", msg: "an empty kind matches no job", remedy: "name the kinds of job to start, or none for every kind"})
+		}
+	}
+	return nil
 }
 
 // nextCtxError is StartNext's error when ctx ends: it unwraps to ctx.Err().
@@ -196,7 +195,7 @@ func passedOver(err error) (nextState, bool) {
 		return stateSettled, true
 	case errors.As(err, &e) && e.Sentinel == ErrInvalid && e.Subject == "state":
 		return stateSettled, true
-	case errors.Is(err, ErrLocked), errors.Is(err, ErrNotOwner), errors.Is(err, fs.ErrNotExist):
+	case errors.Is(err, ErrLocked), errors.Is(err, ErrNotOwner), errors.Is(err, fs.ErrNotExist), errors.Is(err, ErrNotDue):
 		return stateUnknown, true
 	}
 	return stateUnknown, false
@@ -211,7 +210,8 @@ const (
 	stateCancelling                  // status queued with cancel.json: never started
 	stateIncomplete                  // no job.json or no status.json yet
 	stateBroken                      // a record unreadable, or Start failed on its own
-	stateSettled                     // running or ended: never queued again
+	stateRunning                     // running: queued again if its attempt fails with attempts left, or its runner is gone
+	stateSettled                     // ended: queued again only by Retry, which changes the root
 )
 
 // nextEntry is one job directory as StartNext last read it.
@@ -223,6 +223,8 @@ type nextEntry struct {
 	state       nextState
 	kind        string // from its job.json; "" until one was read
 	submittedAt time.Time
+	priority    int
+	due         time.Time // queued: not started before (not_before, retry_at); zero: at once
 	errText     string    // the last error reported for it
 	retryAt     time.Time // stateBroken after a failed Start: not tried before
 	taking      bool      // a StartNext of this process is starting it
@@ -282,12 +284,20 @@ func (a nextActive) of(kinds []string) iter.Seq[*nextEntry] {
 }
 
 // appendIfCandidate appends e to cands if a call that takes kinds may
-// start it now.
-func (e *nextEntry) appendIfCandidate(cands []*nextEntry, kinds []string) []*nextEntry {
-	if e.state == stateQueued && !e.taking && (len(kinds) == 0 || slices.Contains(kinds, e.kind)) {
-		return append(cands, e)
+// start it now (wall: this host's clock); a job of those kinds that is not
+// due yet moves c.wake to its due time, if that is sooner. The caller holds
+// c.mu.
+func (c *nextCache) appendIfCandidate(cands []*nextEntry, e *nextEntry, kinds []string, wall time.Time) []*nextEntry {
+	if e.state != stateQueued || e.taking || (len(kinds) > 0 && !slices.Contains(kinds, e.kind)) {
+		return cands
 	}
-	return cands
+	if e.due.After(wall) {
+		if c.wake.IsZero() || e.due.Before(c.wake) {
+			c.wake = e.due // the earliest job not yet due: a waiting call wakes then
+		}
+		return cands
+	}
+	return append(cands, e)
 }
 
 // nextReport is an error to hand to WithSkipped's function.
@@ -309,6 +319,8 @@ type nextCache struct {
 	incomplete map[*nextEntry]bool // the entries in stateIncomplete, for follow
 	users      int                 // StartNext calls in progress
 	idle       *time.Timer         // drops the cache once nobody used it for nextCacheIdle
+	wake       time.Time           // when the earliest job not due at the last look is due
+	lastUse    time.Time           // when the last StartNext call on it returned
 	events     *nextEvents         // nil until a StartNext waits; dropped with the cache
 	reads      int                 // job directories read, for tests
 	stats      int                 // stats of job directories and job.json files, for tests
@@ -354,6 +366,10 @@ var nextCaches struct {
 // watch waits for an RCU grace period, milliseconds).
 const nextCacheIdle = 10 * time.Minute
 
+// maxNextCaches bounds the roots whose StartNext cache is kept: making
+// one more drops the least recently used idle cache first.
+const maxNextCaches = 16
+
 // nextCacheFor returns root's cache (root is absolute), counting a user
 // until release.
 func nextCacheFor(root string) *nextCache {
@@ -364,6 +380,8 @@ func nextCacheFor(root string) *nextCache {
 	}
 	c := nextCaches.m[root]
 	if c == nil {
+		for len(nextCaches.m) >= maxNextCaches && dropOldestIdle() {
+		}
 		c = &nextCache{root: root, entries: map[string]*nextEntry{}}
 		nextCaches.m[root] = c
 	}
@@ -377,6 +395,34 @@ func nextCacheFor(root string) *nextCache {
 	return c
 }
 
+// dropOldestIdle drops the cache that has been idle longest, if any is
+// idle, and reports whether it dropped one. The caller holds
+// nextCaches.mu.
+func dropOldestIdle() bool {
+	var oldest *nextCache
+	for _, c := range nextCaches.m {
+		c.mu.Lock()
+		if c.users == 0 && (oldest == nil || c.lastUse.Before(oldest.lastUse)) {
+			oldest = c
+		}
+		c.mu.Unlock()
+	}
+	if oldest == nil {
+		return false
+	}
+	oldest.mu.Lock()
+	defer oldest.mu.Unlock()
+	delete(nextCaches.m, oldest.root)
+	if oldest.idle != nil {
+		oldest.idle.Stop()
+	}
+	if oldest.events != nil {
+		oldest.events.stop()
+		oldest.events = nil
+	}
+	return true
+}
+
 // release ends a use of c begun by nextCacheFor; the last one arms the
 // timer that drops c after nextCacheIdle.
 func (c *nextCache) release() {
@@ -384,6 +430,7 @@ func (c *nextCache) release() {
 	defer c.mu.Unlock()
 	c.users--
 	if c.users == 0 {
+		c.lastUse = time.Now()
 		c.idle = time.AfterFunc(nextCacheIdle, c.drop)
 	}
 }
@@ -422,6 +469,8 @@ func (c *nextCache) look(kinds []string) ([]*nextEntry, []nextReport, error) {
 	}
 	var reports []nextReport
 	var cands []*nextEntry
+	c.wake = time.Time{}
+	wall := time.Now()
 	if c.rootRead && rs == c.rootStamp && !rs.Racy(c.rootReadAt) {
 		// No entry added, removed or renamed: only the jobs that may still
 		// become startable by this call are looked at, c.active's of kinds.
@@ -434,7 +483,7 @@ func (c *nextCache) look(kinds []string) ([]*nextEntry, []nextReport, error) {
 			if e.state != stateSettled {
 				reports = c.refresh(d, e, reports)
 			}
-			cands = e.appendIfCandidate(cands, kinds)
+			cands = c.appendIfCandidate(cands, e, kinds, wall)
 		}
 	} else {
 		names, err := d.Names()
@@ -461,18 +510,29 @@ func (c *nextCache) look(kinds []string) ([]*nextEntry, []nextReport, error) {
 				delete(c.incomplete, e)
 				continue
 			}
-			cands = e.appendIfCandidate(cands, kinds)
+			cands = c.appendIfCandidate(cands, e, kinds, wall)
 		}
 		c.rootStamp, c.rootReadAt, c.rootRead = rs, now, true
 		c.active = newNextActive(c.entries)
 	}
 	slices.SortFunc(cands, func(a, b *nextEntry) int {
+		if c := cmp.Compare(b.priority, a.priority); c != 0 {
+			return c // higher first
+		}
 		if c := a.submittedAt.Compare(b.submittedAt); c != 0 {
 			return c
 		}
 		return cmp.Compare(a.name, b.name)
 	})
 	return cands, reports, nil
+}
+
+// wakeAt is when the earliest job that was not yet due at the last look
+// becomes due (zero: none).
+func (c *nextCache) wakeAt() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.wake
 }
 
 // rootError is StartNext's error for a root it cannot look at.
@@ -506,14 +566,6 @@ func (c *nextCache) refresh(d *dirstamp.Dir, e *nextEntry, reports []nextReport)
 		return reports
 	}
 	specRel := filepath.Join(e.name, SpecFile)
-	if e.state == stateSettled && st.SameDir(e.stamp) {
-		// Running or ended, and still the same job if job.json (written
-		// once) is the same file: its records need not be read.
-		if spec, err := c.fileStamp(d, specRel); err == nil && spec == e.spec {
-			e.stamp = st
-			return reports
-		}
-	}
 	if !st.SameDir(e.stamp) {
 		e.kind = "" // another directory under the name: another job, until read
 	}
@@ -554,7 +606,8 @@ func (c *nextCache) noteIncomplete(e *nextEntry) {
 func (e *nextEntry) read(dir JobDir) error {
 	je, gone := readEntry(dir)
 	if je.Spec != nil { // even if its status cannot be read: the kind is the job's for good
-		e.kind, e.submittedAt = je.Spec.Kind, je.Spec.SubmittedAt
+		e.kind, e.submittedAt, e.priority = je.Spec.Kind, je.Spec.SubmittedAt, je.Spec.Priority
+		e.due, _ = dueAt(*je.Spec, je.Status)
 	}
 	switch {
 	case gone: // removed while read: the next look at root drops it
@@ -569,6 +622,8 @@ func (e *nextEntry) read(dir JobDir) error {
 	switch {
 	case je.Status == nil:
 		e.state = stateIncomplete
+	case je.Status.State == Running:
+		e.state = stateRunning
 	case je.Status.State != Queued:
 		e.state = stateSettled
 	case pathExists(dir.CancelPath()):
@@ -599,7 +654,7 @@ func (c *nextCache) settle(e *nextEntry, err error) {
 	e.taking = false
 	switch s, passed := passedOver(err); {
 	case err == nil:
-		e.state = stateSettled
+		e.state = stateRunning
 	case passed:
 		e.state = s
 	default:
@@ -741,4 +796,44 @@ func (s nextState) String() string {
 		return names[s]
 	}
 	return fmt.Sprintf("nextState(%d)", int(s))
+}
+
+// newOwnedCache is a cache of root that no StartNext shares: a Worker's
+// view of its root, released by close.
+func newOwnedCache(root string) *nextCache {
+	return &nextCache{root: root, entries: map[string]*nextEntry{}, users: 1}
+}
+
+// close ends an owned cache's watch; nothing of it remains.
+func (c *nextCache) close() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.events != nil {
+		c.events.stop()
+		c.events = nil
+	}
+}
+
+// runningDirs brings the jobs the cache knows as running up to date (a
+// stat of each, and a read of those whose directory changed) and returns
+// the directories of those still running: what a rescue pass judges, at a
+// cost in proportion to the running jobs, not to the root.
+func (c *nextCache) runningDirs() []JobDir {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	d, err := dirstamp.Open(c.root)
+	if err != nil {
+		return nil // the job loop's look reports it
+	}
+	defer d.Close()
+	var dirs []JobDir
+	for e := range c.active.of(nil) {
+		if e.state == stateRunning {
+			c.refresh(d, e, nil)
+		}
+		if e.state == stateRunning {
+			dirs = append(dirs, JobDir(filepath.Join(c.root, e.name)))
+		}
+	}
+	return dirs
 }

@@ -1,6 +1,7 @@
 package jobstore
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/axqua/jobstore/internal/dirstamp"
 	"github.com/axqua/jobstore/internal/testdir"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
@@ -105,44 +107,45 @@ func TestNextCache_ReadsOnlyWhatChanged(t *testing.T) {
 
 	_, reads, stats = tc.lookCounting(t)
 	require.Zero(t, reads)
-	require.Equal(t, queued, stats, "the started job is settled: never stated again while root is unchanged")
+	require.Equal(t, queued+1, stats, "the started job is running: stated at each look, since a failed attempt may queue it again; ended jobs are not")
 }
 
-// A running or ended job is not read again when its directory changes, or
-// while its stamp is racy: the stamp of its job.json (written once) shows
-// that it is still the same job.
-func TestNextCache_SettledJobsAreNotReadAgain(t *testing.T) {
+// A running job is stated at every look (a failed or lost attempt with
+// attempts left puts it back in the queue, in its own directory); an ended
+// one only when root changed (Retry announces itself so), and either is
+// read again only when its directory changed.
+func TestNextCache_RunningJobsAreWatchedEndedOnesLeftAlone(t *testing.T) {
 	root := testdir.New(t)
 	const n = 50
 	var dirs []JobDir
 	for i := range n {
 		dirs = append(dirs, submitTest(t, root, fmt.Sprintf("j%02d", i), Running))
 	}
-	tc := newTestNextCache(root, 0) // this host's clock: every stamp is racy
+	tc := newTestNextCache(root, time.Hour) // nothing written by this test is racy
 	_, reads, _ := tc.lookCounting(t)
 	require.Equal(t, n, reads)
+	_, reads, stats := tc.lookCounting(t)
+	require.Zero(t, reads, "nothing changed")
+	require.Equal(t, n, stats, "every running job is stated")
 
+	time.Sleep(fsTick)
 	for _, d := range dirs[:n/2] { // half of them finish
 		r, err := Start(d) // taken over: the runner was closed without Finish
 		require.NoError(t, err)
 		require.NoError(t, r.Finish(Outcome{State: Succeeded}))
 		require.NoError(t, r.Close())
 	}
-	touch := filepath.Join(root, ".touch") // root changes: every directory is looked at
-	require.NoError(t, os.Mkdir(touch, 0o755))
-	require.NoError(t, os.Remove(touch))
 	names, reads, stats := tc.lookCounting(t)
 	require.Empty(t, names)
+	require.Equal(t, n+reads, stats, "each directory, and the job.json of each one read")
 	if testdir.UnderWine() {
-		// Wine reports a directory's change time as its creation time, so a
-		// changed directory is not known to be the same one: the jobs that
-		// finished are read again (the same answer, more reads). NTFS keeps
-		// creation times.
 		require.LessOrEqual(t, reads, n/2, "under Wine: only the directories that changed")
-		return
+	} else {
+		require.Equal(t, n/2, reads, "the jobs whose directory changed are read again")
 	}
-	require.Zero(t, reads, "running and ended jobs are never read again")
-	require.Equal(t, 2*n, stats, "a stat of each directory and of its job.json")
+	_, reads, stats = tc.lookCounting(t)
+	require.Zero(t, reads)
+	require.Equal(t, n/2, stats, "ended jobs are not stated while root is unchanged")
 }
 
 // frozenStat stamps directories with the stamp of their first stat, for
@@ -234,6 +237,30 @@ func TestNextCache_FailedStartIsRetriedLater(t *testing.T) {
 	tc.skew += nextRetry
 	names, _, _ = tc.lookCounting(t)
 	require.Equal(t, []string{"j"}, names, "tried again after nextRetry")
+}
+
+// StartNext keeps the caches of at most maxNextCaches roots: one more
+// drops the one idle longest, with its watch.
+func TestNextCaches_AreBoundedAndDropTheOldestIdleFirst(t *testing.T) {
+	t.Cleanup(DropNextCaches)
+	DropNextCaches()
+	looked, cancel := context.WithCancel(context.Background())
+	cancel() // StartNext looks once
+	var roots []string
+	for range maxNextCaches + 3 {
+		root := testdir.New(t)
+		roots = append(roots, root)
+		_, err := StartNext(looked, root)
+		require.ErrorIs(t, err, context.Canceled)
+	}
+	nextCaches.mu.Lock()
+	n := len(nextCaches.m)
+	_, first := nextCaches.m[roots[0]]
+	_, last := nextCaches.m[roots[len(roots)-1]]
+	nextCaches.mu.Unlock()
+	assert.Equal(t, maxNextCaches, n)
+	assert.False(t, first, "the root idle longest was dropped")
+	assert.True(t, last)
 }
 
 // A queued job of a kind the call does not take costs nothing once its

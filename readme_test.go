@@ -172,7 +172,7 @@ func TestReadme_PythonPollerReadsARealJob(t *testing.T) {
 		}
 		require.Error(t, cmd.Wait())
 		assert.Contains(t, stderr.String(), "newer_schema: ")
-		assert.Contains(t, stderr.String(), "written by a newer jobstore (schema_version 3); this version understands up to 1")
+		assert.Contains(t, stderr.String(), "written by a newer jobstore (schema_version 3); this version understands up to 2")
 	})
 }
 

@@ -176,7 +176,19 @@ func markLost(dir JobDir, c *attempt.Claim, st *JobStatus, why string) (changed,
 	lost.Error = "the runner went away without writing a final state"
 	lost.Remedy = lostRemedy
 	lost.ExitCode = nil
-	reconcileCancelled(dir, &lost)
+	if spec, err := ReadSpec(dir); err == nil {
+		end := endOf(&lost, Lost, now)
+		end.Attempt = st.Attempt // the attempt judged gone, not the reconciler's claim
+		if due, ok := retryDue(spec, st, end, findCancel(dir) != nil, now); ok {
+			lost = requeued(spec, st, end, due)
+			lost.Seq, lost.Attempt, lost.UpdatedAt = seq, c.N(), now
+		} else if keepsAttempts(spec, st) {
+			lost.Attempts = withEnd(st, end)
+		}
+	}
+	if lost.State == Lost {
+		reconcileCancelled(dir, &lost) // a job put back meanwhile asked to stop: Start marks it cancelled
+	}
 	if err := writeStatusAs(c, dir, lost, nil); err != nil {
 		_ = c.Withdraw()
 		return false, false, ownerWriteError("reconcile", dir, c.N(), err)

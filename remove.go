@@ -295,7 +295,7 @@ func removeLocked(op string, jd *fsys.Dir, lk *Lock, o startOptions) error {
 	dir := jobDir(jd)
 	h := &holding{jd: jd, lk: lk}
 	defer h.release()
-	c, err := claimForRemove(op, jd, lk, o)
+	c, _, err := claimFinished(op, jd, lk, o, refuseUnfinished)
 	if err != nil {
 		return err
 	}
@@ -376,39 +376,46 @@ func (h *holding) withdraw(op string, dir JobDir, c *attempt.Claim, n uint64) {
 	_ = jd.RemoveDir(attempt.RunName(n))
 }
 
-// claimForRemove claims the next attempt of the finished job in jd, exactly
+// claimFinished claims the next attempt of the finished job in jd, exactly
 // as Start and a canceller claim it (take, passing the claims whose claimant
-// is gone: passStaleClaims), so that of removers, starters and cancellers on
-// any number of hosts one goes on. It then reads the status again: it must
-// still be the finished record, with no later attempt. A claim in progress
-// is ErrLocked naming it.
-func claimForRemove(op string, jd *fsys.Dir, lk *Lock, o startOptions) (*attempt.Claim, error) {
+// is gone: passStaleClaims), so that of removers, retriers, starters and
+// cancellers on any number of hosts one goes on. refuse says whether a
+// status may be acted on (refuseUnfinished for Remove, refuseUnretryable
+// for Retry); it is asked before the claim and again of the status read
+// once the claim is held, which must have no later attempt. It returns that
+// status. A claim in progress is ErrLocked naming it.
+func claimFinished(op string, jd *fsys.Dir, lk *Lock, o startOptions, refuse func(string, *fsys.Dir, *JobStatus) error) (*attempt.Claim, *JobStatus, error) {
 	dir := jobDir(jd)
 	st, err := readStatusIn(jd, newReadOptions(nil), statusSchema())
 	if err == nil {
-		err = refuseUnfinished(op, jd, st)
+		err = refuse(op, jd, st)
 	}
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	a := st.Attempt
 	c, p, err := claimAfter(op, jd, lk, a, o)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	now, err := rereadStatus(op, jd, p.ended)
 	switch {
 	case err != nil:
 	case now == nil || !now.State.Terminal():
-		err = refuseUnfinished(op, jd, now)
+		err = refuse(op, jd, now)
+		if err == nil {
+			err = refuseUnfinished(op, jd, now)
+		}
 	case now.Attempt > max(a, p.taken):
 		err = errLocked(op, dir.StatusPath(), fmt.Sprintf("attempt %d claimed the job meanwhile", now.Attempt))
+	default:
+		err = refuse(op, jd, now)
 	}
 	if err != nil {
 		_ = c.Withdraw()
-		return nil, err
+		return nil, nil, err
 	}
-	return c, nil
+	return c, now, nil
 }
 
 // hideAttempts bounds how many hidden names hideJob tries: a random name

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"sync/atomic"
+	"time"
 
 	"github.com/axqua/jobstore/internal/attempt"
 	"github.com/axqua/jobstore/internal/fsys"
@@ -169,6 +170,11 @@ func readForStart(op string, jd *fsys.Dir) (JobSpec, *JobStatus, error) {
 		}
 		return JobSpec{}, nil, terminalError(op, dir, last.State)
 	}
+	if due, why := dueAt(spec, last); due.After(Now()) {
+		return JobSpec{}, nil, &Error{Op: op, Path: string(dir), Sentinel: ErrNotDue, Subject: why, Found: due,
+			Msg:    fmt.Sprintf("the job may not start before %s (%s)", due.Format(time.RFC3339), why),
+			Remedy: "start it then; StartNext and a Worker start it when it is due"}
+	}
 	return spec, last, nil
 }
 
@@ -192,8 +198,12 @@ func begin(op string, jd *fsys.Dir, lk *Lock, spec JobSpec, c *attempt.Claim, la
 		(*h)(string(dir))
 	}
 	now := Now()
-	err := r.writeNext(op, JobStatus{State: Running, StartedAt: &now, PID: os.Getpid(), Host: o.host,
-		PIDScope: selfScope(), PIDStart: selfStart(), Lease: o.lease}, now)
+	running := JobStatus{State: Running, StartedAt: &now, PID: os.Getpid(), Host: o.host,
+		PIDScope: selfScope(), PIDStart: selfStart(), Lease: o.lease}
+	if last != nil {
+		running.Attempts = last.Attempts // what earlier attempts did stays with the job
+	}
+	err := r.writeNext(op, running, now)
 	if err != nil {
 		r.lock = nil // never started: a late event of the renewer finds nothing to do
 	}
@@ -329,12 +339,62 @@ func (r *Run) Finish(o Outcome) error {
 		code := *o.ExitCode
 		next.ExitCode = &code
 	}
+	end := endOf(&next, o.State, now)
+	if due, ok := retryDue(r.spec, &next, end, findCancelIn(r.jd) != nil, now); ok {
+		return r.requeue(op, requeued(r.spec, &next, end, due), now)
+	}
+	if keepsAttempts(r.spec, &next) {
+		next.Attempts = withEnd(&next, end)
+	}
 	if err := r.wrote(r.writeNext(op, next, now)); err != nil {
 		return err
 	}
 	r.finished = true
 	r.endContext()
 	return nil
+}
+
+// requeue ends the Run's attempt by writing q, the job queued again, and
+// finishes the Run: Close then ends the attempt's claim, so that the next
+// Start claims the attempt after it. Callers hold r.wmu and r.mu.
+func (r *Run) requeue(op string, q JobStatus, now time.Time) error {
+	if err := r.wrote(r.writeNext(op, q, now)); err != nil {
+		return err
+	}
+	r.finished, r.requeued = true, true
+	r.endContext()
+	return nil
+}
+
+// interrupt ends the Run's attempt as its worker stopped it before the job
+// ended: the job is queued again at once, and the attempt, kept in the
+// status's attempts as failed and interrupted (why), counts against no
+// MaxAttempts. A job with a cancel request is finished cancelled instead.
+// Like Finish, it fails once the Run has finished.
+func (r *Run) interrupt(why string) error {
+	const op = "interrupt"
+	defer r.lockWrite()()
+	if err := r.usable(op); err != nil {
+		return err
+	}
+	next := r.withPending()
+	now := Now()
+	if findCancelIn(r.jd) != nil {
+		next.State, next.Message, next.FinishedAt = Cancelled, finishMessage(r.jd, Cancelled, why), &now
+		if keepsAttempts(r.spec, &next) {
+			next.Attempts = withEnd(&next, endOf(&next, Cancelled, now))
+		}
+		if err := r.wrote(r.writeNext(op, next, now)); err != nil {
+			return err
+		}
+		r.finished = true
+		r.endContext()
+		return nil
+	}
+	next.Error = why
+	end := endOf(&next, Failed, now)
+	end.Interrupted = true
+	return r.requeue(op, requeued(r.spec, &next, end, now), now)
 }
 
 // Close writes a pending progress update (NoSync), stops the progress
@@ -356,7 +416,7 @@ func (r *Run) Close() error {
 	lk := r.lock
 	r.lock = nil
 	r.endContext()
-	lost, finished := r.lostErr != nil, r.finished
+	lost, finished := r.lostErr != nil, r.finished && !r.requeued // a requeued job's attempt ends as an unfinished one's
 	r.mu.Unlock()
 	if lk == nil {
 		return nil
@@ -425,7 +485,12 @@ func (r *Run) Context() context.Context {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.ctx == nil {
-		r.ctx = newRunContext(r.dir, r.endCause(), cancelPollInterval)
+		ended := r.endCause()
+		r.ctx = newRunContext(r.dir, ended, cancelPollInterval)
+		if t := r.spec.Timeout; t > 0 && ended == nil && r.st.StartedAt != nil {
+			r.ctx.endAt(r.st.StartedAt.Add(t), errBecause("run", r.dir.StatusPath(), context.DeadlineExceeded,
+				fmt.Sprintf("timed out: the attempt ran for its whole timeout of %v", t), "raise the job's timeout, or make its work faster"))
+		}
 	}
 	return r.ctx.ctx
 }

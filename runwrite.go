@@ -221,7 +221,8 @@ type Run struct {
 	spec     JobSpec
 	lock     *Lock // nil after Close
 	st       JobStatus
-	finished bool
+	finished bool        // Finish (or interrupt) wrote the attempt's last record
+	requeued bool        // and that record put the job back in the queue
 	ctx      *runContext // Context, once asked for
 	own      ownership   // fixed by Start
 	written  fsys.ID     // status.json as this Run last wrote it (zero before its first write)
@@ -257,7 +258,7 @@ func (r *Run) stamp(op string, next JobStatus, now time.Time) (JobStatus, error)
 	if err != nil {
 		return next, err
 	}
-	next.SchemaVersion = StatusSchemaVersion
+	next.SchemaVersion = StatusSchemaVersion // as a reader sees it; the file gets the version the record needs
 	next.JobID = r.dir.ID()
 	next.Seq = seq
 	next.UpdatedAt = now
@@ -279,6 +280,8 @@ func (r *Run) lockWrite() (unlock func()) {
 // usable reports why the handle cannot write any more, if it cannot.
 func (r *Run) usable(op string) error {
 	switch {
+	case r.requeued:
+		return errInvalid(op, r.dir.StatusPath(), invalid{subject: "state", found: string(r.st.State), msg: "this attempt ended and the job is queued again; the next attempt's runner writes its status", remedy: "do not update a job after Finish"})
 	case r.finished:
 		return errInvalid(op, r.dir.StatusPath(), invalid{subject: "state", found: string(r.st.State), msg: fmt.Sprintf("the job is finished (%s); its status is final", r.st.State), remedy: "do not update a job after Finish; submit a new job to run again"})
 	case r.lock == nil:
@@ -500,6 +503,12 @@ type runContext struct {
 	ctx    context.Context
 	cancel context.CancelCauseFunc
 	watch  *fsevents.Await // nil when the context ended before it was needed
+	timer  *time.Timer     // ends it at the job's timeout; nil without one
+}
+
+// endAt ends the context with cause at t (the attempt's timeout).
+func (rc *runContext) endAt(t time.Time, cause error) {
+	rc.timer = time.AfterFunc(time.Until(t), func() { rc.cancel(cause) })
 }
 
 // newRunContext starts the context of a Run in dir; poll is the safety
@@ -527,5 +536,8 @@ func (rc *runContext) finish(cause error) {
 	rc.cancel(cause)
 	if rc.watch != nil {
 		rc.watch.Stop()
+	}
+	if rc.timer != nil {
+		rc.timer.Stop()
 	}
 }

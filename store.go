@@ -65,7 +65,7 @@ func WriteSpec(dir JobDir, spec JobSpec, opts ...WriteOption) error {
 // encodeSpec stamps, validates and encodes spec as job.json of dir.
 func encodeSpec(op string, dir JobDir, spec JobSpec) ([]byte, error) {
 	path := dir.SpecPath()
-	spec.SchemaVersion = JobSchemaVersion
+	spec.SchemaVersion = writeVersion(JobSchemaVersion, spec.schedules())
 	if spec.SubmittedAt.IsZero() {
 		spec.SubmittedAt = Now()
 	}
@@ -449,7 +449,7 @@ func WriteStatus(dir JobDir, st JobStatus, opts ...WriteOption) error {
 // writer of status.json does before it touches anything.
 func encodeStatus(op string, dir JobDir, st *JobStatus) ([]byte, error) {
 	path := dir.StatusPath()
-	st.SchemaVersion = StatusSchemaVersion
+	st.SchemaVersion = writeVersion(StatusSchemaVersion, st.retries())
 	if st.JobID == "" {
 		st.JobID = dir.ID() // pollers that see only the file still know whose it is
 	}

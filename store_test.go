@@ -42,9 +42,10 @@ func TestWriteSpec_KeepsGivenFieldsAndNormalisesTime(t *testing.T) {
 		SubmittedAt: given, SubmittedBy: "ana@host", Labels: map[string]string{"team": "vfx", "ünï": "cödé"}}
 	require.NoError(t, jobstore.WriteSpec(dir, in))
 
+	assert.Contains(t, string(readFile(t, dir.SpecPath())), `"schema_version": 1,`, "a spec without retries or schedule is written as version 1")
 	got, err := jobstore.ReadSpec(dir)
 	require.NoError(t, err)
-	assert.Equal(t, jobstore.JobSpec{SchemaVersion: 1, ID: "job-2", Kind: "render",
+	assert.Equal(t, jobstore.JobSpec{SchemaVersion: jobstore.JobSchemaVersion, ID: "job-2", Kind: "render",
 		Params:      json.RawMessage(`{"frames":[1,2],"out":"<a&b>"}`),
 		SubmittedAt: time.Date(2026, 11, 30, 9, 35, 40, 123456000, time.UTC), SubmittedBy: "ana@host",
 		Labels: map[string]string{"team": "vfx", "ünï": "cödé"}}, got)

@@ -46,15 +46,19 @@ __all__ = [
     "MAX_SIZE", "READ_ATTEMPTS", "READ_DELAY", "STATES", "FINAL_STATES",
     "JobstoreError", "NotJob", "Exists", "Corrupt", "TooLarge", "Invalid",
     "NewerSchema", "NoMigration", "Locked", "CancelRequested", "NotRegular",
-    "NotOwner", "Entry",
+    "NotOwner", "NotDue", "Entry",
     "read_spec", "read_status", "read_cancel", "decode_spec", "decode_status",
     "decode_cancel", "list_jobs", "wait", "submit", "request_cancel",
     "new_job_id", "validate_job_id", "is_temp_name", "now", "parse_time",
 ]
 
 # The schema versions this module writes and understands (model.go).
-JOB_SCHEMA_VERSION = 1
-STATUS_SCHEMA_VERSION = 1
+JOB_SCHEMA_VERSION = 2
+STATUS_SCHEMA_VERSION = 2
+# Version 2 added optional fields only (retries and scheduling): a record
+# that uses none of them is written as version 1, which every reader since
+# reads, and versions 1 and 2 decode alike (model.go, migrate.go).
+_BASE_SCHEMA_VERSION = 1
 CANCEL_SCHEMA_VERSION = 1
 
 # File names (paths.go).
@@ -190,6 +194,12 @@ class NotRegular(JobstoreError):
 class NotOwner(JobstoreError):
     """A runner no longer owns its job (ErrNotOwner)."""
     code = "not_owner"
+
+
+class NotDue(JobstoreError):
+    """The job may not start yet: its not_before, or the retry_at of a
+    pending retry, is later than now (ErrNotDue)."""
+    code = "not_due"
 
 
 _NOT_JOB_REMEDY = "that directory is not a job: check the path, or submit the job first"
@@ -354,8 +364,11 @@ def _schema_version(record):
 
 
 def _migration_steps(file):
-    """steps[n] turns a record of version n into n+1 (migrate.go). At
-    version 1 no record has a step: a version-0 record is NoMigration."""
+    """steps[n] turns a record of version n into n+1 (migrate.go). Version
+    2 of job.json and status.json adds optional fields only, so its step
+    changes nothing; a version-0 record is NoMigration."""
+    if file in (SPEC_FILE, STATUS_FILE):
+        return {1: lambda rec: rec}
     return {}
 
 
@@ -487,8 +500,8 @@ def _put(out, name, value):
 def _decode(data, file, current):
     rec = _parse(data, file)
     try:
-        _schema_version(rec)
-        fast = rec.get("schema_version") == current
+        v = _schema_version(rec)
+        fast = v == current or (file in (SPEC_FILE, STATUS_FILE) and _BASE_SCHEMA_VERSION <= v <= current)
     except ValueError:
         fast = False
     if fast:
@@ -517,7 +530,22 @@ def decode_spec(data):
     _put(spec, "submitted_by", submitted_by)
     if labels:
         spec["labels"] = {k: (v or "") for k, v in labels.items()}
+    for name, kind in _SCHEDULE_FIELDS:
+        v = _field(rec, name, kind)
+        if kind == "int" and name != "priority" and v is not None and v < 0:
+            raise _invalid("", "", name, "%d is negative" % v, found=v, supported="0 (the default) or more")
+        _put(spec, name, v)
+    if spec.get("max_backoff_ms") and spec["max_backoff_ms"] < spec.get("backoff_ms", 0):
+        raise _invalid("", "", "max_backoff_ms", "the cap is below the first delay", found=spec["max_backoff_ms"],
+                       supported="0 or at least backoff_ms")
     return spec, migrated
+
+
+# The retry and scheduling fields of job.json (schema version 2).
+_SCHEDULE_FIELDS = (("max_attempts", "int"), ("backoff_ms", "int"), ("max_backoff_ms", "int"), ("not_before", "time"),
+                    ("priority", "int"), ("timeout_ms", "int"))
+
+_ATTEMPT_STATES = ("succeeded", "failed", "cancelled", "lost")
 
 
 _STATUS_FIELDS = (
@@ -558,6 +586,26 @@ def decode_status(data):
                 st[name] = values[name]
             continue
         _put(st, name, values[name])
+    retry_at = _field(rec, "retry_at", "time")
+    if retry_at is not None:
+        if state != "queued":
+            raise _invalid("", "", "retry_at", "a pending retry in a %s record" % state, found=state, supported="a queued record")
+        st["retry_at"] = retry_at
+    attempts = rec.get("attempts")
+    if attempts is not None:
+        if not isinstance(attempts, list):
+            raise _invalid("", "", "attempts", "is %s, want a list" % json.dumps(attempts), found=attempts, supported="a list")
+        for i, a in enumerate(attempts):
+            where = "attempts[%d]" % i
+            if not isinstance(a, dict):
+                raise _invalid("", "", where, "is %s, want an object" % json.dumps(a), found=a, supported="an object")
+            if a.get("state") not in _ATTEMPT_STATES:
+                raise _invalid("", "", where + ".state", "%s is not how an attempt ends" % json.dumps(a.get("state")),
+                               found=a.get("state"), supported=list(_ATTEMPT_STATES))
+            if _field(a, "ended_at", "time") is None:
+                raise _invalid("", "", where + ".ended_at", "is missing", supported="a timestamp")
+        if attempts:
+            st["attempts"] = attempts
     return st, migrated
 
 
@@ -1080,7 +1128,8 @@ def _makedirs_durable(path):
         _fsync_dir(os.path.dirname(d))
 
 
-def submit(root, kind, params=None, job_id=None, labels=None, submitted_by=None):
+def submit(root, kind, params=None, job_id=None, labels=None, submitted_by=None, max_attempts=0, backoff_ms=0,
+           max_backoff_ms=0, not_before=None, priority=0, timeout_ms=0):
     """Create a job under root, whole or not at all, as Submit does, and
     return its directory. job_id defaults to new_job_id().
 
@@ -1092,8 +1141,14 @@ def submit(root, kind, params=None, job_id=None, labels=None, submitted_by=None)
     the job with both records or not at all; a crash leaves at most the
     build directory, which jobstore's sweep removes.
 
+    Retries and scheduling (max_attempts, backoff_ms, max_backoff_ms,
+    not_before as a timestamp string, priority, timeout_ms) are job.json's
+    version-2 fields: a job that sets any is written as version 2, others
+    as version 1.
+
     Invalid (subject naming the field: job_id, kind, params, labels,
-    submitted_by) and TooLarge before anything is touched; Exists if the ID
+    submitted_by, a retry or schedule field) and TooLarge before anything
+    is touched; Exists if the ID
     is taken (also a FileExistsError); NotRegular if a link is in its
     place."""
     op = "submit"
@@ -1118,9 +1173,18 @@ def submit(root, kind, params=None, job_id=None, labels=None, submitted_by=None)
         spec["submitted_by"] = submitted_by
     if labels:
         spec["labels"] = labels
+    schedule = {"max_attempts": max_attempts, "backoff_ms": backoff_ms, "max_backoff_ms": max_backoff_ms,
+                "not_before": not_before, "priority": priority, "timeout_ms": timeout_ms}
+    for name, v in schedule.items():
+        _put(spec, name, v)
+    if any(name in spec for name in schedule):
+        spec["schema_version"] = JOB_SCHEMA_VERSION
+    else:
+        spec["schema_version"] = _BASE_SCHEMA_VERSION
     spec_data = _encode(op, path, spec)
+    decode_spec(spec_data)  # Go's checks of the retry and schedule fields, before anything is touched
     status_data = _encode(op, os.path.join(root, job_id, STATUS_FILE), {
-        "schema_version": STATUS_SCHEMA_VERSION, "job_id": job_id, "state": "queued", "seq": 1, "updated_at": now()})
+        "schema_version": _BASE_SCHEMA_VERSION, "job_id": job_id, "state": "queued", "seq": 1, "updated_at": now()})
 
     job_dir = os.path.join(root, job_id)
     try:

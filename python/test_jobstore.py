@@ -186,15 +186,15 @@ class ReadStatus(Case):
         self.assertEqual(42, st["seq"])
         self.assertEqual(0.75, st["progress"])
         self.assertEqual(3, st["exit_code"])
-        self.assertEqual(json.loads(fixture("status.golden.json")), st)
+        self.assertEqual(dict(json.loads(fixture("status.golden.json")), schema_version=2), st, "version 1 is read as 2")
         p = self.job("py-job-1", status=fixture("status.python.json"), spec=fixture("job.python.json"))
         self.assertEqual("py-job-1", jobstore.read_spec(p)["job_id"])
-        self.assertEqual(json.loads(fixture("status.python.json")), jobstore.read_status(p))
+        self.assertEqual(dict(json.loads(fixture("status.python.json")), schema_version=2), jobstore.read_status(p))
 
     def test_minimal_record_leaves_optional_fields_out(self):
         d = self.job(status=b'{"schema_version":1,"state":"queued","seq":1,"updated_at":"2026-11-30T09:35:40Z","pid":0,"message":null,"exit_code":0}')
         st = jobstore.read_status(d)
-        self.assertEqual({"schema_version": 1, "job_id": "j1", "state": "queued", "seq": 1,
+        self.assertEqual({"schema_version": 2, "job_id": "j1", "state": "queued", "seq": 1,
                           "updated_at": "2026-11-30T09:35:40Z", "exit_code": 0}, st)
 
     def test_newer_schema_names_both_versions(self):
@@ -202,11 +202,30 @@ class ReadStatus(Case):
         with self.assertRaises(jobstore.NewerSchema) as cm:
             jobstore.read_status(d)
         e = cm.exception
-        self.assertEqual((3, 1), (e.found, e.supported))
+        self.assertEqual((3, 2), (e.found, e.supported))
         self.assertIn("schema_version 3", str(e))
-        self.assertIn("understands up to 1", str(e))
+        self.assertIn("understands up to 2", str(e))
         self.assertIn(os.path.join(d, "status.json"), str(e))
         self.assertEqual("newer_schema", e.code)
+
+    def test_version_2_records_carry_retries_and_schedule(self):
+        spec = json.loads(fixture("job.python.json"))
+        spec.update(schema_version=2, max_attempts=5, backoff_ms=1000, not_before="2026-12-01T02:00:00+00:00", priority=3)
+        st = {"schema_version": 2, "job_id": "py-job-1", "state": "queued", "seq": 4, "updated_at": "2026-11-30T09:35:40+00:00",
+              "attempt": 2, "retry_at": "2026-11-30T09:36:00+00:00",
+              "attempts": [{"attempt": 1, "state": "failed", "ended_at": "2026-11-30T09:35:40+00:00", "error": "exit 2"}]}
+        d = self.job("py-job-1", status=json.dumps(st).encode(), spec=json.dumps(spec).encode())
+        got = jobstore.read_spec(d)
+        self.assertEqual((5, 1000, 3), (got["max_attempts"], got["backoff_ms"], got["priority"]))
+        got = jobstore.read_status(d)
+        self.assertEqual("2026-11-30T09:36:00+00:00", got["retry_at"])
+        self.assertEqual("exit 2", got["attempts"][0]["error"])
+        self.assertNotIn(got["state"], jobstore.FINAL_STATES, "a pending retry is not final")
+        for bad in (dict(st, state="running"), dict(st, attempts=[{"attempt": 1, "state": "running", "ended_at": "2026-11-30T09:35:40Z"}]),
+                    dict(st, attempts=[{"attempt": 1, "state": "failed"}])):
+            with self.subTest(bad=bad):
+                with self.assertRaises(jobstore.Invalid):
+                    jobstore.decode_status(json.dumps(bad).encode())
 
     def test_version_0_has_no_migration(self):
         d = self.job("old-job", status=fixture("status.v0.json"))
@@ -218,15 +237,17 @@ class ReadStatus(Case):
         self.assertRaises(jobstore.NoMigration, jobstore.read_spec, d)
 
     def test_a_migration_step_is_applied_in_memory(self):
-        # As migrate_test.go does: a version 2 with a step from 1.
+        # As migrate_test.go does: a version 3 that changes a field's
+        # meaning, with a step from 2 (and version 2's, which adds nothing).
         def steps(file):
-            return {1: lambda r: dict(r, state={"done": "succeeded"}.get(r.get("state"), r.get("state")))}
+            return {1: lambda r: r, 2: lambda r: dict(r, state={"done": "succeeded"}.get(r.get("state"), r.get("state")))}
         raw = json.dumps(status(state="done")).encode()
         d = self.job(status=raw)
-        with mock.patch.object(jobstore, "STATUS_SCHEMA_VERSION", 2), mock.patch.object(jobstore, "_migration_steps", steps):
+        with mock.patch.object(jobstore, "STATUS_SCHEMA_VERSION", 3), mock.patch.object(jobstore, "_BASE_SCHEMA_VERSION", 3), \
+                mock.patch.object(jobstore, "_migration_steps", steps):
             st, migrated = jobstore.decode_status(raw)
             self.assertTrue(migrated)
-            self.assertEqual(("succeeded", 2), (st["state"], st["schema_version"]))
+            self.assertEqual(("succeeded", 3), (st["state"], st["schema_version"]))
             self.assertEqual("succeeded", jobstore.read_status(d)["state"])
         with open(os.path.join(d, "status.json"), "rb") as fh:
             self.assertEqual(raw, fh.read(), "a reader never rewrites the file")
@@ -481,6 +502,18 @@ class Submit(Case):
         self.assertEqual(1, len(won), results)
         self.assertEqual("k%d" % won[0], jobstore.read_spec(os.path.join(self.root, "race"))["kind"])
         self.assertEqual([], os.listdir(os.path.join(self.root, ".submit")))
+
+    def test_retries_and_schedule_make_a_version_2_spec(self):
+        d = jobstore.submit(self.root, "render", max_attempts=3, backoff_ms=500, priority=2)
+        with open(os.path.join(d, "job.json"), "rb") as fh:
+            spec = json.loads(fh.read())
+        self.assertEqual((2, 3, 500, 2), (spec["schema_version"], spec["max_attempts"], spec["backoff_ms"], spec["priority"]))
+        plain = jobstore.submit(self.root, "render")
+        with open(os.path.join(plain, "job.json"), "rb") as fh:
+            self.assertEqual(1, json.loads(fh.read())["schema_version"], "no new field: version 1, for older readers")
+        with self.assertRaises(jobstore.Invalid) as cm:
+            jobstore.submit(self.root, "render", max_attempts=-1)
+        self.assertEqual("max_attempts", cm.exception.subject)
 
     def test_invalid_input_touches_nothing(self):
         cases = [

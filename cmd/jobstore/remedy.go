@@ -131,6 +131,8 @@ func kindRemedy(err error) string {
 		return "this runner's job was taken over after its lease lapsed: stop it; 'jobstore show ROOT/ID' says who replaced it"
 	case "cancel_requested":
 		return "the job was asked to stop ('jobstore show ROOT/ID' says by whom); submit a new job to run it"
+	case "not_due":
+		return "the job is not due yet ('jobstore show ROOT/ID' says when): 'jobstore work' starts it then"
 	case "timeout":
 		return "the time given ran out first: give it longer, or see why nothing happened ('jobstore list ROOT')"
 	case "interrupted":

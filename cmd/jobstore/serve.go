@@ -44,10 +44,11 @@ Pages:
                 attempt, host, age), counts by state, filters by state and
                 kind, a text search, 100 rows a page
   /jobs/ID      the job's spec (params as formatted JSON, labels), status,
-                cancel request and the end of its output (stdout.log and
+                attempts, cancel request and the end of its output (stdout.log and
                 stderr.log, kept by 'jobstore work'), followed live; and
-                the actions: cancel (a queued or running job) and remove (a
-                finished job), each a POST with the page's CSRF token
+                the actions: cancel (a queued or running job), retry (a
+                failed, lost or cancelled job) and remove (a finished job),
+                each a POST with the page's CSRF token
 API, for scripts:
   /api/jobs     as 'jobstore list --json', with ?state=, ?kind=, ?label=k=v,
                 ?search=, ?limit=N and ?order=newest|oldest

@@ -87,11 +87,7 @@ func (s *server) jobAction(w http.ResponseWriter, r *http.Request) {
 		err = jobstore.Remove(dir)
 		next = "/?done=removed&id=" + url.QueryEscape(id)
 	case "retry":
-		if !retryAvailable {
-			notFound(w)
-			return
-		}
-		err = retryJob(dir)
+		err = jobstore.Retry(dir)
 	default:
 		notFound(w)
 		return

@@ -6,15 +6,38 @@ import (
 	"github.com/axqua/jobstore"
 )
 
-// retryAvailable reports whether the library can queue a finished job
-// again: the job's page then offers a retry.
-const retryAvailable = false
-
-// attemptFields are the job's attempts as its page lists them: the one
-// its status is about.
+// attemptFields are a job's attempts as its page lists them, oldest first:
+// each one that ended (status.json's attempts), then the one its status
+// is about, if it is not among them.
 func attemptFields(st *jobstore.JobStatus) []field {
-	if st == nil || st.Attempt == 0 {
+	if st == nil {
 		return nil
+	}
+	var out []field
+	seen := map[uint64]bool{}
+	for _, a := range st.Attempts {
+		seen[a.Attempt] = true
+		line := string(a.State)
+		if a.Interrupted {
+			line += " (interrupted: put back in the queue)"
+		}
+		if a.StartedAt != nil {
+			line += ", started " + fmtTimePtr(a.StartedAt)
+		}
+		if a.Host != "" {
+			line += " on " + a.Host
+		}
+		line += ", ended " + fmtTime(a.EndedAt)
+		if a.ExitCode != nil {
+			line += fmt.Sprintf(", exit code %d", *a.ExitCode)
+		}
+		if a.Error != "" {
+			line += ": " + a.Error
+		}
+		out = append(out, field{fmt.Sprintf("attempt %d", a.Attempt), line})
+	}
+	if st.Attempt == 0 || seen[st.Attempt] {
+		return out
 	}
 	line := string(st.State)
 	if st.StartedAt != nil {
@@ -29,11 +52,11 @@ func attemptFields(st *jobstore.JobStatus) []field {
 	if st.Error != "" {
 		line += ": " + st.Error
 	}
-	return []field{{fmt.Sprintf("attempt %d", st.Attempt), line}}
+	return append(out, field{fmt.Sprintf("attempt %d", st.Attempt), line})
 }
 
-// retryJob queues a finished job again.
-func retryJob(dir jobstore.JobDir) error {
-	return &jobstore.Error{Op: "retry", Path: string(dir), Sentinel: jobstore.ErrInvalid,
-		Msg: "this jobstore cannot retry a job", Remedy: "submit the job again under a new ID"}
+// canRetry reports whether a job in state may be retried (Retry's rule:
+// it ended failed, lost or cancelled).
+func canRetry(st *jobstore.JobStatus) bool {
+	return st != nil && (st.State == jobstore.Failed || st.State == jobstore.Lost || st.State == jobstore.Cancelled)
 }

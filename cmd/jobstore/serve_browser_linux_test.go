@@ -146,7 +146,10 @@ func waitDOM(t *testing.T, tab context.Context, bound time.Duration, expr, what 
 			return
 		}
 		if time.Now().After(deadline) {
-			require.FailNow(t, "not within "+bound.String()+": "+what)
+			ctx, cancel := context.WithTimeout(tab, browserWait)
+			page, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`location.href + "\n" + document.body.innerText.slice(0, 600)`))
+			cancel()
+			require.FailNow(t, "not within "+bound.String()+": "+what, "the page:\n%s", page)
 		}
 		time.Sleep(servePollStep)
 	}

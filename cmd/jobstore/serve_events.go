@@ -149,6 +149,13 @@ func (s *server) serveEvents(w http.ResponseWriter, r *http.Request, job string)
 	if !write([]byte(": jobstore events\nretry: 1000\n\n")) {
 		return
 	}
+	// A job's page learns the job as it is now, whatever changed between
+	// the page and its stream (the root's page loads its rows again).
+	if dir, ok := s.jobDir(job); ok && job != "" {
+		if j := s.table.job(dir); j != nil && !write(jobEvent(newPageRow(j.entry(), j), false)) {
+			return
+		}
+	}
 	keep := time.NewTicker(eventKeepAlive)
 	defer keep.Stop()
 	for {

@@ -185,3 +185,17 @@ func BenchmarkServe_StatusToEvent(b *testing.B) {
 		}
 	}
 }
+
+func TestServe_AJobsStreamStartsWithTheJobAsItIsNow(t *testing.T) {
+	root := testdir.New(t)
+	dir := runJob(t, root, "a", jobstore.Outcome{State: jobstore.Failed, Error: "boom"})
+	submit(t, root, "b")
+	ts := startServer(t, root, false)
+	es := ts.openEvents(t, "?job=a")
+	ev := es.waitEvent(t, func(sseEvent) bool { return true })
+	r, ok := jobRowOf(ev)
+	require.True(t, ok, "the first event: %+v", ev)
+	require.Equal(t, dir.ID(), r.ID)
+	require.Equal(t, "failed", r.State)
+	require.Equal(t, "boom", r.Error)
+}

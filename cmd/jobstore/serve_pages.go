@@ -265,7 +265,7 @@ func (s *server) jobPage(w http.ResponseWriter, r *http.Request) {
 	v.Terminal = st != nil && st.State.Terminal()
 	v.CanCancel = !s.cfg.readOnly && st != nil && !st.State.Terminal() && !cinfo.Present
 	v.CanRemove = !s.cfg.readOnly && v.Terminal
-	v.CanRetry = !s.cfg.readOnly && v.Terminal && retryAvailable
+	v.CanRetry = !s.cfg.readOnly && canRetry(st)
 	for _, name := range []string{stdoutFile, stderrFile} {
 		v.Logs = append(v.Logs, readLogView(dir, name))
 	}

@@ -145,6 +145,7 @@ type pageRow struct {
 	ID          string     `json:"id"`
 	Kind        string     `json:"kind"`
 	State       string     `json:"state"` // entryState
+	Seq         uint64     `json:"seq"`   // the status's seq (0: none)
 	Note        string     `json:"note"`  // the cancel note ("cancel requested")
 	Progress    *float64   `json:"progress"`
 	Message     string     `json:"message"`
@@ -167,7 +168,7 @@ func newPageRow(en jobstore.Entry, j *watchedJob) pageRow {
 		r.SubmittedAt = &at
 	}
 	if st := en.Status; st != nil {
-		r.Progress, r.Message, r.Attempt, r.Host = st.Progress, cutText(st.Message, maxRowText), st.Attempt, st.Host
+		r.Seq, r.Progress, r.Message, r.Attempt, r.Host = st.Seq, st.Progress, cutText(st.Message, maxRowText), st.Attempt, st.Host
 		at := st.UpdatedAt
 		r.UpdatedAt = &at
 		if st.Error != "" {

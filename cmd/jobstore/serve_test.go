@@ -117,8 +117,26 @@ func TestServe_ActionsNeedTheirPagesCSRFToken(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, jobstore.Cancelled, st.State)
 
+	// Retry: a failed, lost or cancelled job only; the page then lists its attempts.
+	failed := runJob(t, root, "c-failed", jobstore.Outcome{State: jobstore.Failed, Error: "boom"})
+	waitUntil(t, "the server sees c-failed", func() bool { return ts.table.job(failed) != nil })
+	csrf := ts.csrfOf(t, "c-failed")
+	code, body := ts.post(t, "/jobs/c-failed/retry", url.Values{"csrf": {csrf}}, nil)
+	require.Equal(t, http.StatusSeeOther, code, body)
+	st, err = jobstore.ReadStatus(failed)
+	require.NoError(t, err)
+	require.Equal(t, jobstore.Queued, st.State)
+	require.Len(t, st.Attempts, 1)
+	code, body = ts.get(t, "/jobs/c-failed")
+	require.Equal(t, http.StatusOK, code)
+	require.Contains(t, body, "attempt 1")
+	require.Contains(t, body, "boom")
+	require.NotContains(t, body, `action="/jobs/c-failed/retry"`, "a queued job offers a retry")
+	code, body = ts.post(t, "/jobs/c-failed/retry", url.Values{"csrf": {csrf}}, nil)
+	require.Equal(t, http.StatusConflict, code, body)
+
 	// Remove: a finished job only.
-	code, body := ts.post(t, "/jobs/b-other/remove", url.Values{"csrf": {other}}, nil)
+	code, body = ts.post(t, "/jobs/b-other/remove", url.Values{"csrf": {other}}, nil)
 	require.Equal(t, http.StatusConflict, code, body)
 	require.DirExists(t, filepath.Join(root, "b-other"))
 	code, _ = ts.post(t, "/jobs/a-queued/remove", url.Values{"csrf": {good}}, nil)

@@ -199,6 +199,8 @@ func versionText(r recordInfo) string {
 		return "unreadable: " + what
 	case r.Migrated:
 		return fmt.Sprintf("schema_version %d, migrated to %d in memory (the file is unchanged)", *r.Written, r.Current)
+	case r.Written != nil:
+		return fmt.Sprintf("schema_version %d (current)", *r.Written) // version 1 is current for a record that needs no more
 	default:
 		return fmt.Sprintf("schema_version %d (current)", r.Current)
 	}

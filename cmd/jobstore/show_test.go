@@ -38,7 +38,7 @@ func TestShow_JSON(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, spec, *out.Spec)
 	require.Equal(t, *st, *out.Status)
-	require.Equal(t, jobstore.JobSchemaVersion, *out.SpecRecord.Written)
+	require.Equal(t, 1, *out.SpecRecord.Written, "a spec without retries or schedule is written as version 1")
 	require.Equal(t, jobstore.StatusSchemaVersion, out.StatusRecord.Current)
 	require.False(t, out.StatusRecord.Migrated)
 }

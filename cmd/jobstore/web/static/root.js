@@ -52,7 +52,17 @@
     update(tr, row);
     return tr;
   }
+  // newer reports whether row is not older than what tr shows: a page of
+  // rows loaded while events arrive may carry a record an event replaced.
+  function newer(tr, row) {
+    if (!tr.dataset.seq) return true;
+    const seq = Number(tr.dataset.seq), at = Date.parse(tr.dataset.updated || "");
+    return row.seq >= seq || (row.updated_at && Date.parse(row.updated_at) > at);
+  }
   function update(tr, row) {
+    if (!newer(tr, row)) return;
+    tr.dataset.seq = String(row.seq);
+    tr.dataset.updated = row.updated_at || "";
     tr.className = "st-" + row.state;
     tr.querySelector("td.kind").textContent = row.kind;
     tr.querySelector(".badge").textContent = row.state;
@@ -110,11 +120,9 @@
   }
   function connect() {
     const es = new EventSource("/events");
-    let opened = false;
     es.onopen = () => {
       live.dataset.state = "live"; live.textContent = "live";
-      if (opened) refresh(); // what happened while away
-      opened = true;
+      refresh(); // what changed since the page was made, or while away
     };
     es.onerror = () => { live.dataset.state = "down"; live.textContent = "reconnecting…"; };
     es.addEventListener("job", (ev) => {

@@ -1,0 +1,302 @@
+package jobstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"runtime/debug"
+	"sync"
+	"time"
+)
+
+// Handler does one job's work. ctx ends when the job is asked to stop (a
+// cancel request), when its timeout passes, or when the Worker stops and
+// its grace is over; run is the job's Run, for Progress and SetMessage.
+// Returning nil ends the job succeeded, an error ends the attempt failed
+// with the error's text (retried while the job has attempts left), unless
+// the handler called run.Finish itself. The Worker closes run.
+type Handler func(ctx context.Context, run *Run) error
+
+// Worker runs the jobs of one root with a Handler, up to WithParallel at a
+// time, as StartNext would start them, and rescues the jobs whose runner
+// is gone. It owns its view of the root and its OS watches, released when
+// Run returns. docs/lifecycle.md ("Workers") tells how a job moves through
+// one.
+type Worker struct {
+	root    string
+	handler Handler
+	o       workerOptions
+	mu      sync.Mutex
+	busy    bool // Run is running
+}
+
+// WorkerOption configures a Worker.
+type WorkerOption func(*workerOptions)
+
+type workerOptions struct {
+	parallel int
+	grace    time.Duration
+	start    []StartOption
+	logger   *slog.Logger
+}
+
+// DefaultGrace is how long a stopping Worker waits for its running
+// handlers before it cancels their contexts, unless WithGrace says
+// otherwise.
+const DefaultGrace = 10 * time.Second
+
+// WithParallel sets how many jobs a Worker runs at once (default 1); n < 1
+// makes NewWorker fail with ErrInvalid.
+func WithParallel(n int) WorkerOption { return func(o *workerOptions) { o.parallel = n } }
+
+// WithGrace sets how long a stopping Worker waits for its running handlers
+// before it cancels their contexts (default DefaultGrace); a negative d
+// makes NewWorker fail with ErrInvalid.
+func WithGrace(d time.Duration) WorkerOption { return func(o *workerOptions) { o.grace = d } }
+
+// WithStartOptions sets the options each job is started with and the
+// Worker looks with, as StartNext takes them: WithKinds, WithLease,
+// WithHost, WithScanInterval, WithProgressInterval, WithSkipped.
+func WithStartOptions(opts ...StartOption) WorkerOption {
+	return func(o *workerOptions) { o.start = append(o.start, opts...) }
+}
+
+// WithLogger makes a Worker log each start, end, rescue and failure of its
+// own to l; without it (or with nil) it is silent.
+func WithLogger(l *slog.Logger) WorkerOption { return func(o *workerOptions) { o.logger = l } }
+
+// NewWorker returns a Worker of the jobs under root, each run by h. root
+// must be a directory (an *Error matching fs.ErrNotExist otherwise: a
+// mistyped path must not wait for ever); h must not be nil, and the
+// options valid (ErrInvalid, naming the option).
+func NewWorker(root string, h Handler, opts ...WorkerOption) (*Worker, error) {
+	const op = "new worker"
+	o := workerOptions{parallel: 1, grace: DefaultGrace}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	switch {
+	case h == nil:
+		return nil, errInvalid(op, root, invalid{subject: "handler", msg: "is nil", remedy: "give the function that runs a job"})
+	case o.parallel < 1:
+		return nil, errInvalid(op, root, invalid{subject: "parallel", found: o.parallel, supported: "1 or more", msg: fmt.Sprintf("%d runs no job", o.parallel)})
+	case o.grace < 0:
+		return nil, errInvalid(op, root, invalid{subject: "grace", found: o.grace, supported: "0 or more", msg: fmt.Sprintf("%v is negative", o.grace)})
+	}
+	so, err := newStartOptions(op, JobDir(root), o.start)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkKinds(op, root, so.next.kinds); err != nil {
+		return nil, err
+	}
+	abs, err := filepath.Abs(root)
+	if err != nil {
+		return nil, errIO(op, root, err, "cannot make the jobs root's path absolute", "give an absolute path")
+	}
+	if fi, err := os.Stat(abs); err != nil {
+		return nil, rootError(op, root, err)
+	} else if !fi.IsDir() {
+		return nil, rootError(op, root, &fs.PathError{Op: "open", Path: root, Err: errors.New("not a directory")})
+	}
+	return &Worker{root: abs, handler: h, o: o}, nil
+}
+
+// errWorkerStopped is the cause of a handler's context once its Worker
+// stopped and the grace passed.
+var errWorkerStopped = errors.New("the worker stopped and its grace passed")
+
+// Run takes jobs and runs them until ctx is done, then stops taking jobs,
+// waits up to the grace for the running handlers, cancels the contexts of
+// those still running, and returns once every handler has returned: nil
+// after a stop by ctx, or the error that stopped it (an unreadable root).
+// A job interrupted so (its handler returned after the cancel without
+// finishing it) is queued again at once: its attempt is kept as failed and
+// interrupted, and counts against no MaxAttempts.
+//
+// Between looks it rescues jobs whose runner is gone, as Reconcile does:
+// each scan it judges the runners of the running jobs it saw (by pid on
+// this host, by lease elsewhere, across its scans: it never waits for a
+// lease), and takes over those judged gone, which are queued again while
+// they have attempts left (else marked lost). A handler that panics fails
+// its attempt with the panic and its stack; the Worker goes on. Run may not
+// be called again while it runs (ErrInvalid).
+func (w *Worker) Run(ctx context.Context) error {
+	const op = "run worker"
+	w.mu.Lock()
+	if w.busy {
+		w.mu.Unlock()
+		return errInvalid(op, w.root, invalid{subject: "worker", msg: "is running already", remedy: "run a Worker once at a time, or make another"})
+	}
+	w.busy = true
+	w.mu.Unlock()
+	defer func() { w.mu.Lock(); w.busy = false; w.mu.Unlock() }()
+
+	so, _ := newStartOptions(op, JobDir(w.root), w.o.start) // checked by NewWorker
+	c := newOwnedCache(w.root)
+	defer c.close()
+	stopped, stop := context.WithCancelCause(context.Background())
+	defer stop(nil)
+	slots := make(chan struct{}, w.o.parallel)
+	var handlers, rescuer sync.WaitGroup
+	rescuer.Go(func() { w.rescueLoop(ctx, c, so.next.scan) })
+	defer rescuer.Wait()
+	var err error
+	for {
+		select {
+		case slots <- struct{}{}:
+		case <-ctx.Done():
+		}
+		if ctx.Err() != nil {
+			break
+		}
+		var run *Run
+		run, err = c.next(ctx, op, w.root, so.next, w.o.start)
+		if err != nil {
+			<-slots
+			if ctx.Err() != nil {
+				err = nil // stopped by ctx, while looking
+			}
+			break
+		}
+		handlers.Go(func() {
+			defer func() { <-slots }()
+			w.work(stopped, run)
+		})
+	}
+	w.drain(stopped, stop, &handlers)
+	return err
+}
+
+// drain waits for the running handlers, up to the grace, then cancels
+// their contexts and waits for them to return.
+func (w *Worker) drain(stopped context.Context, stop context.CancelCauseFunc, handlers *sync.WaitGroup) {
+	done := make(chan struct{})
+	go func() { handlers.Wait(); close(done) }()
+	grace := time.NewTimer(w.o.grace)
+	defer grace.Stop()
+	select {
+	case <-done:
+		return
+	case <-grace.C:
+	}
+	w.log(slog.LevelInfo, "grace over: cancelling the running jobs", "grace", w.o.grace)
+	stop(errWorkerStopped)
+	<-done
+}
+
+// rescueLoop looks at the root every scan interval until ctx is done and
+// judges the runner of each running job it saw, as Reconcile does: those
+// judged gone are taken over (queued again while they have attempts left,
+// else marked lost). A runner on another host whose lease has not yet been
+// watched for a whole lease is judged again at a later pass, never waited
+// for.
+func (w *Worker) rescueLoop(ctx context.Context, c *nextCache, scan time.Duration) {
+	if scan <= 0 {
+		scan = DefaultScanInterval
+	}
+	tick := time.NewTicker(scan)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		w.rescue(c.runningDirs())
+	}
+}
+
+// rescue judges the runners of dirs, running jobs, and takes over those
+// that are gone.
+func (w *Worker) rescue(dirs []JobDir) {
+	for _, dir := range dirs {
+		changed, _, err := reconcileJob(dir)
+		switch {
+		case err != nil && !errors.Is(err, ErrNotJob):
+			w.log(slog.LevelWarn, "rescue failed", "job", dir.ID(), "err", err)
+		case changed:
+			state := State("")
+			if st, _ := ReadStatus(dir); st != nil {
+				state = st.State
+			}
+			w.log(slog.LevelInfo, "rescued a job whose runner is gone", "job", dir.ID(), "state", state)
+		}
+	}
+}
+
+// work runs the handler for run and ends the attempt as its result says,
+// then closes run. stopped ends when the Worker's grace is over.
+func (w *Worker) work(stopped context.Context, run *Run) {
+	defer run.Close()
+	id := run.Dir().ID()
+	w.log(slog.LevelInfo, "started", "job", id, "kind", run.Spec().Kind, "attempt", run.Status().Attempt)
+	runCtx := run.Context()
+	ctx, cancel := context.WithCancelCause(runCtx)
+	defer cancel(nil)
+	release := context.AfterFunc(stopped, func() { cancel(context.Cause(stopped)) })
+	defer release()
+
+	err := w.call(ctx, run)
+	if err := w.end(run, ctx, runCtx, err); err != nil {
+		w.log(slog.LevelWarn, "could not record the job's end", "job", id, "err", err)
+	}
+	st := run.Status()
+	w.log(slog.LevelInfo, "ended", "job", id, "state", st.State, "error", st.Error)
+}
+
+// call runs the handler, turning a panic into an error that carries it and
+// its stack.
+func (w *Worker) call(ctx context.Context, run *Run) (err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			err = fmt.Errorf("panic: %v\n\n%s", v, debug.Stack())
+		}
+	}()
+	return w.handler(ctx, run)
+}
+
+// end records how the handler's attempt ended, unless the handler
+// finished the job itself or the run no longer owns it.
+func (w *Worker) end(run *Run, ctx, runCtx context.Context, err error) error {
+	run.mu.Lock()
+	finished, lost := run.finished, run.lostErr != nil
+	run.mu.Unlock()
+	cause := context.Cause(runCtx)
+	switch {
+	case finished || lost:
+		return nil
+	case errors.Is(context.Cause(ctx), errWorkerStopped) && runCtx.Err() == nil && err != nil:
+		return run.interrupt("the worker stopped before the job ended: " + err.Error())
+	}
+	_ = run.Flush() // the handler's last message stays, unless the outcome has its own
+	msg := run.Status().Message
+	switch {
+	case err == nil:
+		return run.Finish(Outcome{State: Succeeded, Message: msg})
+	case errors.Is(cause, ErrCancelRequested):
+		return run.Finish(Outcome{State: Cancelled, Message: "stopped: " + err.Error()})
+	case errors.Is(cause, context.DeadlineExceeded):
+		return run.Finish(Outcome{State: Failed, Message: msg, Error: causeMessage(cause), Remedy: "raise the job's timeout, or make its work faster"})
+	}
+	return run.Finish(Outcome{State: Failed, Message: msg, Error: err.Error()})
+}
+
+// causeMessage is an *Error's message without its op and path.
+func causeMessage(err error) string {
+	var e *Error
+	if errors.As(err, &e) && e.Msg != "" {
+		return e.Msg
+	}
+	return err.Error()
+}
+
+func (w *Worker) log(level slog.Level, msg string, args ...any) {
+	if w.o.logger != nil {
+		w.o.logger.Log(context.Background(), level, msg, append([]any{"root", w.root}, args...)...)
+	}
+}

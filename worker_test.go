@@ -1,0 +1,285 @@
+package jobstore_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"path/filepath"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/axqua/jobstore"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// workerScan is the scan interval of the Workers these tests run: short,
+// so that a rescue pass comes soon.
+const workerScan = 100 * time.Millisecond
+
+// runWorker runs a Worker of root with h and opts until stop is called;
+// stop cancels Run's context and returns Run's error.
+func runWorker(t *testing.T, root string, h jobstore.Handler, opts ...jobstore.WorkerOption) (stop func() error) {
+	t.Helper()
+	opts = append([]jobstore.WorkerOption{jobstore.WithStartOptions(jobstore.WithScanInterval(workerScan))}, opts...)
+	w, err := jobstore.NewWorker(root, h, opts...)
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- w.Run(ctx) }()
+	var once sync.Once
+	var runErr error
+	stop = func() error {
+		once.Do(func() {
+			cancel()
+			select {
+			case runErr = <-done:
+			case <-time.After(waitGuard):
+				t.Fatal("Worker.Run did not return after its context ended")
+			}
+		})
+		return runErr
+	}
+	t.Cleanup(func() { _ = stop() })
+	return stop
+}
+
+// waitState waits until dir's status says one of states, and returns it.
+func waitState(t *testing.T, dir jobstore.JobDir, states ...jobstore.State) jobstore.JobStatus {
+	t.Helper()
+	deadline := time.Now().Add(waitGuard)
+	for {
+		st, err := jobstore.ReadStatus(dir)
+		if err == nil && st != nil {
+			for _, s := range states {
+				if st.State == s {
+					return *st
+				}
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s never reached %v (last: %+v, %v)", dir.ID(), states, st, err)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func submitKind(t *testing.T, root string, spec jobstore.JobSpec) jobstore.JobDir {
+	t.Helper()
+	if spec.Kind == "" {
+		spec.Kind = "test"
+	}
+	dir, err := jobstore.Submit(root, spec)
+	require.NoError(t, err)
+	return dir
+}
+
+func TestWorker_RunsJobsInParallelAndRecordsEachOutcome(t *testing.T) {
+	root := tempDir(t)
+	var dirs []jobstore.JobDir
+	for i := range 6 {
+		dirs = append(dirs, submitKind(t, root, jobstore.JobSpec{ID: fmt.Sprintf("j%d", i), Params: []byte(fmt.Sprint(i))}))
+	}
+	var running, most atomic.Int32
+	release := make(chan struct{})
+	h := func(ctx context.Context, run *jobstore.Run) error {
+		n := running.Add(1)
+		defer running.Add(-1)
+		for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
+		}
+		require.NoError(t, run.Progress(0.5, "half"))
+		<-release
+		if string(run.Spec().Params) == "3" {
+			return errors.New("frame 3 did not render")
+		}
+		return nil
+	}
+	stop := runWorker(t, root, h, jobstore.WithParallel(3))
+	require.Eventually(t, func() bool { return running.Load() == 3 }, waitGuard, time.Millisecond)
+	close(release)
+	for i, dir := range dirs {
+		st := waitState(t, dir, jobstore.Succeeded, jobstore.Failed)
+		if i == 3 {
+			assert.Equal(t, jobstore.Failed, st.State)
+			assert.Equal(t, "frame 3 did not render", st.Error)
+		} else {
+			assert.Equal(t, jobstore.Succeeded, st.State, dir.ID())
+			assert.Equal(t, 0.5, *st.Progress)
+		}
+	}
+	assert.Equal(t, int32(3), most.Load(), "never more than WithParallel at once")
+	require.NoError(t, stop())
+}
+
+func TestWorker_APanickingHandlerFailsItsAttemptAndTheWorkerGoesOn(t *testing.T) {
+	root := tempDir(t)
+	bad := submitKind(t, root, jobstore.JobSpec{ID: "a-bad", Params: []byte(`"panic"`)})
+	good := submitKind(t, root, jobstore.JobSpec{ID: "b-good"})
+	stop := runWorker(t, root, func(ctx context.Context, run *jobstore.Run) error {
+		if string(run.Spec().Params) == `"panic"` {
+			var m map[string]int
+			m["boom"]++ // a nil map: a runtime panic
+		}
+		return nil
+	})
+	st := waitState(t, bad, jobstore.Failed)
+	assert.Contains(t, st.Error, "panic: assignment to entry in nil map")
+	assert.Contains(t, st.Error, "worker_test.go", "the stack is in the record")
+	assert.Equal(t, jobstore.Succeeded, waitState(t, good, jobstore.Succeeded).State)
+	require.NoError(t, stop())
+}
+
+func TestWorker_StopWaitsForTheGraceThenPutsUnfinishedJobsBack(t *testing.T) {
+	root := tempDir(t)
+	quick := submitKind(t, root, jobstore.JobSpec{ID: "a-quick", Params: []byte(`"quick"`)})
+	stuck := submitKind(t, root, jobstore.JobSpec{ID: "b-stuck"})
+	var started sync.WaitGroup
+	started.Add(2)
+	finish := make(chan struct{})
+	stop := runWorker(t, root, func(ctx context.Context, run *jobstore.Run) error {
+		started.Done()
+		if string(run.Spec().Params) == `"quick"` {
+			<-finish // ends within the grace
+			return nil
+		}
+		<-ctx.Done() // ends only when the grace is over
+		return context.Cause(ctx)
+	}, jobstore.WithParallel(2), jobstore.WithGrace(300*time.Millisecond))
+	started.Wait()
+	go func() { time.Sleep(50 * time.Millisecond); close(finish) }()
+	require.NoError(t, stop())
+
+	assert.Equal(t, jobstore.Succeeded, readStatus(t, quick).State, "a handler that ends within the grace records its outcome")
+	st := readStatus(t, stuck)
+	assert.Equal(t, jobstore.Queued, st.State, "an interrupted job goes back to the queue")
+	assert.Nil(t, st.RetryAt, "at once")
+	require.Len(t, st.Attempts, 1)
+	assert.True(t, st.Attempts[0].Interrupted)
+	assert.Contains(t, st.Attempts[0].Error, "the worker stopped")
+
+	// A healthy worker runs it again.
+	stop = runWorker(t, root, func(context.Context, *jobstore.Run) error { return nil })
+	st = waitState(t, stuck, jobstore.Succeeded)
+	require.Len(t, st.Attempts, 2, "the interrupted attempt, then the one that ran to its end")
+	assert.Equal(t, jobstore.Succeeded, st.Attempts[1].State)
+	require.NoError(t, stop())
+}
+
+func TestWorker_TimeoutFailsTheAttemptAndItIsRetried(t *testing.T) {
+	root := tempDir(t)
+	dir := submitKind(t, root, jobstore.JobSpec{Timeout: 200 * time.Millisecond, MaxAttempts: 2, Backoff: 100 * time.Millisecond})
+	var calls atomic.Int32
+	stop := runWorker(t, root, func(ctx context.Context, run *jobstore.Run) error {
+		if calls.Add(1) == 1 {
+			<-ctx.Done()
+			return ctx.Err()
+		}
+		return nil
+	})
+	st := waitState(t, dir, jobstore.Succeeded)
+	require.Len(t, st.Attempts, 2)
+	assert.Equal(t, jobstore.Failed, st.Attempts[0].State)
+	assert.Contains(t, st.Attempts[0].Error, "timed out")
+	assert.Equal(t, jobstore.Succeeded, st.Attempts[1].State)
+	require.NoError(t, stop())
+}
+
+func TestWorker_ACancelRequestEndsTheJobCancelled(t *testing.T) {
+	root := tempDir(t)
+	dir := submitKind(t, root, jobstore.JobSpec{MaxAttempts: 3})
+	started := make(chan struct{})
+	stop := runWorker(t, root, func(ctx context.Context, run *jobstore.Run) error {
+		close(started)
+		<-ctx.Done()
+		return errors.New("stopped by its context")
+	})
+	<-started
+	require.NoError(t, jobstore.RequestCancel(dir, jobstore.CancelRequest{RequestedBy: "ana", Reason: "wrong scene"}))
+	st := waitState(t, dir, jobstore.Cancelled, jobstore.Failed, jobstore.Queued)
+	assert.Equal(t, jobstore.Cancelled, st.State, "a cancel is never retried")
+	require.NoError(t, stop())
+}
+
+func TestWorker_RescuesAJobWhoseRunnerIsGone(t *testing.T) {
+	for _, tt := range []struct {
+		name        string
+		maxAttempts int
+		want        jobstore.State
+	}{
+		{"attempts left: run again", 2, jobstore.Succeeded},
+		{"last attempt: lost", 1, jobstore.Lost},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			root := tempDir(t)
+			dir := submitKind(t, root, jobstore.JobSpec{MaxAttempts: tt.maxAttempts, Backoff: 50 * time.Millisecond})
+			r, err := jobstore.Start(dir)
+			require.NoError(t, err)
+			require.NoError(t, r.Close()) // its runner is gone without a word
+			require.Equal(t, jobstore.Running, readStatus(t, dir).State)
+
+			stop := runWorker(t, root, func(context.Context, *jobstore.Run) error { return nil })
+			st := waitState(t, dir, tt.want)
+			if tt.maxAttempts > 1 {
+				require.NotEmpty(t, st.Attempts)
+				assert.Equal(t, jobstore.Lost, st.Attempts[0].State, "the attempt whose runner was gone")
+			}
+			require.NoError(t, stop())
+		})
+	}
+}
+
+func TestWorker_RunReturnsLeavingNothingBehind(t *testing.T) {
+	root := tempDir(t)
+	for i := range 5 {
+		submitKind(t, root, jobstore.JobSpec{ID: fmt.Sprint("j", i)})
+	}
+	requireNothingWatched(t, "no other test's watcher is left")
+	watcherMade(t, jobstore.JobDir(filepath.Join(root, "j0")))
+	goroutines, fds := runtime.NumGoroutine(), openFiles(t)
+	var done atomic.Int32
+	stop := runWorker(t, root, func(ctx context.Context, run *jobstore.Run) error {
+		_ = run.Context()
+		done.Add(1)
+		return nil
+	}, jobstore.WithParallel(2))
+	require.Eventually(t, func() bool { return done.Load() == 5 }, waitGuard, time.Millisecond)
+	time.Sleep(3 * workerScan) // a rescue pass or two
+	require.NoError(t, stop())
+	requireNothingWatched(t, "the Worker's watches are gone")
+	assert.Equal(t, goroutines, goroutinesBackTo(t, goroutines), "goroutines back to the baseline")
+	if fds >= 0 {
+		assert.Equal(t, fds, openFiles(t), "descriptors back to the baseline")
+	}
+}
+
+func TestNewWorker_RefusesWhatCannotWork(t *testing.T) {
+	root := tempDir(t)
+	ok := func(context.Context, *jobstore.Run) error { return nil }
+	for _, tt := range []struct {
+		name    string
+		root    string
+		h       jobstore.Handler
+		opts    []jobstore.WorkerOption
+		is      error
+		subject string
+	}{
+		{"nil handler", root, nil, nil, jobstore.ErrInvalid, "handler"},
+		{"no parallel", root, ok, []jobstore.WorkerOption{jobstore.WithParallel(0)}, jobstore.ErrInvalid, "parallel"},
+		{"negative grace", root, ok, []jobstore.WorkerOption{jobstore.WithGrace(-1)}, jobstore.ErrInvalid, "grace"},
+		{"empty kind", root, ok, []jobstore.WorkerOption{jobstore.WithStartOptions(jobstore.WithKinds(""))}, jobstore.ErrInvalid, "kinds"},
+		{"short lease", root, ok, []jobstore.WorkerOption{jobstore.WithStartOptions(jobstore.WithLease(time.Millisecond))}, jobstore.ErrInvalid, "lease"},
+		{"missing root", filepath.Join(root, "typo"), ok, nil, fs.ErrNotExist, ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := jobstore.NewWorker(tt.root, tt.h, tt.opts...)
+			require.ErrorIs(t, err, tt.is)
+			if tt.subject != "" {
+				assert.Equal(t, tt.subject, errOf(t, err).Subject)
+			}
+		})
+	}
+}
