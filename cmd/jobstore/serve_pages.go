@@ -294,6 +294,10 @@ func formatParams(params json.RawMessage) (text, note string) {
 	if len(params) == 0 {
 		return "", ""
 	}
+	if len(params) > maxParamsFormatted {
+		return cutText(string(params), maxParamsShown), fmt.Sprintf("params are %s as JSON: the first %s are shown as written; /api/jobs/ID has them whole",
+			byteSize(int64(len(params))), byteSize(maxParamsShown))
+	}
 	var b bytes.Buffer
 	if err := json.Indent(&b, params, "", "  "); err != nil {
 		b.Reset()
@@ -305,6 +309,10 @@ func formatParams(params json.RawMessage) (text, note string) {
 	return cutText(b.String(), maxParamsShown), fmt.Sprintf("params are %s as JSON (%s formatted): the first %s are shown; /api/jobs/ID has them whole",
 		byteSize(int64(len(params))), byteSize(int64(b.Len())), byteSize(maxParamsShown))
 }
+
+// maxParamsFormatted is the largest params a job's page formats; larger
+// ones are shown as written, cut, so that a page costs no more than that.
+const maxParamsFormatted = 1 << 20
 
 // byteSize is n in bytes, KiB, MiB or GiB.
 func byteSize(n int64) string {

@@ -291,7 +291,7 @@ func TestServe_HostileFilesAreShownAsErrorsOrCutNeverHang(t *testing.T) {
 
 	code, body = ts.get(t, "/jobs/c-big-params")
 	require.Equal(t, http.StatusOK, code)
-	require.Contains(t, body, "the first 64.0 KiB are shown")
+	require.Contains(t, body, "the first 64.0 KiB are shown as written")
 	require.Less(t, len(body), 1<<20, "the page carries the params whole")
 	code, body = ts.get(t, "/")
 	require.Equal(t, http.StatusOK, code)
@@ -311,4 +311,33 @@ func TestServe_HostileFilesAreShownAsErrorsOrCutNeverHang(t *testing.T) {
 	require.Equal(t, int64(1<<30), chunk.Next)
 	require.LessOrEqual(t, chunk.Next-chunk.Start, int64(logChunk), "more than a chunk read")
 	require.True(t, strings.HasSuffix(chunk.Text, last))
+}
+
+func TestFormatParams_IndentsCutsAndSaysSo(t *testing.T) {
+	blob := func(n int) []byte {
+		b, err := json.Marshal(map[string]string{"blob": strings.Repeat("x", n)})
+		require.NoError(t, err)
+		return b
+	}
+	for _, c := range []struct {
+		name    string
+		params  []byte
+		note    string
+		indents bool
+	}{
+		{"small: indented whole", []byte(`{"a":1,"b":[2,3]}`), "", true},
+		{"200 KiB: indented, cut", blob(200 << 10), "formatted): the first 64.0 KiB are shown", true},
+		{"2 MiB: cut as written", blob(2 << 20), "the first 64.0 KiB are shown as written", false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			text, note := formatParams(c.params)
+			require.LessOrEqual(t, len(text), maxParamsShown+len("…"))
+			require.Equal(t, c.indents, strings.HasPrefix(text, "{\n  "), text[:min(len(text), 20)])
+			if c.note == "" {
+				require.Empty(t, note)
+			} else {
+				require.Contains(t, note, c.note)
+			}
+		})
+	}
 }
