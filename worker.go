@@ -76,11 +76,13 @@ func WithStartOptions(opts ...StartOption) WorkerOption {
 func WithLogger(l *slog.Logger) WorkerOption { return func(o *workerOptions) { o.logger = l } }
 
 // WithTakeGate makes a Worker call gate before it takes each job, once a
-// slot is free, with a context that ends when the Worker stops taking
-// jobs. The Worker takes the job only once gate has returned nil; an
-// error stops the Worker taking jobs, and Run returns that error once its
-// running handlers have returned (as after a stop by its context). gate
-// runs on Run's goroutine, never twice at once.
+// slot is free and the handler of the job taken before has been called,
+// with a context that ends when the Worker stops taking jobs. The Worker
+// takes the job only once gate has returned nil; an error stops the Worker
+// taking jobs, and Run returns that error once its running handlers have
+// returned (as after a stop by its context). gate runs on Run's
+// goroutine, never twice at once; so a gate may wait for what the last
+// handler does (its command to start, say) before the next job is taken.
 func WithTakeGate(gate func(ctx context.Context) error) WorkerOption {
 	return func(o *workerOptions) { o.gate = gate }
 }
@@ -228,6 +230,7 @@ func (w *Worker) Run(ctx context.Context) error {
 			break
 		}
 		active.Add(1)
+		called := make(chan struct{}) // the handler is about to be called: the gate may wait for it
 		handlers.Go(func() {
 			defer func() {
 				active.Add(-1)
@@ -237,8 +240,9 @@ func (w *Worker) Run(ctx context.Context) error {
 				default:
 				}
 			}()
-			w.work(stopped, run)
+			w.work(stopped, run, called)
 		})
+		<-called
 	}
 	stopTaking()
 	w.drain(stopped, stop, &handlers)
@@ -331,8 +335,9 @@ func (w *Worker) rescue(dirs []JobDir) {
 }
 
 // work runs the handler for run and ends the attempt as its result says,
-// then closes run. stopped ends when the Worker's grace is over.
-func (w *Worker) work(stopped context.Context, run *Run) {
+// then closes run. stopped ends when the Worker's grace is over; called is
+// closed just before the handler is.
+func (w *Worker) work(stopped context.Context, run *Run, called chan<- struct{}) {
 	defer run.Close()
 	id := run.Dir().ID()
 	w.log(slog.LevelInfo, "started", "job", id, "kind", run.Spec().Kind, "attempt", run.Status().Attempt)
@@ -342,6 +347,7 @@ func (w *Worker) work(stopped context.Context, run *Run) {
 	release := context.AfterFunc(stopped, func() { cancel(context.Cause(stopped)) })
 	defer release()
 
+	close(called)
 	err := w.call(ctx, run)
 	if err := w.end(run, ctx, runCtx, err); err != nil {
 		w.log(slog.LevelWarn, "could not record the job's end", "job", id, "err", err)

@@ -292,11 +292,13 @@ func TestWorker_TakeGateHoldsEachTakeAndItsErrorStopsTheWorker(t *testing.T) {
 	open := make(chan struct{}, 3)
 	broken := errors.New("the command is broken")
 	var gates, ran atomic.Int32
+	var seen []int32 // handlers called when each gate is: only Run's goroutine appends
 	w, err := jobstore.NewWorker(root, func(context.Context, *jobstore.Run) error {
 		ran.Add(1)
 		return nil
 	}, jobstore.WithParallel(3), jobstore.WithStartOptions(jobstore.WithScanInterval(workerScan)),
 		jobstore.WithTakeGate(func(ctx context.Context) error {
+			seen = append(seen, ran.Load())
 			if gates.Add(1) == 3 {
 				return broken // the third take is refused
 			}
@@ -321,6 +323,7 @@ func TestWorker_TakeGateHoldsEachTakeAndItsErrorStopsTheWorker(t *testing.T) {
 	}
 	require.ErrorIs(t, err, broken, "Run returns the gate's error")
 	assert.Equal(t, int32(2), ran.Load(), "two takes passed the gate; the third was refused")
+	assert.Equal(t, []int32{0, 1, 2}, seen, "each gate comes after the handler of the job taken before was called")
 	assert.Equal(t, jobstore.Queued, readStatus(t, jobstore.JobDir(filepath.Join(root, "j2"))).State)
 }
 
@@ -331,11 +334,13 @@ func TestWorker_UntilIdleRunsWhatIsDueThenReturns(t *testing.T) {
 	var submitted jobstore.JobDir
 	w, err := jobstore.NewWorker(root, func(ctx context.Context, run *jobstore.Run) error {
 		if run.Dir() == first {
-			// Submitted while a handler runs: the Worker looks again once it returns.
+			// Submitted while this handler runs, after the Worker's free
+			// slot found nothing: it looks again once the handler returns.
+			time.Sleep(3 * workerScan)
 			submitted = submitKind(t, root, jobstore.JobSpec{ID: "c-submitted"})
 		}
 		return nil
-	}, jobstore.WithUntilIdle(), jobstore.WithStartOptions(jobstore.WithScanInterval(time.Hour)))
+	}, jobstore.WithUntilIdle(), jobstore.WithParallel(2), jobstore.WithStartOptions(jobstore.WithScanInterval(time.Hour)))
 	require.NoError(t, err)
 	done := make(chan error, 1)
 	go func() { done <- w.Run(context.Background()) }()
