@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -166,6 +167,12 @@ type worker struct {
 	// run them (it cannot be started, or its jobs fail fast); nil if not.
 	broken error
 	streak fastStreak
+	// active is how many jobs' commands run; launched is closed once the
+	// command of the job taken last has started, or its job ended.
+	active   int
+	launched chan struct{}
+
+	stopTaking context.CancelFunc // the Worker takes no more jobs
 }
 
 func runWork(e *env, fs *flag.FlagSet, args []string) error {
@@ -236,13 +243,28 @@ func splitCommand(args []string) (own, argv []string, dashed bool) {
 	return args, nil, false
 }
 
-// loop takes jobs and runs them, parallel at a time, until it is told to
-// stop (a signal, or --until-empty and nothing left), then waits for the
-// running ones.
+// drainForever is the Worker's grace: after the first interrupt the
+// running commands run to their end; only a second interrupt stops them
+// (StopAndCancel). --grace is the time between SIGTERM and SIGKILL of a
+// command, something else.
+const drainForever = time.Duration(math.MaxInt64)
+
+// loop runs the jobs of the root on a jobstore.Worker, parallel at a time,
+// until it is told to stop (a signal, a command that cannot run jobs, or
+// --until-empty and nothing left), then waits for the running ones.
 func (wk *worker) loop(parallel int, untilEmpty bool, opts []jobstore.StartOption) error {
 	taking, stopTaking := context.WithCancel(context.Background())
 	defer stopTaking()
-	stopJobs := make(chan struct{}) // closed by the second interrupt
+	wk.stopTaking = stopTaking
+	wopts := []jobstore.WorkerOption{jobstore.WithParallel(parallel), jobstore.WithGrace(drainForever),
+		jobstore.WithStartOptions(opts...), jobstore.WithTakeGate(wk.gate), jobstore.WithLogger(wk.logger())}
+	if untilEmpty {
+		wopts = append(wopts, jobstore.WithUntilIdle())
+	}
+	w, err := jobstore.NewWorker(wk.root, wk.handle, wopts...)
+	if err != nil {
+		return err
+	}
 	sigs := make(chan os.Signal, 2)
 	for _, sig := range stopSignals() {
 		if !signal.Ignored(sig) { // a background job of a shell ignores SIGINT: so does the worker
@@ -250,86 +272,29 @@ func (wk *worker) loop(parallel int, untilEmpty bool, opts []jobstore.StartOptio
 		}
 	}
 	defer signal.Stop(sigs)
-	var running sync.WaitGroup
-	var mu sync.Mutex
-	active := 0
-	var stoppedBy os.Signal // the first stop signal; guarded by mu
+	var stoppedBy os.Signal // the first stop signal; guarded by wk.mu
 	go func() {
 		sig, ok := <-sigs
 		if !ok {
 			return
 		}
-		mu.Lock()
-		n := active
+		wk.mu.Lock()
+		n := wk.active
 		stoppedBy = sig
-		mu.Unlock()
-		wk.warnf("%s: taking no more jobs; waiting for %s to end (interrupt again to cancel them)", signalName(sig), plural(n, "running job"))
+		wk.mu.Unlock()
+		wk.warnf("%s: taking no more jobs; waiting for %s to end (interrupt again to stop them: they are queued again)", signalName(sig), plural(n, "running job"))
 		stopTaking()
 		if sig, ok = <-sigs; !ok {
 			return
 		}
-		wk.warnf("%s: cancelling the running jobs", signalName(sig))
-		close(stopJobs)
+		wk.warnf("%s: stopping the running jobs; they are queued again", signalName(sig))
+		w.StopAndCancel()
 	}()
 
-	slots := make(chan struct{}, parallel)
-	var fatal error
-	for fatal == nil {
-		select {
-		case slots <- struct{}{}:
-		case <-taking.Done():
-		}
-		if taking.Err() != nil {
-			break
-		}
-		ctx := taking
-		if untilEmpty {
-			ctx = doneContext() // look once
-		}
-		run, err := jobstore.StartNext(ctx, wk.root, opts...)
-		if err != nil {
-			<-slots
-			if !errors.Is(err, context.Canceled) {
-				fatal = err
-			}
-			break
-		}
-		mu.Lock()
-		active++
-		mu.Unlock()
-		wk.startLine(run)
-		// The next job is claimed only once this one's command has started
-		// (or its job has ended without it): a command that cannot be
-		// started fails one job, never one per slot.
-		launched := make(chan struct{})
-		var launch sync.Once
-		hasStarted := func() { launch.Do(func() { close(launched) }) }
-		running.Go(func() {
-			defer func() { <-slots }()
-			defer hasStarted()
-			began := time.Now()
-			end := wk.runJob(run, stopJobs, hasStarted)
-			wk.endLine(run, end, time.Since(began))
-			mu.Lock()
-			active--
-			n := active
-			mu.Unlock()
-			if stop, why := wk.judge(run, end); stop {
-				if why != "" && n > 0 { // else the error that ends the worker says it at once
-					wk.warnf("taking no more jobs: %s; waiting for %s to end", why, plural(n, "running job"))
-				}
-				stopTaking()
-			}
-		})
-		<-launched
-	}
-	stopTaking()
-	running.Wait()
-	mu.Lock()
-	sig := stoppedBy
-	mu.Unlock()
+	fatal := w.Run(taking)
 	wk.mu.Lock()
 	defer wk.mu.Unlock()
+	sig := stoppedBy
 	switch {
 	case fatal != nil:
 	case wk.broken != nil:
@@ -342,6 +307,63 @@ func (wk *worker) loop(parallel int, untilEmpty bool, opts []jobstore.StartOptio
 		fatal = &exitError{code: exitUnsuccessful} // each end line said how
 	}
 	return fatal
+}
+
+// gate is the Worker's take gate: the next job is taken only once the
+// command of the job taken before has started (or its job has ended
+// without it), so that a command that cannot be started fails one job,
+// never one per slot. A command judged broken has stopped the taking
+// (wk.stopTaking) by then.
+func (wk *worker) gate(ctx context.Context) error {
+	wk.mu.Lock()
+	launched := wk.launched
+	wk.mu.Unlock()
+	if launched != nil {
+		select {
+		case <-launched:
+		case <-ctx.Done():
+		}
+	}
+	return nil
+}
+
+// handle is the Worker's handler: it runs the command for run, prints the
+// start and end lines and judges whether the command can run jobs. It
+// returns nil once it recorded the job's end; otherwise an error, and the
+// Worker records the end: the job queued again when the worker's forced
+// stop interrupted it, else the outcome handle meant to record (it
+// returns nil for a success).
+func (wk *worker) handle(ctx context.Context, run *jobstore.Run) error {
+	launched := make(chan struct{})
+	var once sync.Once
+	hasStarted := func() { once.Do(func() { close(launched) }) }
+	defer hasStarted()
+	wk.mu.Lock()
+	wk.launched = launched
+	wk.active++
+	wk.mu.Unlock()
+
+	wk.startLine(run)
+	began := time.Now()
+	end := wk.runJob(ctx, run, hasStarted)
+	wk.endLine(run, end, time.Since(began))
+	wk.mu.Lock()
+	wk.active--
+	n := wk.active
+	wk.mu.Unlock()
+	if stop, why := wk.judge(run, end); stop {
+		if why != "" && n > 0 { // else the error that ends the worker says it at once
+			wk.warnf("taking no more jobs: %s; waiting for %s to end", why, plural(n, "running job"))
+		}
+		wk.stopTaking()
+	}
+	switch {
+	case end.interrupted:
+		return errors.New(end.message)
+	case end.err != nil && end.state == "" && end.outcome != jobstore.Succeeded && !errors.Is(end.err, jobstore.ErrNotOwner):
+		return errors.New(end.message) // the Worker tries once more to record the outcome meant
+	}
+	return nil // recorded; or a success not recorded, which the Worker tries once more
 }
 
 // judge takes note of how a job ended; it reports whether the worker must
@@ -370,13 +392,6 @@ func (wk *worker) judge(run *jobstore.Run, end jobEnd) (stop bool, why string) {
 	return true, wk.brokenWhy()
 }
 
-// doneContext is a context that is already done: StartNext looks once.
-func doneContext() context.Context {
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
-	return ctx
-}
-
 // workStartJSON and workEndJSON are the lines of "work --json".
 type workStartJSON struct {
 	Event string `json:"event"` // start
@@ -392,6 +407,7 @@ type workEndJSON struct {
 	ID       string     `json:"job_id"`
 	Dir      string     `json:"dir"`
 	State    *string    `json:"state"` // null when nothing was written
+	RetryAt  *string    `json:"retry_at"`
 	ExitCode *int       `json:"exit_code"`
 	Signal   *string    `json:"signal"`
 	Seconds  float64    `json:"seconds"`
@@ -413,9 +429,12 @@ func (wk *worker) endLine(run *jobstore.Run, end jobEnd, took time.Duration) {
 	if wk.asJSON {
 		ev := workEndJSON{Event: "end", Time: now, ID: run.Dir().ID(), Dir: string(run.Dir()),
 			ExitCode: end.exitCode, Seconds: took.Seconds(), Message: end.message, Error: newErrorJSON(end.err)}
-		if end.state != "" {
-			s := string(end.state)
-			ev.State = &s
+		if state := end.shownState(); state != "" {
+			ev.State = &state
+		}
+		if end.retryAt != nil {
+			at := fmtTime(*end.retryAt)
+			ev.RetryAt = &at
 		}
 		if end.signal != "" {
 			ev.Signal = &end.signal
@@ -424,7 +443,7 @@ func (wk *worker) endLine(run *jobstore.Run, end jobEnd, took time.Duration) {
 		return
 	}
 	var b strings.Builder
-	state := string(end.state)
+	state := end.shownState()
 	if state == "" {
 		state = "not-recorded"
 	}

@@ -317,7 +317,7 @@ func TestWork_RunsEachJobAndRecordsHowItEnded(t *testing.T) {
 		}
 		require.Equal(t, "end", l["event"])
 		require.Equal(t, lines[i-1]["job_id"], l["job_id"], "a job's end follows its start with --parallel 1")
-		require.ElementsMatch(t, []string{"event", "time", "job_id", "dir", "state", "exit_code", "signal", "seconds", "message", "error"}, keys(l))
+		require.ElementsMatch(t, []string{"event", "time", "job_id", "dir", "state", "retry_at", "exit_code", "signal", "seconds", "message", "error"}, keys(l))
 		ends[l["job_id"].(string)] = l
 	}
 	require.Equal(t, "succeeded", ends["a-ok"]["state"])

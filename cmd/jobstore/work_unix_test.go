@@ -76,12 +76,13 @@ func TestWork_CancelStopsTheCommandAndItsGroup(t *testing.T) {
 }
 
 // The first interrupt: no more jobs are taken, the running ones run to
-// their end. The second: they are stopped and cancelled.
-func TestWork_FirstInterruptDrainsSecondCancels(t *testing.T) {
+// their end. The second: they are stopped and queued again, their attempt
+// kept as interrupted (it counts against no --max-attempts).
+func TestWork_FirstInterruptDrainsSecondRequeues(t *testing.T) {
 	for _, twice := range []bool{false, true} {
 		name := "one interrupt drains"
 		if twice {
-			name = "two interrupts cancel"
+			name = "two interrupts requeue"
 		}
 		t.Run(name, func(t *testing.T) {
 			root := testdir.New(t)
@@ -99,7 +100,7 @@ func TestWork_FirstInterruptDrainsSecondCancels(t *testing.T) {
 			want := jobstore.Succeeded
 			if twice {
 				require.NoError(t, w.cmd.Process.Signal(syscall.SIGTERM))
-				want = jobstore.Cancelled
+				want = jobstore.Queued
 			} else {
 				for _, d := range []jobstore.JobDir{a, b} {
 					writeFileT(t, filepath.Join(string(d), releaseFile), "")
@@ -108,11 +109,18 @@ func TestWork_FirstInterruptDrainsSecondCancels(t *testing.T) {
 			r := w.wait(t)
 			requireEndedBy(t, w.cmd, syscall.SIGINT) // by the first signal, as watch ends
 			require.Contains(t, r.stderr, "SIGINT: taking no more jobs")
+			if twice {
+				require.Contains(t, r.stderr, "SIGTERM: stopping the running jobs; they are queued again")
+				require.Contains(t, r.stdout, "queued exit 143")
+			}
 			for _, d := range []jobstore.JobDir{a, b} {
 				st := status(t, d)
 				require.Equal(t, want, st.State, "%s\n%s", r.stdout, r.stderr)
 				if twice {
-					require.Contains(t, st.Message, "the worker was interrupted twice")
+					require.Len(t, st.Attempts, 1, "%s", r.stdout)
+					require.True(t, st.Attempts[0].Interrupted)
+					require.Contains(t, st.Attempts[0].Error, "the worker was stopped (interrupted twice)")
+					require.Nil(t, st.RetryAt, "due again at once")
 				}
 			}
 			require.Equal(t, jobstore.Queued, status(t, c).State, "a job was taken after the interrupt:\n%s", r.stdout)
