@@ -24,6 +24,10 @@ first, in a table:
   ID  KIND  STATE  PROGRESS  UPDATED  AGE
 
 UPDATED is the status's updated_at (UTC); AGE is the time since submission.
+A job that may run more than once (submit --max-attempts) or has, says in
+STATE which attempt it is at, of how many: "running, attempt 2/3",
+"failed, attempt 3/3", and when a pending retry is due: "queued, retry 2/3
+at 2026-12-01T10:00:00Z". Attempts its worker interrupted are not counted.
 When the job has a cancel request (cancel.json), STATE says so: "running,
 cancel requested", "cancelled, on request", "succeeded, cancel requested
 too late".
@@ -242,6 +246,9 @@ func tableRows(entries []jobstore.Entry, now time.Time,
 		}
 		if st := en.Status; st != nil {
 			state, progress, updated = string(st.State), fmtProgress(st.Progress), fmtTime(st.UpdatedAt)
+		}
+		if note := attemptNote(en.Spec, en.Status); note != "" {
+			state += ", " + note
 		}
 		c, info := cancelOf(en.Dir)
 		if note := cancelNote(c, info, en.Status); note != "" {

@@ -9,6 +9,7 @@ import (
 	"os/user"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/axqua/jobstore"
 )
@@ -16,7 +17,7 @@ import (
 func submitCmd() *command {
 	return &command{
 		name:    "submit",
-		args:    "ROOT --kind KIND [--params JSON|@FILE] [--label KEY=VALUE]... [--id ID] [--by NAME]",
+		args:    "ROOT --kind KIND [--params JSON|@FILE] [--label KEY=VALUE]... [--id ID] [--by NAME] [--max-attempts N] [--backoff D] [--max-backoff D] [--not-before TIME] [--priority N] [--timeout D]",
 		summary: "submit a job: write ROOT/ID/job.json and a queued status; print the ID",
 		doc: `Submits a job under ROOT (created if missing): writes ROOT/ID/job.json once,
 and status.json with state "queued" and seq 1. Prints the new job's ID, alone
@@ -27,8 +28,26 @@ hosts) unless --id gives one. --params is a JSON value, or @FILE to read it
 from a file (@- reads stdin); at most 16 MiB, the size limit of a record.
 --label may be repeated.
 
+How and when it runs (all optional; job.json records them, in its schema
+version 2, only when one is given):
+
+  --max-attempts N  run it up to N times (default 1): an attempt that fails
+                    (non-zero exit, timed out) or is lost (its worker gone)
+                    is queued again until N attempts have failed
+  --backoff D       the first retry waits about D (default 10s; each later
+                    one twice the one before, with jitter)
+  --max-backoff D   no retry waits longer than D (default 10m)
+  --not-before TIME it starts no earlier: an RFC 3339 time
+                    (2026-12-01T02:00:00Z, 2026-12-01T02:00:00+01:00), or a
+                    duration from now with a plus sign (+2h, +90s)
+  --priority N      higher first (default 0; may be negative), then oldest
+  --timeout D       an attempt running longer is stopped and fails "timed
+                    out" (retried while attempts remain); default none
+
+Durations are Go durations: 300ms, 90s, 1h30m.
+
 Exit codes: 0 submitted; 2 bad arguments (missing --kind, invalid JSON, a
-label without '='); 3 the job could not be written (it exists already, the
+label without '=', a bad --max-attempts, duration or time); 3 the job could not be written (it exists already, the
 root is not writable, ...).`,
 		run: runSubmit,
 	}
@@ -66,8 +85,18 @@ func runSubmit(e *env, fs *flag.FlagSet, args []string) error {
 	by := fs.String("by", "", "who submits the job, for submitted_by (default: the current user)")
 	labels := labelFlag{}
 	fs.Var(labels, "label", "a KEY=VALUE label (repeatable)")
+	maxAttempts := fs.Int("max-attempts", 0, "run the job up to `N` times while its attempts fail (default 1)")
+	backoff := fs.Duration("backoff", 0, "the first retry's delay `D`, doubling per retry (default 10s)")
+	maxBackoff := fs.Duration("max-backoff", 0, "the longest delay `D` between retries (default 10m)")
+	var notBefore timeFlag
+	fs.Var(&notBefore, "not-before", "start no earlier than `TIME`: RFC 3339, or +DURATION from now")
+	priority := fs.Int("priority", 0, "higher `N` runs first")
+	timeout := fs.Duration("timeout", 0, "an attempt longer than `D` fails \"timed out\" (default none)")
 	pos, err := parseArgs(fs, args, 1, 1, "ROOT")
 	if err != nil {
+		return err
+	}
+	if err := checkSchedule(args, *maxAttempts, *backoff, *maxBackoff, *timeout); err != nil {
 		return err
 	}
 	if *kind == "" {
@@ -83,7 +112,8 @@ func runSubmit(e *env, fs *flag.FlagSet, args []string) error {
 	if *by == "" {
 		*by = defaultSubmitter()
 	}
-	spec := jobstore.JobSpec{ID: *id, Kind: *kind, SubmittedBy: *by}
+	spec := jobstore.JobSpec{ID: *id, Kind: *kind, SubmittedBy: *by, MaxAttempts: *maxAttempts, Backoff: *backoff,
+		MaxBackoff: *maxBackoff, NotBefore: notBefore.t, Priority: *priority, Timeout: *timeout}
 	if len(labels) > 0 {
 		spec.Labels = labels
 	}
@@ -99,6 +129,57 @@ func runSubmit(e *env, fs *flag.FlagSet, args []string) error {
 		return err
 	}
 	fmt.Fprintln(e.stdout, dir.ID())
+	return nil
+}
+
+// checkSchedule refuses what the library would: negative attempts or
+// durations, a cap below the first delay; in the flags' words.
+func checkSchedule(args []string, maxAttempts int, backoff, maxBackoff, timeout time.Duration) error {
+	switch {
+	case maxAttempts < 0:
+		return usagef("%s must be 1 or more (0: the default, 1), got %d", flagSpelling(args, "max-attempts"), maxAttempts)
+	case maxBackoff > 0 && backoff > maxBackoff:
+		return usagef("%s (%v) must not be longer than %s (%v)", flagSpelling(args, "backoff"), backoff, flagSpelling(args, "max-backoff"), maxBackoff)
+	}
+	for _, d := range []struct {
+		name string
+		d    time.Duration
+	}{{"backoff", backoff}, {"max-backoff", maxBackoff}, {"timeout", timeout}} {
+		switch {
+		case d.d < 0:
+			return usagef("%s must be positive, got %v", flagSpelling(args, d.name), d.d)
+		case d.d > 0 && d.d < time.Millisecond:
+			return usagef("%s must be at least 1ms (job.json keeps milliseconds), got %v", flagSpelling(args, d.name), d.d)
+		}
+	}
+	return nil
+}
+
+// timeFlag is --not-before: an RFC 3339 time, or "+D", D (a Go duration)
+// from now.
+type timeFlag struct{ t time.Time }
+
+func (f *timeFlag) String() string {
+	if f.t.IsZero() {
+		return ""
+	}
+	return f.t.Format(time.RFC3339)
+}
+
+func (f *timeFlag) Set(v string) error {
+	if rest, ok := strings.CutPrefix(v, "+"); ok {
+		d, err := time.ParseDuration(rest)
+		if err != nil || d < 0 {
+			return fmt.Errorf("%q is not +DURATION (+90s, +2h30m)", v)
+		}
+		f.t = time.Now().Add(d).UTC()
+		return nil
+	}
+	t, err := time.Parse(time.RFC3339Nano, v)
+	if err != nil {
+		return fmt.Errorf("%q is not an RFC 3339 time (2026-12-01T02:00:00Z) or +DURATION (+2h)", v)
+	}
+	f.t = t
 	return nil
 }
 

@@ -28,19 +28,19 @@ const outputWaitDelay = 2 * time.Second
 
 // jobEnd is how a job's run ended, for the worker's end line.
 type jobEnd struct {
-	state    jobstore.State // how the attempt ended, as written; "" when nothing was written
-	outcome  jobstore.State // the state meant, written or not
-	retryAt  *time.Time     // the job is queued again for a retry, due then
+	state   jobstore.State // how the attempt ended, as written; "" when nothing was written
+	outcome jobstore.State // the state meant, written or not
+	retryAt *time.Time     // the job is queued again for a retry, due then
 	// interrupted: the worker's forced stop stopped the command; nothing
 	// was written, and the Worker queues the job again.
 	interrupted bool
-	exitCode *int
-	signal   string // the signal that ended the command, Unix
-	message  string
-	err      error         // a failure of the worker's own: the outcome may not be recorded
-	fatal    bool          // the command cannot be run at all: the worker stops taking jobs
-	startErr error         // why the command could not be started, when fatal
-	ran      time.Duration // from the command's start to its exit; 0 if it did not start
+	exitCode    *int
+	signal      string // the signal that ended the command, Unix
+	message     string
+	err         error         // a failure of the worker's own: the outcome may not be recorded
+	fatal       bool          // the command cannot be run at all: the worker stops taking jobs
+	startErr    error         // why the command could not be started, when fatal
+	ran         time.Duration // from the command's start to its exit; 0 if it did not start
 }
 
 // runJob runs the worker's command for run and finishes it: succeeded on
