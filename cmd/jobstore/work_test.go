@@ -52,6 +52,8 @@ func runJobRole(role string) int {
 		return holdJob(true)
 	case "grandchild":
 		return grandchildJob()
+	case "flaky":
+		return flakyJob()
 	}
 	fmt.Fprintf(os.Stderr, "unknown job role %q\n", role)
 	return 2
@@ -116,6 +118,19 @@ func holdJob(progress bool) int {
 		time.Sleep(10 * time.Millisecond)
 	}
 	return 0
+}
+
+// flakyJob fails (exit 3) the first time it runs for a job, and succeeds
+// after: it leaves a file in the job directory to know.
+func flakyJob() int {
+	mark := filepath.Join(os.Getenv(jobDirEnv), "ran-once")
+	if exists(mark) {
+		fmt.Println("second time lucky")
+		return 0
+	}
+	publish(mark, os.Getpid())
+	fmt.Fprintln(os.Stderr, "the licence server blinked")
+	return 3
 }
 
 // bulkLine is the line i of what {"bulk": N} writes.

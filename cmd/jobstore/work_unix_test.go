@@ -124,6 +124,19 @@ func TestWork_FirstInterruptDrainsSecondRequeues(t *testing.T) {
 				}
 			}
 			require.Equal(t, jobstore.Queued, status(t, c).State, "a job was taken after the interrupt:\n%s", r.stdout)
+			if !twice {
+				return
+			}
+			// The next worker runs the interrupted jobs again, to their end.
+			for _, d := range []jobstore.JobDir{a, b, c} {
+				writeFileT(t, filepath.Join(string(d), releaseFile), "")
+			}
+			requireCode(t, runWorker(t, "hold", nil, root, "--until-empty"), exitOK)
+			for _, d := range []jobstore.JobDir{a, b} {
+				st := status(t, d)
+				require.Equal(t, jobstore.Succeeded, st.State)
+				require.Len(t, st.Attempts, 2, "the interrupted attempt, then the one that ended")
+			}
 		})
 	}
 }

@@ -1,0 +1,130 @@
+package main
+
+import (
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/axqua/jobstore"
+	"github.com/axqua/jobstore/internal/testdir"
+	"github.com/stretchr/testify/require"
+)
+
+// submitCLI submits a job of kind k under root with "jobstore submit" and
+// flags, and returns its directory.
+func submitCLI(t *testing.T, root string, flags ...string) jobstore.JobDir {
+	t.Helper()
+	r := runCLI(t, append([]string{"submit", root, "--kind", "k"}, flags...)...)
+	requireCode(t, r, exitOK)
+	return jobstore.JobDir(filepath.Join(root, strings.TrimSpace(r.stdout)))
+}
+
+// A failed attempt of a job submitted with --max-attempts 2 is queued
+// again, and the worker runs it again once its backoff has passed: the
+// job ends succeeded, and show lists both attempts.
+func TestWork_RetriesAFailedAttemptAfterItsBackoff(t *testing.T) {
+	root := testdir.New(t)
+	dir := submitCLI(t, root, "--max-attempts", "2", "--backoff", "100ms")
+	w := startWorker(t, "flaky", nil, root)
+	st := waitEnded(t, dir)
+	require.Equal(t, jobstore.Succeeded, st.State, "%s\n%s", w.stdout.String(), w.stderr.String())
+	require.Len(t, st.Attempts, 2)
+	require.Equal(t, jobstore.Failed, st.Attempts[0].State)
+	require.Equal(t, 3, *st.Attempts[0].ExitCode)
+	require.False(t, st.Attempts[1].StartedAt.Before(st.Attempts[0].EndedAt.Add(50e6)), "the retry started before half its backoff")
+
+	waitUntil(t, "the worker's end line", func() bool { return strings.Contains(w.stdout.String(), "succeeded exit 0") })
+	out := w.stdout.String()
+	require.Regexp(t, `end   `+dir.ID()+` queued exit 3 after [^:]+: attempt 1 failed \(the command exited with status 3\); retry 2 of 2 at `, out)
+	require.Regexp(t, `end   `+dir.ID()+` succeeded exit 0`, out)
+
+	r := runCLI(t, "show", string(dir))
+	requireCode(t, r, exitOK)
+	require.Regexp(t, `(?m)^state\s+succeeded, attempt 2/2$`, r.stdout)
+	require.Regexp(t, `(?m)^schedule\s+max 2 attempts, backoff 100ms doubling up to 10m0s$`, r.stdout)
+	require.Regexp(t, `(?m)^attempt \d+\s+failed, exit 3, on .+ \(ran .+\): the command exited with status 3$`, r.stdout)
+	require.Regexp(t, `(?m)^attempt \d+\s+succeeded, exit 0, on `, r.stdout)
+	r = runCLI(t, "list", root)
+	require.Regexp(t, regexp.QuoteMeta(dir.ID())+`\s+k\s+succeeded, attempt 2/2\s`, r.stdout)
+}
+
+// A job's --timeout stops its command as a cancel does, and the attempt
+// fails "timed out", which is retried while attempts remain.
+func TestWork_TimeoutStopsTheCommandAndTheAttemptIsRetried(t *testing.T) {
+	root := testdir.New(t)
+	dir := submitCLI(t, root, "--timeout", "300ms", "--max-attempts", "2", "--backoff", "50ms")
+	w := startWorker(t, "hold", nil, root, "--grace", "1h") // SIGTERM alone ends it
+	st := waitEnded(t, dir)
+	require.Equal(t, jobstore.Failed, st.State, "%s\n%s", w.stdout.String(), w.stderr.String())
+	require.Len(t, st.Attempts, 2, "the attempt that timed out was retried once")
+	for _, a := range st.Attempts {
+		require.Equal(t, jobstore.Failed, a.State)
+		require.Contains(t, a.Error, "timed out: the attempt ran for its whole timeout of 300ms")
+		require.NotNil(t, a.ExitCode, "the command ran, and was stopped")
+		if runtime.GOOS != "windows" {
+			require.Contains(t, a.Error, "SIGTERM sent to the command")
+		}
+	}
+	require.Contains(t, st.Remedy, "timeout")
+	r := runCLI(t, "show", string(dir))
+	require.Regexp(t, `(?m)^state\s+failed, attempt 2/2$`, r.stdout)
+	require.Contains(t, r.stdout, "timeout 300ms")
+}
+
+// "jobstore retry" gives a failed job one more attempt, which the next
+// "work --until-empty" runs; a job that cannot be retried is refused in
+// the command line's words, and nothing is written.
+func TestRetry_AFailedJobRunsAgain(t *testing.T) {
+	root := testdir.New(t)
+	dir := submitCLI(t, root)
+	r := runCLI(t, "retry", string(dir))
+	requireCode(t, r, exitUnsuccessful)
+	require.Contains(t, r.stderr, "is queued already: it has yet to run")
+
+	requireCode(t, runWorker(t, "flaky", nil, root, "--until-empty"), exitUnsuccessful)
+	require.Equal(t, jobstore.Failed, status(t, dir).State, "one attempt: failed for good")
+	r = runCLI(t, "list", root)
+	require.Regexp(t, regexp.QuoteMeta(dir.ID())+`\s+k\s+failed\s`, r.stdout, "a job of one attempt says no attempt count")
+
+	r = runCLI(t, "retry", string(dir))
+	requireCode(t, r, exitOK)
+	require.Equal(t, "job "+dir.ID()+" is queued again after attempt 1 (failed); a worker runs it next\n", r.stdout)
+	r = runCLI(t, "list", root)
+	require.Regexp(t, regexp.QuoteMeta(dir.ID())+`\s+k\s+queued, attempt 2/1\s`, r.stdout)
+
+	w := runWorker(t, "flaky", nil, root, "--until-empty")
+	requireCode(t, w, exitOK)
+	st := status(t, dir)
+	require.Equal(t, jobstore.Succeeded, st.State)
+	require.Len(t, st.Attempts, 2)
+
+	seq := st.Seq
+	r = runCLI(t, "retry", string(dir))
+	requireCode(t, r, exitUnsuccessful)
+	require.Contains(t, r.stderr, "succeeded: nothing to retry")
+	require.Contains(t, r.stderr, "Remedy: submit a new job")
+	require.Equal(t, seq, status(t, dir).Seq, "a refused retry writes nothing")
+}
+
+func TestRetry_ArgumentsAndWhatIsNotAJob(t *testing.T) {
+	root := testdir.New(t)
+	for _, tc := range []struct {
+		name string
+		args []string
+		code int
+		want string
+	}{
+		{"no dir", []string{"retry"}, exitUsage, "missing DIR"},
+		{"two dirs", []string{"retry", root, root}, exitUsage, "unexpected argument"},
+		{"not a job", []string{"retry", filepath.Join(root, "nope")}, exitRuntime, "no job.json here"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := runCLI(t, tc.args...)
+			requireCode(t, r, tc.code)
+			requireErrorLine(t, r)
+			require.Contains(t, r.stderr, tc.want)
+		})
+	}
+}
