@@ -1,6 +1,7 @@
 package jobstore
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -152,9 +153,12 @@ func (e *Error) Is(target error) bool {
 // "invalid", "newer_schema", "no_migration", "locked", "cancel_requested",
 // "not_regular", "not_owner" or "not_due" when err is, or wraps, an *Error whose
 // Sentinel is ErrNotJob, ErrExists, ..., ErrNotOwner (the first
-// such *Error found by errors.Unwrap, depth first); "io" for any other
-// error (an I/O failure, a cause from outside jobstore); "" for nil. The
-// names are stable: a new version may add one, never rename one.
+// such *Error found by errors.Unwrap, depth first); otherwise "timeout"
+// when err matches context.DeadlineExceeded and "interrupted" when it
+// matches context.Canceled (a wait such as StartNext's or Wait's ended by
+// the caller's context); "io" for any other error (an I/O failure, a cause
+// from outside jobstore); "" for nil. The names are stable: a new version
+// may add one, never rename one.
 func ErrorCode(err error) string {
 	if err == nil {
 		return ""
@@ -162,7 +166,23 @@ func ErrorCode(err error) string {
 	if s := sentinelOf(err); s != nil {
 		return s.code
 	}
+	for _, c := range contextCodes {
+		if errors.Is(err, c.err) {
+			return c.code
+		}
+	}
 	return "io"
+}
+
+// contextCodes are ErrorCode's names for the ends of a caller's context,
+// which are not jobstore's sentinels: errors.Is(err, context.Canceled)
+// already tells them apart.
+var contextCodes = [...]struct {
+	err  error
+	code string
+}{
+	{context.DeadlineExceeded, "timeout"},
+	{context.Canceled, "interrupted"},
 }
 
 // sentinelOf finds the first of our sentinels in err's tree: a sentinel

@@ -64,6 +64,7 @@ func LockJob(dir JobDir) (*Lock, error) {
 	if err := checkJobDir(op, dir); err != nil {
 		return nil, err
 	}
+	dir = dir.clean()
 	d, err := openJobDir(op, dir)
 	if err != nil {
 		return nil, err

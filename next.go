@@ -21,65 +21,24 @@ import (
 // tries it again.
 const nextRetry = time.Minute
 
-// StartNext starts the oldest startable job under root and returns its Run,
-// as Start does: the job with the earliest submitted_at (then the smallest
-// ID) whose status.json says queued, that has no cancel request and whose
-// kind is one of WithKinds' (any kind without it). Each job is started
-// through Start, with opts, so the claim that keeps a job to one runner
-// across hosts holds here too: of several StartNext calls, in this process
-// or in others on any host, exactly one starts a given job; the others pass
-// to the next job. A job that another runner won (ErrLocked), that has a
-// cancel request (ErrCancelRequested: Start marks it cancelled) or that
-// ended meanwhile is passed over. A queued job whose Start fails otherwise
-// (a record it cannot read, an I/O error) is passed over too, reported to
-// WithSkipped's function, and not tried again for a minute.
+// StartNext starts the first startable job under root and returns its Run,
+// as Start does: among the queued jobs that are due (no not_before or
+// retry_at later than now), have no cancel request and whose kind is one
+// of WithKinds' (any kind without it), the highest priority, then the
+// earliest submitted_at, then the smallest ID. Of several StartNext calls
+// and Workers, in this process or in others on any host, exactly one
+// starts a given job; a job another runner won, that has a cancel request
+// or that ended meanwhile is passed over, and one whose Start fails
+// otherwise is reported to WithSkipped's function and not tried again for
+// a minute. A job without status.json is never started.
 //
-// Not started: a job directory without status.json (a program that writes
-// the records in place may still be writing it, and would overwrite the
-// running status with its queued one; Submit publishes a job whole), and a
-// running job whose runner is gone (Reconcile marks it lost).
-//
-// When no job is startable, StartNext waits until one is or ctx is done,
-// and then returns an *Error that matches ctx.Err() with errors.Is (and
-// context.Canceled or context.DeadlineExceeded). It looks again at once
-// when a file system event says that an entry of root changed (a job
-// submitted on this host: inotify, kqueue, ReadDirectoryChangesW) or a
-// directory it saw incomplete got its status.json; and every scan interval
-// (WithScanInterval, default 1 s) in any case, since another host's
-// submissions give no event on NFS, SMB or FUSE mounts. There, a job
-// submitted elsewhere is seen within the scan interval plus the time the
-// mount caches the root's attributes (acdirmin to acdirmax on NFS, 30 to
-// 60 s by default; the attribute timeout on FUSE, 1 s by default). If ctx is
-// already done when StartNext is called, it looks once: it starts a job if
-// one is startable now, and otherwise returns ctx's error without waiting.
-//
-// A missing or unreadable root is an error at once (an *Error that matches
-// fs.ErrNotExist, fs.ErrPermission, ...): a mistyped path must not wait for
-// ever. The first Submit creates the root.
-//
-// Cost: StartNext keeps, per process and per root, what it learned of
-// each job directory (its kind, submission time, state and cancel request,
-// about 200 bytes a job), with the directory's stamp: one stat of the
-// directory (device, inode, modification and change times), which changes
-// whenever status.json is replaced or cancel.json published in it, both
-// being renames or links into it. A look stats root. If root is unchanged,
-// it stats only the directories of jobs that may still become startable
-// (queued, incomplete or unreadable: running and ended jobs never become
-// queued again, and a directory cannot be replaced without changing root).
-// If root changed, it reads root and stats every directory in it. Either
-// way it reads the records of a directory only when its stamp changed (a
-// new job, a job updated since), and those of a running or ended job only
-// if its job.json (written once) is another file: a stat of job.json
-// instead. A stamp whose times are less than 3 s older than the moment the
-// records were read is not trusted (a change within the filesystem's
-// timestamp granularity would leave it equal, as with git's "racily clean"
-// entries): that directory is read again at each look until it is older.
-// So on a root of 10,000 jobs of which a few are queued, a look when
-// nothing changed costs a stat of the root and of each queued job, and one
-// after a submission a read of the root, 10,000 stats and the records of
-// the new job (see docs/benchmarks.md). The cache and the root's OS watch
-// are kept between calls, and dropped ten minutes after the last call on
-// that root returned.
+// When no job is startable it waits until one is (a file system event, a
+// job's due time, or every WithScanInterval) or ctx is done, and then
+// returns an *Error that matches ctx.Err() (ErrorCode "interrupted" or
+// "timeout"); with ctx already done it looks once. A missing or unreadable
+// root is an error at once. The cache it keeps per root between calls, and
+// what a look costs, are in docs/lifecycle.md ("Workers"); a program that
+// waits for jobs in a loop should use a Worker.
 func StartNext(ctx context.Context, root string, opts ...StartOption) (*Run, error) {
 	const op = "start next"
 	o, err := newStartOptions(op, JobDir(root), opts)
@@ -288,6 +247,7 @@ type nextCache struct {
 	users      int         // StartNext calls in progress
 	idle       *time.Timer // drops the cache once nobody used it for nextCacheIdle
 	wake       time.Time   // when the earliest job not due at the last look is due
+	lastUse    time.Time   // when the last StartNext call on it returned
 	events     *nextEvents // nil until a StartNext waits; dropped with the cache
 	reads      int         // job directories read, for tests
 	stats      int         // stats of job directories and job.json files, for tests
@@ -333,6 +293,10 @@ var nextCaches struct {
 // watch waits for an RCU grace period, milliseconds).
 const nextCacheIdle = 10 * time.Minute
 
+// maxNextCaches bounds the roots whose StartNext cache is kept: making
+// one more drops the least recently used idle cache first.
+const maxNextCaches = 16
+
 // nextCacheFor returns root's cache (root is absolute), counting a user
 // until release.
 func nextCacheFor(root string) *nextCache {
@@ -343,6 +307,8 @@ func nextCacheFor(root string) *nextCache {
 	}
 	c := nextCaches.m[root]
 	if c == nil {
+		for len(nextCaches.m) >= maxNextCaches && dropOldestIdle() {
+		}
 		c = &nextCache{root: root, entries: map[string]*nextEntry{}}
 		nextCaches.m[root] = c
 	}
@@ -356,6 +322,34 @@ func nextCacheFor(root string) *nextCache {
 	return c
 }
 
+// dropOldestIdle drops the cache that has been idle longest, if any is
+// idle, and reports whether it dropped one. The caller holds
+// nextCaches.mu.
+func dropOldestIdle() bool {
+	var oldest *nextCache
+	for _, c := range nextCaches.m {
+		c.mu.Lock()
+		if c.users == 0 && (oldest == nil || c.lastUse.Before(oldest.lastUse)) {
+			oldest = c
+		}
+		c.mu.Unlock()
+	}
+	if oldest == nil {
+		return false
+	}
+	oldest.mu.Lock()
+	defer oldest.mu.Unlock()
+	delete(nextCaches.m, oldest.root)
+	if oldest.idle != nil {
+		oldest.idle.Stop()
+	}
+	if oldest.events != nil {
+		oldest.events.stop()
+		oldest.events = nil
+	}
+	return true
+}
+
 // release ends a use of c begun by nextCacheFor; the last one arms the
 // timer that drops c after nextCacheIdle.
 func (c *nextCache) release() {
@@ -363,6 +357,7 @@ func (c *nextCache) release() {
 	defer c.mu.Unlock()
 	c.users--
 	if c.users == 0 {
+		c.lastUse = time.Now()
 		c.idle = time.AfterFunc(nextCacheIdle, c.drop)
 	}
 }

@@ -1,6 +1,7 @@
 package jobstore
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/axqua/jobstore/internal/dirstamp"
 	"github.com/axqua/jobstore/internal/testdir"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
@@ -229,4 +231,28 @@ func TestNextCache_FailedStartIsRetriedLater(t *testing.T) {
 	tc.skew += nextRetry
 	names, _, _ = tc.lookCounting(t)
 	require.Equal(t, []string{"j"}, names, "tried again after nextRetry")
+}
+
+// StartNext keeps the caches of at most maxNextCaches roots: one more
+// drops the one idle longest, with its watch.
+func TestNextCaches_AreBoundedAndDropTheOldestIdleFirst(t *testing.T) {
+	t.Cleanup(DropNextCaches)
+	DropNextCaches()
+	looked, cancel := context.WithCancel(context.Background())
+	cancel() // StartNext looks once
+	var roots []string
+	for range maxNextCaches + 3 {
+		root := testdir.New(t)
+		roots = append(roots, root)
+		_, err := StartNext(looked, root)
+		require.ErrorIs(t, err, context.Canceled)
+	}
+	nextCaches.mu.Lock()
+	n := len(nextCaches.m)
+	_, first := nextCaches.m[roots[0]]
+	_, last := nextCaches.m[roots[len(roots)-1]]
+	nextCaches.mu.Unlock()
+	assert.Equal(t, maxNextCaches, n)
+	assert.False(t, first, "the root idle longest was dropped")
+	assert.True(t, last)
 }

@@ -46,7 +46,7 @@ func runCancel(e *env, fs *flag.FlagSet, args []string) error {
 	if err != nil {
 		return err
 	}
-	dir := jobstore.JobDir(pos[0])
+	dir := jobDirArg(pos[0])
 	req := jobstore.CancelRequest{RequestedAt: jobstore.Now(), RequestedBy: *by, Reason: *reason}
 	if req.RequestedBy == "" {
 		req.RequestedBy = requester()
@@ -137,6 +137,10 @@ func requestTextOrNone(c *jobstore.CancelRequest) string {
 // readCancel reads dir's cancel.json as show reads the other records: the
 // request (nil if none or unreadable) and how the file was found.
 func readCancel(dir jobstore.JobDir) (*jobstore.CancelRequest, recordInfo) {
+	dir = jobDirArg(string(dir))
+	if err := linkedJobDir(dir); err != nil {
+		return nil, recordInfo{File: jobstore.CancelFile, Current: jobstore.CancelSchemaVersion, Err: err}
+	}
 	var raw json.RawMessage
 	info := readRecord(dir.CancelPath(), jobstore.CancelFile, "read cancel request", jobstore.CancelSchemaVersion, &raw)
 	if info.Err != nil || !info.Present {

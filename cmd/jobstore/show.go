@@ -61,7 +61,7 @@ func runShow(e *env, fs *flag.FlagSet, args []string) error {
 	if err != nil {
 		return err
 	}
-	j := readJob(jobstore.JobDir(pos[0]))
+	j := readJob(jobDirArg(pos[0]))
 	if j.Spec == nil && !j.SpecInfo.Present {
 		return jobDirArgument(j.SpecInfo.Err, pos[0]) // not a job: nothing to show
 	}
