@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/user"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -85,18 +86,23 @@ func runSubmit(e *env, fs *flag.FlagSet, args []string) error {
 	by := fs.String("by", "", "who submits the job, for submitted_by (default: the current user)")
 	labels := labelFlag{}
 	fs.Var(labels, "label", "a KEY=VALUE label (repeatable)")
-	maxAttempts := fs.Int("max-attempts", 0, "run the job up to `N` times while its attempts fail (default 1)")
-	backoff := fs.Duration("backoff", 0, "the first retry's delay `D`, doubling per retry (default 10s)")
-	maxBackoff := fs.Duration("max-backoff", 0, "the longest delay `D` between retries (default 10m)")
+	// Unset, these leave the spec's field zero (the library's default, and
+	// job.json at its first schema version): hence flag values that print
+	// no default of their own.
+	var maxAttempts optInt
+	var backoff, maxBackoff, timeout optDuration
 	var notBefore timeFlag
+	fs.Var(&maxAttempts, "max-attempts", "run the job up to `N` times while its attempts fail (default 1)")
+	fs.Var(&backoff, "backoff", "the first retry's delay `D`, doubling per retry (default 10s)")
+	fs.Var(&maxBackoff, "max-backoff", "the longest delay `D` between retries (default 10m)")
 	fs.Var(&notBefore, "not-before", "start no earlier than `TIME`: RFC 3339, or +DURATION from now")
 	priority := fs.Int("priority", 0, "higher `N` runs first")
-	timeout := fs.Duration("timeout", 0, "an attempt longer than `D` fails \"timed out\" (default none)")
+	fs.Var(&timeout, "timeout", "an attempt longer than `D` fails \"timed out\" (default none)")
 	pos, err := parseArgs(fs, args, 1, 1, "ROOT")
 	if err != nil {
 		return err
 	}
-	if err := checkSchedule(args, *maxAttempts, *backoff, *maxBackoff, *timeout); err != nil {
+	if err := checkSchedule(args, maxAttempts.n, backoff.d, maxBackoff.d, timeout.d); err != nil {
 		return err
 	}
 	if *kind == "" {
@@ -112,8 +118,8 @@ func runSubmit(e *env, fs *flag.FlagSet, args []string) error {
 	if *by == "" {
 		*by = defaultSubmitter()
 	}
-	spec := jobstore.JobSpec{ID: *id, Kind: *kind, SubmittedBy: *by, MaxAttempts: *maxAttempts, Backoff: *backoff,
-		MaxBackoff: *maxBackoff, NotBefore: notBefore.t, Priority: *priority, Timeout: *timeout}
+	spec := jobstore.JobSpec{ID: *id, Kind: *kind, SubmittedBy: *by, MaxAttempts: maxAttempts.n, Backoff: backoff.d,
+		MaxBackoff: maxBackoff.d, NotBefore: notBefore.t, Priority: *priority, Timeout: timeout.d}
 	if len(labels) > 0 {
 		spec.Labels = labels
 	}
@@ -151,6 +157,42 @@ func checkSchedule(args []string, maxAttempts int, backoff, maxBackoff, timeout 
 		case d.d > 0 && d.d < time.Millisecond:
 			return usagef("%s must be at least 1ms (job.json keeps milliseconds), got %v", flagSpelling(args, d.name), d.d)
 		}
+	}
+	return nil
+}
+
+// optInt and optDuration are flag values whose unset zero prints as
+// nothing: their default is the library's, said in the usage text.
+type optInt struct{ n int }
+
+func (f *optInt) String() string {
+	if f.n == 0 {
+		return ""
+	}
+	return strconv.Itoa(f.n)
+}
+
+func (f *optInt) Set(v string) (err error) {
+	f.n, err = strconv.Atoi(v)
+	if err != nil {
+		return fmt.Errorf("%q is not a whole number", v)
+	}
+	return nil
+}
+
+type optDuration struct{ d time.Duration }
+
+func (f *optDuration) String() string {
+	if f.d == 0 {
+		return ""
+	}
+	return f.d.String()
+}
+
+func (f *optDuration) Set(v string) (err error) {
+	f.d, err = time.ParseDuration(v)
+	if err != nil {
+		return fmt.Errorf("%q is not a duration (300ms, 90s, 1h30m)", v)
 	}
 	return nil
 }

@@ -27,13 +27,25 @@ func workCmd() *command {
 		name:    "work",
 		args:    "ROOT [--kind K]... [--parallel N] [--grace D] [--lease D] [--until-empty] [--fail-fast N] [--fail-fast-within D] [--log-limit SIZE] [--json] [--scan D] -- COMMAND [ARG...]",
 		summary: "run COMMAND for each queued job of ROOT, N at a time, on this host",
-		doc: `Takes the queued jobs of ROOT, oldest first (StartNext), and runs COMMAND
-once for each, --parallel at a time (default 1). Any number of workers, on
-any number of hosts sharing ROOT, may run at once: each job is started by
-exactly one of them. --kind (repeatable) takes only jobs of those kinds.
-A worker with nothing to do waits: a job submitted on this host is seen
-at once (file system events), one submitted by another host within --scan
-(default 1s) plus the mount's own caching (NFS, SMB, FUSE).
+		doc: `Runs the jobs of ROOT on a jobstore Worker: takes the queued jobs that are
+due, highest priority first, then oldest (as StartNext does), and runs
+COMMAND once for each, --parallel at a time (default 1). Any number of
+workers, on any number of hosts sharing ROOT, may run at once: each job is
+started by exactly one of them. --kind (repeatable) takes only jobs of
+those kinds. A worker with nothing to do waits: a job submitted on this
+host is seen at once (file system events), one submitted by another host
+within --scan (default 1s) plus the mount's own caching (NFS, SMB, FUSE);
+a job whose not_before or retry is due later is started at that moment.
+
+Retries and rescue: an attempt that fails (non-zero exit, killed, timed
+out) of a job submitted with --max-attempts N is queued again until N
+attempts have failed, each after its backoff ('jobstore help submit'); its
+end line says "queued" and when the retry is due. Every worker also
+rescues, every --scan, the running jobs whose worker is gone (by pid on
+this host, by lease elsewhere): each is queued again while it has
+attempts left, else marked lost, with no 'jobstore reconcile'. A job's
+--timeout (at submit) stops its command as a cancel does (SIGTERM, SIGKILL
+after --grace), and the attempt fails "timed out".
 
 For each job, COMMAND runs with:
 
@@ -85,13 +97,16 @@ the grace the whole job object is terminated (exit code 1), with what the
 command left running once it exits, and all of it when the worker dies.
 
 The first SIGINT or SIGTERM (Ctrl-C) stops the worker taking jobs; it waits
-for the running ones. A second one stops the running commands as a cancel
-request does (SIGTERM, SIGKILL after the grace) and marks their jobs
-cancelled. Then the worker ends as the first signal ends a process (a
-shell reports 130 or 143), as watch does. --until-empty exits once no
-queued job is left: the first time the worker finds none it can start, it
-takes no more and waits for the running ones; it exits 0 if every job it
-ran succeeded, else 1.
+for the running ones. A second one stops the running commands (SIGTERM,
+SIGKILL after the grace) and puts their jobs back in the queue at once,
+for the next worker: the attempt is kept as interrupted and counts against
+no --max-attempts. Then the worker ends as the first signal ends a process
+(a shell reports 130 or 143), as watch does. --until-empty exits once no
+job is left that it may start and none of its commands runs: each time a
+command ends it looks again, so a job submitted meanwhile is run too; a
+job not yet due (its --not-before, or a pending retry) is left queued. It
+exits 0 if every job it ran succeeded, else 1 (a job left queued for a
+retry did not succeed).
 
 A broken command does not empty the queue. The next job is taken only
 once the command has started for the one before: a command that cannot be
@@ -109,17 +124,22 @@ Prints a line when a job starts and when it ends:
   2026-11-30T09:35:40Z start ID kind render
   2026-11-30T09:35:52Z end   ID succeeded exit 0 after 12s
   2026-11-30T09:36:01Z end   ID failed exit 3 after 9.1s: the command exited with status 3
+  2026-11-30T09:36:05Z end   ID queued exit 3 after 4s: attempt 1 failed (the command exited with status 3); retry 2 of 3 at 2026-11-30T09:36:15Z
 
 --json prints one object per line instead, every key always present:
 
   {"event": "start", "time": "...", "job_id": "...", "dir": "...", "kind": "..."}
   {"event": "end", "time": "...", "job_id": "...", "dir": "...", "state": "succeeded",
-   "exit_code": 0, "signal": null, "seconds": 12.1, "message": "...", "error": null}
+   "retry_at": null, "exit_code": 0, "signal": null, "seconds": 12.1, "message": "...",
+   "error": null}
 
-"state" is null when nothing could be written (another host took the job
-over); "error" is null or an object as in 'jobstore help list'. Notes about
-the worker itself (a signal received, a job passed over because its
-records cannot be read) go to stderr. A kind, a message or an error that
+"state" is the job's state once the attempt ended: "queued" when it is to
+run again (a retry, due at "retry_at", or interrupted by the worker's
+second signal); null when nothing could be written (another host took the
+job over); "error" is null or an object as in 'jobstore help list'. Notes
+about the worker itself (a signal received, a job passed over because its
+records cannot be read, an end or a rescue it could not record) go to
+stderr. A kind, a message or an error that
 holds terminal controls or invalid UTF-8 is printed escaped (\x1b, \u009b,
 \xff); --json gives the strings as they are.
 
