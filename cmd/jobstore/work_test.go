@@ -257,6 +257,16 @@ func submitKind(t *testing.T, root, id, kind string, params string) jobstore.Job
 	return dir
 }
 
+// waitEnded waits for dir's job to end (Wait) and returns its status.
+func waitEnded(t *testing.T, dir jobstore.JobDir) *jobstore.JobStatus {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), cliTimeout)
+	defer cancel()
+	st, err := jobstore.Wait(ctx, dir)
+	require.NoError(t, err)
+	return st
+}
+
 func status(t *testing.T, dir jobstore.JobDir) *jobstore.JobStatus {
 	t.Helper()
 	st, err := jobstore.ReadStatus(dir)

@@ -3,7 +3,6 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"os"
 	"path/filepath"
@@ -20,16 +19,6 @@ import (
 // gone reports whether no process has pid (a zombie counts as alive until
 // reaped; an orphan's is reaped by init).
 func gone(pid int) bool { return errors.Is(syscall.Kill(pid, 0), syscall.ESRCH) }
-
-// waitEnded waits for dir's job to end (Wait) and returns its status.
-func waitEnded(t *testing.T, dir jobstore.JobDir) *jobstore.JobStatus {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), cliTimeout)
-	defer cancel()
-	st, err := jobstore.Wait(ctx, dir)
-	require.NoError(t, err)
-	return st
-}
 
 // A cancel request stops the command and everything in its process group:
 // with SIGTERM, or with SIGKILL after the grace when SIGTERM is ignored.
