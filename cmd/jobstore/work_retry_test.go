@@ -55,7 +55,7 @@ func TestWork_RetriesAFailedAttemptAfterItsBackoff(t *testing.T) {
 func TestWork_TimeoutStopsTheCommandAndTheAttemptIsRetried(t *testing.T) {
 	root := testdir.New(t)
 	dir := submitCLI(t, root, "--timeout", "300ms", "--max-attempts", "2", "--backoff", "50ms")
-	w := startWorker(t, "hold", nil, root, "--grace", "1h") // SIGTERM alone ends it
+	w := startWorker(t, "hold", nil, root, "--grace", "1s")
 	st := waitEnded(t, dir)
 	require.Equal(t, jobstore.Failed, st.State, "%s\n%s", w.stdout.String(), w.stderr.String())
 	require.Len(t, st.Attempts, 2, "the attempt that timed out was retried once")
