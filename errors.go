@@ -274,11 +274,22 @@ func errUnsupported(op, path string, cause error) *Error {
 		Remedy: "run jobstore on a Unix system or on Windows"}
 }
 
+// writePermissionRemedy is the remedy of a write refused for want of
+// permission (EACCES, EPERM): records, cancel requests, claims and
+// job.lock are created in the job directory, so each user that writes
+// them (a worker, a GUI that cancels) needs write permission on it.
+const writePermissionRemedy = "give this user write permission on the job directory, where records, cancel requests and job.lock are created; " +
+	"a root that several users write to needs its directories group-writable with the setgid bit (chmod 2775, one group for those users) " +
+	"and umask 002 for each of them"
+
 // stepError: a step of the write protocol (or of taking the lock) failed
 // with err; msg says which. An empty remedy is the protocol's own: the
 // previous record is intact.
 func stepError(op, path string, err error, msg, remedy string) *Error {
-	if remedy == "" {
+	switch {
+	case remedy == "" && errors.Is(err, fs.ErrPermission):
+		remedy = "the previous record is intact; " + writePermissionRemedy
+	case remedy == "":
 		remedy = "the previous record is intact; check free space, permissions and the disk, then write again"
 	}
 	return errIO(op, path, err, msg, remedy)

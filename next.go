@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"iter"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -220,13 +221,83 @@ type nextEntry struct {
 	spec        dirstamp.Stamp // of its job.json, taken before the read (zero: none)
 	readAt      time.Time      // when they were read (this host's clock)
 	state       nextState
-	kind        string
+	kind        string // from its job.json; "" until one was read
 	submittedAt time.Time
 	priority    int
 	due         time.Time // queued: not started before (not_before, retry_at); zero: at once
 	errText     string    // the last error reported for it
 	retryAt     time.Time // stateBroken after a failed Start: not tried before
 	taking      bool      // a StartNext of this process is starting it
+}
+
+// retryDue makes e, a job whose failed Start is due to be tried again at
+// now, one to read again.
+func (e *nextEntry) retryDue(now time.Time) {
+	if e.state == stateBroken && !e.retryAt.IsZero() && !now.Before(e.retryAt) {
+		e.state, e.retryAt = stateUnknown, time.Time{}
+	}
+}
+
+// nextActive is what a look with root unchanged may have to bring up to
+// date: the entries that were not settled (running or ended) when root was
+// last read, by the kind of their job ("" while it is not known). A job
+// settled since stays listed until root changes (its state skips it); a
+// job's kind, once known, is its kind for good.
+type nextActive map[string][]*nextEntry
+
+// newNextActive is the nextActive of entries.
+func newNextActive(entries map[string]*nextEntry) nextActive {
+	a := nextActive{}
+	for _, e := range entries {
+		if e.state != stateSettled {
+			a[e.kind] = append(a[e.kind], e)
+		}
+	}
+	return a
+}
+
+// of yields the entries a call that takes kinds (empty: every kind) looks
+// at: those of these kinds and those of no known kind, each once.
+func (a nextActive) of(kinds []string) iter.Seq[*nextEntry] {
+	return func(yield func(*nextEntry) bool) {
+		for k, es := range a {
+			if len(kinds) > 0 && k != "" {
+				continue // the kinds asked for, below, in their order
+			}
+			for _, e := range es {
+				if !yield(e) {
+					return
+				}
+			}
+		}
+		for i, k := range kinds {
+			if slices.Contains(kinds[:i], k) {
+				continue
+			}
+			for _, e := range a[k] {
+				if !yield(e) {
+					return
+				}
+			}
+		}
+	}
+}
+
+// appendIfCandidate appends e to cands if a call that takes kinds may
+// start it now (wall: this host's clock); a job of those kinds that is not
+// due yet moves c.wake to its due time, if that is sooner. The caller holds
+// c.mu.
+func (c *nextCache) appendIfCandidate(cands []*nextEntry, e *nextEntry, kinds []string, wall time.Time) []*nextEntry {
+	if e.state != stateQueued || e.taking || (len(kinds) > 0 && !slices.Contains(kinds, e.kind)) {
+		return cands
+	}
+	if e.due.After(wall) {
+		if c.wake.IsZero() || e.due.Before(c.wake) {
+			c.wake = e.due // the earliest job not yet due: a waiting call wakes then
+		}
+		return cands
+	}
+	return append(cands, e)
 }
 
 // nextReport is an error to hand to WithSkipped's function.
@@ -244,13 +315,15 @@ type nextCache struct {
 	rootReadAt time.Time
 	rootRead   bool
 	entries    map[string]*nextEntry
-	users      int         // StartNext calls in progress
-	idle       *time.Timer // drops the cache once nobody used it for nextCacheIdle
-	wake       time.Time   // when the earliest job not due at the last look is due
-	lastUse    time.Time   // when the last StartNext call on it returned
-	events     *nextEvents // nil until a StartNext waits; dropped with the cache
-	reads      int         // job directories read, for tests
-	stats      int         // stats of job directories and job.json files, for tests
+	active     nextActive          // since root was last read (see look)
+	incomplete map[*nextEntry]bool // the entries in stateIncomplete, for follow
+	users      int                 // StartNext calls in progress
+	idle       *time.Timer         // drops the cache once nobody used it for nextCacheIdle
+	wake       time.Time           // when the earliest job not due at the last look is due
+	lastUse    time.Time           // when the last StartNext call on it returned
+	events     *nextEvents         // nil until a StartNext waits; dropped with the cache
+	reads      int                 // job directories read, for tests
+	stats      int                 // stats of job directories and job.json files, for tests
 
 	// Tests only: this host's clock and the stat of a job directory, to
 	// stand for a filesystem with coarse timestamps. nil: time.Now and
@@ -394,19 +467,23 @@ func (c *nextCache) look(kinds []string) ([]*nextEntry, []nextReport, error) {
 	if err != nil {
 		return nil, nil, rootError(op, c.root, err)
 	}
-	for _, e := range c.entries {
-		if e.state == stateBroken && !e.retryAt.IsZero() && !now.Before(e.retryAt) {
-			e.state, e.retryAt = stateUnknown, time.Time{} // its failed Start is due again: read it
-		}
-	}
 	var reports []nextReport
+	var cands []*nextEntry
+	c.wake = time.Time{}
+	wall := time.Now()
 	if c.rootRead && rs == c.rootStamp && !rs.Racy(c.rootReadAt) {
 		// No entry added, removed or renamed: only the jobs that may still
-		// become startable are looked at.
-		for _, e := range c.entries {
+		// become startable by this call are looked at, c.active's of kinds.
+		// A job known to be of another kind is not even stated: its kind
+		// comes from its job.json, which is written once, and its
+		// directory is the one read, since none can be replaced without
+		// changing root.
+		for e := range c.active.of(kinds) {
+			e.retryDue(now)
 			if e.state != stateSettled {
 				reports = c.refresh(d, e, reports)
 			}
+			cands = c.appendIfCandidate(cands, e, kinds, wall)
 		}
 	} else {
 		names, err := d.Names()
@@ -424,29 +501,19 @@ func (c *nextCache) look(kinds []string) ([]*nextEntry, []nextReport, error) {
 				e = &nextEntry{name: name}
 				c.entries[name] = e
 			}
+			e.retryDue(now)
 			reports = c.refresh(d, e, reports)
 		}
-		for name := range c.entries {
+		for name, e := range c.entries {
 			if !seen[name] {
 				delete(c.entries, name)
+				delete(c.incomplete, e)
+				continue
 			}
+			cands = c.appendIfCandidate(cands, e, kinds, wall)
 		}
 		c.rootStamp, c.rootReadAt, c.rootRead = rs, now, true
-	}
-	var cands []*nextEntry
-	c.wake = time.Time{}
-	wall := time.Now()
-	for _, e := range c.entries {
-		if e.state != stateQueued || e.taking || (len(kinds) > 0 && !slices.Contains(kinds, e.kind)) {
-			continue
-		}
-		if e.due.After(wall) {
-			if c.wake.IsZero() || e.due.Before(c.wake) {
-				c.wake = e.due // the earliest job not yet due: the wait ends then
-			}
-			continue
-		}
-		cands = append(cands, e)
+		c.active = newNextActive(c.entries)
 	}
 	slices.SortFunc(cands, func(a, b *nextEntry) int {
 		if c := cmp.Compare(b.priority, a.priority); c != 0 {
@@ -480,6 +547,7 @@ func rootError(op, root string, err error) error {
 // refresh stats e's directory and reads its records if the stamp says they
 // may have changed. The caller holds c.mu.
 func (c *nextCache) refresh(d *dirstamp.Dir, e *nextEntry, reports []nextReport) []nextReport {
+	defer c.noteIncomplete(e)
 	st, err := c.lstat(d, e.name)
 	if err != nil {
 		// Removed (the next look at root drops it), or not a directory:
@@ -498,6 +566,9 @@ func (c *nextCache) refresh(d *dirstamp.Dir, e *nextEntry, reports []nextReport)
 		return reports
 	}
 	specRel := filepath.Join(e.name, SpecFile)
+	if !st.SameDir(e.stamp) {
+		e.kind = "" // another directory under the name: another job, until read
+	}
 	e.stamp, e.readAt = st, c.now()
 	e.spec, _ = c.fileStamp(d, specRel) // before the read: a job.json made after it differs
 	c.reads++
@@ -514,12 +585,30 @@ func (c *nextCache) refresh(d *dirstamp.Dir, e *nextEntry, reports []nextReport)
 	return reports
 }
 
+// noteIncomplete keeps c.incomplete true of e, whose state may have
+// changed. The caller holds c.mu.
+func (c *nextCache) noteIncomplete(e *nextEntry) {
+	switch {
+	case e.state == stateIncomplete && !c.incomplete[e]:
+		if c.incomplete == nil {
+			c.incomplete = map[*nextEntry]bool{}
+		}
+		c.incomplete[e] = true
+	case e.state != stateIncomplete && c.incomplete[e]:
+		delete(c.incomplete, e)
+	}
+}
+
 // read reads the records of dir into e. A directory that is not a job yet
 // (no job.json), or has no status.json yet, is stateIncomplete, not an
 // error. job.json is read again too: the directory may be another job's
 // made under the same name.
 func (e *nextEntry) read(dir JobDir) error {
 	je, gone := readEntry(dir)
+	if je.Spec != nil { // even if its status cannot be read: the kind is the job's for good
+		e.kind, e.submittedAt, e.priority = je.Spec.Kind, je.Spec.SubmittedAt, je.Spec.Priority
+		e.due, _ = dueAt(*je.Spec, je.Status)
+	}
 	switch {
 	case gone: // removed while read: the next look at root drops it
 		e.state = stateUnknown
@@ -530,8 +619,6 @@ func (e *nextEntry) read(dir JobDir) error {
 	case je.Err != nil:
 		return je.Err
 	}
-	e.kind, e.submittedAt, e.priority = je.Spec.Kind, je.Spec.SubmittedAt, je.Spec.Priority
-	e.due, _ = dueAt(*je.Spec, je.Status)
 	switch {
 	case je.Status == nil:
 		e.state = stateIncomplete
@@ -609,8 +696,8 @@ func (c *nextCache) follow() bool {
 		}
 	}
 	added := false
-	for name, e := range c.entries {
-		if e.state == stateIncomplete && len(ev.dirs) < maxFollowed && ev.follow(filepath.Join(c.root, name)) {
+	for e := range c.incomplete {
+		if len(ev.dirs) < maxFollowed && ev.follow(filepath.Join(c.root, e.name)) {
 			added = true
 		}
 	}
@@ -727,14 +814,25 @@ func (c *nextCache) close() {
 	}
 }
 
-// runningDirs are the job directories the last look found running.
+// runningDirs brings the jobs the cache knows as running up to date (a
+// stat of each, and a read of those whose directory changed) and returns
+// the directories of those still running: what a rescue pass judges, at a
+// cost in proportion to the running jobs, not to the root.
 func (c *nextCache) runningDirs() []JobDir {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	d, err := dirstamp.Open(c.root)
+	if err != nil {
+		return nil // the job loop's look reports it
+	}
+	defer d.Close()
 	var dirs []JobDir
-	for name, e := range c.entries {
+	for e := range c.active.of(nil) {
 		if e.state == stateRunning {
-			dirs = append(dirs, JobDir(filepath.Join(c.root, name)))
+			c.refresh(d, e, nil)
+		}
+		if e.state == stateRunning {
+			dirs = append(dirs, JobDir(filepath.Join(c.root, e.name)))
 		}
 	}
 	return dirs

@@ -30,8 +30,14 @@ func newTestNextCache(root string, skew time.Duration) *testNextCache {
 // directories it read and the ones it stated.
 func (tc *testNextCache) lookCounting(t *testing.T) (names []string, reads, stats int) {
 	t.Helper()
+	return tc.lookKindsCounting(t, nil)
+}
+
+// lookKindsCounting is lookCounting for a StartNext that takes kinds.
+func (tc *testNextCache) lookKindsCounting(t *testing.T, kinds []string) (names []string, reads, stats int) {
+	t.Helper()
 	r0, s0 := tc.reads, tc.stats
-	cands, _, err := tc.look(nil)
+	cands, _, err := tc.look(kinds)
 	require.NoError(t, err)
 	for _, e := range cands {
 		names = append(names, e.name)
@@ -255,4 +261,69 @@ func TestNextCaches_AreBoundedAndDropTheOldestIdleFirst(t *testing.T) {
 	assert.Equal(t, maxNextCaches, n)
 	assert.False(t, first, "the root idle longest was dropped")
 	assert.True(t, last)
+}
+
+// A queued job of a kind the call does not take costs nothing once its
+// kind is known, while root is unchanged: its job.json is written once and
+// its directory cannot be replaced without changing root. A call that
+// takes its kind still looks at it, and a directory made again under its
+// name (root changed) is read again, kind and all.
+func TestNextCache_JobsOfAnotherKindCostNothingWhileRootIsUnchanged(t *testing.T) {
+	root := testdir.New(t)
+	const others = 100
+	submitKind := func(id, kind string) JobDir {
+		dir, err := Submit(root, JobSpec{ID: id, Kind: kind})
+		require.NoError(t, err)
+		return dir
+	}
+	for i := range others {
+		submitKind(fmt.Sprintf("other%03d", i), "other")
+	}
+	submitKind("k0", "k")
+	submitKind("k1", "k")
+	tc := newTestNextCache(root, time.Hour)
+	k := []string{"k"}
+
+	names, reads, _ := tc.lookKindsCounting(t, k)
+	require.Equal(t, []string{"k0", "k1"}, names)
+	require.Equal(t, others+2, reads, "the first look reads every job, and learns its kind")
+
+	names, reads, stats := tc.lookKindsCounting(t, k)
+	require.Equal(t, []string{"k0", "k1"}, names)
+	require.Zero(t, reads)
+	require.Equal(t, 2, stats, "root unchanged: only the jobs of kind k are stated")
+
+	names, _, stats = tc.lookKindsCounting(t, []string{"other"})
+	require.Len(t, names, others, "a call that takes the other kind finds its jobs")
+	require.Equal(t, others, stats)
+	_, _, stats = tc.lookCounting(t)
+	require.Equal(t, others+2, stats, "a call that takes every kind looks at every queued job")
+
+	// other000 removed and made again as a job of kind k: root changed, and
+	// the new directory is read, not judged by the old one's kind.
+	time.Sleep(fsTick)
+	dir := JobDir(filepath.Join(root, "other000"))
+	require.NoError(t, os.Rename(string(dir), filepath.Join(root, ".gone")))
+	submitKind("other000", "k")
+	names, reads, _ = tc.lookKindsCounting(t, k)
+	require.Equal(t, []string{"k0", "k1", "other000"}, names)
+	require.Equal(t, 1, reads)
+	_, reads, stats = tc.lookKindsCounting(t, k)
+	require.Zero(t, reads)
+	require.Equal(t, 3, stats)
+
+	// other001 made again as a directory whose records come later, written
+	// in place (root does not change then): until its job.json is read it
+	// is of no known kind, so it is looked at, and found once it is queued.
+	time.Sleep(fsTick)
+	dir = JobDir(filepath.Join(root, "other001"))
+	require.NoError(t, os.Rename(string(dir), filepath.Join(root, ".gone1")))
+	require.NoError(t, os.Mkdir(string(dir), 0o755))
+	names, _, _ = tc.lookKindsCounting(t, k)
+	require.NotContains(t, names, "other001", "no records yet")
+	time.Sleep(fsTick)
+	require.NoError(t, WriteSpec(dir, JobSpec{ID: "other001", Kind: "k"}))
+	require.NoError(t, WriteStatus(dir, JobStatus{State: Queued, Seq: 1}))
+	names, _, _ = tc.lookKindsCounting(t, k)
+	require.Contains(t, names, "other001", "written in place after the look that found the directory")
 }

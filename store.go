@@ -190,7 +190,7 @@ func openRoot(op, root string) (*fsys.Dir, error) {
 func openSubmitDir(rd *fsys.Dir) (*fsys.Dir, error) {
 	sd, err := rd.OpenDir(submitDir)
 	if errors.Is(err, fs.ErrNotExist) {
-		if err := rd.Mkdir(submitDir, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
+		if err := rd.Mkdir(submitDir, dirPerm); err != nil && !errors.Is(err, fs.ErrExist) {
 			return nil, stepError("create directory", rd.Join(submitDir), err,
 				"cannot create the directory in which jobs are built", "check free space and that this user may write in the jobs root; no job was made")
 		}
@@ -208,7 +208,7 @@ func openSubmitDir(rd *fsys.Dir) (*fsys.Dir, error) {
 func mkdirBuild(sd *fsys.Dir, id string) (string, error) {
 	for attempt := 0; ; attempt++ {
 		name := id + "-" + strconv.FormatUint(rand.Uint64(), 10)
-		err := sd.Mkdir(name, 0o755)
+		err := sd.Mkdir(name, dirPerm)
 		if err == nil {
 			atSubmitSeam("mkdir", sd.Join(name))
 			return name, nil

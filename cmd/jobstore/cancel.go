@@ -57,6 +57,9 @@ func runCancel(e *env, fs *flag.FlagSet, args []string) error {
 			fmt.Fprintln(e.stderr, oneLine(errorLine(err)))
 			return &exitError{code: exitUnsuccessful}
 		}
+		if errors.Is(err, os.ErrPermission) {
+			return withCLIRemedy(err, cancelPermissionRemedy(dir))
+		}
 		return jobDirArgument(err, string(dir))
 	}
 	stands, err := jobstore.ReadCancel(dir)
@@ -84,6 +87,16 @@ func runCancel(e *env, fs *flag.FlagSet, args []string) error {
 		fmt.Fprintf(e.stdout, "job %s ended %s before the request took effect\n", dir.ID(), st.State)
 	}
 	return nil
+}
+
+// cancelPermissionRemedy is the remedy of a cancel refused for want of
+// permission: the user who cancels (a GUI's, an operator's) is often not
+// the one who submitted or runs the job.
+func cancelPermissionRemedy(dir jobstore.JobDir) string {
+	return "this user needs write permission on " + string(dir) + " to create " + jobstore.CancelFile +
+		" there (and to open " + jobstore.LockFile + " for writing); for a root shared between users, make its directories " +
+		"group-writable with the setgid bit (chmod 2775, one group for every user of the root) and give each user umask 002: " +
+		"see \"Sharing a root between users\" in docs/guarantees.md"
 }
 
 // requester is the default --by: "USER on HOST".

@@ -257,7 +257,11 @@ func tableRows(entries []jobstore.Entry, now time.Time,
 		if en.Err != nil {
 			state = "unreadable"
 		}
-		rows = append(rows, [tableCols]string{en.Dir.ID(), kind, state, progress, updated, age})
+		row := [tableCols]string{en.Dir.ID(), kind, state, progress, updated, age}
+		for c := range row {
+			row[c] = escapeTerminal(oneLine(row[c])) // a tab or newline would break the table too
+		}
+		rows = append(rows, row)
 	}
 	return rows
 }
@@ -273,7 +277,7 @@ func writeUnreadable(w io.Writer, entries []jobstore.Entry) {
 	if len(bad) > 0 {
 		fmt.Fprintf(w, "\n%d unreadable (the job directory is authoritative: fix or remove it):\n", len(bad))
 		for _, en := range bad {
-			fmt.Fprintf(w, "  %s: %s\n", en.Dir.ID(), oneLine(errorLine(en.Err)))
+			fmt.Fprintf(w, "  %s: %s\n", escapeTerminal(en.Dir.ID()), escapeTerminal(oneLine(errorLine(en.Err))))
 		}
 	}
 }

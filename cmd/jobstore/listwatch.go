@@ -257,7 +257,7 @@ func (lw *listWatcher) printChange(j *watchedJob) {
 		return
 	}
 	j.line = line
-	fmt.Fprintln(lw.out, line)
+	fmt.Fprintln(lw.out, escapeTerminal(line))
 }
 
 // changeLine is j as one line of list --watch's plain output.

@@ -152,7 +152,7 @@ func ioRemedy(err error) string {
 	case errors.Is(err, fs.ErrNotExist):
 		return "check the path"
 	case errors.Is(err, fs.ErrPermission):
-		return "give this user access to the file and its directory"
+		return "give this user read access to the file, write access to its directory (see docs/guarantees.md)"
 	case isDiskFull(err):
 		return "free some disk space, then try again"
 	default:

@@ -77,7 +77,7 @@ func TestReadParams_LimitIsInclusive(t *testing.T) {
 func TestSubmit_ScheduleFlagsAreWrittenIntoTheSpec(t *testing.T) {
 	root := filepath.Join(testdir.New(t), "jobs")
 	before := time.Now()
-	r := runCLI(t, "submit", root, "--kind", "k", "--id", "sched", "--max-attempts", "5", "--backoff", "2s",
+	r := runCLI(t, "submit", root, "--create", "--kind", "k", "--id", "sched", "--max-attempts", "5", "--backoff", "2s",
 		"--max-backoff", "1m", "--not-before", "+2h", "--priority", "-3", "--timeout", "90s")
 	requireCode(t, r, exitOK)
 	spec, err := jobstore.ReadSpec(jobstore.JobDir(filepath.Join(root, "sched")))
@@ -114,6 +114,41 @@ func TestSubmit_ScheduleFlagsAreWrittenIntoTheSpec(t *testing.T) {
 			requireErrorLine(t, r)
 			assert.Contains(t, r.stderr, tc.want)
 			assert.NoDirExists(t, filepath.Join(root, "bad"), "nothing was written")
+		})
+	}
+}
+
+// TestSubmit_MissingRootIsAnErrorUnlessCreateIsGiven: a mistyped ROOT is
+// not made into a new root that no worker watches: exit 3, an error that
+// names it and --create, nothing on stdout, nothing made. --create makes it.
+func TestSubmit_MissingRootIsAnErrorUnlessCreateIsGiven(t *testing.T) {
+	tmp := testdir.New(t)
+	for _, tc := range []struct {
+		name string
+		root string
+	}{
+		{"missing root", filepath.Join(tmp, "jbos")},
+		{"missing parent too", filepath.Join(tmp, "typo", "jobs")},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := runCLI(t, "submit", tc.root, "--kind", "k", "--id", "j")
+			requireCode(t, r, exitRuntime)
+			requireErrorLine(t, r)
+			assert.Contains(t, r.stderr, tc.root)
+			assert.Contains(t, r.stderr, "no such root")
+			assert.Contains(t, r.stderr, "--create")
+			_, err := os.Lstat(tc.root)
+			assert.True(t, os.IsNotExist(err), "the missing root was made: %v", err)
+
+			r = runCLI(t, "submit", tc.root, "--kind", "k", "--id", "j", "--create")
+			requireCode(t, r, exitOK)
+			require.Equal(t, "j\n", r.stdout)
+			spec, err := jobstore.ReadSpec(jobstore.JobDir(filepath.Join(tc.root, "j")))
+			require.NoError(t, err)
+			require.Equal(t, "k", spec.Kind)
+
+			// The root exists now: no --create needed.
+			requireCode(t, runCLI(t, "submit", tc.root, "--kind", "k", "--id", "j2"), exitOK)
 		})
 	}
 }

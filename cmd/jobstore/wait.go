@@ -120,7 +120,7 @@ func runWait(e *env, fs *flag.FlagSet, args []string) error {
 			return err
 		}
 	} else {
-		fmt.Fprintln(e.stdout, line)
+		fmt.Fprintln(e.stdout, escapeTerminal(line))
 	}
 	if code != exitOK {
 		return &exitError{code: code}
