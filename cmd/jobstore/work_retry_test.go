@@ -128,3 +128,17 @@ func TestRetry_ArgumentsAndWhatIsNotAJob(t *testing.T) {
 		})
 	}
 }
+
+// --until-empty runs what is due, leaves a job not yet due queued, and
+// exits 0 when every job it ran succeeded.
+func TestWork_UntilEmptyLeavesAJobNotYetDue(t *testing.T) {
+	root := testdir.New(t)
+	now := submitCLI(t, root, "--priority", "1")
+	later := submitCLI(t, root, "--not-before", "+1h", "--priority", "9")
+	r := runWorker(t, "echo", nil, root, "--until-empty")
+	requireCode(t, r, exitOK)
+	require.Equal(t, jobstore.Succeeded, status(t, now).State)
+	st := status(t, later)
+	require.Equal(t, jobstore.Queued, st.State, "a job not yet due is not waited for")
+	require.NotContains(t, r.stdout, later.ID())
+}
