@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"path/filepath"
 	"regexp"
 	"runtime"
@@ -48,6 +49,35 @@ func TestWork_RetriesAFailedAttemptAfterItsBackoff(t *testing.T) {
 	require.Regexp(t, `(?m)^attempt \d+\s+succeeded, exit 0, on `, r.stdout)
 	r = runCLI(t, "list", root)
 	require.Regexp(t, regexp.QuoteMeta(dir.ID())+`\s+k\s+succeeded, attempt 2/2\s`, r.stdout)
+
+	// --json gives the new fields as the records hold them.
+	var shown struct {
+		Spec struct {
+			MaxAttempts int   `json:"max_attempts"`
+			BackoffMS   int64 `json:"backoff_ms"`
+		} `json:"spec"`
+		Status struct {
+			Attempts []map[string]any `json:"attempts"`
+		} `json:"status"`
+	}
+	r = runCLI(t, "show", string(dir), "--json")
+	require.NoError(t, json.Unmarshal([]byte(r.stdout), &shown))
+	require.Equal(t, 2, shown.Spec.MaxAttempts)
+	require.EqualValues(t, 100, shown.Spec.BackoffMS)
+	require.Len(t, shown.Status.Attempts, 2)
+	require.Equal(t, "failed", shown.Status.Attempts[0]["state"])
+	require.EqualValues(t, 3, shown.Status.Attempts[0]["exit_code"])
+	var listed struct {
+		Jobs []struct {
+			Status struct {
+				Attempts []any `json:"attempts"`
+			} `json:"status"`
+		} `json:"jobs"`
+	}
+	r = runCLI(t, "list", root, "--json")
+	require.NoError(t, json.Unmarshal([]byte(r.stdout), &listed))
+	require.Len(t, listed.Jobs, 1)
+	require.Len(t, listed.Jobs[0].Status.Attempts, 2)
 }
 
 // A job's --timeout stops its command as a cancel does, and the attempt
