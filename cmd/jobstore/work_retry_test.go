@@ -172,3 +172,29 @@ func TestWork_UntilEmptyLeavesAJobNotYetDue(t *testing.T) {
 	require.Equal(t, jobstore.Queued, st.State, "a job not yet due is not waited for")
 	require.NotContains(t, r.stdout, later.ID())
 }
+
+// A pending retry: list says when it is due, --until-empty leaves it
+// queued (it did not succeed: exit 1), and retry refuses it, saying when.
+func TestRetry_RefusesAJobWhoseRetryIsPending(t *testing.T) {
+	root := testdir.New(t)
+	dir := submitCLI(t, root, "--max-attempts", "2", "--backoff", "1h")
+	w := runWorker(t, "flaky", nil, root, "--until-empty", "--json")
+	requireCode(t, w, exitUnsuccessful)
+	st := status(t, dir)
+	require.Equal(t, jobstore.Queued, st.State)
+	require.NotNil(t, st.RetryAt)
+	due := fmtTime(*st.RetryAt)
+	ends := jsonLines(t, w.stdout)
+	require.Len(t, ends, 2)
+	require.Equal(t, "queued", ends[1]["state"])
+	require.Equal(t, due, ends[1]["retry_at"])
+
+	r := runCLI(t, "list", root)
+	require.Regexp(t, regexp.QuoteMeta(dir.ID())+`\s+k\s+queued, retry 2/2 at `+regexp.QuoteMeta(due)+`\s`, r.stdout)
+	r = runCLI(t, "show", string(dir))
+	require.Regexp(t, `(?m)^retry at\s+`+regexp.QuoteMeta(due)+` \(in .+\)$`, r.stdout)
+	r = runCLI(t, "retry", string(dir))
+	requireCode(t, r, exitUnsuccessful)
+	require.Contains(t, r.stderr, "is queued already: a retry is due at "+due)
+	require.Equal(t, st.Seq, status(t, dir).Seq, "a refused retry writes nothing")
+}
