@@ -198,3 +198,14 @@ func TestRetry_RefusesAJobWhoseRetryIsPending(t *testing.T) {
 	require.Contains(t, r.stderr, "is queued already: a retry is due at "+due)
 	require.Equal(t, st.Seq, status(t, dir).Seq, "a refused retry writes nothing")
 }
+
+// --until-empty looks again when a command ends: a job submitted while
+// one ran is run too, though a free slot had found nothing.
+func TestWork_UntilEmptyRunsAJobSubmittedWhileOneRan(t *testing.T) {
+	root := testdir.New(t)
+	submitKind(t, root, "parent", "k", "")
+	r := runWorker(t, "spawn", nil, root, "--until-empty", "--parallel", "2")
+	requireCode(t, r, exitOK)
+	st := status(t, jobstore.JobDir(filepath.Join(root, "spawned")))
+	require.Equal(t, jobstore.Succeeded, st.State, "%s\n%s", r.stdout, r.stderr)
+}

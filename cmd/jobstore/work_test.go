@@ -54,6 +54,8 @@ func runJobRole(role string) int {
 		return grandchildJob()
 	case "flaky":
 		return flakyJob()
+	case "spawn":
+		return spawnJob()
 	}
 	fmt.Fprintf(os.Stderr, "unknown job role %q\n", role)
 	return 2
@@ -131,6 +133,24 @@ func flakyJob() int {
 	publish(mark, os.Getpid())
 	fmt.Fprintln(os.Stderr, "the licence server blinked")
 	return 3
+}
+
+// spawnDelay is how long the spawn role waits before it submits: enough
+// for a worker with a free slot to have looked and found nothing.
+const spawnDelay = 300 * time.Millisecond
+
+// spawnJob, run for a job other than "spawned", waits spawnDelay, then
+// submits a job "spawned" of kind k into its job's root; it succeeds.
+func spawnJob() int {
+	if os.Getenv(jobIDEnv) == "spawned" {
+		return 0
+	}
+	time.Sleep(spawnDelay)
+	if _, err := jobstore.Submit(filepath.Dir(os.Getenv(jobDirEnv)), jobstore.JobSpec{ID: "spawned", Kind: "k"}); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 2
+	}
+	return 0
 }
 
 // bulkLine is the line i of what {"bulk": N} writes.
