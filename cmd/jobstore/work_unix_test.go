@@ -179,3 +179,31 @@ func TestWork_CommandThatCannotRunStopsTheWorker(t *testing.T) {
 	require.Equal(t, jobstore.Queued, status(t, b).State)
 	require.Contains(t, r.stderr, "stopped taking jobs")
 }
+
+// A worker killed mid-job: a live worker on the same root rescues its job
+// without a reconcile command, and runs it again while it has attempts
+// left; the attempt whose worker died is kept as lost.
+func TestWork_KilledWorkersJobIsRescuedByAnotherWorker(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("the command dies with the worker on Linux only (its supervisor)")
+	}
+	root := testdir.New(t)
+	dir := submitCLI(t, root, "--max-attempts", "2", "--backoff", "100ms")
+	w := startWorker(t, "hold", nil, root)
+	waitUntil(t, "the command to run", func() bool { return exists(filepath.Join(string(dir), pidFile)) })
+	pid := readPID(t, filepath.Join(string(dir), pidFile))
+	require.NoError(t, w.cmd.Process.Kill())
+	<-w.done
+	waitUntil(t, "the orphaned command to be killed", func() bool { return gone(pid) })
+	writeFileT(t, filepath.Join(string(dir), releaseFile), "") // its next run ends at once
+
+	rescuer := startWorker(t, "hold", nil, root, "--scan", "100ms")
+	st := waitEnded(t, dir)
+	require.Equal(t, jobstore.Succeeded, st.State, "%s\n%s", rescuer.stdout.String(), rescuer.stderr.String())
+	require.Len(t, st.Attempts, 2)
+	require.Equal(t, jobstore.Lost, st.Attempts[0].State, "the attempt whose worker died")
+	require.Equal(t, jobstore.Succeeded, st.Attempts[1].State)
+	require.NoError(t, rescuer.cmd.Process.Signal(os.Interrupt))
+	rescuer.wait(t)
+	requireEndedBy(t, rescuer.cmd, syscall.SIGINT)
+}
