@@ -75,14 +75,17 @@ func WithStartOptions(opts ...StartOption) WorkerOption {
 // own to l; without it (or with nil) it is silent.
 func WithLogger(l *slog.Logger) WorkerOption { return func(o *workerOptions) { o.logger = l } }
 
-// WithTakeGate makes a Worker call gate before it takes each job, once a
-// slot is free and the handler of the job taken before has been called,
-// with a context that ends when the Worker stops taking jobs. The Worker
-// takes the job only once gate has returned nil; an error stops the Worker
-// taking jobs, and Run returns that error once its running handlers have
-// returned (as after a stop by its context). gate runs on Run's
-// goroutine, never twice at once; so a gate may wait for what the last
-// handler does (its command to start, say) before the next job is taken.
+// WithTakeGate makes a Worker call gate before it takes a job, once a slot
+// is free, with a context that ends when the Worker stops taking jobs: once
+// for each job it takes, and once more before the take that finds none
+// and ends Run (a look that finds nothing while handlers run, with
+// WithUntilIdle, does not call it again). The Worker takes the job only
+// once gate has returned nil; an error stops the Worker taking jobs, and
+// Run returns that error once its running handlers have returned (as after
+// a stop by its context). gate runs on Run's goroutine, never twice at
+// once; so each call after the first follows the take of one job, and a
+// gate may wait for what that job's handler does (its command to start,
+// say) before the next job is taken.
 func WithTakeGate(gate func(ctx context.Context) error) WorkerOption {
 	return func(o *workerOptions) { o.gate = gate }
 }
@@ -197,6 +200,7 @@ func (w *Worker) Run(ctx context.Context) error {
 	rescuer.Go(func() { w.rescueLoop(taking, c, so.next.scan) })
 	defer rescuer.Wait()
 	var err error
+	gated := false // the gate allowed a take that has not yet found a job
 	for {
 		select {
 		case slots <- struct{}{}:
@@ -205,11 +209,12 @@ func (w *Worker) Run(ctx context.Context) error {
 		if taking.Err() != nil {
 			break
 		}
-		if w.o.gate != nil {
+		if w.o.gate != nil && !gated {
 			if err = w.o.gate(taking); err != nil || taking.Err() != nil {
 				<-slots
 				break
 			}
+			gated = true
 		}
 		var run *Run
 		if w.o.untilIdle {
@@ -229,8 +234,8 @@ func (w *Worker) Run(ctx context.Context) error {
 			}
 			break
 		}
+		gated = false
 		active.Add(1)
-		called := make(chan struct{}) // the handler is about to be called: the gate may wait for it
 		handlers.Go(func() {
 			defer func() {
 				active.Add(-1)
@@ -240,9 +245,8 @@ func (w *Worker) Run(ctx context.Context) error {
 				default:
 				}
 			}()
-			w.work(stopped, run, called)
+			w.work(stopped, run)
 		})
-		<-called
 	}
 	stopTaking()
 	w.drain(stopped, stop, &handlers)
@@ -332,9 +336,8 @@ func (w *Worker) rescue(dirs []JobDir) {
 }
 
 // work runs the handler for run and ends the attempt as its result says,
-// then closes run. stopped ends when the Worker's grace is over; called is
-// closed just before the handler is.
-func (w *Worker) work(stopped context.Context, run *Run, called chan<- struct{}) {
+// then closes run. stopped ends when the Worker's grace is over.
+func (w *Worker) work(stopped context.Context, run *Run) {
 	defer run.Close()
 	id := run.Dir().ID()
 	w.log(slog.LevelInfo, "started", "job", id, "kind", run.Spec().Kind, "attempt", run.Status().Attempt)
@@ -344,7 +347,6 @@ func (w *Worker) work(stopped context.Context, run *Run, called chan<- struct{})
 	release := context.AfterFunc(stopped, func() { cancel(context.Cause(stopped)) })
 	defer release()
 
-	close(called)
 	err := w.call(ctx, run)
 	if err := w.end(run, ctx, runCtx, err); err != nil {
 		w.log(slog.LevelWarn, "could not record the job's end", "job", id, "err", err)

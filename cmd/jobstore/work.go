@@ -187,9 +187,12 @@ type worker struct {
 	// run them (it cannot be started, or its jobs fail fast); nil if not.
 	broken error
 	streak fastStreak
-	// active is how many jobs' commands run; launched is closed once the
-	// command of the job taken last has started, or its job ended.
+	// active is how many jobs' commands run. launches holds a channel per
+	// job allowed by the gate whose handler has not begun yet, oldest
+	// first; launched is the one of the job taken last, closed once its
+	// command has started, or its job ended.
 	active   int
+	launches []chan struct{}
 	launched chan struct{}
 
 	stopTaking context.CancelFunc // the Worker takes no more jobs
@@ -333,14 +336,22 @@ func (wk *worker) loop(parallel int, untilEmpty bool, opts []jobstore.StartOptio
 // command of the job taken before has started (or its job has ended
 // without it), so that a command that cannot be started fails one job,
 // never one per slot. A command judged broken has stopped the taking
-// (wk.stopTaking) by then.
+// (wk.stopTaking) by then. The Worker calls it once per job it takes (and
+// once more before a last take that finds none): each call but the first
+// follows the take of the job whose channel the call before queued.
 func (wk *worker) gate(ctx context.Context) error {
 	wk.mu.Lock()
-	launched := wk.launched
+	var before chan struct{}
+	if n := len(wk.launches); n > 0 {
+		before = wk.launches[n-1] // the job taken last, whose handler may not have begun
+	} else {
+		before = wk.launched
+	}
+	wk.launches = append(wk.launches, make(chan struct{}))
 	wk.mu.Unlock()
-	if launched != nil {
+	if before != nil {
 		select {
-		case <-launched:
+		case <-before:
 		case <-ctx.Done():
 		}
 	}
@@ -354,14 +365,15 @@ func (wk *worker) gate(ctx context.Context) error {
 // stop interrupted it, else the outcome handle meant to record (it
 // returns nil for a success).
 func (wk *worker) handle(ctx context.Context, run *jobstore.Run) error {
-	launched := make(chan struct{})
-	var once sync.Once
-	hasStarted := func() { once.Do(func() { close(launched) }) }
-	defer hasStarted()
 	wk.mu.Lock()
+	launched := wk.launches[0] // queued by the gate before this job was taken
+	wk.launches = wk.launches[1:]
 	wk.launched = launched
 	wk.active++
 	wk.mu.Unlock()
+	var once sync.Once
+	hasStarted := func() { once.Do(func() { close(launched) }) }
+	defer hasStarted()
 
 	wk.startLine(run)
 	began := time.Now()
