@@ -27,6 +27,10 @@ UPDATED is the status's updated_at (UTC); AGE is the time since submission;
 MESSAGE is the runner's latest message, or the error of a failed or lost
 job (the column is left out when no job has one). On a terminal the table
 is fitted to its width: MESSAGE gets what is left of the line.
+A job that may run more than once (submit --max-attempts) or has, says in
+STATE which attempt it is at, of how many: "running, attempt 2/3",
+"failed, attempt 3/3", and when a pending retry is due: "queued, retry 2/3
+at 2026-12-01T10:00:00Z". Attempts its worker interrupted are not counted.
 When the job has a cancel request (cancel.json), STATE says so: "running,
 cancel requested", "cancelled, on request", "succeeded, cancel requested
 too late".
@@ -323,6 +327,9 @@ func tableRows(entries []jobstore.Entry, now time.Time,
 			if st.Error != "" && (st.State == jobstore.Failed || st.State == jobstore.Lost) {
 				msg = st.Error
 			}
+		}
+		if note := attemptNote(en.Spec, en.Status); note != "" {
+			state += ", " + note
 		}
 		c, info := cancelOf(en.Dir)
 		if note := cancelNote(c, info, en.Status); note != "" {

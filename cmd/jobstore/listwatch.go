@@ -350,6 +350,9 @@ func changeLine(j *watchedJob) string {
 	}
 	st := en.Status
 	state := string(st.State)
+	if note := attemptNote(en.Spec, st); note != "" {
+		state += ", " + note
+	}
 	if note := cancelNote(j.cancel, j.cancelInfo, st); note != "" {
 		state += ", " + note
 	}

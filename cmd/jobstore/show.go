@@ -6,6 +6,7 @@ import (
 	"io"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/axqua/jobstore"
 )
@@ -16,7 +17,11 @@ func showCmd() *command {
 		args:    "DIR [--json]",
 		summary: "show one job's spec and status, with schema versions",
 		doc: `Shows the job in DIR (ROOT/ID): its spec (job.json) and its latest status
-(status.json), and for each record the schema_version written in the file,
+(status.json), with how it is to run (max attempts and backoff, not
+before, priority, timeout: those set), the retry_at of a pending retry, and
+each ended attempt of a job that keeps them (state, exit code, host, start,
+end, error; one its worker interrupted is marked and not counted), and for
+each record the schema_version written in the file,
 the version this jobstore reads, and whether the record was migrated in
 memory to be read (the file is never rewritten by a reader).
 
@@ -112,11 +117,18 @@ func printJob(w io.Writer, j jobRecords) {
 		if len(s.Params) > 0 {
 			row("params", string(s.Params))
 		}
+		if sched := scheduleText(s); sched != "" {
+			row("schedule", sched)
+		}
 	}
 	row(jobstore.SpecFile, versionText(j.SpecInfo))
 	row(jobstore.StatusFile, versionText(j.StatusInfo))
 	if st := j.Status; st != nil {
-		row("state", string(st.State))
+		state := string(st.State)
+		if note := attemptNote(j.Spec, st); note != "" {
+			state += ", " + note
+		}
+		row("state", state)
 		row("seq", fmt.Sprint(st.Seq))
 		if st.Progress != nil {
 			row("progress", fmtProgress(st.Progress)+"  "+progressBar(st.Progress))
@@ -146,6 +158,12 @@ func printJob(w io.Writer, j jobRecords) {
 		}
 		if st.Remedy != "" {
 			row("remedy", st.Remedy)
+		}
+		if st.RetryAt != nil {
+			row("retry at", fmtTime(*st.RetryAt)+untilText(*st.RetryAt, time.Now()))
+		}
+		for _, a := range st.Attempts {
+			row(fmt.Sprintf("attempt %d", a.Attempt), attemptText(a))
 		}
 	}
 	if c := cancelRow(j.Dir, j.Status); c != "" {
