@@ -121,13 +121,12 @@ func TestWorker_APanickingHandlerFailsItsAttemptAndTheWorkerGoesOn(t *testing.T)
 	good := submitKind(t, root, jobstore.JobSpec{ID: "b-good"})
 	stop := runWorker(t, root, func(ctx context.Context, run *jobstore.Run) error {
 		if string(run.Spec().Params) == `"panic"` {
-			var m map[string]int
-			m["boom"]++ // a nil map: a runtime panic
+			panic(fmt.Sprintf("the renderer crashed on %s", run.Dir().ID()))
 		}
 		return nil
 	})
 	st := waitState(t, bad, jobstore.Failed)
-	assert.Contains(t, st.Error, "panic: assignment to entry in nil map")
+	assert.Contains(t, st.Error, "panic: the renderer crashed on a-bad")
 	assert.Contains(t, st.Error, "worker_test.go", "the stack is in the record")
 	assert.Equal(t, jobstore.Succeeded, waitState(t, good, jobstore.Succeeded).State)
 	require.NoError(t, stop())
