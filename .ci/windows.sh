@@ -68,7 +68,10 @@ echo "== Windows under Wine: GOOS=windows go test -p 1 -exec wine -count=1 ${pkg
 log="$work/test.log"
 rc=0
 GOOS=windows GOARCH=amd64 go test -p 1 -exec wine -count=1 "${pkgs[@]}" 2>&1 | tee "$log" || rc=$?
-if [ "$rc" -ne 0 ] && grep -qE 'failed to create new OS thread|fork/exec .*: Internal error|Failed to load [A-Za-z0-9_]+\.dll: DLL initialization failed' "$log"; then
+# Wine 8 on a loaded machine has also once answered a directory rename
+# with ERROR_INVALID_HANDLE (Submit's rename into place; 8 of 8 runs of
+# the test alone passed): such a failure is run once more too.
+if [ "$rc" -ne 0 ] && grep -qE 'failed to create new OS thread|fork/exec .*: Internal error|Failed to load [A-Za-z0-9_]+\.dll: DLL initialization failed|: Invalid handle\.' "$log"; then
 	failed=$(grep -oE '^--- FAIL: [A-Za-z0-9_]+' "$log" | awk '{print $3}' | sort -u | paste -sd'|' || true)
 	others=$(grep -E '^(FAIL|ok)\s' "$log" | grep -v -E '^FAIL\s+github.com/axqua/jobstore\s' | grep -c '^FAIL' || true)
 	if [ -n "$failed" ] && [ "$others" -eq 0 ]; then
