@@ -1,0 +1,233 @@
+package jobstore_test
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/axqua/jobstore"
+	"github.com/axqua/jobstore/internal/dirstamp"
+)
+
+// workerLatencyRole runs a Worker of $ROOT until stdin says "stop". It
+// prints "ready" before Run, and its handler prints "started ID UNIXNANO"
+// when it begins, finishes the job and prints "ready": the protocol of
+// latencyWorkerRole, which startLatencies drives.
+const workerLatencyRole = "worker-latency"
+
+func init() { roles[workerLatencyRole] = workerLatency }
+
+func workerLatency() int {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		in := bufio.NewScanner(os.Stdin)
+		for in.Scan() && in.Text() != "stop" {
+		}
+		cancel()
+	}()
+	w, err := jobstore.NewWorker(os.Getenv("ROOT"), func(ctx context.Context, run *jobstore.Run) error {
+		at := time.Now().UnixNano()
+		fmt.Printf("started %s %d\n", run.Dir().ID(), at)
+		err := run.Finish(jobstore.Outcome{State: jobstore.Succeeded})
+		fmt.Println("ready")
+		return err
+	})
+	if err != nil {
+		fmt.Println("err", err)
+		return 1
+	}
+	fmt.Println("ready")
+	if err := w.Run(ctx); err != nil {
+		fmt.Println("err", err)
+		return 1
+	}
+	return 0
+}
+
+// BenchmarkWorkerLatency: a worker process idle on this host; the benchmark
+// submits 100 jobs one at a time, each once the worker is waiting again,
+// and measures from Submit's return to the start of the job's work in the
+// worker (one host, one clock): the Worker's handler beginning, against
+// StartNext's return in a loop (latencyWorkerRole), in the same run. Both
+// include Start's durable write of the running status. Reported: p50, p99
+// and max, in milliseconds.
+//
+//	go test -run '^$' -bench 'WorkerLatency' -benchtime 1x -count 6 . | tee worker-latency.txt
+//	benchstat -col /impl worker-latency.txt
+func BenchmarkWorkerLatency(b *testing.B) {
+	for _, impl := range []string{"startnext", "worker"} {
+		b.Run("impl="+impl, func(b *testing.B) {
+			root := benchDir(b)
+			role := latencyWorkerRole
+			if impl == "worker" {
+				role = workerLatencyRole
+			}
+			for b.Loop() {
+				reportLatencies(b, startLatencies(b, startRole(b, role, "ROOT="+root), root, 100, false))
+			}
+		})
+	}
+}
+
+// notBeforeLead is how far ahead of Submit's return a job's not_before is
+// set in BenchmarkWorkerNotBefore: past Submit's durable writes, whatever
+// the load.
+const notBeforeLead = 50 * time.Millisecond
+
+// BenchmarkWorkerNotBefore: a Worker of this process waits; the benchmark
+// submits 100 jobs one at a time, each with not_before 50 ms ahead, and
+// measures how late after its not_before each job's handler begins (one
+// host, one clock). Reported: p50, p99 and max, in milliseconds; the p50
+// and p99 of started_at (which Start records after its claim, before its
+// durable write of the running status) after not_before; and how many
+// Submits returned after their job's due time (a sample then counts from
+// its due time all the same). impl=start, in the same run, is the floor: a
+// job due at once, started by a direct call of Start, timed from the call
+// to its return; no scheduler that must then Start a job can do better.
+//
+//	go test -run '^$' -bench 'WorkerNotBefore' -benchtime 1x -count 6 . | tee notbefore.txt
+//	benchstat -col /impl notbefore.txt
+func BenchmarkWorkerNotBefore(b *testing.B) {
+	const samples = 100
+	b.Run("impl=start", func(b *testing.B) {
+		root := benchDir(b)
+		n := 0
+		for b.Loop() {
+			lat := make([]time.Duration, 0, samples)
+			for range samples {
+				n++
+				dir, err := jobstore.Submit(root, jobstore.JobSpec{ID: fmt.Sprintf("st%04d", n), Kind: "k"})
+				if err != nil {
+					b.Fatal(err)
+				}
+				t0 := time.Now()
+				r, err := jobstore.Start(dir)
+				if err != nil {
+					b.Fatal(err)
+				}
+				lat = append(lat, time.Since(t0))
+				_ = r.Finish(jobstore.Outcome{State: jobstore.Succeeded})
+				_ = r.Close()
+			}
+			slices.Sort(lat)
+			reportLatencies(b, lat)
+		}
+	})
+	b.Run("impl=worker", func(b *testing.B) {
+		root := benchDir(b)
+		type start struct{ at, recorded time.Time } // the handler's clock, and started_at
+		started := make(chan start, 1)
+		w, err := jobstore.NewWorker(root, func(ctx context.Context, run *jobstore.Run) error {
+			started <- start{time.Now(), *run.Status().StartedAt}
+			return nil
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		var wg sync.WaitGroup
+		wg.Go(func() {
+			if err := w.Run(ctx); err != nil {
+				b.Error(err)
+			}
+		})
+		defer func() { cancel(); wg.Wait() }()
+		n := 0
+		for b.Loop() {
+			lat, found := make([]time.Duration, 0, samples), make([]time.Duration, 0, samples)
+			lateSubmits := 0
+			for range samples {
+				n++
+				due := jobstore.Now().Add(notBeforeLead)
+				if _, err := jobstore.Submit(root, jobstore.JobSpec{ID: fmt.Sprintf("nb%04d", n), Kind: "k", NotBefore: due}); err != nil {
+					b.Fatal(err)
+				}
+				if time.Now().After(due) {
+					lateSubmits++
+				}
+				select {
+				case s := <-started:
+					lat, found = append(lat, s.at.Sub(due)), append(found, s.recorded.Sub(due))
+				case <-time.After(waitGuard):
+					b.Fatal("the Worker did not start a job past its not_before")
+				}
+			}
+			slices.Sort(lat)
+			slices.Sort(found)
+			if found[0] < 0 {
+				b.Fatalf("a job started %v before its not_before", -found[0])
+			}
+			reportLatencies(b, lat)
+			b.ReportMetric(float64(quantile(found, 0.5).Microseconds())/1000, "started-at-p50-ms")
+			b.ReportMetric(float64(quantile(found, 0.99).Microseconds())/1000, "started-at-p99-ms")
+			b.ReportMetric(float64(lateSubmits), "late-submits")
+		}
+	})
+}
+
+// rescueRunning is how many jobs run in BenchmarkWorkerRescuePass's roots.
+const rescueRunning = 8
+
+// BenchmarkWorkerRescuePass: one rescue pass of a Worker (what it does each
+// scan interval: a look at the root, then a judge of each running job
+// seen), on roots of 1,000 and of 50,000 jobs of which 8 run (started by
+// this process, alive) and the rest ended, built once per process with the
+// records written directly. The root is left alone between passes, as a
+// root is between submissions. The two sizes, in the same run, are the
+// ratio that counts: a pass should cost what the running jobs cost, not
+// what the root keeps. ns/job is ns/op divided by the root's jobs.
+//
+//	go test -run '^$' -bench 'WorkerRescuePass' -benchtime 200x -count 6 . | tee rescue.txt
+//	benchstat -col /jobs rescue.txt
+func BenchmarkWorkerRescuePass(b *testing.B) {
+	roots := map[int]string{}
+	for _, jobs := range []int{1_000, 50_000} {
+		root := benchDir(b)
+		for i := range jobs {
+			st := statusIn(jobstore.Succeeded, 3)
+			if i%(jobs/rescueRunning) == 0 {
+				st = statusIn(jobstore.Queued, 1)
+			}
+			writeJob(b, root, specAt(fmt.Sprintf("job-%05d", i), i), st)
+		}
+		for i := range jobs {
+			if i%(jobs/rescueRunning) != 0 {
+				continue
+			}
+			r, err := jobstore.Start(jobstore.JobDir(filepath.Join(root, fmt.Sprintf("job-%05d", i))))
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.Cleanup(func() { _ = r.Close() })
+		}
+		roots[jobs] = root
+	}
+	// Stamps younger than RacyWindow are read again at every look; a root
+	// that has been left alone is what is measured.
+	time.Sleep(dirstamp.RacyWindow + time.Second)
+	for _, jobs := range []int{1_000, 50_000} {
+		b.Run(fmt.Sprint("jobs=", jobs), func(b *testing.B) {
+			pass, closePass, err := jobstore.RescuePass(roots[jobs])
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer closePass()
+			if n, err := pass(); err != nil || n != rescueRunning { // the first pass reads every job
+				b.Fatalf("judged %d running jobs (%v), want %d", n, err, rescueRunning)
+			}
+			for b.Loop() {
+				if _, err := pass(); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(jobs), "ns/job")
+		})
+	}
+}
