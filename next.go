@@ -285,6 +285,7 @@ type nextCache struct {
 	rootReadAt time.Time
 	rootRead   bool
 	entries    map[string]*nextEntry
+	live       map[string]*nextEntry // the entries not settled (track): a look on an unchanged root, and a rescue, walk these alone
 	users      int         // StartNext calls in progress
 	idle       *time.Timer // drops the cache once nobody used it for nextCacheIdle
 	wake       time.Time   // when the earliest job not due at the last look is due
@@ -399,7 +400,7 @@ func (c *nextCache) look(kinds []string) ([]*nextEntry, []nextReport, error) {
 	if err != nil {
 		return nil, nil, rootError(op, c.root, err)
 	}
-	for _, e := range c.entries {
+	for _, e := range c.live {
 		if e.state == stateBroken && !e.retryAt.IsZero() && !now.Before(e.retryAt) {
 			e.state, e.retryAt = stateUnknown, time.Time{} // its failed Start is due again: read it
 		}
@@ -408,10 +409,9 @@ func (c *nextCache) look(kinds []string) ([]*nextEntry, []nextReport, error) {
 	if c.rootRead && rs == c.rootStamp && !rs.Racy(c.rootReadAt) {
 		// No entry added, removed or renamed: only the jobs that may still
 		// become startable are looked at.
-		for _, e := range c.entries {
-			if e.state != stateSettled {
-				reports = c.refresh(d, e, reports)
-			}
+		for _, e := range c.live {
+			reports = c.refresh(d, e, reports)
+			c.track(e)
 		}
 	} else {
 		names, err := d.Names()
@@ -430,10 +430,12 @@ func (c *nextCache) look(kinds []string) ([]*nextEntry, []nextReport, error) {
 				c.entries[name] = e
 			}
 			reports = c.refresh(d, e, reports)
+			c.track(e)
 		}
 		for name := range c.entries {
 			if !seen[name] {
 				delete(c.entries, name)
+				delete(c.live, name)
 			}
 		}
 		c.rootStamp, c.rootReadAt, c.rootRead = rs, now, true
@@ -441,7 +443,7 @@ func (c *nextCache) look(kinds []string) ([]*nextEntry, []nextReport, error) {
 	var cands []*nextEntry
 	c.wake = time.Time{}
 	wall := time.Now()
-	for _, e := range c.entries {
+	for _, e := range c.live {
 		if e.state != stateQueued || e.taking || (len(kinds) > 0 && !slices.Contains(kinds, e.kind)) {
 			continue
 		}
@@ -463,6 +465,21 @@ func (c *nextCache) look(kinds []string) ([]*nextEntry, []nextReport, error) {
 		return cmp.Compare(a.name, b.name)
 	})
 	return cands, reports, nil
+}
+
+// track keeps c.live up to date with e's state. The caller holds c.mu.
+func (c *nextCache) track(e *nextEntry) {
+	if e.state == stateSettled {
+		delete(c.live, e.name)
+		return
+	}
+	if c.entries[e.name] != e {
+		return // dropped by a look while a Start took it
+	}
+	if c.live == nil {
+		c.live = map[string]*nextEntry{}
+	}
+	c.live[e.name] = e
 }
 
 // wakeAt is when the earliest job that was not yet due at the last look
@@ -578,6 +595,7 @@ func (c *nextCache) settle(e *nextEntry, err error) {
 	default:
 		e.state, e.retryAt, e.errText = stateBroken, c.now().Add(nextRetry), err.Error()
 	}
+	c.track(e)
 }
 
 // maxFollowed bounds the incomplete job directories followed through
@@ -614,7 +632,7 @@ func (c *nextCache) follow() bool {
 		}
 	}
 	added := false
-	for name, e := range c.entries {
+	for name, e := range c.live {
 		if e.state == stateIncomplete && len(ev.dirs) < maxFollowed && ev.follow(filepath.Join(c.root, name)) {
 			added = true
 		}
@@ -709,7 +727,7 @@ func (ev *nextEvents) stop() {
 
 // String names a state in test failures.
 func (s nextState) String() string {
-	names := [...]string{"unknown", "queued", "cancelling", "incomplete", "broken", "settled"}
+	names := [...]string{"unknown", "queued", "cancelling", "incomplete", "broken", "running", "settled"}
 	if int(s) < len(names) {
 		return names[s]
 	}
@@ -737,7 +755,7 @@ func (c *nextCache) runningDirs() []JobDir {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	var dirs []JobDir
-	for name, e := range c.entries {
+	for name, e := range c.live {
 		if e.state == stateRunning {
 			dirs = append(dirs, JobDir(filepath.Join(c.root, name)))
 		}

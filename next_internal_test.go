@@ -230,3 +230,87 @@ func TestNextCache_FailedStartIsRetriedLater(t *testing.T) {
 	names, _, _ = tc.lookCounting(t)
 	require.Equal(t, []string{"j"}, names, "tried again after nextRetry")
 }
+
+// requireLiveIsNotSettled checks the cache's index of the entries a look on
+// an unchanged root walks: every entry not settled, and nothing else.
+func requireLiveIsNotSettled(t *testing.T, c *nextCache, when string) {
+	t.Helper()
+	want := map[string]string{}
+	for name, e := range c.entries {
+		if e.state != stateSettled {
+			want[name] = e.state.String()
+		}
+	}
+	got := map[string]string{}
+	for name, e := range c.live {
+		require.Same(t, c.entries[name], e, "%s: live holds an entry the cache dropped: %s", when, name)
+		got[name] = e.state.String()
+	}
+	require.Equal(t, want, got, when)
+}
+
+// A look on an unchanged root, StartNext's candidates and a Worker's rescue
+// walk the entries not settled alone; they are kept as entries come and
+// go, start, end, and are retried, so a root of many ended jobs costs
+// what its live jobs cost.
+func TestNextCache_WalksTheEntriesNotSettled(t *testing.T) {
+	root := testdir.New(t)
+	tc := newTestNextCache(root, time.Hour) // nothing written by this test is racy
+	look := func(when string) {
+		t.Helper()
+		tc.lookCounting(t)
+		requireLiveIsNotSettled(t, tc.nextCache, when)
+	}
+	queued := submitTest(t, root, "a-queued", Queued)
+	submitTest(t, root, "b-running", Running)
+	failed := submitTest(t, root, "c-failed", Failed)
+	gone := submitTest(t, root, "d-gone", Succeeded)
+	require.NoError(t, os.Mkdir(filepath.Join(root, "e-incomplete"), 0o755))
+	look("first look")
+	require.Len(t, tc.live, 3, "queued, running, incomplete")
+
+	time.Sleep(fsTick)
+	r, err := Start(queued)
+	require.NoError(t, err)
+	look("a queued job started by another runner")
+	require.NoError(t, r.Finish(Outcome{State: Succeeded}))
+	require.NoError(t, r.Close())
+	time.Sleep(fsTick)
+	look("a running job ended")
+	require.NotContains(t, tc.live, "a-queued")
+
+	require.NoError(t, Retry(failed))
+	look("a failed job retried: settled, then queued again")
+	require.Contains(t, tc.live, "c-failed")
+
+	e := tc.entries["c-failed"]
+	require.True(t, tc.take(e))
+	r, err = Start(failed)
+	require.NoError(t, err)
+	tc.settle(e, nil)
+	requireLiveIsNotSettled(t, tc.nextCache, "started through the cache")
+	require.NoError(t, r.Finish(Outcome{State: Succeeded}))
+	require.NoError(t, r.Close())
+
+	require.NoError(t, os.RemoveAll(string(gone)))
+	require.NoError(t, os.RemoveAll(filepath.Join(root, "e-incomplete")))
+	look("two directories removed")
+	require.NotContains(t, tc.live, "e-incomplete")
+
+	e = tc.entries["b-running"]
+	require.NoError(t, os.RemoveAll(filepath.Join(root, "b-running")))
+	look("a directory removed while a Start took it")
+	tc.settle(e, nil)
+	requireLiveIsNotSettled(t, tc.nextCache, "the Start that took it ended")
+}
+
+func TestNextState_String(t *testing.T) {
+	seen := map[string]bool{}
+	for s := stateUnknown; s <= stateSettled; s++ {
+		name := s.String()
+		require.False(t, seen[name], "two states named %q", name)
+		seen[name] = true
+	}
+	require.Equal(t, "running", stateRunning.String())
+	require.Equal(t, "settled", stateSettled.String())
+}
