@@ -285,13 +285,15 @@ type nextCache struct {
 	rootReadAt time.Time
 	rootRead   bool
 	entries    map[string]*nextEntry
-	live       map[string]*nextEntry // the entries not settled (track): a look on an unchanged root, and a rescue, walk these alone
-	users      int         // StartNext calls in progress
-	idle       *time.Timer // drops the cache once nobody used it for nextCacheIdle
-	wake       time.Time   // when the earliest job not due at the last look is due
-	events     *nextEvents // nil until a StartNext waits; dropped with the cache
-	reads      int         // job directories read, for tests
-	stats      int         // stats of job directories and job.json files, for tests
+	// live holds the entries not settled (track): a look on an unchanged
+	// root, and a rescue pass, walk these alone.
+	live   map[string]*nextEntry
+	users  int         // StartNext calls in progress
+	idle   *time.Timer // drops the cache once nobody used it for nextCacheIdle
+	wake   time.Time   // when the earliest job not due at the last look is due
+	events *nextEvents // nil until a StartNext waits; dropped with the cache
+	reads  int         // job directories read, for tests
+	stats  int         // stats of job directories and job.json files, for tests
 
 	// Tests only: this host's clock and the stat of a job directory, to
 	// stand for a filesystem with coarse timestamps. nil: time.Now and
