@@ -267,18 +267,23 @@ func writeAll(f fsys.File, data []byte) error {
 	return nil
 }
 
+// dirPerm is the mode of every directory jobstore makes, less the umask, as
+// mkdir(1) makes them: a umask of 002 makes them group-writable, which a
+// root that several users write to needs (docs/guarantees.md).
+const dirPerm = 0o777
+
 // mkdirDurable creates dir (and missing parents) and syncs each parent, so
 // the new directory entries survive a power cut. An existing directory is
 // not an error; its parent is synced all the same, since an earlier creator
 // may have crashed before doing so. A link named dir is ErrNotRegular.
 func mkdirDurable(dir string) error {
 	const op = "create directory"
-	err := os.Mkdir(dir, 0o755)
+	err := os.Mkdir(dir, dirPerm)
 	if errors.Is(err, fs.ErrNotExist) {
 		if perr := mkdirDurable(filepath.Dir(dir)); perr != nil {
 			return perr
 		}
-		err = os.Mkdir(dir, 0o755)
+		err = os.Mkdir(dir, dirPerm)
 	}
 	if err != nil && !errors.Is(err, fs.ErrExist) {
 		return stepError(op, dir, err, "cannot create the job directory", "check that the root exists and is writable")

@@ -19,6 +19,7 @@ import (
 // kind ErrNotJob when dir has no job.json. A request whose job_id is not
 // dir's is ErrInvalid (Subject "job_id"). It never writes anything.
 func ReadCancel(dir JobDir) (*CancelRequest, error) {
+	dir = dir.clean()
 	d, err := openJobDir("read cancel request", dir)
 	if err != nil {
 		return nil, err
@@ -107,6 +108,7 @@ func RequestCancel(dir JobDir, req CancelRequest) error {
 	if err := checkJobDir(op, dir); err != nil {
 		return err
 	}
+	dir = dir.clean()
 	path := dir.CancelPath()
 	st, err := ReadStatus(dir)
 	if err != nil {

@@ -3,8 +3,10 @@
 package jobstore_test
 
 import (
+	"context"
 	"os"
 	"path/filepath"
+	"strconv"
 	"testing"
 	"time"
 
@@ -29,8 +31,11 @@ func outsideRoot(t *testing.T, id string) string {
 
 // TestConfinement_JobDirThatIsASymlinkIsNeverFollowed: with root/evil a
 // link to a directory elsewhere (or to a sibling job), every writer, reader,
-// the lock and the sweep fail with ErrNotRegular, and nothing is created,
-// changed or removed at the link's target.
+// the lock, the sweep, Remove, Watch and Wait fail at once with
+// ErrNotRegular saying it is a link, and nothing is created, changed or
+// removed at the link's target; the same for every spelling of the path
+// that names the same entry ("evil/", "evil//", "evil/.", which the kernel
+// would resolve through the link).
 func TestConfinement_JobDirThatIsASymlinkIsNeverFollowed(t *testing.T) {
 	calls := map[string]func(root string, dir jobstore.JobDir) error{
 		"WriteSpec": func(_ string, dir jobstore.JobDir) error {
@@ -64,34 +69,66 @@ func TestConfinement_JobDirThatIsASymlinkIsNeverFollowed(t *testing.T) {
 		"ReadStatus": func(_ string, dir jobstore.JobDir) error { _, err := jobstore.ReadStatus(dir); return err },
 		"ReadSpec":   func(_ string, dir jobstore.JobDir) error { _, err := jobstore.ReadSpec(dir); return err },
 		"SweepTemps": func(_ string, dir jobstore.JobDir) error { _, err := jobstore.SweepTemps(dir, 0); return err },
-	}
-	for _, where := range []string{"outside the root", "a sibling job"} {
-		for name, call := range calls {
-			t.Run(where+"/"+name, func(t *testing.T) {
-				root := tempDir(t)
-				target := outsideRoot(t, "evil")
-				if where == "a sibling job" {
-					target = filepath.Join(root, "other")
-					require.NoError(t, os.Rename(outsideRoot(t, "other"), target))
+		"RequestCancel": func(_ string, dir jobstore.JobDir) error {
+			return jobstore.RequestCancel(dir, jobstore.CancelRequest{Reason: "test"})
+		},
+		"ReadCancel": func(_ string, dir jobstore.JobDir) error { _, err := jobstore.ReadCancel(dir); return err },
+		"Remove":     func(_ string, dir jobstore.JobDir) error { return jobstore.Remove(dir) },
+		"Watch": func(_ string, dir jobstore.JobDir) error {
+			ctx, cancel := context.WithTimeout(context.Background(), neverAnswersWait)
+			defer cancel()
+			updates, err := jobstore.Watch(ctx, dir)
+			if err == nil {
+				for range updates {
 				}
-				dir := jobstore.JobDir(filepath.Join(root, "evil"))
-				require.NoError(t, os.Symlink(target, string(dir)))
-				before := snapshotOf(t, target, true)
+			}
+			return err
+		},
+		"Wait": func(_ string, dir jobstore.JobDir) error {
+			ctx, cancel := context.WithTimeout(context.Background(), neverAnswersWait)
+			defer cancel()
+			_, err := jobstore.Wait(ctx, dir)
+			return err
+		},
+	}
+	sep := string(filepath.Separator)
+	spellings := []string{"", sep, sep + sep, sep + ".", sep + "." + sep}
+	for _, where := range []string{"outside the root", "a sibling job"} {
+		for _, spelling := range spellings {
+			for name, call := range calls {
+				t.Run(where+"/"+strconv.Quote("evil"+spelling)+"/"+name, func(t *testing.T) {
+					root := tempDir(t)
+					target := outsideRoot(t, "evil")
+					if where == "a sibling job" {
+						target = filepath.Join(root, "other")
+						require.NoError(t, os.Rename(outsideRoot(t, "other"), target))
+					}
+					link := filepath.Join(root, "evil")
+					require.NoError(t, os.Symlink(target, link))
+					before := snapshotOf(t, target, true)
+					dir := jobstore.JobDir(link + spelling)
 
-				err := call(root, dir)
-				require.ErrorIs(t, err, jobstore.ErrNotRegular, "%v", err)
-				e := errOf(t, err)
-				assert.Equal(t, string(dir), e.Path)
-				assert.Contains(t, e.Msg, "symbolic link")
-				assert.NotEmpty(t, e.Remedy)
-				assert.Equal(t, before, snapshotOf(t, target, true), "nothing changed at the link's target")
-				fi, err := os.Lstat(string(dir))
-				require.NoError(t, err)
-				assert.Equal(t, os.ModeSymlink, fi.Mode().Type(), "the link itself is left alone")
-			})
+					err := call(root, dir)
+					require.ErrorIs(t, err, jobstore.ErrNotRegular, "%v", err)
+					e := errOf(t, err)
+					assert.Equal(t, link, e.Path)
+					assert.Contains(t, e.Msg, "symbolic link")
+					assert.NotContains(t, err.Error(), "removed meanwhile")
+					assert.NotEmpty(t, e.Remedy)
+					assert.Equal(t, before, snapshotOf(t, target, true), "nothing changed at the link's target")
+					fi, err := os.Lstat(link)
+					require.NoError(t, err)
+					assert.Equal(t, os.ModeSymlink, fi.Mode().Type(), "the link itself is left alone")
+				})
+			}
 		}
 	}
 }
+
+// neverAnswersWait bounds a Watch or Wait that should return at once but,
+// broken, would wait for ever: long enough that a passing call is never
+// cut short, short enough that a failing test ends.
+const neverAnswersWait = 5 * time.Second
 
 // TestConfinement_LockFileSymlinkIsRefusedAndItsTargetNotCreated: a planted
 // job.lock -> /elsewhere/x makes LockJob (and Start) fail with ErrNotRegular;

@@ -1,6 +1,7 @@
 package jobstore
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -152,9 +153,12 @@ func (e *Error) Is(target error) bool {
 // "invalid", "newer_schema", "no_migration", "locked", "cancel_requested",
 // "not_regular", "not_owner" or "not_due" when err is, or wraps, an *Error whose
 // Sentinel is ErrNotJob, ErrExists, ..., ErrNotOwner (the first
-// such *Error found by errors.Unwrap, depth first); "io" for any other
-// error (an I/O failure, a cause from outside jobstore); "" for nil. The
-// names are stable: a new version may add one, never rename one.
+// such *Error found by errors.Unwrap, depth first); otherwise "timeout"
+// when err matches context.DeadlineExceeded and "interrupted" when it
+// matches context.Canceled (a wait such as StartNext's or Wait's ended by
+// the caller's context); "io" for any other error (an I/O failure, a cause
+// from outside jobstore); "" for nil. The names are stable: a new version
+// may add one, never rename one.
 func ErrorCode(err error) string {
 	if err == nil {
 		return ""
@@ -162,7 +166,23 @@ func ErrorCode(err error) string {
 	if s := sentinelOf(err); s != nil {
 		return s.code
 	}
+	for _, c := range contextCodes {
+		if errors.Is(err, c.err) {
+			return c.code
+		}
+	}
 	return "io"
+}
+
+// contextCodes are ErrorCode's names for the ends of a caller's context,
+// which are not jobstore's sentinels: errors.Is(err, context.Canceled)
+// already tells them apart.
+var contextCodes = [...]struct {
+	err  error
+	code string
+}{
+	{context.DeadlineExceeded, "timeout"},
+	{context.Canceled, "interrupted"},
 }
 
 // sentinelOf finds the first of our sentinels in err's tree: a sentinel
@@ -254,11 +274,22 @@ func errUnsupported(op, path string, cause error) *Error {
 		Remedy: "run jobstore on a Unix system or on Windows"}
 }
 
+// writePermissionRemedy is the remedy of a write refused for want of
+// permission (EACCES, EPERM): records, cancel requests, claims and
+// job.lock are created in the job directory, so each user that writes
+// them (a worker, a GUI that cancels) needs write permission on it.
+const writePermissionRemedy = "give this user write permission on the job directory, where records, cancel requests and job.lock are created; " +
+	"a root that several users write to needs its directories group-writable with the setgid bit (chmod 2775, one group for those users) " +
+	"and umask 002 for each of them"
+
 // stepError: a step of the write protocol (or of taking the lock) failed
 // with err; msg says which. An empty remedy is the protocol's own: the
 // previous record is intact.
 func stepError(op, path string, err error, msg, remedy string) *Error {
-	if remedy == "" {
+	switch {
+	case remedy == "" && errors.Is(err, fs.ErrPermission):
+		remedy = "the previous record is intact; " + writePermissionRemedy
+	case remedy == "":
 		remedy = "the previous record is intact; check free space, permissions and the disk, then write again"
 	}
 	return errIO(op, path, err, msg, remedy)

@@ -1,6 +1,7 @@
 package jobstore
 
 import (
+	"errors"
 	"go/ast"
 	"go/parser"
 	"go/token"
@@ -9,6 +10,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -166,4 +168,33 @@ func TestConstructors_EachBuildsItsKind(t *testing.T) {
 	assert.ErrorIs(t, tests[8].err, cause, "a failed step is wrapped")
 	assert.Equal(t, 0, tests[8].err.Found)
 	assert.Equal(t, 1, tests[8].err.Supported)
+}
+
+// TestStepError_PermissionNamesWhatIsMissing: a write refused for want of
+// permission says which permission, where, and how a shared root is set
+// up; other causes keep the protocol's remedy; a step's own remedy stays.
+func TestStepError_PermissionNamesWhatIsMissing(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		cause  error
+		remedy string
+		want   []string
+		not    []string
+	}{
+		{"EACCES", syscall.EACCES, "", []string{"the previous record is intact", "write permission on the job directory", "setgid", "umask 002"}, []string{"free space"}},
+		{"EPERM", syscall.EPERM, "", []string{"write permission on the job directory"}, []string{"free space"}},
+		{"another cause", errors.New("no space left on device"), "", []string{"the previous record is intact", "free space"}, []string{"setgid"}},
+		{"a step's own remedy", syscall.EACCES, "nothing was removed; try again", []string{"nothing was removed"}, []string{"setgid"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := stepError("write cancel", "/r/j/cancel.json", tc.cause, "cannot create the temp file", tc.remedy)
+			require.ErrorIs(t, err, tc.cause)
+			for _, w := range tc.want {
+				assert.Contains(t, err.Remedy, w)
+			}
+			for _, n := range tc.not {
+				assert.NotContains(t, err.Remedy, n)
+			}
+		})
+	}
 }

@@ -1,6 +1,7 @@
 package jobstore_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -271,4 +272,46 @@ func TestErrorCode_AnythingElseIsIO(t *testing.T) {
 		assert.Equal(t, "io", jobstore.ErrorCode(err), name)
 	}
 	assert.Equal(t, "", jobstore.ErrorCode(nil))
+}
+
+// TestErrorCode_AContextEndIsTimeoutOrInterrupted: StartNext and Wait
+// ended by the caller's context are "timeout" (its deadline) or
+// "interrupted" (cancelled), never "io", and still match the context's
+// error; a sentinel in the same tree wins.
+func TestErrorCode_AContextEndIsTimeoutOrInterrupted(t *testing.T) {
+	deadline := func() context.Context {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Millisecond)
+		t.Cleanup(cancel)
+		<-ctx.Done()
+		return ctx
+	}
+	cancelled := func() context.Context {
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		return ctx
+	}
+	calls := map[string]func(ctx context.Context) error{
+		"StartNext": func(ctx context.Context) error {
+			_, err := jobstore.StartNext(ctx, tempDir(t))
+			return err
+		},
+		"Wait": func(ctx context.Context) error {
+			_, err := jobstore.Wait(ctx, submitJob(t, "j"))
+			return err
+		},
+	}
+	for name, call := range calls {
+		t.Run(name+"/deadline", func(t *testing.T) {
+			err := call(deadline())
+			require.ErrorIs(t, err, context.DeadlineExceeded)
+			assert.Equal(t, "timeout", jobstore.ErrorCode(err), "%v", err)
+			errOf(t, err)
+		})
+		t.Run(name+"/cancelled", func(t *testing.T) {
+			err := call(cancelled())
+			require.ErrorIs(t, err, context.Canceled)
+			assert.Equal(t, "interrupted", jobstore.ErrorCode(err), "%v", err)
+		})
+	}
+	assert.Equal(t, "locked", jobstore.ErrorCode(errors.Join(context.Canceled, failWith(t, "ErrLocked"))), "a sentinel wins")
 }

@@ -2,24 +2,26 @@ package jobstore
 
 import "path/filepath"
 
-// RescuePass returns one rescue pass of a Worker of root, as its rescue
-// loop makes each scan interval (a look at the root, then a judge of each
-// running job seen), for benchmarks; close releases the pass's view of the
-// root. pass reports how many running jobs it judged.
-func RescuePass(root string) (pass func() (int, error), close func(), err error) {
+// RescuePass returns the rescue pass of a Worker of root, as its rescue
+// loop makes it each scan interval (the running jobs the Worker's view
+// knows brought up to date, then each judged), for benchmarks, once a look
+// made that view as the Worker's job loop does; close releases it. pass
+// reports how many running jobs it judged.
+func RescuePass(root string) (pass func() int, close func(), err error) {
 	abs, err := filepath.Abs(root)
 	if err != nil {
 		return nil, nil, err
 	}
-	w := &Worker{root: abs}
 	c := newOwnedCache(abs)
-	pass = func() (int, error) {
-		if _, _, err := c.look(nil); err != nil {
-			return 0, err
-		}
+	if _, _, err := c.look(nil); err != nil {
+		c.close()
+		return nil, nil, err
+	}
+	w := &Worker{root: abs}
+	pass = func() int {
 		dirs := c.runningDirs()
 		w.rescue(dirs)
-		return len(dirs), nil
+		return len(dirs)
 	}
 	return pass, c.close, nil
 }

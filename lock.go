@@ -64,6 +64,7 @@ func LockJob(dir JobDir) (*Lock, error) {
 	if err := checkJobDir(op, dir); err != nil {
 		return nil, err
 	}
+	dir = dir.clean()
 	d, err := openJobDir(op, dir)
 	if err != nil {
 		return nil, err
@@ -84,8 +85,7 @@ func lockJobIn(op string, d *fsys.Dir) (*Lock, error) {
 		return nil, irregular(op, dir.LockPath(), nr)
 	}
 	if err != nil {
-		return nil, stepError(op, dir.LockPath(), err, "cannot open the lock file",
-			"give this user write permission on the job directory")
+		return nil, lockOpenError(op, d, err)
 	}
 	if err := flock.Lock(f); err != nil {
 		f.Close()
@@ -98,6 +98,40 @@ func lockJobIn(op string, d *fsys.Dir) (*Lock, error) {
 	prev := previousHolder(f)
 	writeLockHolder(f)
 	return &Lock{dir: dir, f: f, prev: prev}, nil
+}
+
+// lockOpenError is lockJobIn's error for an open of job.lock in d that
+// failed with err. A job directory gone from its path or going (renamed
+// away by Remove, which deletes job.json first; or a stale handle, the
+// directory deleted on the server) was removed meanwhile: ErrNotJob, as
+// wherever a Remove is met, whatever the open answered (a network
+// filesystem whose attribute cache still shows the directory answers
+// EACCES, ENOENT or ESTALE). Else a refused open names the permission.
+func lockOpenError(op string, d *fsys.Dir, err error) error {
+	dir := jobDir(d)
+	if removedMeanwhile(d, err) {
+		return errRemovedMeanwhile(op, dir)
+	}
+	remedy := "check the job directory and the disk, then try again"
+	if errors.Is(err, fs.ErrPermission) {
+		remedy = writePermissionRemedy
+	}
+	return stepError(op, dir.LockPath(), err, "cannot open the lock file", remedy)
+}
+
+// removedMeanwhile reports whether the job directory d is gone or going,
+// err being what an operation in it answered: a stale handle, a directory
+// no longer at its path, or one whose job.json is gone.
+func removedMeanwhile(d *fsys.Dir, err error) bool {
+	if fsys.IsStaleHandle(err) {
+		return true
+	}
+	moved, merr := movedAway(d)
+	if moved || fsys.IsStaleHandle(merr) {
+		return true
+	}
+	_, serr := d.Lstat(SpecFile)
+	return errors.Is(serr, fs.ErrNotExist) || fsys.IsStaleHandle(serr)
 }
 
 // Unlock releases the lock. The lock file stays. Unlocking twice is not an

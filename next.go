@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"iter"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -21,65 +22,24 @@ import (
 // tries it again.
 const nextRetry = time.Minute
 
-// StartNext starts the oldest startable job under root and returns its Run,
-// as Start does: the job with the earliest submitted_at (then the smallest
-// ID) whose status.json says queued, that has no cancel request and whose
-// kind is one of WithKinds' (any kind without it). Each job is started
-// through Start, with opts, so the claim that keeps a job to one runner
-// across hosts holds here too: of several StartNext calls, in this process
-// or in others on any host, exactly one starts a given job; the others pass
-// to the next job. A job that another runner won (ErrLocked), that has a
-// cancel request (ErrCancelRequested: Start marks it cancelled) or that
-// ended meanwhile is passed over. A queued job whose Start fails otherwise
-// (a record it cannot read, an I/O error) is passed over too, reported to
-// WithSkipped's function, and not tried again for a minute.
+// StartNext starts the first startable job under root and returns its Run,
+// as Start does: among the queued jobs that are due (no not_before or
+// retry_at later than now), have no cancel request and whose kind is one
+// of WithKinds' (any kind without it), the highest priority, then the
+// earliest submitted_at, then the smallest ID. Of several StartNext calls
+// and Workers, in this process or in others on any host, exactly one
+// starts a given job; a job another runner won, that has a cancel request
+// or that ended meanwhile is passed over, and one whose Start fails
+// otherwise is reported to WithSkipped's function and not tried again for
+// a minute. A job without status.json is never started.
 //
-// Not started: a job directory without status.json (a program that writes
-// the records in place may still be writing it, and would overwrite the
-// running status with its queued one; Submit publishes a job whole), and a
-// running job whose runner is gone (Reconcile marks it lost).
-//
-// When no job is startable, StartNext waits until one is or ctx is done,
-// and then returns an *Error that matches ctx.Err() with errors.Is (and
-// context.Canceled or context.DeadlineExceeded). It looks again at once
-// when a file system event says that an entry of root changed (a job
-// submitted on this host: inotify, kqueue, ReadDirectoryChangesW) or a
-// directory it saw incomplete got its status.json; and every scan interval
-// (WithScanInterval, default 1 s) in any case, since another host's
-// submissions give no event on NFS, SMB or FUSE mounts. There, a job
-// submitted elsewhere is seen within the scan interval plus the time the
-// mount caches the root's attributes (acdirmin to acdirmax on NFS, 30 to
-// 60 s by default; the attribute timeout on FUSE, 1 s by default). If ctx is
-// already done when StartNext is called, it looks once: it starts a job if
-// one is startable now, and otherwise returns ctx's error without waiting.
-//
-// A missing or unreadable root is an error at once (an *Error that matches
-// fs.ErrNotExist, fs.ErrPermission, ...): a mistyped path must not wait for
-// ever. The first Submit creates the root.
-//
-// Cost: StartNext keeps, per process and per root, what it learned of
-// each job directory (its kind, submission time, state and cancel request,
-// about 200 bytes a job), with the directory's stamp: one stat of the
-// directory (device, inode, modification and change times), which changes
-// whenever status.json is replaced or cancel.json published in it, both
-// being renames or links into it. A look stats root. If root is unchanged,
-// it stats only the directories of jobs that may still become startable
-// (queued, incomplete or unreadable: running and ended jobs never become
-// queued again, and a directory cannot be replaced without changing root).
-// If root changed, it reads root and stats every directory in it. Either
-// way it reads the records of a directory only when its stamp changed (a
-// new job, a job updated since), and those of a running or ended job only
-// if its job.json (written once) is another file: a stat of job.json
-// instead. A stamp whose times are less than 3 s older than the moment the
-// records were read is not trusted (a change within the filesystem's
-// timestamp granularity would leave it equal, as with git's "racily clean"
-// entries): that directory is read again at each look until it is older.
-// So on a root of 10,000 jobs of which a few are queued, a look when
-// nothing changed costs a stat of the root and of each queued job, and one
-// after a submission a read of the root, 10,000 stats and the records of
-// the new job (see docs/benchmarks.md). The cache and the root's OS watch
-// are kept between calls, and dropped ten minutes after the last call on
-// that root returned.
+// When no job is startable it waits until one is (a file system event, a
+// job's due time, or every WithScanInterval) or ctx is done, and then
+// returns an *Error that matches ctx.Err() (ErrorCode "interrupted" or
+// "timeout"); with ctx already done it looks once. A missing or unreadable
+// root is an error at once. The cache it keeps per root between calls, and
+// what a look costs, are in docs/lifecycle.md ("Workers"); a program that
+// waits for jobs in a loop should use a Worker.
 func StartNext(ctx context.Context, root string, opts ...StartOption) (*Run, error) {
 	const op = "start next"
 	o, err := newStartOptions(op, JobDir(root), opts)
@@ -261,13 +221,83 @@ type nextEntry struct {
 	spec        dirstamp.Stamp // of its job.json, taken before the read (zero: none)
 	readAt      time.Time      // when they were read (this host's clock)
 	state       nextState
-	kind        string
+	kind        string // from its job.json; "" until one was read
 	submittedAt time.Time
 	priority    int
 	due         time.Time // queued: not started before (not_before, retry_at); zero: at once
 	errText     string    // the last error reported for it
 	retryAt     time.Time // stateBroken after a failed Start: not tried before
 	taking      bool      // a StartNext of this process is starting it
+}
+
+// retryDue makes e, a job whose failed Start is due to be tried again at
+// now, one to read again.
+func (e *nextEntry) retryDue(now time.Time) {
+	if e.state == stateBroken && !e.retryAt.IsZero() && !now.Before(e.retryAt) {
+		e.state, e.retryAt = stateUnknown, time.Time{}
+	}
+}
+
+// nextActive is what a look with root unchanged may have to bring up to
+// date: the entries that were not settled (running or ended) when root was
+// last read, by the kind of their job ("" while it is not known). A job
+// settled since stays listed until root changes (its state skips it); a
+// job's kind, once known, is its kind for good.
+type nextActive map[string][]*nextEntry
+
+// newNextActive is the nextActive of entries.
+func newNextActive(entries map[string]*nextEntry) nextActive {
+	a := nextActive{}
+	for _, e := range entries {
+		if e.state != stateSettled {
+			a[e.kind] = append(a[e.kind], e)
+		}
+	}
+	return a
+}
+
+// of yields the entries a call that takes kinds (empty: every kind) looks
+// at: those of these kinds and those of no known kind, each once.
+func (a nextActive) of(kinds []string) iter.Seq[*nextEntry] {
+	return func(yield func(*nextEntry) bool) {
+		for k, es := range a {
+			if len(kinds) > 0 && k != "" {
+				continue // the kinds asked for, below, in their order
+			}
+			for _, e := range es {
+				if !yield(e) {
+					return
+				}
+			}
+		}
+		for i, k := range kinds {
+			if slices.Contains(kinds[:i], k) {
+				continue
+			}
+			for _, e := range a[k] {
+				if !yield(e) {
+					return
+				}
+			}
+		}
+	}
+}
+
+// appendIfCandidate appends e to cands if a call that takes kinds may
+// start it now (wall: this host's clock); a job of those kinds that is not
+// due yet moves c.wake to its due time, if that is sooner. The caller holds
+// c.mu.
+func (c *nextCache) appendIfCandidate(cands []*nextEntry, e *nextEntry, kinds []string, wall time.Time) []*nextEntry {
+	if e.state != stateQueued || e.taking || (len(kinds) > 0 && !slices.Contains(kinds, e.kind)) {
+		return cands
+	}
+	if e.due.After(wall) {
+		if c.wake.IsZero() || e.due.Before(c.wake) {
+			c.wake = e.due // the earliest job not yet due: a waiting call wakes then
+		}
+		return cands
+	}
+	return append(cands, e)
 }
 
 // nextReport is an error to hand to WithSkipped's function.
@@ -285,15 +315,15 @@ type nextCache struct {
 	rootReadAt time.Time
 	rootRead   bool
 	entries    map[string]*nextEntry
-	// live holds the entries not settled (track): a look on an unchanged
-	// root, and a rescue pass, walk these alone.
-	live   map[string]*nextEntry
-	users  int         // StartNext calls in progress
-	idle   *time.Timer // drops the cache once nobody used it for nextCacheIdle
-	wake   time.Time   // when the earliest job not due at the last look is due
-	events *nextEvents // nil until a StartNext waits; dropped with the cache
-	reads  int         // job directories read, for tests
-	stats  int         // stats of job directories and job.json files, for tests
+	active     nextActive          // since root was last read (see look)
+	incomplete map[*nextEntry]bool // the entries in stateIncomplete, for follow
+	users      int                 // StartNext calls in progress
+	idle       *time.Timer         // drops the cache once nobody used it for nextCacheIdle
+	wake       time.Time           // when the earliest job not due at the last look is due
+	lastUse    time.Time           // when the last StartNext call on it returned
+	events     *nextEvents         // nil until a StartNext waits; dropped with the cache
+	reads      int                 // job directories read, for tests
+	stats      int                 // stats of job directories and job.json files, for tests
 
 	// Tests only: this host's clock and the stat of a job directory, to
 	// stand for a filesystem with coarse timestamps. nil: time.Now and
@@ -336,6 +366,10 @@ var nextCaches struct {
 // watch waits for an RCU grace period, milliseconds).
 const nextCacheIdle = 10 * time.Minute
 
+// maxNextCaches bounds the roots whose StartNext cache is kept: making
+// one more drops the least recently used idle cache first.
+const maxNextCaches = 16
+
 // nextCacheFor returns root's cache (root is absolute), counting a user
 // until release.
 func nextCacheFor(root string) *nextCache {
@@ -346,6 +380,8 @@ func nextCacheFor(root string) *nextCache {
 	}
 	c := nextCaches.m[root]
 	if c == nil {
+		for len(nextCaches.m) >= maxNextCaches && dropOldestIdle() {
+		}
 		c = &nextCache{root: root, entries: map[string]*nextEntry{}}
 		nextCaches.m[root] = c
 	}
@@ -359,6 +395,34 @@ func nextCacheFor(root string) *nextCache {
 	return c
 }
 
+// dropOldestIdle drops the cache that has been idle longest, if any is
+// idle, and reports whether it dropped one. The caller holds
+// nextCaches.mu.
+func dropOldestIdle() bool {
+	var oldest *nextCache
+	for _, c := range nextCaches.m {
+		c.mu.Lock()
+		if c.users == 0 && (oldest == nil || c.lastUse.Before(oldest.lastUse)) {
+			oldest = c
+		}
+		c.mu.Unlock()
+	}
+	if oldest == nil {
+		return false
+	}
+	oldest.mu.Lock()
+	defer oldest.mu.Unlock()
+	delete(nextCaches.m, oldest.root)
+	if oldest.idle != nil {
+		oldest.idle.Stop()
+	}
+	if oldest.events != nil {
+		oldest.events.stop()
+		oldest.events = nil
+	}
+	return true
+}
+
 // release ends a use of c begun by nextCacheFor; the last one arms the
 // timer that drops c after nextCacheIdle.
 func (c *nextCache) release() {
@@ -366,6 +430,7 @@ func (c *nextCache) release() {
 	defer c.mu.Unlock()
 	c.users--
 	if c.users == 0 {
+		c.lastUse = time.Now()
 		c.idle = time.AfterFunc(nextCacheIdle, c.drop)
 	}
 }
@@ -402,18 +467,23 @@ func (c *nextCache) look(kinds []string) ([]*nextEntry, []nextReport, error) {
 	if err != nil {
 		return nil, nil, rootError(op, c.root, err)
 	}
-	for _, e := range c.live {
-		if e.state == stateBroken && !e.retryAt.IsZero() && !now.Before(e.retryAt) {
-			e.state, e.retryAt = stateUnknown, time.Time{} // its failed Start is due again: read it
-		}
-	}
 	var reports []nextReport
+	var cands []*nextEntry
+	c.wake = time.Time{}
+	wall := time.Now()
 	if c.rootRead && rs == c.rootStamp && !rs.Racy(c.rootReadAt) {
 		// No entry added, removed or renamed: only the jobs that may still
-		// become startable are looked at.
-		for _, e := range c.live {
-			reports = c.refresh(d, e, reports)
-			c.track(e)
+		// become startable by this call are looked at, c.active's of kinds.
+		// A job known to be of another kind is not even stated: its kind
+		// comes from its job.json, which is written once, and its
+		// directory is the one read, since none can be replaced without
+		// changing root.
+		for e := range c.active.of(kinds) {
+			e.retryDue(now)
+			if e.state != stateSettled {
+				reports = c.refresh(d, e, reports)
+			}
+			cands = c.appendIfCandidate(cands, e, kinds, wall)
 		}
 	} else {
 		names, err := d.Names()
@@ -431,31 +501,19 @@ func (c *nextCache) look(kinds []string) ([]*nextEntry, []nextReport, error) {
 				e = &nextEntry{name: name}
 				c.entries[name] = e
 			}
+			e.retryDue(now)
 			reports = c.refresh(d, e, reports)
-			c.track(e)
 		}
-		for name := range c.entries {
+		for name, e := range c.entries {
 			if !seen[name] {
 				delete(c.entries, name)
-				delete(c.live, name)
+				delete(c.incomplete, e)
+				continue
 			}
+			cands = c.appendIfCandidate(cands, e, kinds, wall)
 		}
 		c.rootStamp, c.rootReadAt, c.rootRead = rs, now, true
-	}
-	var cands []*nextEntry
-	c.wake = time.Time{}
-	wall := time.Now()
-	for _, e := range c.live {
-		if e.state != stateQueued || e.taking || (len(kinds) > 0 && !slices.Contains(kinds, e.kind)) {
-			continue
-		}
-		if e.due.After(wall) {
-			if c.wake.IsZero() || e.due.Before(c.wake) {
-				c.wake = e.due // the earliest job not yet due: the wait ends then
-			}
-			continue
-		}
-		cands = append(cands, e)
+		c.active = newNextActive(c.entries)
 	}
 	slices.SortFunc(cands, func(a, b *nextEntry) int {
 		if c := cmp.Compare(b.priority, a.priority); c != 0 {
@@ -467,21 +525,6 @@ func (c *nextCache) look(kinds []string) ([]*nextEntry, []nextReport, error) {
 		return cmp.Compare(a.name, b.name)
 	})
 	return cands, reports, nil
-}
-
-// track keeps c.live up to date with e's state. The caller holds c.mu.
-func (c *nextCache) track(e *nextEntry) {
-	if e.state == stateSettled {
-		delete(c.live, e.name)
-		return
-	}
-	if c.entries[e.name] != e {
-		return // dropped by a look while a Start took it
-	}
-	if c.live == nil {
-		c.live = map[string]*nextEntry{}
-	}
-	c.live[e.name] = e
 }
 
 // wakeAt is when the earliest job that was not yet due at the last look
@@ -504,6 +547,7 @@ func rootError(op, root string, err error) error {
 // refresh stats e's directory and reads its records if the stamp says they
 // may have changed. The caller holds c.mu.
 func (c *nextCache) refresh(d *dirstamp.Dir, e *nextEntry, reports []nextReport) []nextReport {
+	defer c.noteIncomplete(e)
 	st, err := c.lstat(d, e.name)
 	if err != nil {
 		// Removed (the next look at root drops it), or not a directory:
@@ -522,6 +566,9 @@ func (c *nextCache) refresh(d *dirstamp.Dir, e *nextEntry, reports []nextReport)
 		return reports
 	}
 	specRel := filepath.Join(e.name, SpecFile)
+	if !st.SameDir(e.stamp) {
+		e.kind = "" // another directory under the name: another job, until read
+	}
 	e.stamp, e.readAt = st, c.now()
 	e.spec, _ = c.fileStamp(d, specRel) // before the read: a job.json made after it differs
 	c.reads++
@@ -538,12 +585,30 @@ func (c *nextCache) refresh(d *dirstamp.Dir, e *nextEntry, reports []nextReport)
 	return reports
 }
 
+// noteIncomplete keeps c.incomplete true of e, whose state may have
+// changed. The caller holds c.mu.
+func (c *nextCache) noteIncomplete(e *nextEntry) {
+	switch {
+	case e.state == stateIncomplete && !c.incomplete[e]:
+		if c.incomplete == nil {
+			c.incomplete = map[*nextEntry]bool{}
+		}
+		c.incomplete[e] = true
+	case e.state != stateIncomplete && c.incomplete[e]:
+		delete(c.incomplete, e)
+	}
+}
+
 // read reads the records of dir into e. A directory that is not a job yet
 // (no job.json), or has no status.json yet, is stateIncomplete, not an
 // error. job.json is read again too: the directory may be another job's
 // made under the same name.
 func (e *nextEntry) read(dir JobDir) error {
 	je, gone := readEntry(dir)
+	if je.Spec != nil { // even if its status cannot be read: the kind is the job's for good
+		e.kind, e.submittedAt, e.priority = je.Spec.Kind, je.Spec.SubmittedAt, je.Spec.Priority
+		e.due, _ = dueAt(*je.Spec, je.Status)
+	}
 	switch {
 	case gone: // removed while read: the next look at root drops it
 		e.state = stateUnknown
@@ -554,8 +619,6 @@ func (e *nextEntry) read(dir JobDir) error {
 	case je.Err != nil:
 		return je.Err
 	}
-	e.kind, e.submittedAt, e.priority = je.Spec.Kind, je.Spec.SubmittedAt, je.Spec.Priority
-	e.due, _ = dueAt(*je.Spec, je.Status)
 	switch {
 	case je.Status == nil:
 		e.state = stateIncomplete
@@ -597,7 +660,6 @@ func (c *nextCache) settle(e *nextEntry, err error) {
 	default:
 		e.state, e.retryAt, e.errText = stateBroken, c.now().Add(nextRetry), err.Error()
 	}
-	c.track(e)
 }
 
 // maxFollowed bounds the incomplete job directories followed through
@@ -634,8 +696,8 @@ func (c *nextCache) follow() bool {
 		}
 	}
 	added := false
-	for name, e := range c.live {
-		if e.state == stateIncomplete && len(ev.dirs) < maxFollowed && ev.follow(filepath.Join(c.root, name)) {
+	for e := range c.incomplete {
+		if len(ev.dirs) < maxFollowed && ev.follow(filepath.Join(c.root, e.name)) {
 			added = true
 		}
 	}
@@ -752,14 +814,25 @@ func (c *nextCache) close() {
 	}
 }
 
-// runningDirs are the job directories the last look found running.
+// runningDirs brings the jobs the cache knows as running up to date (a
+// stat of each, and a read of those whose directory changed) and returns
+// the directories of those still running: what a rescue pass judges, at a
+// cost in proportion to the running jobs, not to the root.
 func (c *nextCache) runningDirs() []JobDir {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	d, err := dirstamp.Open(c.root)
+	if err != nil {
+		return nil // the job loop's look reports it
+	}
+	defer d.Close()
 	var dirs []JobDir
-	for name, e := range c.live {
+	for e := range c.active.of(nil) {
 		if e.state == stateRunning {
-			dirs = append(dirs, JobDir(filepath.Join(c.root, name)))
+			c.refresh(d, e, nil)
+		}
+		if e.state == stateRunning {
+			dirs = append(dirs, JobDir(filepath.Join(c.root, e.name)))
 		}
 	}
 	return dirs

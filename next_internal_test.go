@@ -1,6 +1,7 @@
 package jobstore
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/axqua/jobstore/internal/dirstamp"
 	"github.com/axqua/jobstore/internal/testdir"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
@@ -28,8 +30,14 @@ func newTestNextCache(root string, skew time.Duration) *testNextCache {
 // directories it read and the ones it stated.
 func (tc *testNextCache) lookCounting(t *testing.T) (names []string, reads, stats int) {
 	t.Helper()
+	return tc.lookKindsCounting(t, nil)
+}
+
+// lookKindsCounting is lookCounting for a StartNext that takes kinds.
+func (tc *testNextCache) lookKindsCounting(t *testing.T, kinds []string) (names []string, reads, stats int) {
+	t.Helper()
 	r0, s0 := tc.reads, tc.stats
-	cands, _, err := tc.look(nil)
+	cands, _, err := tc.look(kinds)
 	require.NoError(t, err)
 	for _, e := range cands {
 		names = append(names, e.name)
@@ -231,77 +239,93 @@ func TestNextCache_FailedStartIsRetriedLater(t *testing.T) {
 	require.Equal(t, []string{"j"}, names, "tried again after nextRetry")
 }
 
-// requireLiveIsNotSettled checks the cache's index of the entries a look on
-// an unchanged root walks: every entry not settled, and nothing else.
-func requireLiveIsNotSettled(t *testing.T, c *nextCache, when string) {
-	t.Helper()
-	want := map[string]string{}
-	for name, e := range c.entries {
-		if e.state != stateSettled {
-			want[name] = e.state.String()
-		}
+// StartNext keeps the caches of at most maxNextCaches roots: one more
+// drops the one idle longest, with its watch.
+func TestNextCaches_AreBoundedAndDropTheOldestIdleFirst(t *testing.T) {
+	t.Cleanup(DropNextCaches)
+	DropNextCaches()
+	looked, cancel := context.WithCancel(context.Background())
+	cancel() // StartNext looks once
+	var roots []string
+	for range maxNextCaches + 3 {
+		root := testdir.New(t)
+		roots = append(roots, root)
+		_, err := StartNext(looked, root)
+		require.ErrorIs(t, err, context.Canceled)
 	}
-	got := map[string]string{}
-	for name, e := range c.live {
-		require.Same(t, c.entries[name], e, "%s: live holds an entry the cache dropped: %s", when, name)
-		got[name] = e.state.String()
-	}
-	require.Equal(t, want, got, when)
+	nextCaches.mu.Lock()
+	n := len(nextCaches.m)
+	_, first := nextCaches.m[roots[0]]
+	_, last := nextCaches.m[roots[len(roots)-1]]
+	nextCaches.mu.Unlock()
+	assert.Equal(t, maxNextCaches, n)
+	assert.False(t, first, "the root idle longest was dropped")
+	assert.True(t, last)
 }
 
-// A look on an unchanged root, StartNext's candidates and a Worker's rescue
-// walk the entries not settled alone; they are kept as entries come and
-// go, start, end, and are retried, so a root of many ended jobs costs
-// what its live jobs cost.
-func TestNextCache_WalksTheEntriesNotSettled(t *testing.T) {
+// A queued job of a kind the call does not take costs nothing once its
+// kind is known, while root is unchanged: its job.json is written once and
+// its directory cannot be replaced without changing root. A call that
+// takes its kind still looks at it, and a directory made again under its
+// name (root changed) is read again, kind and all.
+func TestNextCache_JobsOfAnotherKindCostNothingWhileRootIsUnchanged(t *testing.T) {
 	root := testdir.New(t)
-	tc := newTestNextCache(root, time.Hour) // nothing written by this test is racy
-	look := func(when string) {
-		t.Helper()
-		tc.lookCounting(t)
-		requireLiveIsNotSettled(t, tc.nextCache, when)
+	const others = 100
+	submitKind := func(id, kind string) JobDir {
+		dir, err := Submit(root, JobSpec{ID: id, Kind: kind})
+		require.NoError(t, err)
+		return dir
 	}
-	queued := submitTest(t, root, "a-queued", Queued)
-	submitTest(t, root, "b-running", Running)
-	failed := submitTest(t, root, "c-failed", Failed)
-	gone := submitTest(t, root, "d-gone", Succeeded)
-	require.NoError(t, os.Mkdir(filepath.Join(root, "e-incomplete"), 0o755))
-	look("first look")
-	require.Len(t, tc.live, 3, "queued, running, incomplete")
+	for i := range others {
+		submitKind(fmt.Sprintf("other%03d", i), "other")
+	}
+	submitKind("k0", "k")
+	submitKind("k1", "k")
+	tc := newTestNextCache(root, time.Hour)
+	k := []string{"k"}
 
+	names, reads, _ := tc.lookKindsCounting(t, k)
+	require.Equal(t, []string{"k0", "k1"}, names)
+	require.Equal(t, others+2, reads, "the first look reads every job, and learns its kind")
+
+	names, reads, stats := tc.lookKindsCounting(t, k)
+	require.Equal(t, []string{"k0", "k1"}, names)
+	require.Zero(t, reads)
+	require.Equal(t, 2, stats, "root unchanged: only the jobs of kind k are stated")
+
+	names, _, stats = tc.lookKindsCounting(t, []string{"other"})
+	require.Len(t, names, others, "a call that takes the other kind finds its jobs")
+	require.Equal(t, others, stats)
+	_, _, stats = tc.lookCounting(t)
+	require.Equal(t, others+2, stats, "a call that takes every kind looks at every queued job")
+
+	// other000 removed and made again as a job of kind k: root changed, and
+	// the new directory is read, not judged by the old one's kind.
 	time.Sleep(fsTick)
-	r, err := Start(queued)
-	require.NoError(t, err)
-	look("a queued job started by another runner")
-	require.NoError(t, r.Finish(Outcome{State: Succeeded}))
-	require.NoError(t, r.Close())
+	dir := JobDir(filepath.Join(root, "other000"))
+	require.NoError(t, os.Rename(string(dir), filepath.Join(root, ".gone")))
+	submitKind("other000", "k")
+	names, reads, _ = tc.lookKindsCounting(t, k)
+	require.Equal(t, []string{"k0", "k1", "other000"}, names)
+	require.Equal(t, 1, reads)
+	_, reads, stats = tc.lookKindsCounting(t, k)
+	require.Zero(t, reads)
+	require.Equal(t, 3, stats)
+
+	// other001 made again as a directory whose records come later, written
+	// in place (root does not change then): until its job.json is read it
+	// is of no known kind, so it is looked at, and found once it is queued.
 	time.Sleep(fsTick)
-	look("a running job ended")
-	require.NotContains(t, tc.live, "a-queued")
-
-	require.NoError(t, Retry(failed))
-	look("a failed job retried: settled, then queued again")
-	require.Contains(t, tc.live, "c-failed")
-
-	e := tc.entries["c-failed"]
-	require.True(t, tc.take(e))
-	r, err = Start(failed)
-	require.NoError(t, err)
-	tc.settle(e, nil)
-	requireLiveIsNotSettled(t, tc.nextCache, "started through the cache")
-	require.NoError(t, r.Finish(Outcome{State: Succeeded}))
-	require.NoError(t, r.Close())
-
-	require.NoError(t, os.RemoveAll(string(gone)))
-	require.NoError(t, os.RemoveAll(filepath.Join(root, "e-incomplete")))
-	look("two directories removed")
-	require.NotContains(t, tc.live, "e-incomplete")
-
-	e = tc.entries["b-running"]
-	require.NoError(t, os.RemoveAll(filepath.Join(root, "b-running")))
-	look("a directory removed while a Start took it")
-	tc.settle(e, nil)
-	requireLiveIsNotSettled(t, tc.nextCache, "the Start that took it ended")
+	dir = JobDir(filepath.Join(root, "other001"))
+	require.NoError(t, os.Rename(string(dir), filepath.Join(root, ".gone1")))
+	require.NoError(t, os.Mkdir(string(dir), 0o755))
+	names, _, _ = tc.lookKindsCounting(t, k)
+	require.NotContains(t, names, "other001", "no records yet")
+	time.Sleep(fsTick)
+	require.NoError(t, WriteSpec(dir, JobSpec{ID: "other001", Kind: "k"}))
+	require.NoError(t, WriteStatus(dir, JobStatus{State: Queued, Seq: 1}))
+	names, _, _ = tc.lookKindsCounting(t, k)
+	require.Contains(t, names, "other001", "written in place after the look that found the directory")
 }
 
 func TestNextState_String(t *testing.T) {

@@ -61,6 +61,32 @@ func fence(op string, jd *fsys.Dir, n uint64) (bool, error) {
 	return won, nil
 }
 
+// heldBy says who holds attempt n (who: "its runner", ...; owner as its
+// record names it, nil if none does) and how this process judged it (v,
+// Alive or Undecided, for the reason why), naming the owner's host, which
+// is this one (host) or another.
+func heldBy(n uint64, who string, owner *attempt.Owner, host string, v attempt.Verdict, why string) string {
+	holder := "a process that recorded neither its host nor its pid"
+	if owner != nil && (owner.Host != "" || owner.PID != 0) {
+		on := "an unrecorded host"
+		switch {
+		case owner.Host == host:
+			on = "this host (" + owner.Host + ")"
+		case owner.Host != "":
+			on = "host " + owner.Host
+		}
+		holder = "pid " + strconv.Itoa(owner.PID) + " on " + on
+		if owner.PID == 0 {
+			holder = "a process of unrecorded pid on " + on
+		}
+	}
+	judged := "judged alive"
+	if v == attempt.Undecided {
+		judged = "not yet judged (it may be alive)"
+	}
+	return fmt.Sprintf("attempt %d is held by %s, %s, %s: %s", n, who, holder, judged, why)
+}
+
 // attemptError names a failure of the attempt layer: a link or special file
 // where an attempt directory or its lease should be is ErrNotRegular, a
 // stale handle that outlasted the retries is ErrIO, anything else a step
@@ -95,7 +121,7 @@ func claimForStart(op string, jd *fsys.Dir, lk *Lock, last *JobStatus, o startOp
 		}
 		switch v {
 		case attempt.Alive, attempt.Undecided:
-			return nil, nil, errLocked(op, runPath(dir, a), "attempt "+strconv.FormatUint(a, 10)+"'s runner may be alive on another host: "+why)
+			return nil, nil, errLocked(op, runPath(dir, a), heldBy(a, "its runner", ownerOf(last), o.host, v, why))
 		case attempt.Gone, attempt.Over:
 			endsAttempt = true
 		}
@@ -308,8 +334,8 @@ func passStaleClaims(op string, jd *fsys.Dir, lk *Lock, a uint64, host string, f
 			}
 			continue
 		case attempt.Alive, attempt.Undecided:
-			return passed{undecided: v == attempt.Undecided}, errLocked(op, runPath(dir, n), "attempt "+strconv.FormatUint(n, 10)+
-				" is claimed, and its claimant, which has not written a status yet, may be alive: "+why)
+			return passed{undecided: v == attempt.Undecided}, errLocked(op, runPath(dir, n),
+				heldBy(n, "its claimant, which has not written a status yet", claimant, host, v, why))
 		}
 		won, err := fence(op, jd, n)
 		if err != nil {

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/axqua/jobstore"
+	"github.com/axqua/jobstore/internal/proc"
 	"github.com/stretchr/testify/require"
 )
 
@@ -169,5 +170,48 @@ func TestStart_RacingRequestCancelNamesTheRequest(t *testing.T) {
 		}
 		require.ErrorIs(t, context.Cause(r.Context()), jobstore.ErrCancelRequested)
 		require.NoError(t, r.Close())
+	}
+}
+
+// TestStart_LockedSaysWhoHoldsTheAttemptAndHowItWasJudged: a Start refused
+// because attempt 1's runner may be alive names that runner's pid and host
+// (this one, or another) and how it was judged (this host's process table,
+// or a lease not yet watched for a whole lease), never "another host" for
+// this one.
+func TestStart_LockedSaysWhoHoldsTheAttemptAndHowItWasJudged(t *testing.T) {
+	here, err := jobstore.HostID()
+	require.NoError(t, err)
+	cases := []struct {
+		name       string
+		host       string
+		pid        int
+		start      string
+		want       []string
+		notWanting string
+	}{
+		{"this host, alive", here, os.Getpid(), proc.SelfStart(),
+			[]string{fmt.Sprintf("attempt 1 is held by its runner, pid %d on this host (%s), judged alive: this host's process table", os.Getpid(), here)},
+			"another host"},
+		{"another host, lease not yet judged", "render-elsewhere", 4242, "1",
+			[]string{"attempt 1 is held by its runner, pid 4242 on host render-elsewhere, not yet judged (it may be alive): its lease"},
+			"this host"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			dir := submitJob(t, "j")
+			run := filepath.Join(string(dir), ".run-1")
+			require.NoError(t, os.Mkdir(run, 0o755))
+			writeFile(t, filepath.Join(run, "lease"), []byte("1"))
+			st := readStatus(t, dir)
+			st.State, st.Seq, st.Attempt, st.Host, st.PID, st.PIDScope, st.PIDStart = jobstore.Running, 2, 1, c.host, c.pid, proc.Scope(), c.start
+			writeRecord(t, dir.StatusPath(), st)
+
+			_, err := jobstore.Start(dir)
+			require.ErrorIs(t, err, jobstore.ErrLocked)
+			for _, w := range c.want {
+				require.Contains(t, err.Error(), w)
+			}
+			require.NotContains(t, err.Error(), c.notWanting)
+		})
 	}
 }

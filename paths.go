@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -26,6 +27,12 @@ const maxJobIDLen = 128
 
 // JobDir is the path of one job's directory, <root>/<job-id>. The directory
 // name is the job ID.
+//
+// Every function that takes a JobDir reads it as filepath.Clean does: a
+// trailing separator or "." element ("root/id/", "root/id//", "root/id/.")
+// names the directory root/id, whose own entry must be a directory and is
+// never followed if it is a symbolic link (ErrNotRegular), however the
+// path is spelled.
 type JobDir string
 
 // SpecPath returns the path of job.json, the submission record.
@@ -40,8 +47,41 @@ func (d JobDir) LockPath() string { return filepath.Join(string(d), LockFile) }
 // CancelPath returns the path of cancel.json, the cancel request.
 func (d JobDir) CancelPath() string { return filepath.Join(string(d), CancelFile) }
 
-// ID returns the job ID, the directory's base name.
-func (d JobDir) ID() string { return filepath.Base(string(d)) }
+// ID returns the job ID, the directory's base name: the last element of
+// the path once trailing separators and "." elements are dropped ("j" for
+// "root/j/."; ".." for "root/j/..", which is no job ID).
+func (d JobDir) ID() string {
+	s := string(d)
+	vol := len(filepath.VolumeName(s))
+	for {
+		t := strings.TrimRightFunc(s[vol:], isSeparator)
+		if n := len(t); n >= 2 && t[n-1] == '.' && isSeparator(rune(t[n-2])) {
+			s = s[:vol+n-1]
+			continue
+		}
+		if t == "" {
+			return filepath.Base(string(d)) // "/" (or a volume's root)
+		}
+		return filepath.Base(s[:vol] + t)
+	}
+}
+
+// isSeparator reports whether r separates path elements here ('/', and '\'
+// on Windows).
+func isSeparator(r rune) bool { return r < 0x80 && os.IsPathSeparator(uint8(r)) }
+
+// clean is d as every function that takes a JobDir reads it
+// (filepath.Clean): the path whose last element is the job directory's own
+// entry, so that a trailing "/" or "/." cannot make the kernel follow a
+// link there that an O_NOFOLLOW open of the entry refuses. Writers check
+// the path as given first (checkJobDir): "root/j/.." is refused, not read
+// as "root".
+func (d JobDir) clean() JobDir {
+	if d == "" {
+		return d // not ".": no job directory at all
+	}
+	return JobDir(filepath.Clean(string(d)))
+}
 
 // ValidateJobID checks that id can name a job directory under a root on
 // Linux, macOS and Windows (roots are shared over SMB) without colliding

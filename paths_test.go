@@ -3,6 +3,7 @@ package jobstore_test
 import (
 	"errors"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -166,4 +167,85 @@ func TestIsTempName_RecognisesOnlyTempSiblings(t *testing.T) {
 	}
 	// A job ID can never be taken for a temp file: IDs cannot start with '.'.
 	assert.True(t, errors.Is(jobstore.ValidateJobID(".status.json1"), jobstore.ErrInvalid))
+}
+
+// TestJobDir_IDIsTheLastElementHoweverSpelled: a trailing separator or "."
+// element does not change the ID; ".." is not taken for the element before
+// it; on Windows '\' separates as '/' does.
+func TestJobDir_IDIsTheLastElementHoweverSpelled(t *testing.T) {
+	cases := []struct{ dir, id string }{
+		{"root/j", "j"},
+		{"root/j/", "j"},
+		{"root/j//", "j"},
+		{"root/j/.", "j"},
+		{"root/j/./", "j"},
+		{"root/j/././/.", "j"},
+		{"j/", "j"},
+		{"root/j.", "j."},
+		{"root/j/..", ".."},
+		{".", "."},
+		{"", "."},
+		{"/", "/"},
+	}
+	if runtime.GOOS == "windows" {
+		cases = append(cases, []struct{ dir, id string }{
+			{`C:\root\j\`, "j"},
+			{`C:\root\j\.`, "j"},
+			{`C:\root\j/.\`, "j"},
+			{`\\server\share\j\.`, "j"},
+			{`C:\root\j\..`, ".."},
+		}...)
+	}
+	for _, c := range cases {
+		t.Run(strconv.Quote(c.dir), func(t *testing.T) {
+			dir, id := c.dir, c.id
+			if runtime.GOOS == "windows" {
+				dir, id = filepath.FromSlash(dir), filepath.FromSlash(id)
+			}
+			assert.Equal(t, id, jobstore.JobDir(dir).ID())
+		})
+	}
+}
+
+// TestJobDir_EverySpellingNamesTheSameJob: "root/j/", "root/j//" and
+// "root/j/." reach the job root/j for every writer and reader, and
+// WriteSpec of "root/k/" makes root/k (not root/k/k).
+func TestJobDir_EverySpellingNamesTheSameJob(t *testing.T) {
+	sep := string(filepath.Separator)
+	spellings := []string{"", sep, sep + sep, sep + ".", sep + "." + sep}
+	if sep != "/" {
+		spellings = append(spellings, "/", "/.")
+	}
+	root := tempDir(t)
+	j := writeJob(t, root, specAt("j", 0), nil)
+	for i, spelling := range spellings {
+		t.Run(strconv.Quote("j"+spelling), func(t *testing.T) {
+			dir := jobstore.JobDir(string(j) + spelling)
+			assert.Equal(t, "j", dir.ID())
+			st := jobstore.JobStatus{State: jobstore.Queued, Seq: uint64(i + 1)}
+			require.NoError(t, jobstore.WriteStatus(dir, st))
+			got, err := jobstore.ReadStatus(dir)
+			require.NoError(t, err)
+			assert.Equal(t, uint64(i+1), got.Seq)
+			assert.Equal(t, uint64(i+1), readStatus(t, j).Seq, "written in root/j")
+			spec, err := jobstore.ReadSpec(dir)
+			require.NoError(t, err)
+			assert.Equal(t, "j", spec.ID)
+			c, err := jobstore.ReadCancel(dir)
+			require.NoError(t, err)
+			assert.Nil(t, c)
+			lk, err := jobstore.LockJob(dir)
+			require.NoError(t, err)
+			require.NoError(t, lk.Unlock())
+		})
+		t.Run(strconv.Quote("k"+spelling)+"/WriteSpec", func(t *testing.T) {
+			id := "k" + strconv.Itoa(i)
+			dir := jobstore.JobDir(filepath.Join(root, id) + spelling)
+			require.NoError(t, jobstore.WriteSpec(dir, jobstore.JobSpec{ID: id, Kind: "k"}))
+			spec, err := jobstore.ReadSpec(jobstore.JobDir(filepath.Join(root, id)))
+			require.NoError(t, err)
+			assert.Equal(t, id, spec.ID)
+			assert.NoDirExists(t, filepath.Join(root, id, id))
+		})
+	}
 }

@@ -62,7 +62,7 @@ func Reconcile(dir JobDir) (changed bool, err error) {
 	if err := checkJobDir("reconcile", dir); err != nil {
 		return false, err
 	}
-	changed, _, err = reconcileJob(dir)
+	changed, _, err = reconcileJob(dir.clean())
 	return changed, err
 }
 

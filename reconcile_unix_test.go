@@ -3,14 +3,18 @@
 package jobstore_test
 
 import (
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/axqua/jobstore"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
 )
 
 func TestReconcile_RunnerKilledBySIGKILLIsLostALiveOneIsNot(t *testing.T) {
@@ -56,4 +60,82 @@ func TestReconcile_RunnerKilledBySIGKILLIsLostALiveOneIsNot(t *testing.T) {
 	ok, err := jobstore.Reconcile(live)
 	require.NoError(t, err)
 	assert.True(t, ok, "once killed, the second runner's job is lost too")
+}
+
+// irregularLeaseLease is the lease of the dead runner whose lease file was
+// replaced: short, so that a whole lease of observation passes quickly.
+const irregularLeaseLease = 300 * time.Millisecond
+
+// runnerWithIrregularLease makes a job running attempt 1 for a runner on
+// another host that is gone, whose .run-1/lease plant made something other
+// than a regular file.
+func runnerWithIrregularLease(t *testing.T, root string, plant func(t *testing.T, path string)) jobstore.JobDir {
+	t.Helper()
+	dir, err := jobstore.Submit(root, jobstore.JobSpec{Kind: "test"})
+	require.NoError(t, err)
+	st := readStatus(t, dir)
+	st.State, st.Seq, st.Attempt, st.Host, st.PID, st.Lease = jobstore.Running, 2, 1, "gone-host", 4242, irregularLeaseLease
+	writeRecord(t, dir.StatusPath(), st)
+	run := jobstore.RunDirPath(dir, 1)
+	require.NoError(t, os.Mkdir(run, 0o755))
+	plant(t, filepath.Join(run, jobstore.LeaseName))
+	return dir
+}
+
+// TestReconcile_ALeaseThatIsNotARegularFileProvesNoLife: a dead runner's
+// .run-1/lease that is a FIFO, a link or a directory is never followed nor
+// waited on, and is no proof of life: Reconcile and Start do not fail on
+// it (not_regular at every call would leave the job running for ever);
+// after a whole lease the attempt is judged gone, as with a missing lease,
+// and the job is taken over: marked lost by ReconcileAll, started again
+// by Start.
+func TestReconcile_ALeaseThatIsNotARegularFileProvesNoLife(t *testing.T) {
+	outside := filepath.Join(tempDir(t), "counter")
+	writeFile(t, outside, []byte("7\n"))
+	plants := map[string]func(t *testing.T, path string){
+		"FIFO":                   func(t *testing.T, path string) { require.NoError(t, unix.Mkfifo(path, 0o644)) },
+		"link to a file outside": func(t *testing.T, path string) { require.NoError(t, os.Symlink(outside, path)) },
+		"link to /dev/zero":      func(t *testing.T, path string) { require.NoError(t, os.Symlink("/dev/zero", path)) },
+		"directory":              func(t *testing.T, path string) { require.NoError(t, os.Mkdir(path, 0o755)) },
+	}
+	for name, plant := range plants {
+		t.Run(name+"/ReconcileAll", func(t *testing.T) {
+			root := tempDir(t)
+			dir := runnerWithIrregularLease(t, root, plant)
+			changed, err := jobstore.Reconcile(dir)
+			require.NoError(t, err, "a lease that is not a regular file is judged, not an error")
+			assert.False(t, changed, "not yet watched for a whole lease")
+
+			results := mustReturn(t, "ReconcileAll", func() []jobstore.ReconcileResult {
+				results, err := jobstore.ReconcileAll(root)
+				require.NoError(t, err)
+				return results
+			})
+			require.Len(t, results, 1)
+			require.NoError(t, results[0].Err)
+			assert.True(t, results[0].Changed)
+			st := readStatus(t, dir)
+			require.Equal(t, jobstore.Lost, st.State)
+			assert.Contains(t, st.Message, "its lease file is a")
+			assert.Equal(t, "7\n", string(readFile(t, outside)), "nothing written through the link")
+		})
+		t.Run(name+"/Start", func(t *testing.T) {
+			dir := runnerWithIrregularLease(t, tempDir(t), plant)
+			deadline := time.Now().Add(hangGuard)
+			for {
+				r, err := jobstore.Start(dir)
+				if err == nil {
+					t.Cleanup(func() { _ = r.Close() })
+					break
+				}
+				require.ErrorIs(t, err, jobstore.ErrLocked, "until a whole lease has passed, and nothing else")
+				assert.Contains(t, err.Error(), "its lease file is a")
+				require.True(t, time.Now().Before(deadline), "never taken over: %v", err)
+				time.Sleep(irregularLeaseLease / 5)
+			}
+			st := readStatus(t, dir)
+			assert.Equal(t, jobstore.Running, st.State)
+			assert.EqualValues(t, 2, st.Attempt, "taken over in a new attempt")
+		})
+	}
 }

@@ -112,6 +112,7 @@ func Remove(dir JobDir) error {
 	if err := checkJobDir(op, dir); err != nil {
 		return err
 	}
+	dir = dir.clean()
 	o, err := newStartOptions(op, dir, nil)
 	if err != nil {
 		return err

@@ -212,7 +212,7 @@ func TestRemove_RefusesWhatIsNoJobDirectory(t *testing.T) {
 	}{
 		{"/", jobstore.ErrInvalid},
 		{root + string(filepath.Separator) + "j" + string(filepath.Separator) + "..", jobstore.ErrInvalid},
-		{root + string(filepath.Separator) + ".", jobstore.ErrInvalid},
+		{root + string(filepath.Separator) + ".", jobstore.ErrNotJob}, // the root itself, which holds no job.json
 		{filepath.Join(root, "empty"), jobstore.ErrNotJob},
 		{filepath.Join(root, "missing"), jobstore.ErrNotJob},
 	} {

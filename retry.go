@@ -246,12 +246,16 @@ func refuseUnretryable(op string, jd *fsys.Dir, st *JobStatus) error {
 	return errInvalid(op, dir.StatusPath(), in)
 }
 
+// announcePrefix begins the name of announce's hidden file; one a crash
+// left behind is deleted by the root's sweep (ReconcileAll, Prune).
+const announcePrefix = ".retry-"
+
 // announce changes root (a hidden file created and deleted) so that a
 // look at it sees that a job changed in a way its own directory's stamp
 // would not tell a cache that no longer watches it. A failure only delays
 // that look to the next change of the root.
 func announce(root string) {
-	f, err := os.CreateTemp(root, ".retry-*")
+	f, err := os.CreateTemp(root, announcePrefix+"*")
 	if err != nil {
 		return
 	}

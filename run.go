@@ -106,6 +106,7 @@ func Start(dir JobDir, opts ...StartOption) (*Run, error) {
 	if err := checkJobDir(op, dir); err != nil {
 		return nil, err
 	}
+	dir = dir.clean()
 	o, err := newStartOptions(op, dir, opts)
 	if err != nil {
 		return nil, err

@@ -138,3 +138,33 @@ func requireNotRegular(t *testing.T, err error, path string) {
 	assert.Contains(t, e.Msg, "not a regular file")
 	assert.NotEmpty(t, e.Remedy)
 }
+
+// TestWait_StatusThatIsNotARegularFileEndsTheWait: a FIFO, a socket or a
+// device named status.json ends Wait at once with ErrNotRegular naming it,
+// whether it was there first or replaced the record while Wait waited.
+func TestWait_StatusThatIsNotARegularFileEndsTheWait(t *testing.T) {
+	for kind, plant := range specialFiles {
+		for _, while := range []bool{false, true} {
+			name := kind + ", before the wait"
+			if while {
+				name = kind + ", while waiting"
+			}
+			t.Run(name, func(t *testing.T) {
+				dir := writeJob(t, tempDir(t), specAt("j", 0), statusIn(jobstore.Running, 2))
+				if !while {
+					require.NoError(t, os.Remove(dir.StatusPath()))
+					plant(t, dir.StatusPath())
+				}
+				ch := waitAsync(t.Context(), dir, jobstore.WithPollInterval(10*time.Millisecond))
+				if while {
+					time.Sleep(idleWhile)
+					tmp := filepath.Join(string(dir), "planted")
+					plant(t, tmp)
+					require.NoError(t, os.Rename(tmp, dir.StatusPath()))
+				}
+				_, err := awaitWaitErr(t, ch)
+				requireNamesFile(t, err, jobstore.ErrNotRegular, dir.StatusPath())
+			})
+		}
+	}
+}

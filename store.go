@@ -47,6 +47,7 @@ func WriteSpec(dir JobDir, spec JobSpec, opts ...WriteOption) error {
 	if err := checkJobDir(op, dir); err != nil {
 		return err
 	}
+	dir = dir.clean()
 	data, err := encodeSpec(op, dir, spec)
 	if err != nil {
 		return err
@@ -189,7 +190,7 @@ func openRoot(op, root string) (*fsys.Dir, error) {
 func openSubmitDir(rd *fsys.Dir) (*fsys.Dir, error) {
 	sd, err := rd.OpenDir(submitDir)
 	if errors.Is(err, fs.ErrNotExist) {
-		if err := rd.Mkdir(submitDir, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
+		if err := rd.Mkdir(submitDir, dirPerm); err != nil && !errors.Is(err, fs.ErrExist) {
 			return nil, stepError("create directory", rd.Join(submitDir), err,
 				"cannot create the directory in which jobs are built", "check free space and that this user may write in the jobs root; no job was made")
 		}
@@ -207,7 +208,7 @@ func openSubmitDir(rd *fsys.Dir) (*fsys.Dir, error) {
 func mkdirBuild(sd *fsys.Dir, id string) (string, error) {
 	for attempt := 0; ; attempt++ {
 		name := id + "-" + strconv.FormatUint(rand.Uint64(), 10)
-		err := sd.Mkdir(name, 0o755)
+		err := sd.Mkdir(name, dirPerm)
 		if err == nil {
 			atSubmitSeam("mkdir", sd.Join(name))
 			return name, nil
@@ -347,7 +348,7 @@ func buildFailure(op string, sd *fsys.Dir, build string, dir JobDir, err error) 
 // symbolic link, and a job.json that is not a regular file, are
 // ErrNotRegular, at once.
 func ReadSpec(dir JobDir, opts ...ReadOption) (JobSpec, error) {
-	return readSpec(dir, newReadOptions(opts), specSchema())
+	return readSpec(dir.clean(), newReadOptions(opts), specSchema())
 }
 
 // readSpec is ReadSpec for a given schema (the tests' way to add a version).
@@ -393,9 +394,11 @@ func readSpecIn(d *fsys.Dir, o readOptions, sch recordSchema) (JobSpec, error) {
 // Invalid input is an *Error of kind ErrInvalid with Subject naming the
 // field and Found its value, and a record whose encoding is longer than
 // DefaultMaxSize is ErrTooLarge, both returned before anything is touched:
-// the previous status.json stays byte-identical. WriteStatus does not check
-// that job.json exists (that would cost every update a stat); a missing dir
-// is ErrNotJob.
+// the previous status.json stays byte-identical. A missing dir is
+// ErrNotJob, and so is a dir without job.json when it has no status.json
+// yet (the first write: nothing is created in a directory that is not a
+// job); later writes do not look for job.json again, which would cost
+// every update a stat.
 //
 // Records never go backwards: WriteStatus reads the current status.json
 // first and refuses, with ErrInvalid and nothing written, a record whose seq
@@ -419,6 +422,7 @@ func WriteStatus(dir JobDir, st JobStatus, opts ...WriteOption) error {
 	if err := checkJobDir(op, dir); err != nil {
 		return err
 	}
+	dir = dir.clean()
 	data, err := encodeStatus(op, dir, &st)
 	if err != nil {
 		return err
@@ -463,9 +467,17 @@ func encodeStatus(op string, dir JobDir, st *JobStatus) ([]byte, error) {
 
 // noStepBack refuses next if it would take the job backwards from the
 // status.json in d: a lower seq, or an unfinished state over a finished one.
+// Where there is no status.json yet (the first write), d must be a job: a
+// directory without job.json is ErrNotJob. Later writes do not look again,
+// so that they cost no more than the read they make anyway.
 func noStepBack(op string, d *fsys.Dir, next *JobStatus) error {
 	dir := jobDir(d)
 	cur, err := readStatusIn(d, newReadOptions(nil), statusSchema())
+	if err == nil && cur == nil {
+		if _, serr := d.Lstat(SpecFile); errors.Is(serr, fs.ErrNotExist) {
+			return errNotJob(op, dir)
+		}
+	}
 	if err != nil || cur == nil {
 		return nil // nothing to go back from, or nothing readable: a repair may replace it
 	}
@@ -510,6 +522,7 @@ func writeStatusAs(c protocolDir, dir JobDir, st JobStatus, written *fsys.ID, op
 // once: the reader never follows the link nor blocks on the file.
 func ReadStatus(dir JobDir, opts ...ReadOption) (*JobStatus, error) {
 	const op = "read status"
+	dir = dir.clean()
 	d, err := openJobDir(op, dir)
 	if err != nil {
 		return nil, err

@@ -2,6 +2,7 @@ package jobstore_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"io/fs"
 	"math"
 	"os"
@@ -214,6 +215,27 @@ func TestWriteStatus_MissingDirectoryIsErrNotJob(t *testing.T) {
 	assert.NoDirExists(t, string(dir), "WriteStatus never creates a job directory")
 }
 
+// TestWriteStatus_DirectoryWithoutJobJSONIsErrNotJob: the first write into
+// a directory that is not a job (no job.json: /tmp, a root, a job being
+// removed by hand) is refused, and nothing is created there.
+func TestWriteStatus_DirectoryWithoutJobJSONIsErrNotJob(t *testing.T) {
+	for _, opts := range [][]jobstore.WriteOption{nil, {jobstore.NoSync()}} {
+		t.Run(fmt.Sprintf("%d options", len(opts)), func(t *testing.T) {
+			root := tempDir(t)
+			dir := jobstore.JobDir(filepath.Join(root, "not-a-job"))
+			require.NoError(t, os.Mkdir(string(dir), 0o755))
+			writeFile(t, filepath.Join(string(dir), "data.txt"), []byte("someone's file\n"))
+			before := fileSnapshot(t, string(dir))
+
+			err := jobstore.WriteStatus(dir, jobstore.JobStatus{State: jobstore.Running}, opts...)
+			require.ErrorIs(t, err, jobstore.ErrNotJob)
+			assert.ErrorIs(t, err, fs.ErrNotExist)
+			assert.Equal(t, string(dir), errOf(t, err).Path)
+			assert.Equal(t, before, fileSnapshot(t, string(dir)), "nothing created: no status.json, no temp file")
+		})
+	}
+}
+
 func TestReadStatus_NilNilWhileNothingHasRun(t *testing.T) {
 	dir := newJob(t, "job-10")
 	st, err := jobstore.ReadStatus(dir)
@@ -225,7 +247,9 @@ func TestReadStatus_NotAJobIsErrNotJob(t *testing.T) {
 	root := tempDir(t)
 	statusOnly := jobstore.JobDir(filepath.Join(root, "status-only"))
 	require.NoError(t, os.Mkdir(string(statusOnly), 0o755))
-	require.NoError(t, jobstore.WriteStatus(statusOnly, jobstore.JobStatus{State: jobstore.Running}))
+	st := statusIn(jobstore.Running, 1) // by hand: WriteStatus refuses a directory without job.json
+	st.SchemaVersion = jobstore.StatusSchemaVersion
+	writeRecord(t, statusOnly.StatusPath(), st)
 	empty := jobstore.JobDir(filepath.Join(root, "empty"))
 	require.NoError(t, os.Mkdir(string(empty), 0o755))
 

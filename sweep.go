@@ -39,6 +39,7 @@ func SweepTemps(dir JobDir, olderThan time.Duration) (removed []string, err erro
 	if err := checkJobDir(op, dir); err != nil {
 		return nil, err
 	}
+	dir = dir.clean()
 	if olderThan < 0 {
 		return nil, errInvalid(op, string(dir), invalid{subject: "olderThan", found: olderThan, supported: "a duration >= 0", msg: fmt.Sprintf("%v is negative", olderThan), remedy: "pass a duration >= 0"})
 	}
@@ -145,7 +146,7 @@ func sweepRoot(op, root string, cutoff time.Time) (removed []string, errs []erro
 		}
 		var err error
 		switch {
-		case IsTempName(name):
+		case IsTempName(name), strings.HasPrefix(name, announcePrefix): // Retry's announcement, left by a crash
 			var fi fs.FileInfo
 			if fi, err = rd.Lstat(name); err != nil || !fi.Mode().IsRegular() || !fi.ModTime().Before(cutoff) {
 				break

@@ -12,17 +12,25 @@ import (
 // opts' interval, default 1 s, for other hosts' writes on NFS, SMB and
 // FUSE). opts are Watch's.
 //
-// It returns an error when waiting cannot end in a terminal status: dir is
-// not a job (ErrNotJob, at once), status.json was written by a newer
-// jobstore (ErrNewerSchema), or the job directory was removed while Wait
-// waited (ErrNotJob). Other read errors (a corrupt or busy status.json,
-// an I/O error) are taken as passing: the runner's next write replaces the
-// record, so Wait goes on waiting; Watch shows them. When ctx is done
-// first, the error is an *Error that matches ctx.Err() with errors.Is.
+// It returns an error, naming the file, as soon as waiting cannot end in a
+// terminal status: dir is not a job (ErrNotJob) or was removed while Wait
+// waited (ErrNotJob); dir is a symbolic link, or status.json is not a
+// regular file (a FIFO, a link, a directory: ErrNotRegular); status.json
+// is larger than any record jobstore writes (ErrTooLarge); it was written
+// by a newer jobstore (ErrNewerSchema). Other read errors (a corrupt or
+// busy status.json, an I/O error) are taken as passing: the runner's next
+// write replaces the record, so Wait goes on waiting; Watch shows them.
+// When ctx is done first, the error is an *Error that matches ctx.Err()
+// with errors.Is.
 func Wait(ctx context.Context, dir JobDir, opts ...WatchOption) (*JobStatus, error) {
 	const op = "wait"
-	if st, err := ReadStatus(dir); err == nil && st != nil && st.State.Terminal() {
+	dir = dir.clean()
+	st, err := ReadStatus(dir)
+	switch {
+	case err == nil && st != nil && st.State.Terminal():
 		return st, nil // at once, even with ctx done
+	case neverAnswers(err):
+		return nil, err
 	}
 	ctx, stop := context.WithCancel(ctx)
 	defer stop() // releases the Watch when Wait returns early
@@ -34,7 +42,7 @@ func Wait(ctx context.Context, dir JobDir, opts ...WatchOption) (*JobStatus, err
 		switch {
 		case u.Status != nil && u.Status.State.Terminal():
 			return u.Status, nil
-		case errors.Is(u.Err, ErrNewerSchema), errors.Is(u.Err, ErrNotJob):
+		case neverAnswers(u.Err):
 			return nil, u.Err
 		}
 	}
@@ -44,4 +52,18 @@ func Wait(ctx context.Context, dir JobDir, opts ...WatchOption) (*JobStatus, err
 		msg += " (" + cause.Error() + ")"
 	}
 	return nil, errBecause(op, string(dir), ctx.Err(), msg, "")
+}
+
+// neverAnswers reports whether err, from reading a job's status, says that
+// no later read can give a status: the job is gone (ErrNotJob), its
+// directory is a link or its status.json is not a regular file
+// (ErrNotRegular), status.json is larger than any record a writer makes
+// (ErrTooLarge), or it was written by a newer jobstore (ErrNewerSchema).
+func neverAnswers(err error) bool {
+	for _, k := range [...]error{ErrNotJob, ErrNotRegular, ErrTooLarge, ErrNewerSchema} {
+		if errors.Is(err, k) {
+			return true
+		}
+	}
+	return false
 }

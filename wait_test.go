@@ -111,3 +111,62 @@ func TestWait_ErrorsThatWaitingCannotMend(t *testing.T) {
 		errOf(t, err)
 	})
 }
+
+// TestWait_EndsAtOnceOnAStatusThatCanNeverAnswer: a status.json that no
+// read can ever give a status from (a directory, a file larger than any
+// record) ends the wait at once with a typed error naming the file, whether
+// it was there when Wait began or replaced the record while it waited.
+func TestWait_EndsAtOnceOnAStatusThatCanNeverAnswer(t *testing.T) {
+	plants := map[string]struct {
+		plant func(t *testing.T, path string)
+		want  error
+	}{
+		"a directory": {func(t *testing.T, path string) {
+			require.NoError(t, os.Remove(path))
+			// On Windows a file a poller holds open stays, delete pending,
+			// until it closes it: the name is free a moment later.
+			deadline := time.Now().Add(waitGuard)
+			for err := os.Mkdir(path, 0o755); err != nil; err = os.Mkdir(path, 0o755) {
+				require.True(t, time.Now().Before(deadline), "%v", err)
+				time.Sleep(idleWhile / 10)
+			}
+		}, jobstore.ErrNotRegular},
+		"a 3 GiB file": {func(t *testing.T, path string) {
+			f, err := os.OpenFile(path, os.O_WRONLY, 0)
+			require.NoError(t, err)
+			require.NoError(t, f.Truncate(3<<30)) // sparse: costs no disk
+			require.NoError(t, f.Close())
+		}, jobstore.ErrTooLarge},
+	}
+	for name, p := range plants {
+		t.Run(name+", before the wait", func(t *testing.T) {
+			dir := submitJob(t, "j")
+			p.plant(t, dir.StatusPath())
+			_, err := awaitWaitErr(t, waitAsync(t.Context(), dir))
+			requireNamesFile(t, err, p.want, dir.StatusPath())
+		})
+		t.Run(name+", while waiting", func(t *testing.T) {
+			dir := submitJob(t, "j")
+			ch := waitAsync(t.Context(), dir, jobstore.WithPollInterval(10*time.Millisecond))
+			time.Sleep(idleWhile)
+			p.plant(t, dir.StatusPath())
+			_, err := awaitWaitErr(t, ch)
+			requireNamesFile(t, err, p.want, dir.StatusPath())
+		})
+	}
+}
+
+// awaitWaitErr is awaitWait's status and error.
+func awaitWaitErr(t *testing.T, ch <-chan waitResult) (*jobstore.JobStatus, error) {
+	t.Helper()
+	r := awaitWait(t, ch)
+	return r.st, r.err
+}
+
+// requireNamesFile checks that err is of kind want and names path.
+func requireNamesFile(t *testing.T, err, want error, path string) {
+	t.Helper()
+	require.ErrorIs(t, err, want)
+	require.Equal(t, path, errOf(t, err).Path)
+	require.NotEmpty(t, errOf(t, err).Remedy)
+}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"io/fs"
-	"os"
 	"time"
 
 	"github.com/axqua/jobstore/internal/fsevents"
@@ -20,7 +19,8 @@ type Update struct {
 
 // Watch follows a job's status.json until the job ends or ctx is done.
 //
-// It returns an *Error of kind ErrNotJob at once if dir has no job.json.
+// It returns an *Error of kind ErrNotJob at once if dir has no job.json, and
+// ErrNotRegular if dir is a symbolic link (never followed).
 // Otherwise it returns a channel that delivers, in this order:
 //
 //   - the current status first (Status nil if there is no status.json yet);
@@ -60,15 +60,13 @@ type Update struct {
 // When the OS refuses a watch, that Watch goes on with the poll alone.
 func Watch(ctx context.Context, dir JobDir, opts ...WatchOption) (<-chan Update, error) {
 	const op = "watch"
+	dir = dir.clean()
 	o := watchOptions{poll: DefaultPollInterval, events: true}
 	for _, opt := range opts {
 		opt(&o)
 	}
-	if _, err := os.Stat(dir.SpecPath()); err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil, errNotJob(op, dir)
-		}
-		return nil, errIO(op, dir.SpecPath(), err, "cannot look at the job", "check the path and its permissions")
+	if err := isJob(op, dir); err != nil {
+		return nil, err
 	}
 	w := &watcher{dir: dir, poll: o.poll, out: make(chan Update)}
 	if o.events {
@@ -178,4 +176,21 @@ func (w *watcher) sent(u Update) (last bool) {
 // final reports whether u ends the watch.
 func (w *watcher) final(u Update) bool {
 	return u.Status != nil && u.Status.State.Terminal() || errors.Is(u.Err, ErrNewerSchema)
+}
+
+// isJob checks that dir is a job directory (never a link: ErrNotRegular)
+// holding job.json (else ErrNotJob).
+func isJob(op string, dir JobDir) error {
+	d, err := openJobDir(op, dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	if _, err := d.Lstat(SpecFile); err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return errNotJob(op, dir)
+		}
+		return errIO(op, dir.SpecPath(), err, "cannot look at the job", "check the path and its permissions")
+	}
+	return nil
 }

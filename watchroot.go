@@ -48,7 +48,8 @@ type RootUpdate struct {
 // channel delivers, in this order:
 //
 //   - one update for each job under root, with its current records;
-//   - one update with Synced set;
+//   - one update with Synced set (the first update, at once, for a root
+//     with no job yet);
 //   - then changes as they are seen: a job added (its first update), a
 //     status with a higher seq than the last one delivered, a cancel
 //     request, a record that became readable or unreadable, a job removed
@@ -304,6 +305,9 @@ func (w *rootWatch) firstScan(des []fs.DirEntry) {
 	w.scanReads = make([]jobRead, len(w.scanned))
 	w.scanDone = make([]atomic.Bool, len(w.scanned))
 	w.scanReady = make(chan struct{}, 1)
+	// A root with no job has nothing to read: the listing is taken in now,
+	// so that Synced comes at once (no read will ever wake takeScan).
+	w.takeScan()
 }
 
 // startScan reads every job of the first listing, in parallel as List does

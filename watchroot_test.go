@@ -481,3 +481,44 @@ func TestWatchRoot_ChangesBeforeSyncedComeAfterIt(t *testing.T) {
 		})
 	}
 }
+
+// TestWatchRoot_EmptyRootSyncsAtOnceAndSeesLaterJobs: a root with no job
+// (empty, holding only the directory Submit builds in, or emptied by
+// Remove) gets Synced first, at once, and then every job submitted later.
+func TestWatchRoot_EmptyRootSyncsAtOnceAndSeesLaterJobs(t *testing.T) {
+	roots := map[string]func(t *testing.T) string{
+		"empty": func(t *testing.T) string { return tempDir(t) },
+		"only .submit": func(t *testing.T) string {
+			root := tempDir(t)
+			require.NoError(t, os.Mkdir(filepath.Join(root, ".submit"), 0o755))
+			return root
+		},
+		"emptied by Remove": func(t *testing.T) string {
+			root := tempDir(t)
+			dir, err := jobstore.Submit(root, specAt("gone", 0))
+			require.NoError(t, err)
+			require.NoError(t, jobstore.WriteStatus(dir, *statusIn(jobstore.Succeeded, 2)))
+			require.NoError(t, jobstore.Remove(dir))
+			return root
+		},
+	}
+	for name, makeRoot := range roots {
+		for _, mode := range rootModes {
+			t.Run(name+"/"+mode.name, func(t *testing.T) {
+				root := makeRoot(t)
+				f := followRoot(t, root, mode.opts...)
+				u, ok := f.next()
+				require.True(t, ok)
+				require.True(t, u.Synced, "the first update of a root with no job is Synced: %+v", u)
+
+				for i, id := range []string{"first", "second"} {
+					dir, err := jobstore.Submit(root, specAt(id, i+1))
+					require.NoError(t, err)
+					u := f.until(id, func(u jobstore.RootUpdate) bool { return u.Dir == dir && u.Spec != nil })
+					assert.Equal(t, id, u.Spec.ID)
+				}
+				f.requireMatchesList(root)
+			})
+		}
+	}
+}

@@ -207,9 +207,6 @@ func (w *Worker) rescueLoop(ctx context.Context, c *nextCache, scan time.Duratio
 			return
 		case <-tick.C:
 		}
-		if _, _, err := c.look(nil); err != nil {
-			continue // the job loop reports an unreadable root
-		}
 		w.rescue(c.runningDirs())
 	}
 }

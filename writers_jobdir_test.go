@@ -70,12 +70,22 @@ func TestWriters_RefuseAJobDirThatIsNotAJobID(t *testing.T) {
 			return dir, tree
 		}
 	}
+	// spelled is make's JobDir with suffix appended as written (filepath.Join
+	// would clean it away).
+	spelled := func(make func(t *testing.T) (jobstore.JobDir, string), suffix string) func(t *testing.T) (jobstore.JobDir, string) {
+		return func(t *testing.T) (jobstore.JobDir, string) {
+			dir, watched := make(t)
+			return dir + jobstore.JobDir(suffix), watched
+		}
+	}
 	places := []place{
 		{"the file system's root", func(t *testing.T) (jobstore.JobDir, string) { return "/", "" }},
 		{"the current directory, as .", inCwd(".")},
 		{"the current directory, as the empty path", inCwd("")},
 		{"a job's parent, as j/..", raw(string(filepath.Separator) + "j" + string(filepath.Separator) + "..")},
-		{"a directory, as dir/.", raw(string(filepath.Separator) + ".")},
+		// "dir/." and "dir/" name dir itself, whose name is checked.
+		{"a dot-name, as .hidden/.", spelled(inTree(".hidden", ".hidden"), string(filepath.Separator)+".")},
+		{"a name with a space, as a b/", spelled(inTree("a b", "a b"), string(filepath.Separator))},
 		{"a dot-name (a hidden directory)", inTree(".hidden", ".hidden")},
 		{"a name with a space", inTree("a b", "a b")},
 		{"the directory in which Submit builds jobs", inTree(".submit", ".submit")},

@@ -1122,7 +1122,7 @@ def _makedirs_durable(path):
         p = parent
     for d in reversed(missing):
         try:
-            os.mkdir(d, 0o755)
+            os.mkdir(d, 0o777)  # less the umask, as jobstore makes directories
         except FileExistsError:
             pass
         _fsync_dir(os.path.dirname(d))
@@ -1193,7 +1193,7 @@ def submit(root, kind, params=None, job_id=None, labels=None, submitted_by=None,
         _job_name_taken(op, root, job_id)
         submit_dir = os.path.join(root, SUBMIT_DIR)
         try:
-            os.mkdir(submit_dir, 0o755)
+            os.mkdir(submit_dir, 0o777)
         except FileExistsError:
             pass
         mode = os.lstat(submit_dir).st_mode
@@ -1202,7 +1202,7 @@ def submit(root, kind, params=None, job_id=None, labels=None, submitted_by=None,
         for _ in range(100):
             build = os.path.join(submit_dir, "%s-%d" % (job_id, random.randrange(2 ** 64)))
             try:
-                os.mkdir(build, 0o755)
+                os.mkdir(build, 0o777)
                 break
             except FileExistsError:
                 continue
@@ -1214,7 +1214,7 @@ def submit(root, kind, params=None, job_id=None, labels=None, submitted_by=None,
         raise _io_error(op, job_dir, e, "cannot prepare the job's build directory",
                         "check free space and that this user may write in the jobs root; no job was made") from e
     try:
-        os.close(os.open(os.path.join(build, LOCK_FILE), os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o644))
+        os.close(os.open(os.path.join(build, LOCK_FILE), os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o666))
         _publish_once(_write_temp(build, SPEC_FILE, spec_data, 0o444), os.path.join(build, SPEC_FILE))
         os.replace(_write_temp(build, STATUS_FILE, status_data, 0o644), os.path.join(build, STATUS_FILE))
         _fsync_dir(build)

@@ -46,7 +46,7 @@ func runCancel(e *env, fs *flag.FlagSet, args []string) error {
 	if err != nil {
 		return err
 	}
-	dir := jobstore.JobDir(pos[0])
+	dir := jobDirArg(pos[0])
 	req := jobstore.CancelRequest{RequestedAt: jobstore.Now(), RequestedBy: *by, Reason: *reason}
 	if req.RequestedBy == "" {
 		req.RequestedBy = requester()
@@ -56,6 +56,9 @@ func runCancel(e *env, fs *flag.FlagSet, args []string) error {
 		if errors.As(err, &je) && errors.Is(err, jobstore.ErrInvalid) && je.Subject == "state" {
 			fmt.Fprintln(e.stderr, oneLine(errorLine(err)))
 			return &exitError{code: exitUnsuccessful}
+		}
+		if errors.Is(err, os.ErrPermission) {
+			return withCLIRemedy(err, cancelPermissionRemedy(dir))
 		}
 		return jobDirArgument(err, string(dir))
 	}
@@ -84,6 +87,16 @@ func runCancel(e *env, fs *flag.FlagSet, args []string) error {
 		fmt.Fprintf(e.stdout, "job %s ended %s before the request took effect\n", dir.ID(), st.State)
 	}
 	return nil
+}
+
+// cancelPermissionRemedy is the remedy of a cancel refused for want of
+// permission: the user who cancels (a GUI's, an operator's) is often not
+// the one who submitted or runs the job.
+func cancelPermissionRemedy(dir jobstore.JobDir) string {
+	return "this user needs write permission on " + string(dir) + " to create " + jobstore.CancelFile +
+		" there (and to open " + jobstore.LockFile + " for writing); for a root shared between users, make its directories " +
+		"group-writable with the setgid bit (chmod 2775, one group for every user of the root) and give each user umask 002: " +
+		"see \"Sharing a root between users\" in docs/guarantees.md"
 }
 
 // requester is the default --by: "USER on HOST".
@@ -137,6 +150,10 @@ func requestTextOrNone(c *jobstore.CancelRequest) string {
 // readCancel reads dir's cancel.json as show reads the other records: the
 // request (nil if none or unreadable) and how the file was found.
 func readCancel(dir jobstore.JobDir) (*jobstore.CancelRequest, recordInfo) {
+	dir = jobDirArg(string(dir))
+	if err := linkedJobDir(dir); err != nil {
+		return nil, recordInfo{File: jobstore.CancelFile, Current: jobstore.CancelSchemaVersion, Err: err}
+	}
 	var raw json.RawMessage
 	info := readRecord(dir.CancelPath(), jobstore.CancelFile, "read cancel request", jobstore.CancelSchemaVersion, &raw)
 	if info.Err != nil || !info.Present {

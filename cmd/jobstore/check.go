@@ -158,15 +158,15 @@ func printCheck(e *env, out checkJSON, findings [][]finding, index *finding, bad
 	tw := tabwriter.NewWriter(e.stdout, 0, 8, 2, ' ', 0)
 	for i, j := range out.Jobs {
 		if j.OK {
-			fmt.Fprintf(tw, "ok\t%s\t%s\n", j.ID, j.Summary)
+			fmt.Fprintf(tw, "ok\t%s\t%s\n", escapeTerminal(j.ID), escapeTerminal(j.Summary))
 			continue
 		}
 		for _, f := range findings[i] {
-			fmt.Fprintf(tw, "FAIL\t%s\t%s\n", j.ID, findingText(f))
+			fmt.Fprintf(tw, "FAIL\t%s\t%s\n", escapeTerminal(j.ID), escapeTerminal(findingText(f)))
 		}
 	}
 	if index != nil {
-		fmt.Fprintf(tw, "FAIL\t%s\t%s\n", jobstore.IndexFile, findingText(*index))
+		fmt.Fprintf(tw, "FAIL\t%s\t%s\n", jobstore.IndexFile, escapeTerminal(findingText(*index)))
 	}
 	tw.Flush()
 	if out.NotQueued > 0 {

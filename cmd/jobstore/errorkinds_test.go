@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"go/ast"
 	"go/parser"
@@ -19,15 +20,31 @@ import (
 )
 
 // libraryErrorCodes reads the library's errors.go for every sentinel
-// literal (&sentinel{"code", ...}) and returns the codes, so that a sentinel
-// added there is seen here without anyone updating a list.
+// literal (&sentinel{"code", ...}) and every code of contextCodes (the
+// names of a context's end), and returns the codes, so that a code added
+// there is seen here without anyone updating a list.
 func libraryErrorCodes(t *testing.T) []string {
 	t.Helper()
 	path := filepath.Join("..", "..", "errors.go")
 	f, err := parser.ParseFile(token.NewFileSet(), path, nil, 0)
 	require.NoError(t, err)
 	var codes []string
+	contexts := 0
 	ast.Inspect(f, func(n ast.Node) bool {
+		if vs, ok := n.(*ast.ValueSpec); ok && len(vs.Names) == 1 && vs.Names[0].Name == "contextCodes" {
+			for _, v := range vs.Values {
+				for _, e := range v.(*ast.CompositeLit).Elts {
+					row := e.(*ast.CompositeLit)
+					b, ok := row.Elts[len(row.Elts)-1].(*ast.BasicLit)
+					require.True(t, ok && b.Kind == token.STRING, "a row of contextCodes in %s does not end with its code", path)
+					code, err := strconv.Unquote(b.Value)
+					require.NoError(t, err)
+					codes = append(codes, code)
+					contexts++
+				}
+			}
+			return false
+		}
 		lit, ok := n.(*ast.CompositeLit)
 		if !ok {
 			return true
@@ -42,6 +59,7 @@ func libraryErrorCodes(t *testing.T) []string {
 		codes = append(codes, code)
 		return true
 	})
+	require.Equal(t, 2, contexts, "contextCodes in %s was not read as expected", path)
 	return append(codes, "io") // ErrorCode's name for an error of no kind
 }
 
@@ -70,7 +88,7 @@ func TestListHelp_NamesEveryErrorKind(t *testing.T) {
 // librarySentinels are the library's sentinels, by their ErrorCode.
 func librarySentinels(t *testing.T) map[string]error {
 	t.Helper()
-	byCode := map[string]error{"io": nil}
+	byCode := map[string]error{"io": nil, "timeout": context.DeadlineExceeded, "interrupted": context.Canceled}
 	for _, s := range []error{jobstore.ErrNotJob, jobstore.ErrExists, jobstore.ErrCorrupt, jobstore.ErrTooLarge,
 		jobstore.ErrInvalid, jobstore.ErrNewerSchema, jobstore.ErrNoMigration, jobstore.ErrLocked,
 		jobstore.ErrCancelRequested, jobstore.ErrNotRegular, jobstore.ErrNotOwner} {

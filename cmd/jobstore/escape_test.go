@@ -223,3 +223,36 @@ func TestWatch_EscapesWhatATerminalWouldActOn(t *testing.T) {
 	w.draw(st)
 	requireTerminalSafe(t, strings.ReplaceAll(b.String(), "\r", ""), hostileMessage)
 }
+
+func TestRmAndPrune_EscapeWhatATerminalWouldActOn(t *testing.T) {
+	out := removeJSON{Jobs: []removeJobJSON{}}
+	out.add(jobstore.JobDir("/r/"+hostileDirName), nil, "", &jobstore.Error{Op: "remove", Path: "/r/" + hostileDirName, Msg: hostileError})
+	var b strings.Builder
+	require.NoError(t, printRemoval(&env{stdout: &b}, false, out, ""))
+	requireTerminalSafe(t, b.String(), hostileDirName, hostileError)
+}
+
+func TestWaitCheckAndReconcile_EscapeWhatATerminalWouldActOn(t *testing.T) {
+	root, dir := hostileRoot(t)
+	r := runCLI(t, "wait", string(dir))
+	requireCode(t, r, exitUnsuccessful)
+	requireTerminalSafe(t, r.stdout, hostileError, hostileRemedy)
+
+	r = runCLI(t, "check", root)
+	requireCode(t, r, exitUnsuccessful) // the directory that is not a job
+	shown := []string{}
+	if runtime.GOOS != "windows" {
+		shown = append(shown, hostileDirName)
+	}
+	requireTerminalSafe(t, r.stdout, shown...)
+
+	// A job whose runner is gone, its status written by a hostile runner.
+	gone, err := jobstore.Submit(root, jobstore.JobSpec{ID: "gone", Kind: hostileKind})
+	require.NoError(t, err)
+	started := time.Now()
+	require.NoError(t, jobstore.WriteStatus(gone, jobstore.JobStatus{State: jobstore.Running, Seq: 2,
+		Message: hostileMessage, Host: hostileBy, PID: 1, StartedAt: &started}))
+	r = runCLI(t, "reconcile", root)
+	requireTerminalSafe(t, r.stdout)
+	require.Contains(t, r.stdout, "gone")
+}

@@ -79,9 +79,9 @@ combined with --json or --rebuild.
 "index" is present only with --rebuild. The keys of "error" are always all
 present: "kind" is one of not_job, exists, corrupt, too_large, invalid,
 newer_schema, no_migration, locked, cancel_requested, not_regular,
-not_owner, not_due, io; "subject" is the field concerned, or "" when none;
-"message" is the error as on stderr without its remedy; "remedy" is what
-to do. Every --json output reports errors this way. An
+not_owner, not_due, timeout, interrupted, io; "subject" is the field
+concerned, or "" when none; "message" is the error as on stderr without its
+remedy; "remedy" is what to do. Every --json output reports errors this way. An
 error that stops the command (exit 2 or 3) is one line on stderr, with
 nothing on stdout.
 
@@ -250,7 +250,11 @@ func tableRows(entries []jobstore.Entry, now time.Time,
 		if en.Err != nil {
 			state = "unreadable"
 		}
-		rows = append(rows, [tableCols]string{en.Dir.ID(), kind, state, progress, updated, age})
+		row := [tableCols]string{en.Dir.ID(), kind, state, progress, updated, age}
+		for c := range row {
+			row[c] = escapeTerminal(oneLine(row[c])) // a tab or newline would break the table too
+		}
+		rows = append(rows, row)
 	}
 	return rows
 }
@@ -266,7 +270,7 @@ func writeUnreadable(w io.Writer, entries []jobstore.Entry) {
 	if len(bad) > 0 {
 		fmt.Fprintf(w, "\n%d unreadable (the job directory is authoritative: fix or remove it):\n", len(bad))
 		for _, en := range bad {
-			fmt.Fprintf(w, "  %s: %s\n", en.Dir.ID(), oneLine(errorLine(en.Err)))
+			fmt.Fprintf(w, "  %s: %s\n", escapeTerminal(en.Dir.ID()), escapeTerminal(oneLine(errorLine(en.Err))))
 		}
 	}
 }

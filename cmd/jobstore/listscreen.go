@@ -73,7 +73,7 @@ func screenLines(root string, entries []jobstore.Entry, now time.Time,
 		lines = append(lines[:room-1], fmt.Sprintf("... %d more lines: a taller terminal shows them", more))
 	}
 	for i, l := range lines {
-		lines[i] = fitCells(printable(l), budget)
+		lines[i] = fitCells(escapeTerminal(l), budget)
 	}
 	return lines
 }
@@ -93,7 +93,7 @@ func fitTable(rows [][tableCols]string, budget int) []string {
 	var widths [tableCols]int
 	for _, r := range all {
 		for c, cell := range r {
-			widths[c] = max(widths[c], cells(printable(cell)))
+			widths[c] = max(widths[c], cells(escapeTerminal(cell)))
 		}
 	}
 	shown := []int{colID, colKind, colState, colProgress, colUpdated, colAge}
@@ -120,7 +120,7 @@ func fitTable(rows [][tableCols]string, budget int) []string {
 	for _, r := range all {
 		var b strings.Builder
 		for i, c := range shown {
-			cell := printable(r[c])
+			cell := escapeTerminal(r[c])
 			switch c {
 			case colID:
 				cell = shortenMiddle(cell, widths[c])

@@ -69,7 +69,7 @@ func watchList(ctx context.Context, e *env, root string, poll time.Duration) err
 		if u.Synced {
 			break
 		}
-		if u.Dir != "" {
+		if u.Dir != "" && !isLinkEntry(u) {
 			lw.jobs[u.Dir] = lw.row(u, nil)
 		}
 	}
@@ -153,6 +153,9 @@ func (lw *listWatcher) take(u jobstore.RootUpdate) []*watchedJob {
 	if u.Dir == "" {
 		return nil // ROOT unreadable for now: keep what is shown
 	}
+	if isLinkEntry(u) {
+		u = jobstore.RootUpdate{Dir: u.Dir, Removed: true} // gone from List's view
+	}
 	shown := lw.jobs[u.Dir]
 	switch {
 	case u.Removed:
@@ -180,6 +183,14 @@ func (lw *listWatcher) take(u jobstore.RootUpdate) []*watchedJob {
 	j := lw.row(u, shown)
 	lw.jobs[u.Dir] = j
 	return []*watchedJob{j}
+}
+
+// isLinkEntry reports whether u is about an entry of ROOT that is a
+// symbolic link (WatchRoot reports one, ErrNotRegular naming it): list
+// skips it, as List does, with or without --watch.
+func isLinkEntry(u jobstore.RootUpdate) bool {
+	var e *jobstore.Error
+	return errors.Is(u.Err, jobstore.ErrNotRegular) && errors.As(u.Err, &e) && e.Path == string(u.Dir)
 }
 
 // born shows the directories that have lacked job.json for unbornGrace.
@@ -246,7 +257,7 @@ func (lw *listWatcher) printChange(j *watchedJob) {
 		return
 	}
 	j.line = line
-	fmt.Fprintln(lw.out, line)
+	fmt.Fprintln(lw.out, escapeTerminal(line))
 }
 
 // changeLine is j as one line of list --watch's plain output.

@@ -85,3 +85,17 @@ func TestListWatch_PipedPrintsALinePerChangeUntilInterrupted(t *testing.T) {
 		seen[l] = true
 	}
 }
+
+// list --watch of a root with no job yet prints the (empty) table at once,
+// then each job submitted later.
+func TestListWatch_EmptyRootShowsLaterJobs(t *testing.T) {
+	root := testdir.New(t)
+	require.NoError(t, os.Mkdir(filepath.Join(root, ".submit"), 0o755))
+	w := startLines(t, "list", root, "--watch", "--interval", watchPoll.String())
+	require.Equal(t, "no jobs under "+root, w.waitLine(t, "no jobs"))
+	submit(t, root, "late")
+	require.Equal(t, "late  queued  -  seq 1", w.waitLine(t, "late"))
+	w.interrupt(t)
+	w.wait(t)
+	requireEndedBy(t, w.cmd, syscall.SIGINT)
+}

@@ -129,7 +129,7 @@ func (e *env) fail(err error) int {
 	var ex *exitError
 	var st *stopped
 	if err != nil && !errors.As(err, &ex) && !errors.As(err, &st) {
-		fmt.Fprintln(e.stderr, oneLine(errorLine(err)))
+		fmt.Fprintln(e.stderr, escapeTerminal(oneLine(errorLine(err))))
 	}
 	return code
 }

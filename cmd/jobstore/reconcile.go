@@ -133,15 +133,15 @@ func printReconcile(e *env, out reconcileJSON, results []jobstore.ReconcileResul
 	for i, j := range out.Jobs {
 		switch {
 		case j.MarkedLost:
-			fmt.Fprintf(tw, "lost\t%s\t%s\n", j.ID, oneLine(j.Message))
+			fmt.Fprintf(tw, "lost\t%s\t%s\n", escapeTerminal(j.ID), escapeTerminal(oneLine(j.Message)))
 		case j.MarkedCancelled:
-			fmt.Fprintf(tw, "cancelled\t%s\t%s\n", j.ID, oneLine(j.Message))
+			fmt.Fprintf(tw, "cancelled\t%s\t%s\n", escapeTerminal(j.ID), escapeTerminal(oneLine(j.Message)))
 		}
 		for _, name := range j.Swept {
-			fmt.Fprintf(tw, "swept\t%s\t%s\n", j.ID, name)
+			fmt.Fprintf(tw, "swept\t%s\t%s\n", escapeTerminal(j.ID), escapeTerminal(name))
 		}
 		if err := results[i].Err; err != nil {
-			fmt.Fprintf(tw, "error\t%s\t%s\n", j.ID, oneLine(errorLine(err)))
+			fmt.Fprintf(tw, "error\t%s\t%s\n", escapeTerminal(j.ID), escapeTerminal(oneLine(errorLine(err))))
 		}
 	}
 	tw.Flush()

@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"os"
+	"path/filepath"
 
 	"github.com/axqua/jobstore"
 )
@@ -37,8 +38,17 @@ type jobRecords struct {
 // (the tolerant reader's retries, then DecodeSpec or DecodeStatus, which
 // migrate and validate), from one read of each file, so that the version
 // reported is the version of the bytes that were decoded.
+//
+// A job directory that is a symbolic link is read as the library reads it:
+// not at all (SpecInfo.Err is its ErrNotRegular).
 func readJob(dir jobstore.JobDir) jobRecords {
+	dir = jobDirArg(string(dir))
 	j := jobRecords{Dir: dir}
+	if err := linkedJobDir(dir); err != nil {
+		j.SpecInfo = recordInfo{File: jobstore.SpecFile, Current: jobstore.JobSchemaVersion, Err: err}
+		j.StatusInfo = recordInfo{File: jobstore.StatusFile, Current: jobstore.StatusSchemaVersion}
+		return j
+	}
 	var specRaw, statusRaw json.RawMessage
 	j.SpecInfo = readRecord(dir.SpecPath(), jobstore.SpecFile, "read spec", jobstore.JobSchemaVersion, &specRaw)
 	if j.SpecInfo.Err == nil && !j.SpecInfo.Present {
@@ -109,4 +119,31 @@ func at(err error, op, path string) error {
 func exists(path string) bool {
 	_, err := os.Lstat(path)
 	return err == nil
+}
+
+// jobDirArg is a command's job directory argument as the library reads
+// every JobDir (filepath.Clean): "ROOT/ID/" and "ROOT/ID/." name ROOT/ID,
+// whose own entry is then looked at, never the target of a link there.
+func jobDirArg(arg string) jobstore.JobDir {
+	if arg == "" {
+		return ""
+	}
+	return jobstore.JobDir(filepath.Clean(arg))
+}
+
+// linkedJobDir is the library's error for a job directory whose own entry
+// is a symbolic link (or another entry that is neither a directory nor a
+// regular file): every command refuses it as the library does, and reads
+// nothing through it. nil for anything else, which the command reads.
+func linkedJobDir(dir jobstore.JobDir) error {
+	fi, err := os.Lstat(string(dir))
+	if err != nil || fi.IsDir() || fi.Mode().IsRegular() {
+		return nil
+	}
+	_, err = jobstore.ReadSpec(dir) // ErrNotRegular, naming the link
+	if err == nil {
+		// Swapped for a directory meanwhile: read what is there now.
+		return nil
+	}
+	return err
 }

@@ -133,6 +133,10 @@ func kindRemedy(err error) string {
 		return "the job was asked to stop ('jobstore show ROOT/ID' says by whom); submit a new job to run it"
 	case "not_due":
 		return "the job is not due yet ('jobstore show ROOT/ID' says when): 'jobstore work' starts it then"
+	case "timeout":
+		return "the time given ran out first: give it longer, or see why nothing happened ('jobstore list ROOT')"
+	case "interrupted":
+		return "it was stopped before it was done: run it again"
 	case "invalid":
 		if subject != "" {
 			return fmt.Sprintf("correct the %s field; 'jobstore check ROOT' lists every problem", subject)
@@ -148,7 +152,7 @@ func ioRemedy(err error) string {
 	case errors.Is(err, fs.ErrNotExist):
 		return "check the path"
 	case errors.Is(err, fs.ErrPermission):
-		return "give this user access to the file and its directory"
+		return "give this user read access to the file, write access to its directory (see docs/guarantees.md)"
 	case isDiskFull(err):
 		return "free some disk space, then try again"
 	default:

@@ -80,11 +80,18 @@ Prints one line per job, then a summary line:
   refused       ID  <which process holds it>
   error         ID  <why this finished job could not be removed>
 
+A job that finished while prune ran (between its own read of the job and
+Prune's) is removed with its state unknown, and its line says why:
+
+  removed       ID  state unknown: it was running when prune read it, and finished before Prune read it
+
 --json prints one JSON object instead:
 
   {"root": "ROOT", "older_than": "720h0m0s", "cutoff": "...", "dry_run": false,
    "jobs": [ as in 'jobstore help rm' ],
    "removed": N, "would_remove": N, "refused": N, "failed": N}
+
+("state" and "finished_at" are null for a job removed with its state unknown.)
 
 Exit codes: 0 done (whether or not anything was removed); 1 some finished
 jobs could not be removed (listed); 2 bad arguments (--older-than missing
@@ -117,6 +124,9 @@ type removeJobJSON struct {
 	FinishedAt *string    `json:"finished_at"`
 	Error      *errorJSON `json:"error"`
 	err        error
+	// unknown says why State is unknown for a job Prune removed: prune did
+	// not read its final status before Prune removed it.
+	unknown string
 }
 
 // The outcomes of one job.
@@ -263,29 +273,29 @@ func runPrune(e *env, fs *flag.FlagSet, args []string) error {
 		return err
 	}
 	cutoff := time.Now().Add(-age.d)
-	due := map[string]*jobstore.JobStatus{}
 	out := removeJSON{Root: root, OlderThan: age.d.String(), Cutoff: fmtTime(cutoff), DryRun: *dryRun, Jobs: []removeJobJSON{}}
 	isJob := map[string]bool{}
+	// What each job's status was before Prune: Prune reads it again, later
+	// and by a later cutoff, and a job may finish in between.
+	before := map[string]statusBefore{}
 	for _, dir := range dirs {
 		isJob[string(dir)] = true
 		st, err := jobstore.ReadStatus(dir)
-		if at := finishedAt(st); err == nil && at != nil && at.Before(cutoff) {
-			due[dir.ID()] = st
-			if *dryRun {
-				out.add(dir, st, outcomeWouldRemove, nil)
-			}
+		before[dir.ID()] = statusBefore{read: true, st: st, err: err}
+		if at := finishedAt(st); *dryRun && err == nil && at != nil && at.Before(cutoff) {
+			out.add(dir, st, outcomeWouldRemove, nil)
 		}
 	}
 	if !*dryRun {
 		removed, err := jobstore.Prune(root, age.d)
 		for _, dir := range removed {
-			out.add(dir, due[dir.ID()], outcomeRemoved, nil)
+			out.addPruned(dir, before[dir.ID()])
 		}
 		for _, ferr := range pruneFailures(err) {
 			var je *jobstore.Error
 			if errors.As(ferr, &je) && je.Op == "prune" && isJob[je.Path] && je.Err != nil {
 				dir := jobstore.JobDir(je.Path)
-				out.add(dir, due[dir.ID()], "", je.Err) // the job's own error, from Remove
+				out.add(dir, before[dir.ID()].final(), "", je.Err) // the job's own error, from Remove
 				continue
 			}
 			if err := printRemoval(e, *asJSON, out, ""); err != nil {
@@ -301,6 +311,44 @@ func runPrune(e *env, fs *flag.FlagSet, args []string) error {
 		return &exitError{code: exitUnsuccessful}
 	}
 	return nil
+}
+
+// statusBefore is a job's status as prune read it before Prune ran.
+type statusBefore struct {
+	read bool // false: the job was not there when prune listed ROOT
+	st   *jobstore.JobStatus
+	err  error
+}
+
+// final is the status read, if it was final; else nil.
+func (b statusBefore) final() *jobstore.JobStatus {
+	if b.err != nil || b.st == nil || !b.st.State.Terminal() {
+		return nil
+	}
+	return b.st
+}
+
+// addPruned records a job Prune removed, with its state and finish as read
+// before; when those are not known (the job finished, or appeared, after
+// that read, or its status could not be read then), it says why.
+func (out *removeJSON) addPruned(dir jobstore.JobDir, b statusBefore) {
+	st := b.final()
+	out.add(dir, st, outcomeRemoved, nil)
+	if st != nil {
+		return
+	}
+	j := &out.Jobs[len(out.Jobs)-1]
+	switch {
+	case !b.read:
+		j.unknown = "state unknown: it appeared after prune listed ROOT, and finished before Prune read it"
+	case b.err != nil:
+		_, what, _ := problem(b.err, jobstore.StatusFile)
+		j.unknown = "state unknown: its status could not be read before Prune read it (" + what + ")"
+	case b.st == nil:
+		j.unknown = "state unknown: it had no status when prune read it, and a final one when Prune did"
+	default:
+		j.unknown = "state unknown: it was " + string(b.st.State) + " when prune read it, and finished before Prune read it"
+	}
 }
 
 // pruneFailures is each failure Prune reported: the errors its *Error for
@@ -333,8 +381,10 @@ func printRemoval(e *env, asJSON bool, out removeJSON, what string) error {
 			detail = oneLine(errorLine(j.err))
 		case j.State != nil && j.FinishedAt != nil:
 			detail = *j.State + ", finished " + *j.FinishedAt
+		case j.unknown != "":
+			detail = j.unknown
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\n", verb, j.ID, detail)
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", verb, escapeTerminal(j.ID), escapeTerminal(detail))
 	}
 	tw.Flush()
 	var b strings.Builder

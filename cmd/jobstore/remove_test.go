@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"testing"
 	"time"
 
@@ -242,4 +243,45 @@ func TestPrune_AnIndexItCannotUpdateExitsThree(t *testing.T) {
 	requireErrorLine(t, r)
 	require.Contains(t, r.stderr, jobstore.IndexFile)
 	require.Regexp(t, regexp.MustCompile(`(?m)^removed\s+a\s`), r.stdout, "what was removed is still said")
+}
+
+// TestPrune_AJobThatFinishedMeanwhileSaysWhyItsStateIsUnknown: prune reads
+// each job's status before Prune reads it again (by a later cutoff) and
+// removes it. A job removed by Prune is printed with its state and finish
+// as read before when they were final; otherwise its line says why they
+// are unknown, never a bare "removed ID".
+func TestPrune_AJobThatFinishedMeanwhileSaysWhyItsStateIsUnknown(t *testing.T) {
+	finished := time.Date(2026, 11, 30, 9, 35, 40, 0, time.UTC)
+	for _, tc := range []struct {
+		name   string
+		before statusBefore
+		want   string
+	}{
+		{"final when read", statusBefore{read: true, st: &jobstore.JobStatus{State: jobstore.Succeeded, FinishedAt: &finished}},
+			"succeeded, finished 2026-11-30T09:35:40Z"},
+		{"running when read", statusBefore{read: true, st: &jobstore.JobStatus{State: jobstore.Running}},
+			"state unknown: it was running when prune read it, and finished before Prune read it"},
+		{"no status when read", statusBefore{read: true},
+			"state unknown: it had no status when prune read it"},
+		{"unreadable when read", statusBefore{read: true, err: &jobstore.Error{Sentinel: jobstore.ErrCorrupt, Msg: "torn"}},
+			"state unknown: its status could not be read before Prune read it (torn"},
+		{"not listed", statusBefore{},
+			"state unknown: it appeared after prune listed ROOT"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out := removeJSON{Root: "/r", Jobs: []removeJobJSON{}}
+			out.addPruned(jobstore.JobDir("/r/j"), tc.before)
+			require.Equal(t, 1, out.Removed)
+			var b strings.Builder
+			require.NoError(t, printRemoval(&env{stdout: &b}, false, out, ""))
+			line := strings.SplitN(b.String(), "\n", 2)[0]
+			require.Regexp(t, `^removed\s+j\s+`+regexp.QuoteMeta(tc.want), line)
+
+			b.Reset()
+			require.NoError(t, printRemoval(&env{stdout: &b}, true, out, ""))
+			var got removeJSON
+			require.NoError(t, json.Unmarshal([]byte(b.String()), &got))
+			require.Equal(t, tc.before.final() == nil, got.Jobs[0].State == nil, "state is null exactly when unknown")
+		})
+	}
 }

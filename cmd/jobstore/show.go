@@ -56,7 +56,7 @@ func runShow(e *env, fs *flag.FlagSet, args []string) error {
 	if err != nil {
 		return err
 	}
-	j := readJob(jobstore.JobDir(pos[0]))
+	j := readJob(jobDirArg(pos[0]))
 	if j.Spec == nil && !j.SpecInfo.Present {
 		return jobDirArgument(j.SpecInfo.Err, pos[0]) // not a job: nothing to show
 	}
@@ -84,7 +84,7 @@ func runShow(e *env, fs *flag.FlagSet, args []string) error {
 // printJob prints a job as aligned "field  value" lines.
 func printJob(w io.Writer, j jobRecords) {
 	tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
-	row := func(k, v string) { fmt.Fprintf(tw, "%s\t%s\n", k, oneLine(v)) }
+	row := func(k, v string) { fmt.Fprintf(tw, "%s\t%s\n", k, escapeTerminal(oneLine(v))) }
 	row("job", j.Dir.ID())
 	row("dir", string(j.Dir))
 	if s := j.Spec; s != nil {

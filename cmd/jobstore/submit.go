@@ -2,9 +2,11 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/user"
 	"sort"
@@ -16,11 +18,15 @@ import (
 func submitCmd() *command {
 	return &command{
 		name:    "submit",
-		args:    "ROOT --kind KIND [--params JSON|@FILE] [--label KEY=VALUE]... [--id ID] [--by NAME]",
+		args:    "ROOT --kind KIND [--params JSON|@FILE] [--label KEY=VALUE]... [--id ID] [--by NAME] [--create]",
 		summary: "submit a job: write ROOT/ID/job.json and a queued status; print the ID",
-		doc: `Submits a job under ROOT (created if missing): writes ROOT/ID/job.json once,
-and status.json with state "queued" and seq 1. Prints the new job's ID, alone
-on one line, so that scripts can capture it: ID=$(jobstore submit ...).
+		doc: `Submits a job under ROOT: writes ROOT/ID/job.json once, and status.json
+with state "queued" and seq 1. Prints the new job's ID, alone on one line,
+so that scripts can capture it: ID=$(jobstore submit ...).
+
+ROOT must exist: a mistyped ROOT is an error that names it (exit 3), not a
+new root no worker watches. --create makes ROOT (and its missing parents)
+when it does not exist, for the first job of a new root.
 
 The ID is generated (sortable by submission time, unique across processes and
 hosts) unless --id gives one. --params is a JSON value, or @FILE to read it
@@ -28,8 +34,9 @@ from a file (@- reads stdin); at most 16 MiB, the size limit of a record.
 --label may be repeated.
 
 Exit codes: 0 submitted; 2 bad arguments (missing --kind, invalid JSON, a
-label without '='); 3 the job could not be written (it exists already, the
-root is not writable, ...).`,
+label without '='); 3 the job could not be written (ROOT does not exist and
+--create was not given, the job exists already, the root is not writable,
+...).`,
 		run: runSubmit,
 	}
 }
@@ -64,6 +71,7 @@ func runSubmit(e *env, fs *flag.FlagSet, args []string) error {
 	params := fs.String("params", "", "the job's parameters: a JSON value, or @FILE, or @- for stdin")
 	id := fs.String("id", "", "the job ID (default: generated, sortable by time)")
 	by := fs.String("by", "", "who submits the job, for submitted_by (default: the current user)")
+	create := fs.Bool("create", false, "make ROOT if it does not exist (without it, a missing ROOT is an error)")
 	labels := labelFlag{}
 	fs.Var(labels, "label", "a KEY=VALUE label (repeatable)")
 	pos, err := parseArgs(fs, args, 1, 1, "ROOT")
@@ -94,12 +102,34 @@ func runSubmit(e *env, fs *flag.FlagSet, args []string) error {
 		}
 		spec.Params = raw
 	}
+	if !*create {
+		if err := rootExists(pos[0]); err != nil {
+			return err
+		}
+	}
 	dir, err := jobstore.Submit(pos[0], spec)
 	if err != nil {
 		return err
 	}
 	fmt.Fprintln(e.stdout, dir.ID())
 	return nil
+}
+
+// rootExists refuses a root that does not exist: jobstore.Submit would
+// make it, and a job submitted into a mistyped path waits there for a
+// worker that never looks. Anything else Submit judges itself.
+func rootExists(root string) error {
+	_, err := os.Stat(root)
+	if !errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		err = pe.Err // the path is the error's own
+	}
+	return &jobstore.Error{Op: "submit", Path: root, Err: err,
+		Msg:    "no such root: nothing was submitted",
+		Remedy: "check the path: ROOT is the directory the workers take jobs from; add --create to make a new root"}
 }
 
 // readParams reads --params: inline JSON, @FILE or @-. A value longer than

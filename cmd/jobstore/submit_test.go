@@ -69,3 +69,38 @@ func TestReadParams_LimitIsInclusive(t *testing.T) {
 		})
 	}
 }
+
+// TestSubmit_MissingRootIsAnErrorUnlessCreateIsGiven: a mistyped ROOT is
+// not made into a new root that no worker watches: exit 3, an error that
+// names it and --create, nothing on stdout, nothing made. --create makes it.
+func TestSubmit_MissingRootIsAnErrorUnlessCreateIsGiven(t *testing.T) {
+	tmp := testdir.New(t)
+	for _, tc := range []struct {
+		name string
+		root string
+	}{
+		{"missing root", filepath.Join(tmp, "jbos")},
+		{"missing parent too", filepath.Join(tmp, "typo", "jobs")},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := runCLI(t, "submit", tc.root, "--kind", "k", "--id", "j")
+			requireCode(t, r, exitRuntime)
+			requireErrorLine(t, r)
+			assert.Contains(t, r.stderr, tc.root)
+			assert.Contains(t, r.stderr, "no such root")
+			assert.Contains(t, r.stderr, "--create")
+			_, err := os.Lstat(tc.root)
+			assert.True(t, os.IsNotExist(err), "the missing root was made: %v", err)
+
+			r = runCLI(t, "submit", tc.root, "--kind", "k", "--id", "j", "--create")
+			requireCode(t, r, exitOK)
+			require.Equal(t, "j\n", r.stdout)
+			spec, err := jobstore.ReadSpec(jobstore.JobDir(filepath.Join(tc.root, "j")))
+			require.NoError(t, err)
+			require.Equal(t, "k", spec.Kind)
+
+			// The root exists now: no --create needed.
+			requireCode(t, runCLI(t, "submit", tc.root, "--kind", "k", "--id", "j2"), exitOK)
+		})
+	}
+}

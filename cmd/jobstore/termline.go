@@ -5,7 +5,6 @@ import (
 	"io"
 	"os"
 	"strings"
-	"unicode"
 
 	"golang.org/x/term"
 
@@ -97,25 +96,14 @@ func fitCells(s string, n int) string {
 	return b.String() + "..."
 }
 
-// printable replaces control characters (tabs, escape sequences) by
-// spaces: they would move the cursor or change the terminal's state.
-func printable(s string) string {
-	return strings.Map(func(r rune) rune {
-		if unicode.IsControl(r) {
-			return ' '
-		}
-		return r
-	}, s)
-}
-
 // fitStatusLine is st as one line of at most cols-1 cells (the last column
 // is left free: some terminals wrap as soon as it is written). It keeps as
 // much as fits, in this order: the state, the percentage, the seq, a
 // progress bar of 20 or 10 cells, the message (cut with "...").
 func fitStatusLine(st *jobstore.JobStatus, cols int) string {
 	budget := max(cols-1, 0)
-	msg := printable(oneLine(st.Message))
-	state := printable(string(st.State))
+	msg := escapeTerminal(oneLine(st.Message))
+	state := escapeTerminal(string(st.State))
 	pct := fmtProgress(st.Progress)
 	// Layouts from the richest to the barest; the first whose fixed part
 	// leaves room for the message (or minMessage cells of it) wins.

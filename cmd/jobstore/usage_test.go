@@ -147,7 +147,7 @@ func TestErrorLine_AlwaysEndsWithTheCLIRemedy(t *testing.T) {
 		want string
 	}{
 		{fmt.Errorf("open x: %w", fs.ErrNotExist), "jobstore: open x: file does not exist. Remedy: check the path"},
-		{fmt.Errorf("open x: %w", fs.ErrPermission), "jobstore: open x: permission denied. Remedy: give this user access to the file and its directory"},
+		{fmt.Errorf("open x: %w", fs.ErrPermission), "jobstore: open x: permission denied. Remedy: give this user read access to the file, write access to its directory (see docs/guarantees.md)"},
 		{errors.New("jobstore: boom"), "jobstore: boom. Remedy: check the path, the permissions and the disk, then try again"},
 		{&jobstore.Error{Op: "read status", Path: "p", Msg: "bad", Remedy: "call FixIt"}, "jobstore: read status p: bad. Remedy: check the path, the permissions and the disk, then try again"},
 		{&jobstore.Error{Op: "read status", Path: "p", Msg: "bad", Remedy: "read it again"}, "jobstore: read status p: bad. Remedy: read it again"},

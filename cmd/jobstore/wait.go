@@ -44,10 +44,16 @@ Prints one line:
 
 ("status" is null after --timeout with no status.json yet).
 
-Exit codes: 0 succeeded; 1 failed; 2 bad arguments; 3 DIR is not a job, was
-removed while waiting, or holds a status written by a newer jobstore; 4
-cancelled; 5 lost; 6 --timeout passed before the job ended (the line says
-its state then).`,
+A wait that can never end in a status ends at once, with the reason on
+stderr naming the file: DIR is not a job or was removed while waiting; DIR
+is a symbolic link (never followed, as no command follows one); its
+status.json is not a regular file (a FIFO, a socket, a directory), is
+larger than any record jobstore writes, or was written by a newer jobstore.
+
+Exit codes: 0 succeeded; 1 failed; 2 bad arguments; 3 the wait can never
+end in a status (the reasons above); 4 cancelled; 5 lost; 6 --timeout
+passed before the job ended (the line says its state then, or why its
+status cannot be read).`,
 		run: runWait,
 	}
 }
@@ -74,7 +80,7 @@ func runWait(e *env, fs *flag.FlagSet, args []string) error {
 	if *timeout < 0 {
 		return usagef("%s cannot be negative, got %v", flagSpelling(args, "timeout"), *timeout)
 	}
-	dir := jobstore.JobDir(pos[0])
+	dir := jobDirArg(pos[0])
 	ctx := context.Background()
 	if *timeout > 0 {
 		var cancel context.CancelFunc
@@ -86,14 +92,18 @@ func runWait(e *env, fs *flag.FlagSet, args []string) error {
 	var line string
 	switch {
 	case errors.Is(err, context.DeadlineExceeded):
-		st, _ = jobstore.ReadStatus(dir) // what it was doing, if that can be read
-		state := "has no status yet"
-		if st != nil {
-			state = fmt.Sprintf("is %s (seq %d)", st.State, st.Seq)
+		var rerr error
+		st, rerr = jobstore.ReadStatus(dir) // what it was doing, if that can be read
+		state := "it has no status yet"
+		switch {
+		case rerr != nil:
+			state = "its status cannot be read now: " + errorMessage(rerr)
+		case st != nil:
+			state = fmt.Sprintf("it is %s (seq %d)", st.State, st.Seq)
 		}
-		line, code = oneLine(fmt.Sprintf("job %s has not ended after %v: it %s", dir.ID(), *timeout, state)), exitTimeout
+		line, code = oneLine(fmt.Sprintf("job %s has not ended after %v: %s", dir.ID(), *timeout, state)), exitTimeout
 	case err != nil:
-		return err
+		return jobDirArgument(err, string(dir))
 	default:
 		line = outcomeLine(dir.ID(), st)
 		switch st.State {
@@ -110,7 +120,7 @@ func runWait(e *env, fs *flag.FlagSet, args []string) error {
 			return err
 		}
 	} else {
-		fmt.Fprintln(e.stdout, line)
+		fmt.Fprintln(e.stdout, escapeTerminal(line))
 	}
 	if code != exitOK {
 		return &exitError{code: code}

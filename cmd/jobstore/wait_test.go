@@ -99,3 +99,45 @@ func TestWait_TimeoutAndErrors(t *testing.T) {
 		requireErrorLine(t, r)
 	}
 }
+
+// A wait that can never end in a status ends at once (well before its
+// --timeout, exit 3, not 6), saying why and naming the file: a status.json
+// that is a FIFO, a directory, or larger than any record.
+func TestWait_EndsAtOnceWhenItCanNeverAnswer(t *testing.T) {
+	for name, plant := range map[string]func(t *testing.T, path string){
+		"FIFO": func(t *testing.T, path string) {
+			require.NoError(t, os.Remove(path))
+			if err := mkfifo(path); err != nil {
+				t.Skipf("no FIFOs here: %v", err)
+			}
+		},
+		"directory": func(t *testing.T, path string) {
+			require.NoError(t, os.Remove(path))
+			require.NoError(t, os.Mkdir(path, 0o755))
+		},
+		"3 GiB file": func(t *testing.T, path string) {
+			require.NoError(t, os.Truncate(path, 3<<30)) // sparse
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			dir := submit(t, testdir.New(t), "j")
+			plant(t, dir.StatusPath())
+			r := runCLI(t, "wait", string(dir), "--timeout", lineTimeout.String())
+			requireCode(t, r, exitRuntime)
+			requireErrorLine(t, r)
+			require.Contains(t, r.stderr, dir.StatusPath()+": ")
+			require.Empty(t, r.stdout)
+		})
+	}
+}
+
+// --timeout on a job whose status cannot be read says so, not that it has
+// no status.
+func TestWait_TimeoutSaysWhyTheStatusCannotBeRead(t *testing.T) {
+	dir := submit(t, testdir.New(t), "j")
+	require.NoError(t, os.WriteFile(dir.StatusPath(), []byte(`{"schema_version": 1, "state": "run`), 0o644))
+	r := runCLI(t, "wait", string(dir), "--timeout", "50ms")
+	requireCode(t, r, exitTimeout)
+	require.Contains(t, r.stdout, "job j has not ended after 50ms: its status cannot be read now: jobstore: read status "+dir.StatusPath())
+	require.NotContains(t, r.stdout, "no status yet")
+}

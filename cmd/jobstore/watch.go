@@ -246,7 +246,7 @@ func (w *watcher) checkCancel(dir jobstore.JobDir, st *jobstore.JobStatus) {
 	if w.asJSON {
 		note = w.eventLine("cancel", st, note, info.Err)
 	}
-	fmt.Fprintln(w.out, note)
+	w.println(note)
 	w.note, w.last = "", ""
 }
 
@@ -271,7 +271,7 @@ func (w *watcher) draw(st *jobstore.JobStatus) {
 			line = w.eventLine("status", st, statusLine(st), nil)
 		}
 		if line != w.last {
-			fmt.Fprintln(w.out, line)
+			w.println(line)
 		}
 		w.last = line
 		return
@@ -310,7 +310,7 @@ func (w *watcher) noteErr(err error, format string, args ...any) {
 	if w.asJSON {
 		note = w.eventLine("note", nil, note, err)
 	}
-	fmt.Fprintln(w.out, note)
+	w.println(note)
 	w.last = ""
 }
 
@@ -325,7 +325,7 @@ func (w *watcher) stopped(sig os.Signal) {
 	if w.asJSON {
 		line = w.eventLine("stopped", w.seen, line, nil)
 	}
-	fmt.Fprintln(w.out, line)
+	w.println(line)
 }
 
 // end prints how the job ended.
@@ -333,6 +333,16 @@ func (w *watcher) end(st *jobstore.JobStatus) {
 	line := outcomeLine(w.id, st)
 	if w.asJSON {
 		line = w.eventLine("end", st, line, nil)
+	}
+	w.println(line)
+}
+
+// println prints one line of text output escaped for a terminal
+// (escapeTerminal), or one JSON line as it is: JSON carries the exact
+// strings, its encoding escapes what a terminal would act on.
+func (w *watcher) println(line string) {
+	if !w.asJSON {
+		line = escapeTerminal(line)
 	}
 	fmt.Fprintln(w.out, line)
 }

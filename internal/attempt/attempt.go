@@ -108,7 +108,9 @@ func Take(job *fsys.Dir, n uint64) (*Claim, error) {
 	}
 	at := time.Now()
 	name := RunName(n)
-	if err := job.Mkdir(name, 0o755); err != nil {
+	// 0777 less the umask, as every directory jobstore makes: another user
+	// of a shared root may have to fence or remove it.
+	if err := job.Mkdir(name, 0o777); err != nil {
 		if errors.Is(err, fs.ErrExist) {
 			return nil, ErrTaken
 		}

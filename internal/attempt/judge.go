@@ -33,9 +33,11 @@ import (
 // before removing its directory again, and it claims nothing.
 //
 // Every look is relative to job's descriptor: .run-n is opened without
-// following a link, and the lease is read without following one, without
-// blocking, at most 64 bytes: a link, a FIFO or a device there is a
-// *fsys.NotRegularError, never followed or waited on.
+// following a link (one there is a *fsys.NotRegularError), and the lease
+// is read without following one, without blocking, at most 64 bytes. A
+// lease that is a link, a FIFO, a device or a directory is never followed
+// nor waited on, and proves no life: it is judged as a missing lease is,
+// gone once watched for a whole lease.
 func Judge(job *fsys.Dir, key string, n uint64, owner *Owner, host string, fallback time.Duration) (Verdict, string, error) {
 	return judge(job, key, n, owner, host, fallback, time.Now())
 }
@@ -70,10 +72,10 @@ func judge(job *fsys.Dir, key string, n uint64, owner *Owner, host string, fallb
 		if owner.Host != "" && owner.Host == host {
 			switch proc.Judge(owner.PIDScope, owner.PID, owner.PIDStart) {
 			case proc.Alive:
-				return Alive, fmt.Sprintf("pid %d on this host is alive", owner.PID), nil
+				return Alive, fmt.Sprintf("this host's process table shows pid %d running, the process that wrote the record", owner.PID), nil
 			case proc.Dead:
 				watched.forget(k)
-				return Gone, fmt.Sprintf("pid %d on this host is gone", owner.PID), nil
+				return Gone, fmt.Sprintf("this host's process table shows pid %d gone", owner.PID), nil
 			}
 		}
 	}
@@ -82,15 +84,29 @@ func judge(job *fsys.Dir, key string, n uint64, owner *Owner, host string, fallb
 		watched.forget(k)
 		return Over, "the attempt ended while it was watched", nil
 	}
+	irregular := ""
+	var nr *fsys.NotRegularError
+	if errors.As(err, &nr) {
+		// No proof of life: a runner renews only a regular file (Renewer
+		// refuses anything else, and lapses). Judged as a missing lease
+		// is, by a content that never changes while the file stays so.
+		irregular = fsys.DescribeType(nr.Mode)
+		content, err = irregularLease+nr.Mode.Type().String(), nil
+	}
 	if err != nil {
 		return 0, "", err
 	}
 	look, since := watched.look(k, content, lease, now)
-	switch look {
-	case leaseExpired:
+	switch {
+	case look == leaseChanged:
+		return Alive, "its lease was renewed while this process watched it", nil
+	case look == leaseExpired && irregular != "":
+		return Gone, fmt.Sprintf("its lease file is %s, which no runner renews, and stayed so for a whole lease (%v) of observation", irregular, lease), nil
+	case look == leaseExpired:
 		return Gone, fmt.Sprintf("its lease (%v) did not change for a whole lease of observation", lease), nil
-	case leaseChanged:
-		return Alive, "its lease was renewed", nil
+	case irregular != "":
+		return Undecided, fmt.Sprintf("its lease file is %s, which no runner renews; watched so for %v, it is judged gone after a whole lease (%v)",
+			irregular, since.Round(time.Millisecond), lease), nil
 	}
 	return Undecided, fmt.Sprintf("its lease (%v) has been watched for %v without a change; it is judged gone after a whole lease",
 		lease, since.Round(time.Millisecond)), nil

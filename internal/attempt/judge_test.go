@@ -129,12 +129,14 @@ func TestJudge_OverAndNoClaim(t *testing.T) {
 }
 
 // Hostile leases: a judge never follows a link, never waits on a FIFO,
-// never reads more than a counter's worth, and says what is there.
-func TestJudge_HostileLeaseIsRefusedAtOnce(t *testing.T) {
+// never reads more than a counter's worth. A lease that is not a regular
+// file is no proof of life: judged as a missing lease is, undecided at
+// first, saying what is there, and gone once watched for a whole lease.
+func TestJudge_HostileLeaseIsNeverFollowedAndProvesNoLife(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
 		plant func(t *testing.T, lease string)
-		ok    bool // judged (the content is just bytes), not refused
+		ok    bool // a regular file: its content is just bytes
 	}{
 		{"a FIFO", func(t *testing.T, lease string) { mkfifo(t, lease) }, false},
 		{"a link to /dev/zero", func(t *testing.T, lease string) { require.NoError(t, os.Symlink("/dev/zero", lease)) }, false},
@@ -162,14 +164,18 @@ func TestJudge_HostileLeaseIsRefusedAtOnce(t *testing.T) {
 			tc.plant(t, filepath.Join(dir, RunName(1), LeaseFile))
 			before := heapInUse()
 			v, why, err := judgeSoon(t, job, dir, 1, &Owner{Host: "hostA"}, "hostB", time.Hour)
-			if !tc.ok {
-				var nr *fsys.NotRegularError
-				require.ErrorAs(t, err, &nr)
-				return
-			}
 			require.NoError(t, err)
 			assert.Equal(t, Undecided, v, why)
 			assert.Less(t, heapInUse()-before, int64(1<<20), "a judge reads a counter's worth, never the file")
+			if tc.ok {
+				return
+			}
+			assert.Contains(t, why, "its lease file is a", "it says what is there")
+			assert.Contains(t, why, "no runner renews")
+			v, why, err = judge(job, dir, 1, &Owner{Host: "hostA"}, "hostB", time.Hour, time.Now().Add(time.Hour))
+			require.NoError(t, err)
+			assert.Equal(t, Gone, v, "a whole lease later: %s", why)
+			assert.Contains(t, why, "stayed so for a whole lease")
 		})
 	}
 }

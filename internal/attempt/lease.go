@@ -207,6 +207,11 @@ func (v Verdict) String() string {
 // and its first renewal); it can never be a counter's content.
 const absentLease = "\x00absent"
 
+// irregularLease, followed by the file's type, stands for a lease file
+// that is not a regular file (no runner renews one); it can never be a
+// counter's content either.
+const irregularLease = "\x00irregular "
+
 // maxLease bounds what a judge reads of a lease file: a counter is at most
 // 21 bytes; anything longer is not one, and its first maxLease bytes still
 // tell a change.

@@ -275,13 +275,13 @@ func (d *Dir) OpenRecord(name string) (ReadFile, error) {
 // Windows, see there).
 func (d *Dir) OpenRecordHidden(name, _ string) (ReadFile, error) { return d.OpenRecord(name) }
 
-// OpenLock opens name for reading and writing, creating it (0644 less the
-// umask) if missing: O_NOFOLLOW, so a planted link fails (ELOOP) instead of
+// OpenLock opens name for reading and writing, creating it (0666 less the
+// umask: every user that starts or cancels the job opens it so) if missing: O_NOFOLLOW, so a planted link fails (ELOOP) instead of
 // creating its target; O_NONBLOCK, so a FIFO or a device there cannot block
 // the open; then fstat refuses anything but a regular file
 // (*NotRegularError).
 func (d *Dir) OpenLock(name string) (*os.File, error) {
-	fd, err := d.openRegular(name, unix.O_RDWR|unix.O_CREAT, 0o644)
+	fd, err := d.openRegular(name, unix.O_RDWR|unix.O_CREAT, 0o666)
 	if err != nil {
 		return nil, err
 	}
