@@ -131,7 +131,7 @@ func kitWorker() int {
 	return 0
 }
 
-// kitWorker starts a kit worker of mount mnt as host, with extra env.
+// startKitWorker starts a kit worker of mount mnt as host, with extra env.
 func startKitWorker(t *testing.T, h *twoHosts, mnt, host, log string, env ...string) *child {
 	t.Helper()
 	return startRole(t, kitWorkerRole, append([]string{jobstore.HostEnv + "=" + host, "ROOT=" + mnt, leaseEnv + "=" + h.Lease.String(),
