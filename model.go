@@ -473,11 +473,15 @@ func (s JobStatus) MarshalJSON() ([]byte, error) {
 	}, "")
 }
 
-// decode: see JobSpec.decode.
+// decode: see JobSpec.decode. A record as jobstore writes it is decoded
+// without reflection (decodeWritten); anything else by encoding/json.
 func (s *JobStatus) decode(b []byte) error {
 	var j jobStatusJSON
-	if err := json.Unmarshal(b, &j); err != nil {
-		return err
+	if !j.decodeWritten(b) {
+		j = jobStatusJSON{}
+		if err := json.Unmarshal(b, &j); err != nil {
+			return err
+		}
 	}
 	*s = JobStatus{
 		SchemaVersion: j.SchemaVersion, JobID: j.JobID, State: j.State, Seq: j.Seq, Progress: j.Progress, Message: j.Message,

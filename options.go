@@ -220,10 +220,20 @@ const (
 
 func newReadOptions(opts []ReadOption) readOptions {
 	o := readOptions{attempts: DefaultReadAttempts, delay: DefaultReadDelay, maxSize: DefaultMaxSize}
-	for _, f := range opts {
-		f(&o)
+	if len(opts) > 0 {
+		o = o.with(opts) // only there is a readOptions moved to the heap, its address given to the options
 	}
 	return o
+}
+
+// with is o changed by opts.
+func (o readOptions) with(opts []ReadOption) readOptions {
+	p := new(readOptions)
+	*p = o
+	for _, f := range opts {
+		f(p)
+	}
+	return *p
 }
 
 // WithRetries sets how many times a torn or transiently unreadable file is

@@ -146,15 +146,20 @@ var reservedRootNames = [...]string{IndexFile}
 // digits Windows also accepts after COM and LPT cannot occur.
 func isWindowsDeviceName(name string) bool {
 	stem, _, _ := strings.Cut(name, ".")
-	switch strings.ToUpper(stem) {
-	case "CON", "PRN", "AUX", "NUL":
+	is := func(names ...string) bool { // not strings.ToUpper: no copy per record read
+		for _, n := range names {
+			if strings.EqualFold(stem, n) {
+				return true
+			}
+		}
+		return false
+	}
+	if is("CON", "PRN", "AUX", "NUL") {
 		return true
 	}
 	if len(stem) == 4 && '0' <= stem[3] && stem[3] <= '9' {
-		switch strings.ToUpper(stem[:3]) {
-		case "COM", "LPT":
-			return true
-		}
+		stem = stem[:3]
+		return is("COM", "LPT")
 	}
 	return false
 }
@@ -206,6 +211,18 @@ const submitDir = ".submit"
 // missing one is ErrNotJob.
 func openJobDir(op string, dir JobDir) (*fsys.Dir, error) {
 	d, err := openDirAt(op, jobRecord(dir, ""))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, errNotJob(op, dir)
+	}
+	return d, err
+}
+
+// openJobDirToRead is openJobDir for a reader that opens and looks up
+// files in the job directory and does nothing else there (fsys.OpenLookup).
+func openJobDirToRead(op string, dir JobDir) (*fsys.Dir, error) {
+	at := jobRecord(dir, "")
+	at.lookup = true
+	d, err := openDirAt(op, at)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, errNotJob(op, dir)
 	}
@@ -301,6 +318,9 @@ type recordAt struct {
 	// could lead out of the root). The path above it (the root) is the
 	// caller's choice and may hold links.
 	job bool
+	// lookup: the directory is opened to read and look up files in it
+	// only (fsys.OpenLookup; job directories alone).
+	lookup bool
 }
 
 func jobRecord(dir JobDir, name string) recordAt {
@@ -317,7 +337,13 @@ func (r recordAt) full() string { return filepath.Join(r.dir, r.name) }
 // *Error (ErrNotRegular for a job directory that is a link); a missing
 // directory matches fs.ErrNotExist, for the caller to judge.
 func openDirAt(op string, at recordAt) (*fsys.Dir, error) {
-	d, err := fsys.Open(at.dir, at.job)
+	var d *fsys.Dir
+	var err error
+	if at.lookup && at.job {
+		d, err = fsys.OpenLookup(at.dir)
+	} else {
+		d, err = fsys.Open(at.dir, at.job)
+	}
 	if err == nil {
 		return d, nil
 	}

@@ -354,7 +354,7 @@ func ReadSpec(dir JobDir, opts ...ReadOption) (JobSpec, error) {
 // readSpec is ReadSpec for a given schema (the tests' way to add a version).
 func readSpec(dir JobDir, o readOptions, sch recordSchema) (JobSpec, error) {
 	const op = "read spec"
-	d, err := openJobDir(op, dir)
+	d, err := openJobDirToRead(op, dir)
 	if err != nil {
 		return JobSpec{}, err
 	}
@@ -523,7 +523,7 @@ func writeStatusAs(c protocolDir, dir JobDir, st JobStatus, written *fsys.ID, op
 func ReadStatus(dir JobDir, opts ...ReadOption) (*JobStatus, error) {
 	const op = "read status"
 	dir = dir.clean()
-	d, err := openJobDir(op, dir)
+	d, err := openJobDirToRead(op, dir)
 	if err != nil {
 		return nil, err
 	}
@@ -543,20 +543,19 @@ func ReadStatus(dir JobDir, opts ...ReadOption) (*JobStatus, error) {
 func readStatusIn(d *fsys.Dir, o readOptions, sch recordSchema) (*JobStatus, error) {
 	dir := jobDir(d)
 	const op = "read status"
-	path := dir.StatusPath()
 	var st *JobStatus
 	found, err := readTolerant(op, d, jobRecord(dir, StatusFile), o, func(b []byte) (err error) {
 		st, _, err = decodeStatus(b, sch)
 		return err
 	})
 	if err != nil {
-		return nil, withPath(err, op, path)
+		return nil, withPath(err, op, dir.StatusPath())
 	}
 	if !found {
 		return nil, nil
 	}
 	if st.JobID != "" && st.JobID != dir.ID() {
-		return nil, errWrongJobID(op, path, st.JobID, dir)
+		return nil, errWrongJobID(op, dir.StatusPath(), st.JobID, dir)
 	}
 	return st, nil
 }

@@ -28,34 +28,32 @@ import (
 // tracedSyscalls are the calls strace records: everything that creates,
 // writes, syncs, names or unnames a file, plus newfstatat for the step
 // markers (and pwrite64/ftruncate, so that an in-place writer would show),
-// and fstat, which the temp file's root check makes.
+// and fstat, which takes a record's size before it is read (and which an
+// os.Root's check of the directory would make).
 const tracedSyscalls = "openat,write,pwrite64,ftruncate,fsync,fdatasync,close,renameat,renameat2,linkat,unlinkat," +
 	"newfstatat,fstat,fchmod,fchmodat,mkdir,mkdirat"
 
 // maxWriteStatusSyscalls is the budget of file system calls that touch the
-// job directory in one WriteStatus, 16:
+// job directory in one WriteStatus, 11:
 //
 //   - open the directory (O_DIRECTORY|O_NOFOLLOW: a job directory that is a
-//     link is refused); this descriptor serves the rename and the fsync;
+//     link is refused); this descriptor serves every later step;
 //   - read the current status.json (openat, fstat, close; its read is not
 //     traced), so that a record whose seq goes back, or that unfinishes a
 //     finished job, is refused;
-//   - renameio creates the temp file in an os.Root, which cannot be made
-//     from a descriptor, so: open the root by the directory's path + "/."
-//     (1), fstat it (2, os.OpenRoot checks that it is a directory), fstat
-//     the descriptor and stat the root's "." (3, 4: the same device and
-//     inode, else a swap is refused), renameio's O_EXCL create relative to
-//     the root (5), close the root (6);
+//   - renameio's O_CREAT|O_EXCL create of the temp file through
+//     /proc/self/fd/N, the descriptor's own link (no second opening of the
+//     directory, no os.Root and no check of one: the path names the
+//     directory held, whatever its path names now);
 //   - write, fsync, close the temp file; rename relative to the directory's
 //     descriptor; fsync the directory; close it.
 //
 // A Run's writes skip the read: they compare status.json's identity with
-// the file they last wrote instead (one newfstatat). Calls 1-4 and 6 are
-// the price of renameio doing the create: the
-// protocol with its own openat relative to the descriptor made 8;
-// renameio with WithTempDir (path-based, no check) and a directory fsync
-// made 10.
-const maxWriteStatusSyscalls = 16
+// the file they last wrote instead (one newfstatat). The bare protocol
+// (create, write, fsync, close, rename, open, fsync and close the
+// directory) makes 8; the open by the descriptor and the read of the
+// current record are the 3 beyond it.
+const maxWriteStatusSyscalls = 11
 
 // The steps the "protocol" child runs, in the order of $JOBSTORE_TRACE_STEPS.
 // Each is bracketed by marker stats of <prefix>begin-<step> and, once it
@@ -269,13 +267,11 @@ func formatEvents(evs []strace.Event) string {
 
 // publishSteps is the protocol for one record at target: open target's
 // directory read-only with O_NOFOLLOW (a job directory that is a link is
-// refused); open an os.Root of it by path + "/." and check that root and
-// descriptor are the same directory (fstat of the descriptor, stat of the
-// root's "."); renameio's O_EXCL|O_NOFOLLOW create of a temp file relative
-// to the root; close the root; write, fsync, close; publish (a rename, or
-// what publish accepts) relative to the directory's descriptor, and fsync
-// the directory through it. tmp receives the temp file's path once it is
-// matched.
+// refused); renameio's O_CREAT|O_EXCL create of a temp file through the
+// descriptor's /proc/self/fd/N link; write, fsync, close; publish (a
+// rename, or what publish accepts) relative to the directory's descriptor,
+// and fsync the directory through it. tmp receives the temp file's path
+// once it is matched.
 func publishSteps(target string, tmp *string, publish traceStep) []traceStep {
 	dirfd := new(string) // the directory's descriptor, as strace prints it
 	return append([]traceStep{openDirStep(filepath.Dir(target), dirfd)}, recordSteps(target, tmp, publish, dirfd)...)
@@ -298,36 +294,20 @@ func openDirStep(dir string, dirfd *string) traceStep {
 // through its descriptor *dirfd.
 func recordSteps(target string, tmp *string, publish traceStep, dirfd *string) []traceStep {
 	dir := filepath.Dir(target)
-	rootfd := "" // the os.Root's descriptor, as strace prints it
 	on := func(name string, path *string) func(e strace.Event) bool {
 		return func(e strace.Event) bool { return e.Name == name && e.OK() && e.Path == *path }
 	}
 	return []traceStep{
-		{"open an os.Root of the directory by its path + \"/.\", read-only", func(e strace.Event) bool {
-			if e.Name != "openat" || !e.OK() || e.Path != dir || !strings.HasSuffix(e.Args[1], `/."`) ||
-				strace.HasFlag(e.Flags, "O_CREAT") || !strace.HasFlag(e.Flags, "O_RDONLY") {
-				return false
-			}
-			rootfd = strconv.Itoa(e.FD)
-			return true
-		}},
-		{"fstat the directory's descriptor (its device and inode)", func(e strace.Event) bool {
-			return e.Name == "fstat" && e.OK() && e.Args[0] == *dirfd
-		}},
-		{"stat the root's \".\" (the same device and inode, or the write is refused)", func(e strace.Event) bool {
-			return e.Name == "newfstatat" && e.OK() && e.Args[0] == rootfd && e.Args[1] == `"."`
-		}},
-		{"create the temp file with O_CREAT|O_EXCL|O_NOFOLLOW relative to the root", func(e strace.Event) bool {
+		{"create the temp file with O_CREAT|O_EXCL through the descriptor's /proc/self/fd link", func(e strace.Event) bool {
 			base := filepath.Base(e.Path)
-			if e.Name != "openat" || !e.OK() || e.Args[0] != rootfd || filepath.Dir(e.Path) != dir || !jobstore.IsTempName(base) ||
-				!strings.HasPrefix(base, "."+filepath.Base(target)) || !strace.HasFlag(e.Flags, "O_CREAT") || !strace.HasFlag(e.Flags, "O_EXCL") ||
-				!strace.HasFlag(e.Flags, "O_NOFOLLOW") {
+			if e.Name != "openat" || !e.OK() || e.Args[0] != "AT_FDCWD" || !strings.HasPrefix(e.Args[1], `"/proc/self/fd/`+*dirfd+`/`) ||
+				filepath.Dir(e.Path) != dir || !jobstore.IsTempName(base) || !strings.HasPrefix(base, "."+filepath.Base(target)) ||
+				!strace.HasFlag(e.Flags, "O_CREAT") || !strace.HasFlag(e.Flags, "O_EXCL") {
 				return false
 			}
 			*tmp = e.Path
 			return true
 		}},
-		{"close the root", func(e strace.Event) bool { return e.Name == "close" && e.OK() && e.Args[0] == rootfd }},
 		{"write the temp file", on("write", tmp)},
 		{"fsync the temp file", on("fsync", tmp)},
 		{"close the temp file", on("close", tmp)},
@@ -472,6 +452,13 @@ func TestProtocol_SyscallBySyscall(t *testing.T) {
 			}
 		}
 		assert.LessOrEqual(t, len(mine), maxWriteStatusSyscalls, "file syscalls in the job dir:\n%s", formatEvents(mine))
+		opens := 0
+		for _, e := range mine {
+			if e.Name == "openat" && e.Path == dir {
+				opens++
+			}
+		}
+		assert.Equal(t, 1, opens, "the job directory is opened once, its descriptor serving every step:\n%s", formatEvents(mine))
 		t.Logf("WriteStatus: %d file syscalls in the job dir:\n%s", len(mine), formatEvents(mine))
 	})
 

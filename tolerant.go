@@ -74,7 +74,6 @@ func readPathTolerant(op, path string, o readOptions, decode func([]byte) error)
 // stale file handle is retried on its own budget (staleRetry).
 // The file is opened in d, which the caller opened on at.dir.
 func readTolerant(op string, d *fsys.Dir, at recordAt, o readOptions, decode func([]byte) error) (bool, error) {
-	path := at.full()
 	var lastErr error
 	var stale staleRetry
 	for attempt := 0; attempt < o.attempts; {
@@ -91,7 +90,7 @@ func readTolerant(op string, d *fsys.Dir, at recordAt, o readOptions, decode fun
 			if stale.wait() {
 				continue
 			}
-			return true, errIO(op, path, osCause(err), fmt.Sprintf("the file handle is still stale after %v of reopening", staleRetryFor),
+			return true, errIO(op, at.full(), osCause(err), fmt.Sprintf("the file handle is still stale after %v of reopening", staleRetryFor),
 				"another host keeps replacing the file and this client's cache of it lags; read again later, "+
 					"or shorten the client's cache time (GlusterFS: performance.md-cache-timeout; NFS: actimeo)")
 		case !fsys.IsTransientRead(err):
@@ -106,7 +105,7 @@ func readTolerant(op string, d *fsys.Dir, at recordAt, o readOptions, decode fun
 	if errors.As(lastErr, &e) && e.Sentinel == ErrCorrupt {
 		return true, annotated(e, func(c *Error) { c.Msg += fmt.Sprintf(", the same through %d reads", o.attempts) })
 	}
-	return true, errIO(op, path, osCause(lastErr), fmt.Sprintf("still unreadable after %d attempts", o.attempts),
+	return true, errIO(op, at.full(), osCause(lastErr), fmt.Sprintf("still unreadable after %d attempts", o.attempts),
 		"the file is busy or on a filesystem that lost track of it; read again later")
 }
 
@@ -165,23 +164,30 @@ func (s *staleRetry) wait() bool {
 // regular file, and files over maxSize. status.json is opened as a record
 // that a replace may hide for an instant (see fsys.Dir.OpenRecordHidden).
 func readOnce(op string, d *fsys.Dir, at recordAt, maxSize int64) ([]byte, error) {
-	path := at.full()
-	open := d.OpenRecord
+	var f fsys.ReadFile
+	var err error
 	if at.job && at.name == StatusFile {
-		open = func(name string) (fsys.ReadFile, error) { return d.OpenRecordHidden(name, SpecFile) }
+		f, err = d.OpenRecordHidden(at.name, SpecFile)
+	} else {
+		f, err = d.OpenRecord(at.name)
 	}
-	f, err := open(at.name)
 	if err != nil {
-		return nil, readError(op, path, err)
+		return nil, readError(op, at.full(), err)
 	}
 	defer f.Close()
-	data, err := fsys.ReadAll(f, maxSize, func(size int64) error { return errTooLarge(op, path, size, maxSize) })
-	var e *Error
-	if err != nil && !errors.As(err, &e) {
+	data, err := fsys.ReadAll(f, maxSize, func(size int64) error { return errTooLarge(op, at.full(), size, maxSize) })
+	if err != nil && !isError(err) {
 		// The file opened: not found now means replaced, not absent.
-		return nil, readError(op, path, goneAfterOpen(err))
+		return nil, readError(op, at.full(), goneAfterOpen(err))
 	}
 	return data, err
+}
+
+// isError reports an *Error in err's chain: one already named and
+// explained.
+func isError(err error) bool {
+	var e *Error
+	return errors.As(err, &e)
 }
 
 // errVanished is the cause of a read whose file opened, then was not found

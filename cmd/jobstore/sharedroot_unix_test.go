@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"github.com/axqua/jobstore/internal/prereq"
 	"io"
 	"os"
 	"os/exec"
@@ -40,7 +41,7 @@ type userCLI struct {
 func newUserCLI(t *testing.T, base string) userCLI {
 	t.Helper()
 	if os.Geteuid() != 0 {
-		t.Skip("needs root: runs the jobstore command as other users (syscall.Credential)")
+		prereq.Skip(t, "root", "runs the jobstore command as other users (syscall.Credential), which needs root")
 	}
 	for _, d := range []string{filepath.Dir(base), base} {
 		require.NoError(t, os.Chmod(d, 0o755)) // t.TempDir makes them 0700

@@ -64,7 +64,10 @@ func DescribeType(m fs.FileMode) string {
 // ReadAll reads f to its end, refusing anything but a regular file and more
 // than max bytes: the bound is checked against the size fstat reports before
 // anything is read, and again while reading (a file that grows).
-// tooLarge is called with the size seen to build the error.
+// tooLarge is called with the size seen to build the error. A read that
+// returns exactly the size fstat reported, with room left for more, ends
+// it: a regular file reads short only at its end, so the read that would
+// return nothing is not made.
 func ReadAll(f ReadFile, max int64, tooLarge func(size int64) error) ([]byte, error) {
 	fi, err := f.Stat()
 	if err != nil {
@@ -88,6 +91,9 @@ func ReadAll(f ReadFile, max int64, tooLarge func(size int64) error) ([]byte, er
 		}
 		if int64(len(buf)) > max {
 			return nil, tooLarge(int64(len(buf)))
+		}
+		if n > 0 && int64(len(buf)) == fi.Size() && len(buf) < cap(buf) {
+			return buf, nil
 		}
 		if len(buf) == cap(buf) {
 			buf = append(buf, 0)[:len(buf)] // the file grew while it was read

@@ -23,6 +23,9 @@ type ID struct{}
 // Open always fails with errors.ErrUnsupported.
 func Open(string, bool) (*Dir, error) { return nil, errors.ErrUnsupported }
 
+// OpenLookup always fails with errors.ErrUnsupported.
+func OpenLookup(string) (*Dir, error) { return nil, errors.ErrUnsupported }
+
 func (*Dir) OpenDir(string) (*Dir, error) { return nil, errors.ErrUnsupported }
 func (*Dir) Path() string                 { return "" }
 func (*Dir) Join(name string) string      { return name }

@@ -22,11 +22,13 @@ import (
 // every file in it is renamed, opened and stat'ed relative to that
 // descriptor, never following a link at the file's own name. That is
 // stricter than os.Root (which follows links that stay inside the root), and
-// readers pay nothing more than the open. The one step done through an
-// os.Root is the temp file's creation, which renameio does (tempfile_unix.go).
+// readers pay nothing more than the open. The one step not done by an *at
+// call on the descriptor is the temp file's creation, which renameio does
+// (tempfile_unix.go): on Linux by the descriptor's /proc/self/fd link, which
+// names the very directory held; elsewhere in an os.Root checked to be it.
 
-// Dir is an open directory: its descriptor, and its path for errors and for
-// the temp file's os.Root.
+// Dir is an open directory: its descriptor, and its path for errors and,
+// where there is no /proc/self/fd, for the temp file's os.Root.
 type Dir struct {
 	fd       int
 	path     string
@@ -38,8 +40,20 @@ type Dir struct {
 // be a directory itself (O_NOFOLLOW refuses a link whatever it points to):
 // anything else there is a *NotRegularError. The path above it may hold
 // links (the caller's choice).
-func Open(path string, nofollow bool) (*Dir, error) {
-	flags := unix.O_RDONLY | unix.O_DIRECTORY | unix.O_CLOEXEC
+func Open(path string, nofollow bool) (*Dir, error) { return open(path, nofollow, unix.O_RDONLY) }
+
+// OpenLookup opens the directory at path as Open with nofollow does, for
+// reading the files in it and looking names up (OpenRecord, Lstat, EntryID,
+// ID, Names) and nothing else: not Sync, not a write. On Linux the
+// descriptor is O_PATH, which the kernel opens for less than a readable
+// one; the directory then needs search permission only, as a path through
+// it would.
+func OpenLookup(path string) (*Dir, error) { return open(path, true, lookupFlag) }
+
+// open is Open and OpenLookup: the directory at path opened with mode
+// (O_RDONLY, or lookupFlag).
+func open(path string, nofollow bool, mode int) (*Dir, error) {
+	flags := mode | unix.O_DIRECTORY | unix.O_CLOEXEC
 	if nofollow {
 		flags |= unix.O_NOFOLLOW
 	}

@@ -64,6 +64,10 @@ func (d *Dir) openFile(path string, access, share, disposition uint32) (*os.File
 	return openNoFollow(path, access, share, disposition)
 }
 
+// OpenLookup is Open with nofollow: a Dir for reading and looking names
+// up, which Windows opens no differently.
+func OpenLookup(path string) (*Dir, error) { return Open(path, true) }
+
 // Open opens the directory at path. With nofollow, path's last element must
 // be a directory itself, not a link or a junction (a *NotRegularError), and
 // the directory is pinned (no rename, no delete) until Close.

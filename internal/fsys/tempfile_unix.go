@@ -15,19 +15,34 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// The temp file of the write protocol on Unix: renameio creates it, in an
-// os.Root that is the very directory the descriptor holds.
+// The temp file of the write protocol on Unix: renameio creates it in the
+// very directory the descriptor holds, through a path that resolves to the
+// descriptor itself (Linux, heldPath) or in an os.Root checked to be that
+// directory (elsewhere).
 
 // CreateTemp has renameio create a temp file for name in d: its name ("." +
-// name + random decimal digits), the O_CREAT|O_EXCL|O_NOFOLLOW create (never
-// an existing file, never through a link), a new name on a collision, and
-// perm less the umask. It returns the file, open for writing, and its name
-// in d. renameio creates it in an os.Root, never by path, and that root is
-// checked to be the directory d holds (see root). Everything after the
-// create (write, fsync, close, publish, the directory fsync) is the
-// caller's: renameio's CloseAtomicallyReplace would neither fsync the
-// directory nor publish without replacing.
+// name + random decimal digits), the O_CREAT|O_EXCL create (never an
+// existing file, never through a link at that name: O_EXCL refuses one
+// wherever it points), a new name on a collision, and perm less the umask.
+// It returns the file, open for writing, and its name in d. The file is
+// made in the directory d holds even if its path was renamed or replaced
+// since Open: on Linux renameio creates it by d's heldPath, which names the
+// descriptor, not the path; elsewhere in an os.Root checked to be that
+// directory (see openRoot), and a swap before the root's open is refused.
+// Everything after the create (write, fsync, close, publish, the directory
+// fsync) is the caller's: renameio's CloseAtomicallyReplace would neither
+// fsync the directory nor publish without replacing.
 func (d *Dir) CreateTemp(name string, perm fs.FileMode) (File, string, error) {
+	if held, ok := d.heldPath(); ok && d.root == nil {
+		atTempSeam("create", d.path)
+		return d.pendingFile(name, renameio.WithTempDir(held), renameio.WithPermissions(perm))
+	}
+	return d.createTempInRoot(name, perm)
+}
+
+// createTempInRoot is CreateTemp in d's kept root, or in one opened and
+// checked for this call.
+func (d *Dir) createTempInRoot(name string, perm fs.FileMode) (File, string, error) {
 	root := d.root
 	if root == nil {
 		r, err := d.openRoot()
@@ -38,10 +53,15 @@ func (d *Dir) CreateTemp(name string, perm fs.FileMode) (File, string, error) {
 		root = r
 	}
 	atTempSeam("create", d.path)
-	// WithPermissions only: the umask applies at the create and renameio has
-	// no chmod to do, the one step after which NewPendingFile fails with the
-	// temp file left open and in place.
-	pf, err := renameio.NewPendingFile(name, renameio.WithRoot(root), renameio.WithPermissions(perm))
+	return d.pendingFile(name, renameio.WithRoot(root), renameio.WithPermissions(perm))
+}
+
+// pendingFile is renameio's create of the temp file for name with opts,
+// which place it in d. WithPermissions only: the umask applies at the
+// create and renameio has no chmod to do, the one step after which
+// NewPendingFile fails with the temp file left open and in place.
+func (d *Dir) pendingFile(name string, opts ...renameio.Option) (File, string, error) {
+	pf, err := renameio.NewPendingFile(name, opts...)
 	if err != nil {
 		return nil, "", &fs.PathError{Op: "create", Path: filepath.Join(d.path, "."+name+"*"), Err: pathErrno(err)}
 	}
@@ -56,10 +76,10 @@ func (d *Dir) CreateTemp(name string, perm fs.FileMode) (File, string, error) {
 	return pf.File, tmp, nil
 }
 
-// KeepRoot opens d's os.Root once, checked, for every later CreateTemp: a
-// directory that takes many writes (a runner's) pays the root's open and
-// check once instead of per write. Call it before d is shared between
-// goroutines.
+// KeepRoot opens d's os.Root once, checked, for every later CreateTemp,
+// which then creates in it (on Linux too): a directory that takes many
+// writes pays the root's open and check once instead of per write where
+// there is no heldPath. Call it before d is shared between goroutines.
 func (d *Dir) KeepRoot() error {
 	if d.root != nil {
 		return nil
@@ -74,9 +94,9 @@ func (d *Dir) KeepRoot() error {
 
 // tempSeam, when set (by tests only), runs at two instants at which a swap
 // of the directory must change nothing outside it: before openRoot opens the
-// root (step "open root": the swap must be refused) and between the root's
-// check and renameio's create (step "create": the root holds the directory,
-// so the file is made there whatever the path now names).
+// root (step "open root": the swap must be refused) and just before
+// renameio's create (step "create": the held path or the checked root names
+// the directory, so the file is made there whatever the path now names).
 var tempSeam atomic.Pointer[func(step, dir string)]
 
 func atTempSeam(step, dir string) {

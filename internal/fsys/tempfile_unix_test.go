@@ -118,7 +118,9 @@ func currentUmask() fs.FileMode {
 // renamed away and something else put at its path after it was opened
 // (O_NOFOLLOW) and before the temp file's root is opened. The create is
 // refused, and nothing is created at the link's target, in what was put
-// there, or in the original directory.
+// there, or in the original directory. (The root is what CreateTemp uses
+// where there is no heldPath: every Unix but Linux, and Linux without
+// procfs; the test calls it directly to run everywhere.)
 func TestCreateTemp_DirectorySwappedBeforeTheRootIsRefused(t *testing.T) {
 	for _, tc := range []struct {
 		name string
@@ -158,7 +160,7 @@ func TestCreateTemp_DirectorySwappedBeforeTheRootIsRefused(t *testing.T) {
 
 			done := make(chan error, 1)
 			go func() {
-				f, _, err := d.CreateTemp("status.json", 0o644)
+				f, _, err := d.createTempInRoot("status.json", 0o644)
 				if err == nil {
 					f.Close()
 				}
@@ -187,7 +189,7 @@ func TestCreateTemp_DirectorySwappedBeforeTheRootIsRefused(t *testing.T) {
 		require.NoError(t, err)
 		defer d.Close()
 		calls := onTempSeam(t, "open root", func(string) {})
-		f, tmp, err := d.CreateTemp("status.json", 0o644)
+		f, tmp, err := d.createTempInRoot("status.json", 0o644)
 		require.NoError(t, err)
 		require.NoError(t, f.Close())
 		assert.Equal(t, 1, *calls)
@@ -200,31 +202,51 @@ func isNotRegular(err error) bool {
 	return errors.As(err, &nr)
 }
 
-// TestCreateTemp_DirectorySwappedAfterTheRootIsOpenStaysInIt: a swap
-// between the root's check and renameio's create changes nothing: the root
-// holds the original directory, so the temp file is made there (now under
-// its new name), and nothing is created at the link's target. A path-based
-// create (renameio's WithTempDir) would put it at the target.
-func TestCreateTemp_DirectorySwappedAfterTheRootIsOpenStaysInIt(t *testing.T) {
-	parent, outside := t.TempDir(), t.TempDir()
-	job := filepath.Join(parent, "job")
-	require.NoError(t, os.Mkdir(job, 0o755))
-	d, err := Open(job, true)
-	require.NoError(t, err)
-	defer d.Close()
-	moved := job + ".moved"
-	calls := onTempSeam(t, "create", func(dir string) {
-		require.NoError(t, os.Rename(dir, moved))
-		require.NoError(t, os.Symlink(outside, dir))
-	})
-	f, tmp, err := d.CreateTemp("status.json", 0o644)
-	require.NoError(t, err)
-	require.NoError(t, f.Close())
-	require.Equal(t, 1, *calls, "the swap ran")
-	assert.Empty(t, namesIn(t, outside), "created at the link's target")
-	assert.Equal(t, []string{tmp}, namesIn(t, moved))
-	require.NoError(t, d.Replace(tmp, "status.json", true, 0))
-	assert.Equal(t, []string{"status.json"}, namesIn(t, moved), "published in the directory it was opened in")
+// TestCreateTemp_DirectorySwappedJustBeforeTheCreateStaysInIt: a swap just
+// before renameio's create (after the root's check where a root is used)
+// changes nothing: the held path or the root names the original directory,
+// so the temp file is made there (now under its new name) and published
+// there, and nothing is created at a link's target, in a sibling, or in
+// what was put at the path. A path-based create (renameio's WithTempDir on
+// d's path) would follow the link.
+func TestCreateTemp_DirectorySwappedJustBeforeTheCreateStaysInIt(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		put  func(t *testing.T, path, outside, sibling string)
+	}{
+		{"a link to a directory outside", func(t *testing.T, path, outside, _ string) { require.NoError(t, os.Symlink(outside, path)) }},
+		{"a link to a sibling", func(t *testing.T, path, _, sibling string) { require.NoError(t, os.Symlink(sibling, path)) }},
+		{"a FIFO", func(t *testing.T, path, _, _ string) { require.NoError(t, unix.Mkfifo(path, 0o644)) }},
+		{"another directory", func(t *testing.T, path, _, _ string) { require.NoError(t, os.Mkdir(path, 0o755)) }},
+		{"nothing", func(*testing.T, string, string, string) {}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			parent, outside := t.TempDir(), t.TempDir()
+			job, sibling := filepath.Join(parent, "job"), filepath.Join(parent, "sibling")
+			require.NoError(t, os.Mkdir(job, 0o755))
+			require.NoError(t, os.Mkdir(sibling, 0o755))
+			d, err := Open(job, true)
+			require.NoError(t, err)
+			defer d.Close()
+			moved := job + ".moved"
+			calls := onTempSeam(t, "create", func(dir string) {
+				require.NoError(t, os.Rename(dir, moved))
+				tc.put(t, dir, outside, sibling)
+			})
+			f, tmp, err := d.CreateTemp("status.json", 0o644)
+			require.NoError(t, err)
+			require.NoError(t, f.Close())
+			require.Equal(t, 1, *calls, "the swap ran")
+			assert.Empty(t, namesIn(t, outside), "created at the link's target")
+			assert.Empty(t, namesIn(t, sibling), "created in the sibling")
+			if fi, err := os.Lstat(job); err == nil && fi.IsDir() {
+				assert.Empty(t, namesIn(t, job), "created in the directory put in its place")
+			}
+			assert.Equal(t, []string{tmp}, namesIn(t, moved))
+			require.NoError(t, d.Replace(tmp, "status.json", true, 0))
+			assert.Equal(t, []string{"status.json"}, namesIn(t, moved), "published in the directory it was opened in")
+		})
+	}
 }
 
 // TestOpenDir_SubdirectoryNeverThroughALink: a subdirectory opened with
@@ -265,7 +287,7 @@ func TestOpenDir_SubdirectoryNeverThroughALink(t *testing.T) {
 		assert.Empty(t, namesIn(t, outside))
 	})
 
-	t.Run("a subdirectory swapped for a link after its open is refused", func(t *testing.T) {
+	t.Run("a subdirectory swapped for a link after its open is refused by the root", func(t *testing.T) {
 		outside := t.TempDir()
 		run3 := filepath.Join(job, ".run-3")
 		require.NoError(t, os.Mkdir(run3, 0o755))
@@ -276,10 +298,29 @@ func TestOpenDir_SubdirectoryNeverThroughALink(t *testing.T) {
 			require.NoError(t, os.Rename(run3, run3+".moved"))
 			require.NoError(t, os.Symlink(outside, run3))
 		})
-		_, _, err = sub.CreateTemp("status.json", 0o644)
+		_, _, err = sub.createTempInRoot("status.json", 0o644)
 		var nr *NotRegularError
 		require.ErrorAs(t, err, &nr)
 		assert.Empty(t, namesIn(t, outside))
 		assert.Empty(t, namesIn(t, run3+".moved"))
+	})
+
+	t.Run("a subdirectory swapped for a link just before the create keeps the temp file", func(t *testing.T) {
+		outside := t.TempDir()
+		run4 := filepath.Join(job, ".run-4")
+		require.NoError(t, os.Mkdir(run4, 0o755))
+		sub, err := d.OpenDir(".run-4")
+		require.NoError(t, err)
+		defer sub.Close()
+		calls := onTempSeam(t, "create", func(string) {
+			require.NoError(t, os.Rename(run4, run4+".moved"))
+			require.NoError(t, os.Symlink(outside, run4))
+		})
+		f, tmp, err := sub.CreateTemp("status.json", 0o644)
+		require.NoError(t, err)
+		require.NoError(t, f.Close())
+		require.Equal(t, 1, *calls, "the swap ran")
+		assert.Equal(t, []string{tmp}, namesIn(t, run4+".moved"), "made in the directory held")
+		assert.Empty(t, namesIn(t, outside), "created at the link's target")
 	})
 }

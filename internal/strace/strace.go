@@ -213,7 +213,8 @@ type Event struct {
 }
 
 // Resolve keeps the calls that touch the tree under root (a path in it,
-// or an fd opened on such a path) and resolves their fds. Everything else
+// an fd opened on such a path, or a path through such an fd's
+// /proc/self/fd/N link) and resolves their fds. Everything else
 // (the Go runtime reading /proc and /sys, its eventfd wake-ups) is noise.
 // The log must be of one process (threads share its fd table).
 func Resolve(calls []Call, root string) ([]Event, error) {
@@ -223,6 +224,12 @@ func Resolve(calls []Call, root string) ([]Event, error) {
 	var events []Event
 	path := func(c Call, dirArg, pathArg int) (string, error) {
 		p, _, err := unquote(c.Args[pathArg])
+		if fd, rest, ok := procFD(p); err == nil && ok {
+			if fds[fd] == "" {
+				return filepath.Clean(p), nil // a descriptor outside root
+			}
+			return filepath.Join(fds[fd], rest), nil
+		}
 		if err != nil || filepath.IsAbs(p) {
 			return filepath.Clean(p), err
 		}
@@ -315,6 +322,20 @@ func Resolve(calls []Call, root string) ([]Event, error) {
 		}
 	}
 	return events, nil
+}
+
+// procFD splits a path through the process's own descriptor links,
+// /proc/self/fd/N/rest (or /proc/thread-self/fd/N/rest), which the kernel
+// resolves to the file open at N, not by a name: N and rest.
+func procFD(p string) (fd int, rest string, ok bool) {
+	for _, prefix := range []string{"/proc/self/fd/", "/proc/thread-self/fd/"} {
+		if after, found := strings.CutPrefix(p, prefix); found {
+			n, rest, _ := strings.Cut(after, "/")
+			fd, err := strconv.Atoi(n)
+			return fd, rest, err == nil && fd >= 0
+		}
+	}
+	return 0, "", false
 }
 
 // HasFlag reports whether a strace flag set ("O_RDWR|O_CREAT") holds flag.

@@ -113,6 +113,8 @@ func TestResolveFiles_FollowsDescriptorsAndDropsNoise(t *testing.T) {
 1 renameat(AT_FDCWD, "/r/j/.status.json9", AT_FDCWD, "/r/j/status.json") = 0
 1 openat(AT_FDCWD, "/r/j", O_RDONLY|O_CLOEXEC) = 3
 1 openat(3, "status.json", O_RDONLY) = 5
+1 openat(AT_FDCWD, "/proc/self/fd/3/.status.json7", O_RDWR|O_CREAT|O_EXCL|O_CLOEXEC, 0644) = 6
+1 openat(AT_FDCWD, "/proc/self/fd/4/x", O_RDONLY) = 7
 1 fsync(3) = 0
 1 close(3) = 0
 1 fsync(3) = 0
@@ -133,9 +135,11 @@ func TestResolveFiles_FollowsDescriptorsAndDropsNoise(t *testing.T) {
 		`renameat /r/j/.status.json9 -> /r/j/status.json fd=-1 ""`,
 		`openat /r/j fd=3 ""`,
 		`openat /r/j/status.json fd=5 ""`,
+		`openat /r/j/.status.json7 fd=6 ""`,
 		`fsync /r/j fd=3 ""`,
 		`close /r/j fd=3 ""`,
-	}, got, "the last fsync(3) is on a closed fd and must not be attributed to /r/j")
+	}, got, "a path through /proc/self/fd/3 is in /r/j, one through fd 4 (outside) is noise; "+
+		"the last fsync(3) is on a closed fd and must not be attributed to /r/j")
 	assert.True(t, HasFlag(evs[0].Flags, "O_EXCL"))
 	assert.False(t, HasFlag(evs[5].Flags, "O_CREAT"))
 }
