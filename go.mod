@@ -3,10 +3,20 @@ module github.com/axqua/jobstore
 go 1.25.0
 
 require (
+	github.com/chromedp/cdproto v0.160.1
+	github.com/chromedp/chromedp v0.23.1
 	github.com/fsnotify/fsnotify v1.10.1
 	github.com/google/renameio/v2 v2.0.2
+	github.com/prometheus/client_model v0.6.3
+	github.com/prometheus/common v0.71.0
 	golang.org/x/sys v0.47.0
 	golang.org/x/term v0.45.0
+)
+
+require (
+	github.com/go-json-experiment/json v0.0.0-20260213210345-44df1a37e875 // indirect
+	github.com/munnerz/goautoneg v0.0.0-20191010083416-a7dc8b61c822 // indirect
+	google.golang.org/protobuf v1.36.12 // indirect
 )
 
 require (

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"runtime/debug"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -32,16 +33,21 @@ type Worker struct {
 	o       workerOptions
 	mu      sync.Mutex
 	busy    bool // Run is running
+
+	stopNow     chan struct{} // closed by StopAndCancel
+	stopNowOnce sync.Once
 }
 
 // WorkerOption configures a Worker.
 type WorkerOption func(*workerOptions)
 
 type workerOptions struct {
-	parallel int
-	grace    time.Duration
-	start    []StartOption
-	logger   *slog.Logger
+	parallel  int
+	grace     time.Duration
+	start     []StartOption
+	logger    *slog.Logger
+	gate      func(ctx context.Context) error
+	untilIdle bool
 }
 
 // DefaultGrace is how long a stopping Worker waits for its running
@@ -68,6 +74,29 @@ func WithStartOptions(opts ...StartOption) WorkerOption {
 // WithLogger makes a Worker log each start, end, rescue and failure of its
 // own to l; without it (or with nil) it is silent.
 func WithLogger(l *slog.Logger) WorkerOption { return func(o *workerOptions) { o.logger = l } }
+
+// WithTakeGate makes a Worker call gate before it takes a job, once a slot
+// is free, with a context that ends when the Worker stops taking jobs: once
+// for each job it takes, and once more before the take that finds none
+// and ends Run (a look that finds nothing while handlers run, with
+// WithUntilIdle, does not call it again). The Worker takes the job only
+// once gate has returned nil; an error stops the Worker taking jobs, and
+// Run returns that error once its running handlers have returned (as after
+// a stop by its context). gate runs on Run's goroutine, never twice at
+// once; so each call after the first follows the take of one job, and a
+// gate may wait for what that job's handler does (its command to start,
+// say) before the next job is taken.
+func WithTakeGate(gate func(ctx context.Context) error) WorkerOption {
+	return func(o *workerOptions) { o.gate = gate }
+}
+
+// WithUntilIdle makes Run return (nil) once it finds no job it may start
+// and none of its handlers runs: it looks again whenever one of them
+// returns, or the root changes, and stops only when a look finds nothing
+// while nothing runs. A job not yet due (its not_before, or a pending
+// retry's retry_at, is later) is not waited for: it is left queued, for a
+// later Worker. Run's context still stops it as usual.
+func WithUntilIdle() WorkerOption { return func(o *workerOptions) { o.untilIdle = true } }
 
 // NewWorker returns a Worker of the jobs under root, each run by h. root
 // must be a directory (an *Error matching fs.ErrNotExist otherwise: a
@@ -103,17 +132,31 @@ func NewWorker(root string, h Handler, opts ...WorkerOption) (*Worker, error) {
 	} else if !fi.IsDir() {
 		return nil, rootError(op, root, &fs.PathError{Op: "open", Path: root, Err: errors.New("not a directory")})
 	}
-	return &Worker{root: abs, handler: h, o: o}, nil
+	return &Worker{root: abs, handler: h, o: o, stopNow: make(chan struct{})}, nil
 }
 
-// errWorkerStopped is the cause of a handler's context once its Worker
-// stopped and the grace passed.
-var errWorkerStopped = errors.New("the worker stopped and its grace passed")
+// ErrWorkerStopped is the cause (context.Cause) of a handler's context
+// once its Worker stopped and its grace passed, or StopAndCancel was
+// called. A handler that then returns an error without finishing its job
+// has its job queued again at once (Run).
+var ErrWorkerStopped = errors.New("jobstore: the worker stopped before the job ended")
 
-// Run takes jobs and runs them until ctx is done, then stops taking jobs,
-// waits up to the grace for the running handlers, cancels the contexts of
-// those still running, and returns once every handler has returned: nil
-// after a stop by ctx, or the error that stopped it (an unreadable root).
+// StopAndCancel makes the Worker stop taking jobs and cancel its running
+// handlers' contexts at once (cause ErrWorkerStopped), as if Run's context
+// had ended and the grace passed; Run returns nil once every handler has
+// returned. It may be called from any goroutine, any number of times,
+// while Run runs or before: a Worker stopped so takes no job again (a
+// later Run returns nil at once).
+func (w *Worker) StopAndCancel() {
+	w.stopNowOnce.Do(func() { close(w.stopNow) })
+}
+
+// Run takes jobs and runs them until ctx is done (or StopAndCancel, a
+// take gate's error, WithUntilIdle's end), then stops taking jobs, waits
+// up to the grace for the running handlers, cancels the contexts of those
+// still running, and returns once every handler has returned: nil after a
+// stop by ctx, StopAndCancel or idleness, or the error that stopped it
+// (an unreadable root, the gate's).
 // A job interrupted so (its handler returned after the cancel without
 // finishing it) is queued again at once: its attempt is kept as failed and
 // interrupted, and counts against no MaxAttempts.
@@ -141,35 +184,96 @@ func (w *Worker) Run(ctx context.Context) error {
 	defer c.close()
 	stopped, stop := context.WithCancelCause(context.Background())
 	defer stop(nil)
+	taking, stopTaking := context.WithCancel(ctx)
+	defer stopTaking()
+	go func() { // StopAndCancel ends the taking at once
+		select {
+		case <-w.stopNow:
+			stopTaking()
+		case <-taking.Done():
+		}
+	}()
 	slots := make(chan struct{}, w.o.parallel)
+	ended := make(chan struct{}, 1) // a handler returned (WithUntilIdle looks again)
+	var active atomic.Int32
 	var handlers, rescuer sync.WaitGroup
-	rescuer.Go(func() { w.rescueLoop(ctx, c, so.next.scan) })
+	rescuer.Go(func() { w.rescueLoop(taking, c, so.next.scan) })
 	defer rescuer.Wait()
 	var err error
+	gated := false // the gate allowed a take that has not yet found a job
 	for {
 		select {
 		case slots <- struct{}{}:
-		case <-ctx.Done():
+		case <-taking.Done():
 		}
-		if ctx.Err() != nil {
+		if taking.Err() != nil {
 			break
 		}
+		if w.o.gate != nil && !gated {
+			if err = w.o.gate(taking); err != nil || taking.Err() != nil {
+				<-slots
+				break
+			}
+			gated = true
+		}
 		var run *Run
-		run, err = c.next(ctx, op, w.root, so.next, w.o.start)
-		if err != nil {
+		if w.o.untilIdle {
+			var idle bool
+			run, idle, err = w.lookOnce(taking, c, so.next, &active, ended)
+			if run == nil && err == nil && !idle {
+				<-slots
+				continue
+			}
+		} else {
+			run, err = c.next(taking, op, w.root, so.next, w.o.start)
+		}
+		if run == nil {
 			<-slots
-			if ctx.Err() != nil {
-				err = nil // stopped by ctx, while looking
+			if taking.Err() != nil {
+				err = nil // stopped by ctx or StopAndCancel, while looking
 			}
 			break
 		}
+		gated = false
+		active.Add(1)
 		handlers.Go(func() {
-			defer func() { <-slots }()
+			defer func() {
+				active.Add(-1)
+				<-slots
+				select {
+				case ended <- struct{}{}:
+				default:
+				}
+			}()
 			w.work(stopped, run)
 		})
 	}
+	stopTaking()
 	w.drain(stopped, stop, &handlers)
 	return err
+}
+
+// lookOnce is WithUntilIdle's take: one look at the root. It returns the
+// job it started, or idle when it found none while no handler ran (Run
+// then returns); otherwise, it found none while handlers run, and it
+// waits for one of them to return, the root to change or taking to end
+// before it returns (nil, false, nil) for another look.
+func (w *Worker) lookOnce(taking context.Context, c *nextCache, no nextOptions, active *atomic.Int32, ended <-chan struct{}) (*Run, bool, error) {
+	busy := active.Load() > 0 // before the look: a handler that returns after it signals ended
+	var changed <-chan struct{}
+	if !no.noEvents {
+		changed = c.watch()
+	}
+	run, err := c.startOldest(taking, true, no, w.o.start)
+	if run != nil || err != nil || !busy {
+		return run, run == nil && err == nil, err
+	}
+	select {
+	case <-ended:
+	case <-changed:
+	case <-taking.Done():
+	}
+	return nil, false, nil
 }
 
 // drain waits for the running handlers, up to the grace, then cancels
@@ -183,9 +287,11 @@ func (w *Worker) drain(stopped context.Context, stop context.CancelCauseFunc, ha
 	case <-done:
 		return
 	case <-grace.C:
+		w.log(slog.LevelInfo, "grace over: cancelling the running jobs", "grace", w.o.grace)
+	case <-w.stopNow:
+		w.log(slog.LevelInfo, "stopped and cancelled: cancelling the running jobs")
 	}
-	w.log(slog.LevelInfo, "grace over: cancelling the running jobs", "grace", w.o.grace)
-	stop(errWorkerStopped)
+	stop(ErrWorkerStopped)
 	<-done
 }
 
@@ -270,7 +376,7 @@ func (w *Worker) end(run *Run, ctx, runCtx context.Context, err error) error {
 	switch {
 	case finished || lost:
 		return nil
-	case errors.Is(context.Cause(ctx), errWorkerStopped) && runCtx.Err() == nil && err != nil:
+	case errors.Is(context.Cause(ctx), ErrWorkerStopped) && runCtx.Err() == nil && err != nil:
 		return run.interrupt("the worker stopped before the job ended: " + err.Error())
 	}
 	_ = run.Flush() // the handler's last message stays, unless the outcome has its own

@@ -121,13 +121,12 @@ func TestWorker_APanickingHandlerFailsItsAttemptAndTheWorkerGoesOn(t *testing.T)
 	good := submitKind(t, root, jobstore.JobSpec{ID: "b-good"})
 	stop := runWorker(t, root, func(ctx context.Context, run *jobstore.Run) error {
 		if string(run.Spec().Params) == `"panic"` {
-			var m map[string]int
-			m["boom"]++ // a nil map: a runtime panic
+			panic(fmt.Sprintf("the renderer crashed on %s", run.Dir().ID()))
 		}
 		return nil
 	})
 	st := waitState(t, bad, jobstore.Failed)
-	assert.Contains(t, st.Error, "panic: assignment to entry in nil map")
+	assert.Contains(t, st.Error, "panic: the renderer crashed on a-bad")
 	assert.Contains(t, st.Error, "worker_test.go", "the stack is in the record")
 	assert.Equal(t, jobstore.Succeeded, waitState(t, good, jobstore.Succeeded).State)
 	require.NoError(t, stop())
@@ -396,4 +395,113 @@ func TestWorker_RunReturnsMidWorkLeavingNothingBehind(t *testing.T) {
 	if fds >= 0 {
 		assert.Equal(t, fds, openFiles(t), "descriptors back to the baseline")
 	}
+}
+
+func TestWorker_TakeGateHoldsEachTakeAndItsErrorStopsTheWorker(t *testing.T) {
+	root := tempDir(t)
+	for i := range 3 {
+		submitKind(t, root, jobstore.JobSpec{ID: fmt.Sprint("j", i)})
+	}
+	open := make(chan struct{}, 3)
+	broken := errors.New("the command is broken")
+	var gates, ran atomic.Int32
+	w, err := jobstore.NewWorker(root, func(context.Context, *jobstore.Run) error {
+		ran.Add(1)
+		return nil
+	}, jobstore.WithParallel(3), jobstore.WithStartOptions(jobstore.WithScanInterval(workerScan)),
+		jobstore.WithTakeGate(func(ctx context.Context) error {
+			if gates.Add(1) == 3 {
+				return broken // the third take is refused
+			}
+			select {
+			case <-open:
+				return nil
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		}))
+	require.NoError(t, err)
+	done := make(chan error, 1)
+	go func() { done <- w.Run(context.Background()) }()
+	time.Sleep(3 * workerScan)
+	assert.Zero(t, ran.Load(), "no job is taken before the gate opens")
+	open <- struct{}{}
+	open <- struct{}{}
+	select {
+	case err = <-done:
+	case <-time.After(waitGuard):
+		t.Fatal("Run did not return after its gate failed")
+	}
+	require.ErrorIs(t, err, broken, "Run returns the gate's error")
+	assert.Equal(t, int32(2), ran.Load(), "two takes passed the gate; the third was refused")
+	assert.Equal(t, jobstore.Queued, readStatus(t, jobstore.JobDir(filepath.Join(root, "j2"))).State)
+}
+
+func TestWorker_UntilIdleRunsWhatIsDueThenReturns(t *testing.T) {
+	root := tempDir(t)
+	first := submitKind(t, root, jobstore.JobSpec{ID: "a-first"})
+	later := submitKind(t, root, jobstore.JobSpec{ID: "b-later", NotBefore: time.Now().Add(time.Hour)})
+	var submitted jobstore.JobDir
+	var gates atomic.Int32
+	w, err := jobstore.NewWorker(root, func(ctx context.Context, run *jobstore.Run) error {
+		if run.Dir() == first {
+			// Submitted while this handler runs, after the Worker's free
+			// slot found nothing: it looks again once the handler returns.
+			time.Sleep(3 * workerScan)
+			submitted = submitKind(t, root, jobstore.JobSpec{ID: "c-submitted"})
+		}
+		return nil
+	}, jobstore.WithUntilIdle(), jobstore.WithParallel(2), jobstore.WithStartOptions(jobstore.WithScanInterval(time.Hour)),
+		jobstore.WithTakeGate(func(context.Context) error { gates.Add(1); return nil }))
+	require.NoError(t, err)
+	done := make(chan error, 1)
+	go func() { done <- w.Run(context.Background()) }()
+	select {
+	case err = <-done:
+	case <-time.After(waitGuard):
+		t.Fatal("Run did not return once idle")
+	}
+	require.NoError(t, err)
+	assert.Equal(t, jobstore.Succeeded, readStatus(t, first).State)
+	assert.Equal(t, jobstore.Succeeded, readStatus(t, submitted).State, "a job submitted while a handler ran is run")
+	assert.Equal(t, jobstore.Queued, readStatus(t, later).State, "a job not yet due is left queued")
+	assert.Equal(t, int32(3), gates.Load(), "the gate, once per job taken and once before the last look; not again for a look that found nothing while a handler ran")
+}
+
+func TestWorker_StopAndCancelPutsTheRunningJobBackAtOnce(t *testing.T) {
+	root := tempDir(t)
+	dir := submitKind(t, root, jobstore.JobSpec{MaxAttempts: 1})
+	other := submitKind(t, root, jobstore.JobSpec{ID: "z-other"})
+	started := make(chan struct{})
+	causes := make(chan error, 1)
+	w, err := jobstore.NewWorker(root, func(ctx context.Context, run *jobstore.Run) error {
+		close(started)
+		<-ctx.Done()
+		causes <- context.Cause(ctx)
+		return errors.New("stopped half way")
+	}, jobstore.WithGrace(time.Hour), jobstore.WithStartOptions(jobstore.WithScanInterval(workerScan)))
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- w.Run(ctx) }()
+	<-started
+	cancel() // the grace (an hour) begins
+	w.StopAndCancel()
+	w.StopAndCancel() // twice is once
+	select {
+	case err = <-done:
+	case <-time.After(waitGuard):
+		t.Fatal("Run did not return after StopAndCancel")
+	}
+	require.NoError(t, err)
+	require.ErrorIs(t, <-causes, jobstore.ErrWorkerStopped, "the handler can tell why its context ended")
+	st := readStatus(t, dir)
+	assert.Equal(t, jobstore.Queued, st.State, "interrupted, not failed, though it had one attempt")
+	require.Len(t, st.Attempts, 1)
+	assert.True(t, st.Attempts[0].Interrupted)
+	assert.Contains(t, st.Attempts[0].Error, "stopped half way")
+	assert.Equal(t, jobstore.Queued, readStatus(t, other).State, "no job is taken after StopAndCancel")
+	require.NoError(t, w.Run(context.Background()), "a Worker stopped so runs no more")
+	assert.Equal(t, jobstore.Queued, readStatus(t, other).State)
 }

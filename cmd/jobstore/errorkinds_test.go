@@ -70,7 +70,7 @@ func TestListHelp_NamesEveryErrorKind(t *testing.T) {
 	// The parse must find the sentinels the CLI knows of, or it proves nothing.
 	for _, s := range []error{jobstore.ErrNotJob, jobstore.ErrExists, jobstore.ErrCorrupt, jobstore.ErrTooLarge,
 		jobstore.ErrInvalid, jobstore.ErrNewerSchema, jobstore.ErrNoMigration, jobstore.ErrLocked,
-		jobstore.ErrCancelRequested, jobstore.ErrNotRegular, jobstore.ErrNotOwner} {
+		jobstore.ErrCancelRequested, jobstore.ErrNotRegular, jobstore.ErrNotOwner, jobstore.ErrNotDue} {
 		require.Contains(t, codes, jobstore.ErrorCode(s), "errors.go was not read as expected")
 	}
 	help := runCLI(t, "list", "--help").stdout
@@ -91,7 +91,7 @@ func librarySentinels(t *testing.T) map[string]error {
 	byCode := map[string]error{"io": nil, "timeout": context.DeadlineExceeded, "interrupted": context.Canceled}
 	for _, s := range []error{jobstore.ErrNotJob, jobstore.ErrExists, jobstore.ErrCorrupt, jobstore.ErrTooLarge,
 		jobstore.ErrInvalid, jobstore.ErrNewerSchema, jobstore.ErrNoMigration, jobstore.ErrLocked,
-		jobstore.ErrCancelRequested, jobstore.ErrNotRegular, jobstore.ErrNotOwner} {
+		jobstore.ErrCancelRequested, jobstore.ErrNotRegular, jobstore.ErrNotOwner, jobstore.ErrNotDue} {
 		byCode[jobstore.ErrorCode(s)] = s
 	}
 	for _, code := range libraryErrorCodes(t) {

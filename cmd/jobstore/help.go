@@ -15,6 +15,7 @@ const exitCodesText = `Exit codes:
   1  watch: the job ended failed, cancelled or lost; wait: it failed;
      check, reconcile: problems were found (listed on stdout)
      cancel: the job had already ended (nothing written)
+     retry: the job is queued, running or succeeded (nothing written)
      rm: a job was refused (not finished, or held by a process);
      prune: a finished job could not be removed;
      work --until-empty: a job it ran did not succeed

@@ -16,19 +16,39 @@ import (
 func listCmd() *command {
 	return &command{
 		name:    "list",
-		args:    "ROOT [--json] [--rebuild] [--watch [--interval 1s]]",
+		args:    "ROOT [--state S] [--kind K] [--label k=v] [--search TEXT] [--limit N] [--oldest|--newest] [--json] [--rebuild] [--watch [--interval 1s]]",
 		summary: "list the jobs under ROOT, unreadable ones with their reason",
 		doc: `Lists every job directory under ROOT (dot-names skipped), oldest submission
 first, in a table:
 
-  ID  KIND  STATE  PROGRESS  UPDATED  AGE
+  ID  KIND  STATE  PROGRESS  UPDATED  AGE  MESSAGE
 
-UPDATED is the status's updated_at (UTC); AGE is the time since submission.
+UPDATED is the status's updated_at (UTC); AGE is the time since submission;
+MESSAGE is the runner's latest message, or the error of a failed or lost
+job (the column is left out when no job has one). On a terminal the table
+is fitted to its width: MESSAGE gets what is left of the line.
+A job that may run more than once (submit --max-attempts) or has, says in
+STATE which attempt it is at, of how many: "running, attempt 2/3",
+"failed, attempt 3/3", and when a pending retry is due: "queued, retry 2/3
+at 2026-12-01T10:00:00Z". Attempts its worker interrupted are not counted.
 When the job has a cancel request (cancel.json), STATE says so: "running,
 cancel requested", "cancelled, on request", "succeeded, cancel requested
 too late".
 A job whose records cannot be read is listed with STATE "unreadable", and
 its reason is printed under the table: one bad job never hides the others.
+
+Filters (the same for --json and --watch; repeat a flag or separate values
+with commas for several):
+  --state S      queued, running, succeeded, failed, cancelled, lost,
+                 unreadable (a record cannot be read) or none (no status
+                 yet)
+  --kind K       jobs of this kind
+  --label k=v    jobs with this label (repeated: all of them)
+  --search TEXT  jobs whose ID, kind, submitter, label, message, error or
+                 host contains TEXT, in any case
+  --limit N      the first N jobs only (a last line counts the others)
+  --newest       newest submission first (--oldest, the default: oldest
+                 first)
 
 A job directory is a directory that holds job.json. A ROOT that holds
 nothing (dot-names and index.json aside) is an empty root: "no jobs under
@@ -62,8 +82,23 @@ file) the table is printed once, then a line per change:
 
 STATE is as in the table (with its cancel note). A new directory without
 job.json is shown (as unreadable) only after a second, since Submit
-creates the directory a moment before job.json. --watch cannot be
-combined with --json or --rebuild.
+creates the directory a moment before job.json. A terminal too short for
+the table shows the running jobs first, then the failed, lost and
+unreadable ones, then the queued ones: what is cut is the finished ones.
+With filters, a change line is printed for the jobs they choose (and for
+a job that no longer matches, once). --watch cannot be combined with
+--rebuild.
+
+--watch --json prints one JSON object per line: each job the filters
+choose, then {"event": "synced"}, then one per change, then one when
+stopped:
+
+  {"event": "job", "job_id": "...", "dir": "ROOT/ID", "spec": ...,
+   "status": ..., "error": ..., "cancel": ...}   (as in --json's "jobs")
+  {"event": "removed", "job_id": "...", "dir": "ROOT/ID", "spec": null,
+   "status": null, "error": null}
+  {"event": "synced"}
+  {"event": "stopped", "signal": "SIGINT"}
 
 --json prints one JSON object instead of the table:
 
@@ -120,11 +155,16 @@ func runList(e *env, fs *flag.FlagSet, args []string) error {
 	rebuild := fs.Bool("rebuild", false, "also rewrite ROOT/index.json from the job directories")
 	watch := fs.Bool("watch", false, "keep the table current until interrupted")
 	interval := fs.Duration("interval", jobstore.DefaultPollInterval, "with --watch: the safety poll, where events do not tell everything (NFS, SMB, FUSE)")
+	ff := addFilterFlags(fs)
 	pos, err := parseArgs(fs, args, 1, 1, "ROOT")
 	if err != nil {
 		return err
 	}
 	if err := checkWatchFlags(fs, args, *watch, *interval); err != nil {
+		return err
+	}
+	filter, err := ff.filter(args)
+	if err != nil {
 		return err
 	}
 	root := pos[0]
@@ -134,7 +174,7 @@ func runList(e *env, fs *flag.FlagSet, args []string) error {
 	if *watch {
 		ctx, release := untilStopped(context.Background())
 		defer release()
-		if err := watchList(ctx, e, root, *interval); err != nil {
+		if err := watchList(ctx, e, root, *interval, filter, *asJSON); err != nil {
 			return err
 		}
 		if stop := stopCause(ctx); stop != nil {
@@ -155,21 +195,40 @@ func runList(e *env, fs *flag.FlagSet, args []string) error {
 	if err != nil {
 		return err
 	}
+	all := len(entries)
+	entries, matched := filter.apply(entries)
 	if *asJSON {
-		out := listJSON{Root: root, Jobs: []listJobJSON{}, Index: note}
-		for _, en := range entries {
-			c, _ := readCancel(en.Dir)
-			out.Jobs = append(out.Jobs, listJobJSON{ID: en.Dir.ID(), Dir: string(en.Dir),
-				Spec: en.Spec, Status: en.Status, Error: newErrorJSON(en.Err), listCancelJSON: listCancelJSON{c}})
-		}
+		out := newListJSON(root, entries, func(dir jobstore.JobDir) *jobstore.CancelRequest {
+			c, _ := readCancel(dir)
+			return c
+		})
+		out.Index = note
 		return writeJSON(e.stdout, out)
 	}
-	printTable(e, root, entries, time.Now())
+	if len(entries) == 0 && all > 0 {
+		fmt.Fprintf(e.stdout, "no jobs under %s match (%s in all)\n", root, plural(all, "job"))
+	} else {
+		printTable(e, root, entries, time.Now())
+	}
+	if matched > len(entries) {
+		fmt.Fprintf(e.stdout, "\n%d more not shown (--limit %d)\n", matched-len(entries), filter.limit)
+	}
 	if note != nil {
 		fmt.Fprintf(e.stdout, "\n%s rebuilt at %s: %s, %d unreadable\n",
 			note.Path, fmtTime(note.BuiltAt), plural(note.Jobs, "job"), note.Unreadable)
 	}
 	return nil
+}
+
+// newListJSON is entries as list --json prints them, each job's cancel
+// request from cancelOf.
+func newListJSON(root string, entries []jobstore.Entry, cancelOf func(jobstore.JobDir) *jobstore.CancelRequest) listJSON {
+	out := listJSON{Root: root, Jobs: []listJobJSON{}}
+	for _, en := range entries {
+		out.Jobs = append(out.Jobs, listJobJSON{ID: en.Dir.ID(), Dir: string(en.Dir),
+			Spec: en.Spec, Status: en.Status, Error: newErrorJSON(en.Err), listCancelJSON: listCancelJSON{cancelOf(en.Dir)}})
+	}
+	return out
 }
 
 // checkWatchFlags refuses the flags that do not go with --watch, and
@@ -180,8 +239,6 @@ func checkWatchFlags(fs *flag.FlagSet, args []string, watch bool, interval time.
 	switch {
 	case !watch && set["interval"]:
 		return usagef("%s applies only with --watch", flagSpelling(args, "interval"))
-	case watch && set["json"]:
-		return usagef("%s cannot be combined with %s", flagSpelling(args, "watch"), flagSpelling(args, "json"))
 	case watch && set["rebuild"]:
 		return usagef("%s cannot be combined with %s", flagSpelling(args, "watch"), flagSpelling(args, "rebuild"))
 	}
@@ -190,8 +247,17 @@ func checkWatchFlags(fs *flag.FlagSet, args []string, watch bool, interval time.
 
 // printTable prints entries as the list table, then the reasons of the
 // unreadable ones. now is the reference for AGE.
+// On a terminal the table is fitted to its width (fitTable): the
+// MESSAGE column is cut to what is left of the line.
 func printTable(e *env, root string, entries []jobstore.Entry, now time.Time) {
-	writeTable(e.stdout, root, entries, now, readCancel)
+	if e.width == nil || len(entries) == 0 {
+		writeTable(e.stdout, root, entries, now, readCancel)
+		return
+	}
+	for _, l := range fitTable(tableRows(entries, now, readCancel), max(e.width()-1, 0)) {
+		fmt.Fprintln(e.stdout, l)
+	}
+	writeUnreadable(e.stdout, entries)
 }
 
 // writeTable is printTable to w, with each job's cancel request from
@@ -205,9 +271,13 @@ func writeTable(w io.Writer, root string, entries []jobstore.Entry, now time.Tim
 	rows := tableRows(entries, now, cancelOf)
 	tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
 	header := tableHeader()
-	fmt.Fprintln(tw, strings.Join(header[:], "\t"))
+	n := tableCols
+	if !hasMessages(rows) {
+		n = colMessage
+	}
+	fmt.Fprintln(tw, strings.Join(header[:n], "\t"))
 	for _, r := range rows {
-		fmt.Fprintln(tw, strings.Join(r[:], "\t"))
+		fmt.Fprintln(tw, strings.TrimRight(strings.Join(r[:n], "\t"), "\t"))
 	}
 	tw.Flush()
 	writeUnreadable(w, entries)
@@ -221,12 +291,24 @@ const (
 	colProgress
 	colUpdated
 	colAge
+	colMessage // the runner's message, or the error of a failed or lost job
 	tableCols
 )
 
 // tableHeader names the columns of the list table.
 func tableHeader() [tableCols]string {
-	return [tableCols]string{"ID", "KIND", "STATE", "PROGRESS", "UPDATED", "AGE"}
+	return [tableCols]string{"ID", "KIND", "STATE", "PROGRESS", "UPDATED", "AGE", "MESSAGE"}
+}
+
+// hasMessages reports whether any row has a message: without one, the
+// table has no MESSAGE column.
+func hasMessages(rows [][tableCols]string) bool {
+	for _, r := range rows {
+		if r[colMessage] != "" {
+			return true
+		}
+	}
+	return false
 }
 
 // tableRows are entries as the cells of the list table; now is the
@@ -235,22 +317,28 @@ func tableRows(entries []jobstore.Entry, now time.Time,
 	cancelOf func(jobstore.JobDir) (*jobstore.CancelRequest, recordInfo)) [][tableCols]string {
 	rows := make([][tableCols]string, 0, len(entries))
 	for _, en := range entries {
-		kind, state, progress, updated, age := "?", "-", "-", "-", "-"
+		kind, state, progress, updated, age, msg := "?", "-", "-", "-", "-", ""
 		if en.Spec != nil {
 			kind = en.Spec.Kind
 			age = fmtAge(now.Sub(en.Spec.SubmittedAt))
 		}
 		if st := en.Status; st != nil {
-			state, progress, updated = string(st.State), fmtProgress(st.Progress), fmtTime(st.UpdatedAt)
+			state, progress, updated, msg = string(st.State), fmtProgress(st.Progress), fmtTime(st.UpdatedAt), st.Message
+			if st.Error != "" && (st.State == jobstore.Failed || st.State == jobstore.Lost) {
+				msg = st.Error
+			}
+		}
+		if note := attemptNote(en.Spec, en.Status); note != "" {
+			state += ", " + note
 		}
 		c, info := cancelOf(en.Dir)
 		if note := cancelNote(c, info, en.Status); note != "" {
 			state += ", " + note
 		}
 		if en.Err != nil {
-			state = "unreadable"
+			state, msg = "unreadable", "" // the reason is under the table
 		}
-		row := [tableCols]string{en.Dir.ID(), kind, state, progress, updated, age}
+		row := [tableCols]string{en.Dir.ID(), kind, state, progress, updated, age, msg}
 		for c := range row {
 			row[c] = escapeTerminal(oneLine(row[c])) // a tab or newline would break the table too
 		}

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 
@@ -38,6 +39,10 @@ func (lw *listWatcher) redraw(footer string) {
 // last time, as it stands, with a last line saying the watch stopped (and
 // by which signal); otherwise that line is printed.
 func (lw *listWatcher) stopped() {
+	if lw.asJSON {
+		lw.printJSON("stopped", nil)
+		return
+	}
 	line := "stopped watching " + lw.root
 	if stop := stopCause(lw.ctx); stop != nil {
 		line = "stopped (" + signalName(stop.sig) + ") watching " + lw.root
@@ -60,6 +65,9 @@ func screenLines(root string, entries []jobstore.Entry, now time.Time,
 	if len(entries) == 0 {
 		lines = append(lines, fmt.Sprintf("no jobs under %s", root))
 	} else {
+		if len(entries)+3 > max(rows-1, 1) {
+			entries = urgentFirst(entries) // what is cut is what needs no one
+		}
 		lines = append(lines, fitTable(tableRows(entries, now, cancelOf), budget)...)
 		var b strings.Builder
 		writeUnreadable(&b, entries)
@@ -82,12 +90,14 @@ func screenLines(root string, entries []jobstore.Entry, now time.Time,
 const minIDCells = 10
 
 // fitTable lays out the list table (a header line, then rows) for lines of
-// at most budget cells, columns aligned two blanks apart. When the whole
-// table is wider, columns go in this order until it fits: UPDATED, AGE,
-// KIND; then IDs are shortened in their middle (a generated ID's start is
-// its date, its end what tells it apart), to minIDCells at least; then
-// STATE is cut. So a job's state and progress are the last things a narrow
-// terminal loses.
+// at most budget cells, columns aligned two blanks apart. MESSAGE, the last
+// column, gets what is left of the line, cut to fit; when less than
+// minMessageCells are left (or no row has a message) it is left out. When
+// the table is still wider, columns go in this order until it fits:
+// UPDATED, AGE, KIND; then IDs are shortened in their middle (a generated
+// ID's start is its date, its end what tells it apart), to minIDCells at
+// least; then STATE is cut. So a job's state and progress are the last
+// things a narrow terminal loses.
 func fitTable(rows [][tableCols]string, budget int) []string {
 	all := append([][tableCols]string{tableHeader()}, rows...)
 	var widths [tableCols]int
@@ -103,6 +113,10 @@ func fitTable(rows [][tableCols]string, budget int) []string {
 			n += widths[c]
 		}
 		return n
+	}
+	if left := budget - total() - 2; hasMessages(rows) && left >= minMessageCells {
+		widths[colMessage] = min(widths[colMessage], left)
+		shown = append(shown, colMessage)
 	}
 	for _, drop := range []int{colUpdated, colAge, colKind} {
 		if total() <= budget {
@@ -136,6 +150,9 @@ func fitTable(rows [][tableCols]string, budget int) []string {
 	}
 	return lines
 }
+
+// minMessageCells is the narrowest MESSAGE column shown.
+const minMessageCells = 12
 
 // without is cols less col.
 func without(cols []int, col int) []int {
@@ -173,4 +190,24 @@ func shortenMiddle(s string, n int) string {
 		}
 	}
 	return "..."
+}
+
+// urgentFirst is entries with the jobs that need attention first: running,
+// then failed, lost and unreadable ones, then queued, then the rest, each
+// group in the order it had.
+func urgentFirst(entries []jobstore.Entry) []jobstore.Entry {
+	rank := func(en jobstore.Entry) int {
+		switch entryState(en) {
+		case string(jobstore.Running):
+			return 0
+		case string(jobstore.Failed), string(jobstore.Lost), unreadableState:
+			return 1
+		case string(jobstore.Queued), noStatusState:
+			return 2
+		}
+		return 3
+	}
+	out := slices.Clone(entries)
+	slices.SortStableFunc(out, func(a, b jobstore.Entry) int { return rank(a) - rank(b) })
+	return out
 }

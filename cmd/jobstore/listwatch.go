@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -41,7 +42,9 @@ type listWatcher struct {
 	width  func() int // nil: not a terminal, a line per change
 	height func() int
 	jobs   map[jobstore.JobDir]*watchedJob
-	drawn  int // lines of the table on screen (terminal)
+	filter *jobFilter // the jobs shown
+	asJSON bool       // a JSON object per change (listWatchEventJSON)
+	drawn  int        // lines of the table on screen (terminal)
 	// unborn: directories without job.json that appeared after the table
 	// was first drawn, not shown until unbornGrace has passed (Submit may
 	// create the directory before job.json; a removal takes job.json
@@ -55,9 +58,12 @@ type listWatcher struct {
 const unbornGrace = time.Second
 
 // watchList runs list --watch until ctx is done.
-func watchList(ctx context.Context, e *env, root string, poll time.Duration) error {
-	lw := &listWatcher{ctx: ctx, out: e.stdout, root: root, width: e.width,
+func watchList(ctx context.Context, e *env, root string, poll time.Duration, filter *jobFilter, asJSON bool) error {
+	lw := &listWatcher{ctx: ctx, out: e.stdout, root: root, width: e.width, filter: filter, asJSON: asJSON,
 		jobs: map[jobstore.JobDir]*watchedJob{}, unborn: map[jobstore.JobDir]*watchedJob{}}
+	if asJSON {
+		lw.width = nil
+	}
 	if lw.width != nil {
 		lw.height = terminalHeight(e.stdout)
 	}
@@ -77,12 +83,20 @@ func watchList(ctx context.Context, e *env, root string, poll time.Duration) err
 		lw.stopped()
 		return nil
 	}
-	if lw.width == nil {
-		printTable(e, root, lw.entries(), time.Now())
-		for _, j := range lw.jobs {
+	switch {
+	case lw.asJSON:
+		for _, en := range lw.entries() {
+			j := lw.jobs[en.Dir]
+			j.line = lw.printJSON("job", j)
+		}
+		lw.printJSON("synced", nil)
+	case lw.width == nil:
+		writeTable(lw.out, root, lw.entries(), time.Now(), lw.cancelOf)
+		for _, en := range lw.entries() {
+			j := lw.jobs[en.Dir]
 			j.line = changeLine(j)
 		}
-	} else {
+	default:
 		lw.render()
 	}
 
@@ -135,6 +149,12 @@ func watchList(ctx context.Context, e *env, root string, poll time.Duration) err
 // read is the row's cancel note, not its error (list reads it apart).
 // prev, if not nil, is the row it replaces.
 func (lw *listWatcher) row(u jobstore.RootUpdate, prev *watchedJob) *watchedJob {
+	return jobFromUpdate(u, prev)
+}
+
+// jobFromUpdate is the job of u as list shows it (see listWatcher.row);
+// prev, if not nil, is the row it replaces.
+func jobFromUpdate(u jobstore.RootUpdate, prev *watchedJob) *watchedJob {
 	j := &watchedJob{dir: u.Dir, spec: u.Spec, status: u.Status, err: u.Err, cancel: u.Cancel}
 	if prev != nil {
 		j.line = prev.line
@@ -228,6 +248,16 @@ func (lw *listWatcher) entries() []jobstore.Entry {
 	for _, j := range lw.jobs {
 		out = append(out, j.entry())
 	}
+	sortEntries(out)
+	if lw.filter != nil {
+		out, _ = lw.filter.apply(out)
+	}
+	return out
+}
+
+// sortEntries puts entries in List's order: by submission, then ID; those
+// without a spec last, by ID.
+func sortEntries(out []jobstore.Entry) {
 	sort.Slice(out, func(a, b int) bool {
 		x, y := out[a], out[b]
 		if (x.Spec == nil) != (y.Spec == nil) {
@@ -238,7 +268,6 @@ func (lw *listWatcher) entries() []jobstore.Entry {
 		}
 		return x.Dir.ID() < y.Dir.ID()
 	})
-	return out
 }
 
 // render redraws the table in place (listscreen.go), with a last line
@@ -247,10 +276,23 @@ func (lw *listWatcher) render() {
 	lw.redraw("Ctrl-C stops watching " + lw.root)
 }
 
-// printChange prints j's change line if it differs from the last printed.
+// printChange prints j's change line (or JSON object) if it differs from
+// the last printed, and j is one the filter shows, or was.
 func (lw *listWatcher) printChange(j *watchedJob) {
+	gone := lw.jobs[j.dir] == nil
+	if !gone && lw.filter != nil && !lw.filter.match(j.entry()) && j.line == "" {
+		return
+	}
+	if lw.asJSON {
+		event := "job"
+		if gone {
+			event = "removed"
+		}
+		j.line = lw.printJSON(event, j)
+		return
+	}
 	line := changeLine(j)
-	if lw.jobs[j.dir] == nil {
+	if gone {
 		line = j.dir.ID() + "  removed"
 	}
 	if line == j.line {
@@ -258,6 +300,42 @@ func (lw *listWatcher) printChange(j *watchedJob) {
 	}
 	j.line = line
 	fmt.Fprintln(lw.out, escapeTerminal(line))
+}
+
+// listWatchEventJSON is one line of list --watch --json.
+type listWatchEventJSON struct {
+	Event string `json:"event"` // job, removed, synced or stopped
+	*listJobJSON
+	Signal string `json:"signal,omitempty"` // stopped: the signal that stopped the watch
+}
+
+// printJSON prints one line of list --watch --json about j (nil for
+// synced and stopped), unless it repeats the last one printed for j, and
+// returns it.
+func (lw *listWatcher) printJSON(event string, j *watchedJob) string {
+	ev := listWatchEventJSON{Event: event}
+	if j != nil {
+		job := listJobJSON{ID: j.dir.ID(), Dir: string(j.dir)}
+		if event == "job" {
+			job.Spec, job.Status, job.Error, job.Cancel = j.spec, j.status, newErrorJSON(j.err), j.cancel
+		}
+		ev.listJobJSON = &job
+	}
+	if event == "stopped" {
+		if stop := stopCause(lw.ctx); stop != nil {
+			ev.Signal = signalName(stop.sig)
+		}
+	}
+	b, err := json.Marshal(ev)
+	if err != nil {
+		b = []byte(`{"event": "` + event + `"}`)
+	}
+	line := string(b)
+	if j != nil && line == j.line {
+		return line
+	}
+	fmt.Fprintln(lw.out, line)
+	return line
 }
 
 // changeLine is j as one line of list --watch's plain output.
@@ -272,6 +350,9 @@ func changeLine(j *watchedJob) string {
 	}
 	st := en.Status
 	state := string(st.State)
+	if note := attemptNote(en.Spec, st); note != "" {
+		state += ", " + note
+	}
 	if note := cancelNote(j.cancel, j.cancelInfo, st); note != "" {
 		state += ", " + note
 	}

@@ -3,6 +3,7 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -83,6 +84,41 @@ func TestListWatch_PipedPrintsALinePerChangeUntilInterrupted(t *testing.T) {
 		require.NotContains(t, l, "b  unreadable", "a job being submitted or removed is not shown half-made:\n%s", strings.Join(w.seen, "\n"))
 		require.False(t, seen[l], "line %q printed twice:\n%s", l, strings.Join(w.seen, "\n"))
 		seen[l] = true
+	}
+}
+
+func TestListWatch_JSONPrintsAnObjectPerChangeOfTheFilteredJobs(t *testing.T) {
+	root := testdir.New(t)
+	a := submit(t, root, "a")
+	_, err := jobstore.Submit(root, jobstore.JobSpec{ID: "b-other", Kind: "encode"})
+	require.NoError(t, err)
+	w := startLines(t, "list", root, "--watch", "--json", "--kind", "render", "--interval", watchPoll.String())
+	first := w.waitLine(t, `"job_id":"a"`)
+	var ev struct {
+		Event  string              `json:"event"`
+		Status *jobstore.JobStatus `json:"status"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(first), &ev))
+	require.Equal(t, "job", ev.Event)
+	require.Equal(t, jobstore.Queued, ev.Status.State)
+	w.waitLine(t, `{"event":"synced"}`)
+
+	run, err := jobstore.Start(a, jobstore.WithProgressInterval(0))
+	require.NoError(t, err)
+	defer run.Close()
+	require.NoError(t, run.Progress(0.5, "halfway"))
+	line := w.waitLine(t, `"halfway"`)
+	require.NoError(t, json.Unmarshal([]byte(line), &ev))
+	require.Equal(t, uint64(3), ev.Status.Seq)
+	require.NoError(t, run.Finish(jobstore.Outcome{State: jobstore.Succeeded}))
+	w.waitLine(t, `"state":"succeeded"`)
+
+	w.interrupt(t)
+	_, last := w.wait(t)
+	require.JSONEq(t, `{"event":"stopped","signal":"SIGINT"}`, last)
+	for _, l := range w.seen {
+		require.NotContains(t, l, "b-other", "a job the filter leaves out")
+		require.True(t, json.Valid([]byte(l)), "not one JSON object a line: %q", l)
 	}
 }
 

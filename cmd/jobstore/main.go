@@ -60,7 +60,7 @@ type command struct {
 
 // commands lists the subcommands in the order "jobstore help" shows them.
 func commands() []*command {
-	return []*command{demoCmd(), submitCmd(), listCmd(), showCmd(), watchCmd(), waitCmd(), cancelCmd(), workCmd(), reconcileCmd(), checkCmd(), rmCmd(), pruneCmd()}
+	return []*command{demoCmd(), submitCmd(), listCmd(), showCmd(), watchCmd(), waitCmd(), cancelCmd(), retryCmd(), workCmd(), logsCmd(), reconcileCmd(), checkCmd(), rmCmd(), pruneCmd(), serveCmd()}
 }
 
 func findCommand(name string) *command {

@@ -4,7 +4,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/axqua/jobstore"
 )
@@ -15,7 +17,11 @@ func showCmd() *command {
 		args:    "DIR [--json]",
 		summary: "show one job's spec and status, with schema versions",
 		doc: `Shows the job in DIR (ROOT/ID): its spec (job.json) and its latest status
-(status.json), and for each record the schema_version written in the file,
+(status.json), with how it is to run (max attempts and backoff, not
+before, priority, timeout: those set), the retry_at of a pending retry, and
+each ended attempt of a job that keeps them (state, exit code, host, start,
+end, error; one its worker interrupted is marked and not counted), and for
+each record the schema_version written in the file,
 the version this jobstore reads, and whether the record was migrated in
 memory to be read (the file is never rewritten by a reader).
 
@@ -33,6 +39,9 @@ memory to be read (the file is never rewritten by a reader).
 (someone asked the job to stop; see "jobstore cancel").
 
 "error" is as in 'jobstore help list'.
+
+For a failed job, the last lines of its stderr.log (kept by 'jobstore
+work') follow, escaped like every text show prints.
 
 Exit codes: 0 shown; 3 DIR is not a job, or a record cannot be read (what
 could be read is still printed, the error goes to stderr).`,
@@ -61,24 +70,32 @@ func runShow(e *env, fs *flag.FlagSet, args []string) error {
 		return jobDirArgument(j.SpecInfo.Err, pos[0]) // not a job: nothing to show
 	}
 	if *asJSON {
-		out := showJSON{ID: j.Dir.ID(), Dir: string(j.Dir), Spec: j.Spec, Status: j.Status,
-			SpecRecord: j.SpecInfo, StatusRecord: j.StatusInfo}
-		out.SpecRecord.ErrJSON = newErrorJSON(j.SpecInfo.Err)
-		out.StatusRecord.ErrJSON = newErrorJSON(j.StatusInfo.Err)
-		if c, info := readCancel(j.Dir); info.Present || info.Err != nil {
-			info.ErrJSON = newErrorJSON(info.Err)
-			out.Cancel, out.CancelRecord = c, &info
-		}
-		if err := writeJSON(e.stdout, out); err != nil {
+		if err := writeJSON(e.stdout, newShowJSON(j)); err != nil {
 			return err
 		}
 	} else {
 		printJob(e.stdout, j)
+		if j.Status != nil && j.Status.State == jobstore.Failed {
+			printStderrTail(e.stdout, j.Dir)
+		}
 	}
 	if j.SpecInfo.Err != nil {
 		return j.SpecInfo.Err
 	}
 	return j.StatusInfo.Err
+}
+
+// newShowJSON is j as show --json prints it (its cancel request read now).
+func newShowJSON(j jobRecords) showJSON {
+	out := showJSON{ID: j.Dir.ID(), Dir: string(j.Dir), Spec: j.Spec, Status: j.Status,
+		SpecRecord: j.SpecInfo, StatusRecord: j.StatusInfo}
+	out.SpecRecord.ErrJSON = newErrorJSON(j.SpecInfo.Err)
+	out.StatusRecord.ErrJSON = newErrorJSON(j.StatusInfo.Err)
+	if c, info := readCancel(j.Dir); info.Present || info.Err != nil {
+		info.ErrJSON = newErrorJSON(info.Err)
+		out.Cancel, out.CancelRecord = c, &info
+	}
+	return out
 }
 
 // printJob prints a job as aligned "field  value" lines.
@@ -100,11 +117,18 @@ func printJob(w io.Writer, j jobRecords) {
 		if len(s.Params) > 0 {
 			row("params", string(s.Params))
 		}
+		if sched := scheduleText(s); sched != "" {
+			row("schedule", sched)
+		}
 	}
 	row(jobstore.SpecFile, versionText(j.SpecInfo))
 	row(jobstore.StatusFile, versionText(j.StatusInfo))
 	if st := j.Status; st != nil {
-		row("state", string(st.State))
+		state := string(st.State)
+		if note := attemptNote(j.Spec, st); note != "" {
+			state += ", " + note
+		}
+		row("state", state)
 		row("seq", fmt.Sprint(st.Seq))
 		if st.Progress != nil {
 			row("progress", fmtProgress(st.Progress)+"  "+progressBar(st.Progress))
@@ -135,11 +159,48 @@ func printJob(w io.Writer, j jobRecords) {
 		if st.Remedy != "" {
 			row("remedy", st.Remedy)
 		}
+		if st.RetryAt != nil {
+			row("retry at", fmtTime(*st.RetryAt)+untilText(*st.RetryAt, time.Now()))
+		}
+		for _, a := range st.Attempts {
+			row(fmt.Sprintf("attempt %d", a.Attempt), attemptText(a))
+		}
 	}
 	if c := cancelRow(j.Dir, j.Status); c != "" {
 		row("cancel", c)
 	}
 	tw.Flush()
+}
+
+// stderrTailLines is how many of the last lines of stderr.log show prints
+// for a failed job; stderrTailBytes the most it reads to find them.
+const (
+	stderrTailLines = 10
+	stderrTailBytes = 16 << 10
+)
+
+// printStderrTail prints the last lines of the job's stderr.log (kept by
+// 'jobstore work'), each escaped for the terminal, if there is one.
+func printStderrTail(w io.Writer, dir jobstore.JobDir) {
+	t, found, err := readLogTail(dir, stderrFile, -1, stderrTailBytes)
+	switch {
+	case err != nil:
+		fmt.Fprintf(w, "\n%s: %s\n", stderrFile, escapeTerminal(oneLine(errorLine(err))))
+		return
+	case !found || len(t.Text) == 0:
+		return
+	}
+	lines := strings.Split(strings.TrimRight(string(t.Text), "\n"), "\n")
+	if t.Cut && len(lines) > 1 {
+		lines = lines[1:] // the first is likely cut
+	}
+	if len(lines) > stderrTailLines {
+		lines = lines[len(lines)-stderrTailLines:]
+	}
+	fmt.Fprintf(w, "\nlast %s of %s ('jobstore logs --stderr %s' prints it all):\n", plural(len(lines), "line"), stderrFile, escapeTerminal(string(dir)))
+	for _, l := range lines {
+		fmt.Fprintln(w, "  "+escapeTerminal(strings.TrimSuffix(l, "\r")))
+	}
 }
 
 // versionText says how a record was found: its versions, a migration, or

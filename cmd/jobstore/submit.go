@@ -10,7 +10,9 @@ import (
 	"os"
 	"os/user"
 	"sort"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/axqua/jobstore"
 )
@@ -18,7 +20,7 @@ import (
 func submitCmd() *command {
 	return &command{
 		name:    "submit",
-		args:    "ROOT --kind KIND [--params JSON|@FILE] [--label KEY=VALUE]... [--id ID] [--by NAME] [--create]",
+		args:    "ROOT --kind KIND [--params JSON|@FILE] [--label KEY=VALUE]... [--id ID] [--by NAME] [--create] [--max-attempts N] [--backoff D] [--max-backoff D] [--not-before TIME] [--priority N] [--timeout D]",
 		summary: "submit a job: write ROOT/ID/job.json and a queued status; print the ID",
 		doc: `Submits a job under ROOT: writes ROOT/ID/job.json once, and status.json
 with state "queued" and seq 1. Prints the new job's ID, alone on one line,
@@ -33,10 +35,28 @@ hosts) unless --id gives one. --params is a JSON value, or @FILE to read it
 from a file (@- reads stdin); at most 16 MiB, the size limit of a record.
 --label may be repeated.
 
+How and when it runs (all optional; job.json records them, in its schema
+version 2, only when one is given):
+
+  --max-attempts N  run it up to N times (default 1): an attempt that fails
+                    (non-zero exit, timed out) or is lost (its worker gone)
+                    is queued again until N attempts have failed
+  --backoff D       the first retry waits about D (default 10s; each later
+                    one twice the one before, with jitter)
+  --max-backoff D   no retry waits longer than D (default 10m)
+  --not-before TIME it starts no earlier: an RFC 3339 time
+                    (2026-12-01T02:00:00Z, 2026-12-01T02:00:00+01:00), or a
+                    duration from now with a plus sign (+2h, +90s)
+  --priority N      higher first (default 0; may be negative), then oldest
+  --timeout D       an attempt running longer is stopped and fails "timed
+                    out" (retried while attempts remain); default none
+
+Durations are Go durations: 300ms, 90s, 1h30m.
+
 Exit codes: 0 submitted; 2 bad arguments (missing --kind, invalid JSON, a
-label without '='); 3 the job could not be written (ROOT does not exist and
---create was not given, the job exists already, the root is not writable,
-...).`,
+label without '=', a bad --max-attempts, duration or time); 3 the job could
+not be written (ROOT does not exist and --create was not given, the job
+exists already, the root is not writable, ...).`,
 		run: runSubmit,
 	}
 }
@@ -74,8 +94,23 @@ func runSubmit(e *env, fs *flag.FlagSet, args []string) error {
 	create := fs.Bool("create", false, "make ROOT if it does not exist (without it, a missing ROOT is an error)")
 	labels := labelFlag{}
 	fs.Var(labels, "label", "a KEY=VALUE label (repeatable)")
+	// Unset, these leave the spec's field zero (the library's default, and
+	// job.json at its first schema version): hence flag values that print
+	// no default of their own.
+	var maxAttempts optInt
+	var backoff, maxBackoff, timeout optDuration
+	var notBefore timeFlag
+	fs.Var(&maxAttempts, "max-attempts", "run the job up to `N` times while its attempts fail (default 1)")
+	fs.Var(&backoff, "backoff", "the first retry's delay `D`, doubling per retry (default 10s)")
+	fs.Var(&maxBackoff, "max-backoff", "the longest delay `D` between retries (default 10m)")
+	fs.Var(&notBefore, "not-before", "start no earlier than `TIME`: RFC 3339, or +DURATION from now")
+	priority := fs.Int("priority", 0, "higher `N` runs first")
+	fs.Var(&timeout, "timeout", "an attempt longer than `D` fails \"timed out\" (default none)")
 	pos, err := parseArgs(fs, args, 1, 1, "ROOT")
 	if err != nil {
+		return err
+	}
+	if err := checkSchedule(args, maxAttempts.n, backoff.d, maxBackoff.d, timeout.d); err != nil {
 		return err
 	}
 	if *kind == "" {
@@ -91,7 +126,8 @@ func runSubmit(e *env, fs *flag.FlagSet, args []string) error {
 	if *by == "" {
 		*by = defaultSubmitter()
 	}
-	spec := jobstore.JobSpec{ID: *id, Kind: *kind, SubmittedBy: *by}
+	spec := jobstore.JobSpec{ID: *id, Kind: *kind, SubmittedBy: *by, MaxAttempts: maxAttempts.n, Backoff: backoff.d,
+		MaxBackoff: maxBackoff.d, NotBefore: notBefore.t, Priority: *priority, Timeout: timeout.d}
 	if len(labels) > 0 {
 		spec.Labels = labels
 	}
@@ -112,6 +148,93 @@ func runSubmit(e *env, fs *flag.FlagSet, args []string) error {
 		return err
 	}
 	fmt.Fprintln(e.stdout, dir.ID())
+	return nil
+}
+
+// checkSchedule refuses what the library would: negative attempts or
+// durations, a cap below the first delay; in the flags' words.
+func checkSchedule(args []string, maxAttempts int, backoff, maxBackoff, timeout time.Duration) error {
+	switch {
+	case maxAttempts < 0:
+		return usagef("%s must be 1 or more (0: the default, 1), got %d", flagSpelling(args, "max-attempts"), maxAttempts)
+	case maxBackoff > 0 && backoff > maxBackoff:
+		return usagef("%s (%v) must not be longer than %s (%v)", flagSpelling(args, "backoff"), backoff, flagSpelling(args, "max-backoff"), maxBackoff)
+	}
+	for _, d := range []struct {
+		name string
+		d    time.Duration
+	}{{"backoff", backoff}, {"max-backoff", maxBackoff}, {"timeout", timeout}} {
+		switch {
+		case d.d < 0:
+			return usagef("%s must be positive, got %v", flagSpelling(args, d.name), d.d)
+		case d.d > 0 && d.d < time.Millisecond:
+			return usagef("%s must be at least 1ms (job.json keeps milliseconds), got %v", flagSpelling(args, d.name), d.d)
+		}
+	}
+	return nil
+}
+
+// optInt and optDuration are flag values whose unset zero prints as
+// nothing: their default is the library's, said in the usage text.
+type optInt struct{ n int }
+
+func (f *optInt) String() string {
+	if f.n == 0 {
+		return ""
+	}
+	return strconv.Itoa(f.n)
+}
+
+func (f *optInt) Set(v string) (err error) {
+	f.n, err = strconv.Atoi(v)
+	if err != nil {
+		return fmt.Errorf("%q is not a whole number", v)
+	}
+	return nil
+}
+
+type optDuration struct{ d time.Duration }
+
+func (f *optDuration) String() string {
+	if f.d == 0 {
+		return ""
+	}
+	return f.d.String()
+}
+
+func (f *optDuration) Set(v string) (err error) {
+	f.d, err = time.ParseDuration(v)
+	if err != nil {
+		return fmt.Errorf("%q is not a duration (300ms, 90s, 1h30m)", v)
+	}
+	return nil
+}
+
+// timeFlag is --not-before: an RFC 3339 time, or "+D", D (a Go duration)
+// from now.
+type timeFlag struct{ t time.Time }
+
+func (f *timeFlag) String() string {
+	if f.t.IsZero() {
+		return ""
+	}
+	return f.t.Format(time.RFC3339)
+}
+
+func (f *timeFlag) Set(v string) error {
+	if rest, ok := strings.CutPrefix(v, "+"); ok {
+		d, err := time.ParseDuration(rest)
+		if err != nil || d < 0 {
+			return fmt.Errorf("%q is not +DURATION (+90s, +2h30m)", v)
+		}
+		f.t = time.Now().Add(d).UTC()
+		return nil
+	}
+	t, err := time.Parse(time.RFC3339Nano, v)
+	if err != nil {
+		return fmt.Errorf("%q is not an RFC 3339 time (2026-12-01T02:00:00Z) or +DURATION (+2h)", v)
+	}
+	f.t = t
 	return nil
 }
 

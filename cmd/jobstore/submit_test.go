@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/axqua/jobstore"
 	"github.com/axqua/jobstore/internal/testdir"
@@ -66,6 +67,53 @@ func TestReadParams_LimitIsInclusive(t *testing.T) {
 			}
 			require.NoError(t, err)
 			assert.Len(t, raw, tt.size)
+		})
+	}
+}
+
+// How and when a job runs is written into its spec, as the flags say;
+// values the library would refuse are bad arguments, and nothing is
+// written.
+func TestSubmit_ScheduleFlagsAreWrittenIntoTheSpec(t *testing.T) {
+	root := filepath.Join(testdir.New(t), "jobs")
+	before := time.Now()
+	r := runCLI(t, "submit", root, "--create", "--kind", "k", "--id", "sched", "--max-attempts", "5", "--backoff", "2s",
+		"--max-backoff", "1m", "--not-before", "+2h", "--priority", "-3", "--timeout", "90s")
+	requireCode(t, r, exitOK)
+	spec, err := jobstore.ReadSpec(jobstore.JobDir(filepath.Join(root, "sched")))
+	require.NoError(t, err)
+	assert.Equal(t, 5, spec.MaxAttempts)
+	assert.Equal(t, 2*time.Second, spec.Backoff)
+	assert.Equal(t, time.Minute, spec.MaxBackoff)
+	assert.Equal(t, -3, spec.Priority)
+	assert.Equal(t, 90*time.Second, spec.Timeout)
+	assert.WithinRange(t, spec.NotBefore, before.Add(2*time.Hour-time.Second), time.Now().Add(2*time.Hour+time.Second))
+
+	r = runCLI(t, "submit", root, "--kind", "k", "--id", "at", "--not-before", "2030-01-02T03:04:05+01:00")
+	requireCode(t, r, exitOK)
+	spec, err = jobstore.ReadSpec(jobstore.JobDir(filepath.Join(root, "at")))
+	require.NoError(t, err)
+	assert.True(t, spec.NotBefore.Equal(time.Date(2030, 1, 2, 2, 4, 5, 0, time.UTC)), "%v", spec.NotBefore)
+
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"negative attempts", []string{"--max-attempts", "-1"}, "--max-attempts must be 1 or more"},
+		{"negative backoff", []string{"--backoff", "-1s"}, "--backoff must be positive"},
+		{"below a millisecond", []string{"--timeout", "500us"}, "--timeout must be at least 1ms"},
+		{"cap below the first delay", []string{"--backoff", "1h", "--max-backoff", "1m"}, "--backoff (1h0m0s) must not be longer than --max-backoff (1m0s)"},
+		{"a time that is not one", []string{"--not-before", "tomorrow"}, "is not an RFC 3339 time"},
+		{"a negative offset", []string{"--not-before", "+-1h"}, "is not +DURATION"},
+		{"a duration without +", []string{"--not-before", "2h"}, "is not an RFC 3339 time"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := runCLI(t, append([]string{"submit", root, "--kind", "k", "--id", "bad"}, tc.args...)...)
+			requireCode(t, r, exitUsage)
+			requireErrorLine(t, r)
+			assert.Contains(t, r.stderr, tc.want)
+			assert.NoDirExists(t, filepath.Join(root, "bad"), "nothing was written")
 		})
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -26,13 +27,25 @@ func workCmd() *command {
 		name:    "work",
 		args:    "ROOT [--kind K]... [--parallel N] [--grace D] [--lease D] [--until-empty] [--fail-fast N] [--fail-fast-within D] [--log-limit SIZE] [--json] [--scan D] -- COMMAND [ARG...]",
 		summary: "run COMMAND for each queued job of ROOT, N at a time, on this host",
-		doc: `Takes the queued jobs of ROOT, oldest first (StartNext), and runs COMMAND
-once for each, --parallel at a time (default 1). Any number of workers, on
-any number of hosts sharing ROOT, may run at once: each job is started by
-exactly one of them. --kind (repeatable) takes only jobs of those kinds.
-A worker with nothing to do waits: a job submitted on this host is seen
-at once (file system events), one submitted by another host within --scan
-(default 1s) plus the mount's own caching (NFS, SMB, FUSE).
+		doc: `Runs the jobs of ROOT on a jobstore Worker: takes the queued jobs that are
+due, highest priority first, then oldest (as StartNext does), and runs
+COMMAND once for each, --parallel at a time (default 1). Any number of
+workers, on any number of hosts sharing ROOT, may run at once: each job is
+started by exactly one of them. --kind (repeatable) takes only jobs of
+those kinds. A worker with nothing to do waits: a job submitted on this
+host is seen at once (file system events), one submitted by another host
+within --scan (default 1s) plus the mount's own caching (NFS, SMB, FUSE);
+a job whose not_before or retry is due later is started at that moment.
+
+Retries and rescue: an attempt that fails (non-zero exit, killed, timed
+out) of a job submitted with --max-attempts N is queued again until N
+attempts have failed, each after its backoff ('jobstore help submit'); its
+end line says "queued" and when the retry is due. Every worker also
+rescues, every --scan, the running jobs whose worker is gone (by pid on
+this host, by lease elsewhere): each is queued again while it has
+attempts left, else marked lost, with no 'jobstore reconcile'. A job's
+--timeout (at submit) stops its command as a cancel does (SIGTERM, SIGKILL
+after --grace), and the attempt fails "timed out".
 
 For each job, COMMAND runs with:
 
@@ -84,13 +97,16 @@ the grace the whole job object is terminated (exit code 1), with what the
 command left running once it exits, and all of it when the worker dies.
 
 The first SIGINT or SIGTERM (Ctrl-C) stops the worker taking jobs; it waits
-for the running ones. A second one stops the running commands as a cancel
-request does (SIGTERM, SIGKILL after the grace) and marks their jobs
-cancelled. Then the worker ends as the first signal ends a process (a
-shell reports 130 or 143), as watch does. --until-empty exits once no
-queued job is left: the first time the worker finds none it can start, it
-takes no more and waits for the running ones; it exits 0 if every job it
-ran succeeded, else 1.
+for the running ones. A second one stops the running commands (SIGTERM,
+SIGKILL after the grace) and puts their jobs back in the queue at once,
+for the next worker: the attempt is kept as interrupted and counts against
+no --max-attempts. Then the worker ends as the first signal ends a process
+(a shell reports 130 or 143), as watch does. --until-empty exits once no
+job is left that it may start and none of its commands runs: each time a
+command ends it looks again, so a job submitted meanwhile is run too; a
+job not yet due (its --not-before, or a pending retry) is left queued. It
+exits 0 if every job it ran succeeded, else 1 (a job left queued for a
+retry did not succeed).
 
 A broken command does not empty the queue. The next job is taken only
 once the command has started for the one before: a command that cannot be
@@ -108,17 +124,22 @@ Prints a line when a job starts and when it ends:
   2026-11-30T09:35:40Z start ID kind render
   2026-11-30T09:35:52Z end   ID succeeded exit 0 after 12s
   2026-11-30T09:36:01Z end   ID failed exit 3 after 9.1s: the command exited with status 3
+  2026-11-30T09:36:05Z end   ID queued exit 3 after 4s: attempt 1 failed (the command exited with status 3); retry 2 of 3 at 2026-11-30T09:36:15Z
 
 --json prints one object per line instead, every key always present:
 
   {"event": "start", "time": "...", "job_id": "...", "dir": "...", "kind": "..."}
   {"event": "end", "time": "...", "job_id": "...", "dir": "...", "state": "succeeded",
-   "exit_code": 0, "signal": null, "seconds": 12.1, "message": "...", "error": null}
+   "retry_at": null, "exit_code": 0, "signal": null, "seconds": 12.1, "message": "...",
+   "error": null}
 
-"state" is null when nothing could be written (another host took the job
-over); "error" is null or an object as in 'jobstore help list'. Notes about
-the worker itself (a signal received, a job passed over because its
-records cannot be read) go to stderr. A kind, a message or an error that
+"state" is the job's state once the attempt ended: "queued" when it is to
+run again (a retry, due at "retry_at", or interrupted by the worker's
+second signal); null when nothing could be written (another host took the
+job over); "error" is null or an object as in 'jobstore help list'. Notes
+about the worker itself (a signal received, a job passed over because its
+records cannot be read, an end or a rescue it could not record) go to
+stderr. A kind, a message or an error that
 holds terminal controls or invalid UTF-8 is printed escaped (\x1b, \u009b,
 \xff); --json gives the strings as they are.
 
@@ -166,6 +187,15 @@ type worker struct {
 	// run them (it cannot be started, or its jobs fail fast); nil if not.
 	broken error
 	streak fastStreak
+	// active is how many jobs' commands run. launches holds a channel per
+	// job allowed by the gate whose handler has not begun yet, oldest
+	// first; launched is the one of the job taken last, closed once its
+	// command has started, or its job ended.
+	active   int
+	launches []chan struct{}
+	launched chan struct{}
+
+	stopTaking context.CancelFunc // the Worker takes no more jobs
 }
 
 func runWork(e *env, fs *flag.FlagSet, args []string) error {
@@ -173,9 +203,9 @@ func runWork(e *env, fs *flag.FlagSet, args []string) error {
 	fs.Var(&kinds, "kind", "take only jobs of kind `K` (repeatable)")
 	parallel := fs.Int("parallel", 1, "run up to `N` jobs at a time")
 	grace := fs.Duration("grace", defaultGrace, "time between SIGTERM and SIGKILL when a command is stopped")
-	untilEmpty := fs.Bool("until-empty", false, "exit once no queued job is left")
+	untilEmpty := fs.Bool("until-empty", false, "exit once no job is due and no command runs")
 	asJSON := fs.Bool("json", false, "print one JSON object per line (shape in the help text)")
-	scan := fs.Duration("scan", jobstore.DefaultScanInterval, "look at ROOT this often even without file system events")
+	scan := fs.Duration("scan", jobstore.DefaultScanInterval, "look at ROOT this often even without file system events, and rescue jobs whose worker is gone")
 	failFastN := fs.Int("fail-fast", defaultFailFast, "stop after `N` jobs in a row fail fast the same way (0: never)")
 	failFastWithin := fs.Duration("fail-fast-within", defaultFailFastWithin, "a job whose command fails within `D` of its start fails fast")
 	logLimit := sizeFlag(defaultLogLimit)
@@ -236,13 +266,28 @@ func splitCommand(args []string) (own, argv []string, dashed bool) {
 	return args, nil, false
 }
 
-// loop takes jobs and runs them, parallel at a time, until it is told to
-// stop (a signal, or --until-empty and nothing left), then waits for the
-// running ones.
+// drainForever is the Worker's grace: after the first interrupt the
+// running commands run to their end; only a second interrupt stops them
+// (StopAndCancel). --grace is the time between SIGTERM and SIGKILL of a
+// command, something else.
+const drainForever = time.Duration(math.MaxInt64)
+
+// loop runs the jobs of the root on a jobstore.Worker, parallel at a time,
+// until it is told to stop (a signal, a command that cannot run jobs, or
+// --until-empty and nothing left), then waits for the running ones.
 func (wk *worker) loop(parallel int, untilEmpty bool, opts []jobstore.StartOption) error {
 	taking, stopTaking := context.WithCancel(context.Background())
 	defer stopTaking()
-	stopJobs := make(chan struct{}) // closed by the second interrupt
+	wk.stopTaking = stopTaking
+	wopts := []jobstore.WorkerOption{jobstore.WithParallel(parallel), jobstore.WithGrace(drainForever),
+		jobstore.WithStartOptions(opts...), jobstore.WithTakeGate(wk.gate), jobstore.WithLogger(wk.logger())}
+	if untilEmpty {
+		wopts = append(wopts, jobstore.WithUntilIdle())
+	}
+	w, err := jobstore.NewWorker(wk.root, wk.handle, wopts...)
+	if err != nil {
+		return err
+	}
 	sigs := make(chan os.Signal, 2)
 	for _, sig := range stopSignals() {
 		if !signal.Ignored(sig) { // a background job of a shell ignores SIGINT: so does the worker
@@ -250,86 +295,29 @@ func (wk *worker) loop(parallel int, untilEmpty bool, opts []jobstore.StartOptio
 		}
 	}
 	defer signal.Stop(sigs)
-	var running sync.WaitGroup
-	var mu sync.Mutex
-	active := 0
-	var stoppedBy os.Signal // the first stop signal; guarded by mu
+	var stoppedBy os.Signal // the first stop signal; guarded by wk.mu
 	go func() {
 		sig, ok := <-sigs
 		if !ok {
 			return
 		}
-		mu.Lock()
-		n := active
+		wk.mu.Lock()
+		n := wk.active
 		stoppedBy = sig
-		mu.Unlock()
-		wk.warnf("%s: taking no more jobs; waiting for %s to end (interrupt again to cancel them)", signalName(sig), plural(n, "running job"))
+		wk.mu.Unlock()
+		wk.warnf("%s: taking no more jobs; waiting for %s to end (interrupt again to stop them: they are queued again)", signalName(sig), plural(n, "running job"))
 		stopTaking()
 		if sig, ok = <-sigs; !ok {
 			return
 		}
-		wk.warnf("%s: cancelling the running jobs", signalName(sig))
-		close(stopJobs)
+		wk.warnf("%s: stopping the running jobs; they are queued again", signalName(sig))
+		w.StopAndCancel()
 	}()
 
-	slots := make(chan struct{}, parallel)
-	var fatal error
-	for fatal == nil {
-		select {
-		case slots <- struct{}{}:
-		case <-taking.Done():
-		}
-		if taking.Err() != nil {
-			break
-		}
-		ctx := taking
-		if untilEmpty {
-			ctx = doneContext() // look once
-		}
-		run, err := jobstore.StartNext(ctx, wk.root, opts...)
-		if err != nil {
-			<-slots
-			if !errors.Is(err, context.Canceled) {
-				fatal = err
-			}
-			break
-		}
-		mu.Lock()
-		active++
-		mu.Unlock()
-		wk.startLine(run)
-		// The next job is claimed only once this one's command has started
-		// (or its job has ended without it): a command that cannot be
-		// started fails one job, never one per slot.
-		launched := make(chan struct{})
-		var launch sync.Once
-		hasStarted := func() { launch.Do(func() { close(launched) }) }
-		running.Go(func() {
-			defer func() { <-slots }()
-			defer hasStarted()
-			began := time.Now()
-			end := wk.runJob(run, stopJobs, hasStarted)
-			wk.endLine(run, end, time.Since(began))
-			mu.Lock()
-			active--
-			n := active
-			mu.Unlock()
-			if stop, why := wk.judge(run, end); stop {
-				if why != "" && n > 0 { // else the error that ends the worker says it at once
-					wk.warnf("taking no more jobs: %s; waiting for %s to end", why, plural(n, "running job"))
-				}
-				stopTaking()
-			}
-		})
-		<-launched
-	}
-	stopTaking()
-	running.Wait()
-	mu.Lock()
-	sig := stoppedBy
-	mu.Unlock()
+	fatal := w.Run(taking)
 	wk.mu.Lock()
 	defer wk.mu.Unlock()
+	sig := stoppedBy
 	switch {
 	case fatal != nil:
 	case wk.broken != nil:
@@ -342,6 +330,72 @@ func (wk *worker) loop(parallel int, untilEmpty bool, opts []jobstore.StartOptio
 		fatal = &exitError{code: exitUnsuccessful} // each end line said how
 	}
 	return fatal
+}
+
+// gate is the Worker's take gate: the next job is taken only once the
+// command of the job taken before has started (or its job has ended
+// without it), so that a command that cannot be started fails one job,
+// never one per slot. A command judged broken has stopped the taking
+// (wk.stopTaking) by then. The Worker calls it once per job it takes (and
+// once more before a last take that finds none): each call but the first
+// follows the take of the job whose channel the call before queued.
+func (wk *worker) gate(ctx context.Context) error {
+	wk.mu.Lock()
+	var before chan struct{}
+	if n := len(wk.launches); n > 0 {
+		before = wk.launches[n-1] // the job taken last, whose handler may not have begun
+	} else {
+		before = wk.launched
+	}
+	wk.launches = append(wk.launches, make(chan struct{}))
+	wk.mu.Unlock()
+	if before != nil {
+		select {
+		case <-before:
+		case <-ctx.Done():
+		}
+	}
+	return nil
+}
+
+// handle is the Worker's handler: it runs the command for run, prints the
+// start and end lines and judges whether the command can run jobs. It
+// returns nil once it recorded the job's end; otherwise an error, and the
+// Worker records the end: the job queued again when the worker's forced
+// stop interrupted it, else the outcome handle meant to record (it
+// returns nil for a success).
+func (wk *worker) handle(ctx context.Context, run *jobstore.Run) error {
+	wk.mu.Lock()
+	launched := wk.launches[0] // queued by the gate before this job was taken
+	wk.launches = wk.launches[1:]
+	wk.launched = launched
+	wk.active++
+	wk.mu.Unlock()
+	var once sync.Once
+	hasStarted := func() { once.Do(func() { close(launched) }) }
+	defer hasStarted()
+
+	wk.startLine(run)
+	began := time.Now()
+	end := wk.runJob(ctx, run, hasStarted)
+	wk.endLine(run, end, time.Since(began))
+	wk.mu.Lock()
+	wk.active--
+	n := wk.active
+	wk.mu.Unlock()
+	if stop, why := wk.judge(run, end); stop {
+		if why != "" && n > 0 { // else the error that ends the worker says it at once
+			wk.warnf("taking no more jobs: %s; waiting for %s to end", why, plural(n, "running job"))
+		}
+		wk.stopTaking()
+	}
+	switch {
+	case end.interrupted:
+		return errors.New(end.message)
+	case end.err != nil && end.state == "" && end.outcome != jobstore.Succeeded && !errors.Is(end.err, jobstore.ErrNotOwner):
+		return errors.New(end.message) // the Worker tries once more to record the outcome meant
+	}
+	return nil // recorded; or a success not recorded, which the Worker tries once more
 }
 
 // judge takes note of how a job ended; it reports whether the worker must
@@ -370,13 +424,6 @@ func (wk *worker) judge(run *jobstore.Run, end jobEnd) (stop bool, why string) {
 	return true, wk.brokenWhy()
 }
 
-// doneContext is a context that is already done: StartNext looks once.
-func doneContext() context.Context {
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
-	return ctx
-}
-
 // workStartJSON and workEndJSON are the lines of "work --json".
 type workStartJSON struct {
 	Event string `json:"event"` // start
@@ -392,6 +439,7 @@ type workEndJSON struct {
 	ID       string     `json:"job_id"`
 	Dir      string     `json:"dir"`
 	State    *string    `json:"state"` // null when nothing was written
+	RetryAt  *string    `json:"retry_at"`
 	ExitCode *int       `json:"exit_code"`
 	Signal   *string    `json:"signal"`
 	Seconds  float64    `json:"seconds"`
@@ -413,9 +461,12 @@ func (wk *worker) endLine(run *jobstore.Run, end jobEnd, took time.Duration) {
 	if wk.asJSON {
 		ev := workEndJSON{Event: "end", Time: now, ID: run.Dir().ID(), Dir: string(run.Dir()),
 			ExitCode: end.exitCode, Seconds: took.Seconds(), Message: end.message, Error: newErrorJSON(end.err)}
-		if end.state != "" {
-			s := string(end.state)
-			ev.State = &s
+		if state := end.shownState(); state != "" {
+			ev.State = &state
+		}
+		if end.retryAt != nil {
+			at := fmtTime(*end.retryAt)
+			ev.RetryAt = &at
 		}
 		if end.signal != "" {
 			ev.Signal = &end.signal
@@ -424,7 +475,7 @@ func (wk *worker) endLine(run *jobstore.Run, end jobEnd, took time.Duration) {
 		return
 	}
 	var b strings.Builder
-	state := string(end.state)
+	state := end.shownState()
 	if state == "" {
 		state = "not-recorded"
 	}

@@ -52,6 +52,10 @@ func runJobRole(role string) int {
 		return holdJob(true)
 	case "grandchild":
 		return grandchildJob()
+	case "flaky":
+		return flakyJob()
+	case "spawn":
+		return spawnJob()
 	}
 	fmt.Fprintf(os.Stderr, "unknown job role %q\n", role)
 	return 2
@@ -114,6 +118,37 @@ func holdJob(progress bool) int {
 	publish(filepath.Join(dir, pidFile), os.Getpid())
 	for !exists(filepath.Join(dir, releaseFile)) {
 		time.Sleep(10 * time.Millisecond)
+	}
+	return 0
+}
+
+// flakyJob fails (exit 3) the first time it runs for a job, and succeeds
+// after: it leaves a file in the job directory to know.
+func flakyJob() int {
+	mark := filepath.Join(os.Getenv(jobDirEnv), "ran-once")
+	if exists(mark) {
+		fmt.Println("second time lucky")
+		return 0
+	}
+	publish(mark, os.Getpid())
+	fmt.Fprintln(os.Stderr, "the licence server blinked")
+	return 3
+}
+
+// spawnDelay is how long the spawn role waits before it submits: enough
+// for a worker with a free slot to have looked and found nothing.
+const spawnDelay = 300 * time.Millisecond
+
+// spawnJob, run for a job other than "spawned", waits spawnDelay, then
+// submits a job "spawned" of kind k into its job's root; it succeeds.
+func spawnJob() int {
+	if os.Getenv(jobIDEnv) == "spawned" {
+		return 0
+	}
+	time.Sleep(spawnDelay)
+	if _, err := jobstore.Submit(filepath.Dir(os.Getenv(jobDirEnv)), jobstore.JobSpec{ID: "spawned", Kind: "k"}); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 2
 	}
 	return 0
 }
@@ -242,6 +277,16 @@ func submitKind(t *testing.T, root, id, kind string, params string) jobstore.Job
 	return dir
 }
 
+// waitEnded waits for dir's job to end (Wait) and returns its status.
+func waitEnded(t *testing.T, dir jobstore.JobDir) *jobstore.JobStatus {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), cliTimeout)
+	defer cancel()
+	st, err := jobstore.Wait(ctx, dir)
+	require.NoError(t, err)
+	return st
+}
+
 func status(t *testing.T, dir jobstore.JobDir) *jobstore.JobStatus {
 	t.Helper()
 	st, err := jobstore.ReadStatus(dir)
@@ -317,7 +362,7 @@ func TestWork_RunsEachJobAndRecordsHowItEnded(t *testing.T) {
 		}
 		require.Equal(t, "end", l["event"])
 		require.Equal(t, lines[i-1]["job_id"], l["job_id"], "a job's end follows its start with --parallel 1")
-		require.ElementsMatch(t, []string{"event", "time", "job_id", "dir", "state", "exit_code", "signal", "seconds", "message", "error"}, keys(l))
+		require.ElementsMatch(t, []string{"event", "time", "job_id", "dir", "state", "retry_at", "exit_code", "signal", "seconds", "message", "error"}, keys(l))
 		ends[l["job_id"].(string)] = l
 	}
 	require.Equal(t, "succeeded", ends["a-ok"]["state"])

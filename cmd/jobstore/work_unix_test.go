@@ -3,7 +3,6 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"os"
 	"path/filepath"
@@ -20,16 +19,6 @@ import (
 // gone reports whether no process has pid (a zombie counts as alive until
 // reaped; an orphan's is reaped by init).
 func gone(pid int) bool { return errors.Is(syscall.Kill(pid, 0), syscall.ESRCH) }
-
-// waitEnded waits for dir's job to end (Wait) and returns its status.
-func waitEnded(t *testing.T, dir jobstore.JobDir) *jobstore.JobStatus {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), cliTimeout)
-	defer cancel()
-	st, err := jobstore.Wait(ctx, dir)
-	require.NoError(t, err)
-	return st
-}
 
 // A cancel request stops the command and everything in its process group:
 // with SIGTERM, or with SIGKILL after the grace when SIGTERM is ignored.
@@ -76,12 +65,13 @@ func TestWork_CancelStopsTheCommandAndItsGroup(t *testing.T) {
 }
 
 // The first interrupt: no more jobs are taken, the running ones run to
-// their end. The second: they are stopped and cancelled.
-func TestWork_FirstInterruptDrainsSecondCancels(t *testing.T) {
+// their end. The second: they are stopped and queued again, their attempt
+// kept as interrupted (it counts against no --max-attempts).
+func TestWork_FirstInterruptDrainsSecondRequeues(t *testing.T) {
 	for _, twice := range []bool{false, true} {
 		name := "one interrupt drains"
 		if twice {
-			name = "two interrupts cancel"
+			name = "two interrupts requeue"
 		}
 		t.Run(name, func(t *testing.T) {
 			root := testdir.New(t)
@@ -99,7 +89,7 @@ func TestWork_FirstInterruptDrainsSecondCancels(t *testing.T) {
 			want := jobstore.Succeeded
 			if twice {
 				require.NoError(t, w.cmd.Process.Signal(syscall.SIGTERM))
-				want = jobstore.Cancelled
+				want = jobstore.Queued
 			} else {
 				for _, d := range []jobstore.JobDir{a, b} {
 					writeFileT(t, filepath.Join(string(d), releaseFile), "")
@@ -108,14 +98,34 @@ func TestWork_FirstInterruptDrainsSecondCancels(t *testing.T) {
 			r := w.wait(t)
 			requireEndedBy(t, w.cmd, syscall.SIGINT) // by the first signal, as watch ends
 			require.Contains(t, r.stderr, "SIGINT: taking no more jobs")
+			if twice {
+				require.Contains(t, r.stderr, "SIGTERM: stopping the running jobs; they are queued again")
+				require.Contains(t, r.stdout, "queued exit 143")
+			}
 			for _, d := range []jobstore.JobDir{a, b} {
 				st := status(t, d)
 				require.Equal(t, want, st.State, "%s\n%s", r.stdout, r.stderr)
 				if twice {
-					require.Contains(t, st.Message, "the worker was interrupted twice")
+					require.Len(t, st.Attempts, 1, "%s", r.stdout)
+					require.True(t, st.Attempts[0].Interrupted)
+					require.Contains(t, st.Attempts[0].Error, "the worker was stopped (interrupted twice)")
+					require.Nil(t, st.RetryAt, "due again at once")
 				}
 			}
 			require.Equal(t, jobstore.Queued, status(t, c).State, "a job was taken after the interrupt:\n%s", r.stdout)
+			if !twice {
+				return
+			}
+			// The next worker runs the interrupted jobs again, to their end.
+			for _, d := range []jobstore.JobDir{a, b, c} {
+				writeFileT(t, filepath.Join(string(d), releaseFile), "")
+			}
+			requireCode(t, runWorker(t, "hold", nil, root, "--until-empty"), exitOK)
+			for _, d := range []jobstore.JobDir{a, b} {
+				st := status(t, d)
+				require.Equal(t, jobstore.Succeeded, st.State)
+				require.Len(t, st.Attempts, 2, "the interrupted attempt, then the one that ended")
+			}
 		})
 	}
 }
@@ -168,4 +178,32 @@ func TestWork_CommandThatCannotRunStopsTheWorker(t *testing.T) {
 	require.Contains(t, st.Error, "cannot run "+script)
 	require.Equal(t, jobstore.Queued, status(t, b).State)
 	require.Contains(t, r.stderr, "stopped taking jobs")
+}
+
+// A worker killed mid-job: a live worker on the same root rescues its job
+// without a reconcile command, and runs it again while it has attempts
+// left; the attempt whose worker died is kept as lost.
+func TestWork_KilledWorkersJobIsRescuedByAnotherWorker(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("the command dies with the worker on Linux only (its supervisor)")
+	}
+	root := testdir.New(t)
+	dir := submitCLI(t, root, "--max-attempts", "2", "--backoff", "100ms")
+	w := startWorker(t, "hold", nil, root)
+	waitUntil(t, "the command to run", func() bool { return exists(filepath.Join(string(dir), pidFile)) })
+	pid := readPID(t, filepath.Join(string(dir), pidFile))
+	require.NoError(t, w.cmd.Process.Kill())
+	<-w.done
+	waitUntil(t, "the orphaned command to be killed", func() bool { return gone(pid) })
+	writeFileT(t, filepath.Join(string(dir), releaseFile), "") // its next run ends at once
+
+	rescuer := startWorker(t, "hold", nil, root, "--scan", "100ms")
+	st := waitEnded(t, dir)
+	require.Equal(t, jobstore.Succeeded, st.State, "%s\n%s", rescuer.stdout.String(), rescuer.stderr.String())
+	require.Len(t, st.Attempts, 2)
+	require.Equal(t, jobstore.Lost, st.Attempts[0].State, "the attempt whose worker died")
+	require.Equal(t, jobstore.Succeeded, st.Attempts[1].State)
+	require.NoError(t, rescuer.cmd.Process.Signal(os.Interrupt))
+	rescuer.wait(t)
+	requireEndedBy(t, rescuer.cmd, syscall.SIGINT)
 }

@@ -28,22 +28,29 @@ const outputWaitDelay = 2 * time.Second
 
 // jobEnd is how a job's run ended, for the worker's end line.
 type jobEnd struct {
-	state    jobstore.State // "" when nothing was written (the job was taken over)
-	exitCode *int
-	signal   string // the signal that ended the command, Unix
-	message  string
-	err      error         // a failure of the worker's own: the outcome may not be recorded
-	fatal    bool          // the command cannot be run at all: the worker stops taking jobs
-	startErr error         // why the command could not be started, when fatal
-	ran      time.Duration // from the command's start to its exit; 0 if it did not start
+	state   jobstore.State // how the attempt ended, as written; "" when nothing was written
+	outcome jobstore.State // the state meant, written or not
+	retryAt *time.Time     // the job is queued again for a retry, due then
+	// interrupted: the worker's forced stop stopped the command; nothing
+	// was written, and the Worker queues the job again.
+	interrupted bool
+	exitCode    *int
+	signal      string // the signal that ended the command, Unix
+	message     string
+	err         error         // a failure of the worker's own: the outcome may not be recorded
+	fatal       bool          // the command cannot be run at all: the worker stops taking jobs
+	startErr    error         // why the command could not be started, when fatal
+	ran         time.Duration // from the command's start to its exit; 0 if it did not start
 }
 
 // runJob runs the worker's command for run and finishes it: succeeded on
-// exit 0, failed otherwise, cancelled when stopped on a cancel request or
-// by the worker's second interrupt (stop). It calls started once the
-// command has started (not when it could not be). It closes run.
-func (wk *worker) runJob(run *jobstore.Run, stop <-chan struct{}, started func()) jobEnd {
-	defer run.Close()
+// exit 0, failed otherwise (queued again by the job's retry policy),
+// cancelled when stopped on a cancel request, failed "timed out" when
+// stopped at the job's timeout. When the worker's forced stop ends ctx
+// (jobstore.ErrWorkerStopped), it stops the command and writes nothing:
+// the Worker queues the job again. It calls started once the command has
+// started (not when it could not be).
+func (wk *worker) runJob(ctx context.Context, run *jobstore.Run, started func()) jobEnd {
 	dir := string(run.Dir())
 	stdout, err := openLog(dir, stdoutFile, wk.logLimit)
 	if err != nil {
@@ -96,30 +103,24 @@ func (wk *worker) runJob(run *jobstore.Run, stop <-chan struct{}, started func()
 		killed   bool // the grace passed: killed
 		pe       procEnd
 	)
-	runCtx := run.Context()
-	asked := runCtx.Done() // nil once asked: the request is acted on once
-	stopReq := func(why string) {
-		if stopped != "" {
-			return
-		}
-		stopped = why
-		if err := proc.terminate(); err != nil {
-			wk.warnf("job %s: %s to the command: %v", run.Dir().ID(), stopName, err)
-		}
-		killTime = time.After(wk.grace)
-	}
+	asked := ctx.Done() // nil once asked: the request is acted on once
 wait:
 	for {
 		select {
 		case pe = <-exited:
 			break wait
 		case <-asked:
-			cause = context.Cause(runCtx)
-			stopReq(oneLine(causeText(cause)))
 			asked = nil
-		case <-stop:
-			stopReq("the worker was interrupted twice")
-			stop = nil
+			if errors.Is(context.Cause(ctx), jobstore.ErrWorkerStopped) && run.Context().Err() == nil {
+				stopped = "the worker was stopped (interrupted twice)"
+			} else {
+				cause = context.Cause(run.Context())
+				stopped = oneLine(causeText(cause))
+			}
+			if err := proc.terminate(); err != nil {
+				wk.warnf("job %s: %s to the command: %v", run.Dir().ID(), stopName, err)
+			}
+			killTime = time.After(wk.grace)
 		case <-killTime:
 			if err := proc.kill(); err != nil {
 				wk.warnf("job %s: kill: %v", run.Dir().ID(), err)
@@ -162,10 +163,19 @@ func (wk *worker) finish(run *jobstore.Run, pe procEnd, stopped string, cause er
 		}
 		end.err = cause
 		return end
+	case stopped != "" && cause == nil:
+		// The worker's forced stop: the Worker queues the job again.
+		end.interrupted = true
+		end.message = fmt.Sprintf("%s, which %s", stopped, how)
+		return end
 	case pe.watchdog != "":
 		o.State = jobstore.Failed
 		o.Error = pe.watchdog + "; the command " + how
 		o.Remedy = "find why the worker stopped renewing its lease (it was stopped, starved, or blocked on the file system), then submit the job again"
+	case errors.Is(cause, context.DeadlineExceeded):
+		o.State = jobstore.Failed
+		o.Error = fmt.Sprintf("%s, which %s", stopped, how)
+		o.Remedy = "raise the job's timeout (submit --timeout), or make its command faster"
 	case stopped != "":
 		o.State = jobstore.Cancelled
 		o.Message = fmt.Sprintf("%s, which %s", stopped, how)
@@ -186,23 +196,41 @@ func (wk *worker) finish(run *jobstore.Run, pe procEnd, stopped string, cause er
 		}
 		o.Message = note
 	}
-	end.state, end.message = o.State, o.Error
+	end.state, end.outcome, end.message = o.State, o.State, o.Error
 	if end.message == "" {
 		end.message = o.Message
 	}
-	if err := run.Finish(o); err != nil {
-		end.err, end.state = err, ""
-	}
+	end.finished(run, run.Finish(o))
 	return end
+}
+
+// shownState is the job's state once the attempt ended, as the end line
+// says it: queued when it is to run again (a retry, or interrupted), ""
+// when nothing was written.
+func (end *jobEnd) shownState() string {
+	if end.retryAt != nil || end.interrupted {
+		return string(jobstore.Queued)
+	}
+	return string(end.state)
+}
+
+// finished notes how Finish of the run went (err): nothing written, or
+// the job queued again for a retry, which its message then tells.
+func (end *jobEnd) finished(run *jobstore.Run, err error) {
+	if err != nil {
+		end.err, end.state = err, ""
+		return
+	}
+	if st := run.Status(); st.State == jobstore.Queued {
+		end.retryAt, end.message = st.RetryAt, st.Message
+	}
 }
 
 // fail finishes run failed without having run the command (or because it
 // could not be started); fatal says the worker cannot run any job.
 func (wk *worker) fail(run *jobstore.Run, why, remedy string, fatal bool) jobEnd {
-	end := jobEnd{state: jobstore.Failed, message: why, fatal: fatal}
-	if err := run.Finish(jobstore.Outcome{State: jobstore.Failed, Error: why, Remedy: remedy}); err != nil {
-		end.err, end.state = err, ""
-	}
+	end := jobEnd{state: jobstore.Failed, outcome: jobstore.Failed, message: why, fatal: fatal}
+	end.finished(run, run.Finish(jobstore.Outcome{State: jobstore.Failed, Error: why, Remedy: remedy}))
 	return end
 }
 

@@ -1,0 +1,136 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"io/fs"
+	"path/filepath"
+	"time"
+
+	"github.com/axqua/jobstore"
+)
+
+func logsCmd() *command {
+	return &command{
+		name:    "logs",
+		args:    "DIR [--stderr] [--follow [--interval 250ms]]",
+		summary: "print the output 'jobstore work' kept for a job, or follow it",
+		doc: `Prints the output that 'jobstore work' kept in the job directory DIR
+(ROOT/ID): the command's standard output (stdout.log), or with --stderr its
+standard error (stderr.log), as it was written (bytes unchanged, like cat).
+
+--follow then keeps printing what is appended, like tail -f, until the job
+has ended (its status is succeeded, failed, cancelled or lost) and its log
+has been read to the end, or until stopped (Ctrl-C, SIGINT or SIGTERM). A
+log that does not exist yet (a job still queued) is waited for. The log is
+looked at every --interval (default 250ms).
+
+A log that is a symbolic link, a FIFO or anything but a regular file is
+not read (exit 3), and neither is a job directory that is a link.
+
+Exit codes: 0 printed (with --follow: the job ended); 2 bad arguments; 3
+DIR is not a job, or the log is missing (without --follow) or cannot be
+read; --follow stopped by SIGINT or SIGTERM: ends by that signal (a shell
+reports 130 or 143).`,
+		run: runLogs,
+	}
+}
+
+// defaultLogPoll is how often logs --follow looks at the log.
+const defaultLogPoll = 250 * time.Millisecond
+
+func runLogs(e *env, flags *flag.FlagSet, args []string) error {
+	stderr := flags.Bool("stderr", false, "print stderr.log instead of stdout.log")
+	follow := flags.Bool("follow", false, "keep printing what is appended until the job ends")
+	interval := flags.Duration("interval", defaultLogPoll, "with --follow: how often the log is looked at")
+	pos, err := parseArgs(flags, args, 1, 1, "DIR")
+	if err != nil {
+		return err
+	}
+	set := map[string]bool{}
+	flags.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if set["interval"] && !*follow {
+		return usagef("%s applies only with %s", flagSpelling(args, "interval"), flagSpelling(args, "follow"))
+	}
+	if err := positiveDuration(flagSpelling(args, "interval"), *interval); err != nil {
+		return err
+	}
+	dir := jobstore.JobDir(pos[0])
+	if _, err := jobstore.ReadSpec(dir); errors.Is(err, jobstore.ErrNotJob) || errors.Is(err, fs.ErrNotExist) {
+		return jobDirArgument(err, pos[0]) // a damaged job.json still has its logs
+	}
+	name := stdoutFile
+	if *stderr {
+		name = stderrFile
+	}
+	if !*follow {
+		_, found, err := copyLog(e.stdout, dir, name, 0)
+		if err != nil {
+			return err
+		}
+		if !found {
+			return missingLog(dir, name)
+		}
+		return nil
+	}
+	ctx, release := untilStopped(context.Background())
+	defer release()
+	return followLog(ctx, e.stdout, dir, name, *interval)
+}
+
+// missingLog is the error for a log that is not there.
+func missingLog(dir jobstore.JobDir, name string) error {
+	return withCLIRemedy(&jobstore.Error{Op: "read log", Path: filepath.Join(string(dir), name),
+		Msg: "no such log: the job has not run under 'jobstore work' (yet)", Err: fs.ErrNotExist},
+		"run the job with 'jobstore work', or follow it with --follow until it starts")
+}
+
+// copyLog copies the log name of dir from offset from to w, and returns
+// the offset after what it copied.
+func copyLog(w io.Writer, dir jobstore.JobDir, name string, from int64) (next int64, found bool, err error) {
+	f, size, err := openLogForRead(dir, name)
+	if errors.Is(err, fs.ErrNotExist) {
+		return from, false, nil
+	}
+	if err != nil {
+		return from, false, err
+	}
+	defer f.Close()
+	if size < from { // replaced by a shorter log: start again
+		from = 0
+	}
+	n, err := io.Copy(w, io.NewSectionReader(f, from, size-from))
+	return from + n, true, err
+}
+
+// followLog prints the log as it grows until the job has ended and the
+// log is read to its end, or ctx is done.
+func followLog(ctx context.Context, w io.Writer, dir jobstore.JobDir, name string, poll time.Duration) error {
+	var next int64
+	tick := time.NewTicker(poll)
+	defer tick.Stop()
+	for {
+		// The status first: what the log holds once the job has ended is
+		// all it will hold.
+		st, err := jobstore.ReadStatus(dir)
+		ended := err == nil && st != nil && st.State.Terminal()
+		next, _, err = copyLog(w, dir, name, next)
+		if err != nil {
+			return err
+		}
+		if ended {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			if stop := stopCause(ctx); stop != nil {
+				return stop
+			}
+			return fmt.Errorf("stopped: %w", ctx.Err())
+		case <-tick.C:
+		}
+	}
+}

@@ -1,0 +1,99 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/axqua/jobstore"
+	"github.com/axqua/jobstore/internal/testdir"
+	"github.com/stretchr/testify/require"
+)
+
+// appendLog appends text to a log of dir.
+func appendLog(t *testing.T, dir jobstore.JobDir, name, text string) {
+	t.Helper()
+	f, err := os.OpenFile(filepath.Join(string(dir), name), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	require.NoError(t, err)
+	_, err = f.WriteString(text)
+	require.NoError(t, err)
+	require.NoError(t, f.Close())
+}
+
+func TestLogs_PrintsTheKeptOutputBytesUnchanged(t *testing.T) {
+	root := testdir.New(t)
+	dir := submit(t, root, "a")
+	out := "line 1\n\x1b[31mred\x1b[0m\nno newline at the end"
+	appendLog(t, dir, stdoutFile, out)
+	appendLog(t, dir, stderrFile, "warning\n")
+	r := runCLI(t, "logs", string(dir))
+	requireCode(t, r, exitOK)
+	require.Equal(t, out, r.stdout)
+	r = runCLI(t, "logs", string(dir), "--stderr")
+	requireCode(t, r, exitOK)
+	require.Equal(t, "warning\n", r.stdout)
+
+	// No log yet, not a job, a log that is a FIFO: exit 3 with a reason.
+	queued := submit(t, root, "b")
+	r = runCLI(t, "logs", string(queued))
+	requireCode(t, r, exitRuntime)
+	require.Contains(t, r.stderr, "no such log")
+	r = runCLI(t, "logs", filepath.Join(root, "nope"))
+	requireCode(t, r, exitRuntime)
+	if err := mkfifo(filepath.Join(string(queued), stderrFile)); err == nil {
+		r = runCLI(t, "logs", string(queued), "--stderr")
+		requireCode(t, r, exitRuntime)
+		require.Contains(t, r.stderr, "not a regular file")
+	}
+}
+
+func TestLogs_FollowPrintsWhatIsAppendedUntilTheJobEnds(t *testing.T) {
+	root := testdir.New(t)
+	dir := submit(t, root, "a") // queued: no log yet, which --follow waits for
+	ctx, cancel := context.WithTimeout(context.Background(), cliTimeout)
+	defer cancel()
+	cmd := jobstoreCmd(ctx, nil, "logs", string(dir), "--follow", "--interval", "20ms")
+	var stdout, stderr syncBuffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	require.NoError(t, cmd.Start())
+
+	run, err := jobstore.Start(dir)
+	require.NoError(t, err)
+	appendLog(t, dir, stdoutFile, "first\n")
+	waitUntil(t, "the first line is printed", func() bool { return strings.Contains(stdout.String(), "first\n") })
+	appendLog(t, dir, stdoutFile, "second\n")
+	waitUntil(t, "the second line is printed", func() bool { return strings.Contains(stdout.String(), "second\n") })
+	appendLog(t, dir, stdoutFile, "last\n")
+	require.NoError(t, run.Finish(jobstore.Outcome{State: jobstore.Succeeded}))
+	require.NoError(t, run.Close())
+	require.NoError(t, cmd.Wait(), "stderr: %s", stderr.String())
+	require.Equal(t, "first\nsecond\nlast\n", stdout.String())
+}
+
+func TestShow_FailedJobEndsWithTheLastLinesOfStderr(t *testing.T) {
+	root := testdir.New(t)
+	dir := runJob(t, root, "a-failed", jobstore.Outcome{State: jobstore.Failed, Error: "exit 3"})
+	var b bytes.Buffer
+	for i := 1; i <= 30; i++ {
+		b.WriteString("error line " + string(rune('A'+i-1)) + "\n")
+	}
+	b.WriteString("\x1b]0;owned\x07 the end\n")
+	appendLog(t, dir, stderrFile, b.String())
+	r := runCLI(t, "show", string(dir))
+	requireCode(t, r, exitOK)
+	require.Contains(t, r.stdout, "last 10 lines of stderr.log")
+	require.Contains(t, r.stdout, "  error line ^\n")  // the 30th
+	require.NotContains(t, r.stdout, "error line T\n") // the 20th: not among the last 10
+	require.Contains(t, r.stdout, `\x1b]0;owned\a the end`)
+	require.NotContains(t, r.stdout, "\x1b")
+
+	ok := runJob(t, root, "b-done", jobstore.Outcome{State: jobstore.Succeeded})
+	appendLog(t, ok, stderrFile, "a warning\n")
+	r = runCLI(t, "show", string(ok))
+	requireCode(t, r, exitOK)
+	require.NotContains(t, r.stdout, stderrFile+" (")
+	require.NotContains(t, r.stdout, "a warning")
+}

@@ -1,0 +1,87 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+
+	"github.com/axqua/jobstore"
+)
+
+func retryCmd() *command {
+	return &command{
+		name:    "retry",
+		args:    "DIR",
+		summary: "give a failed, lost or cancelled job one more attempt",
+		doc: `Queues the job in DIR (ROOT/ID) again (Retry), if it ended failed, lost or
+cancelled: its status becomes queued, due at once, with its last attempt's
+outcome kept in its attempts (shown by 'jobstore show'); a cancelled job's
+cancel.json is deleted. A worker then runs it once more. That attempt
+counts as one of the job's --max-attempts: a job retried after its last
+attempt gets exactly one more, and one retried earlier goes on with its
+retry policy.
+
+A job that is queued (it has yet to run, or a retry of it is pending),
+running or succeeded is refused, and nothing is written. Of two retries of
+one job at once, on any hosts, one acts; the other is refused.
+
+Prints what happened, e.g.:
+
+  job ID is queued again after attempt 2 (failed); a worker runs it next
+
+Exit codes: 0 queued again; 1 refused: the job is queued, running or
+succeeded (nothing written); 2 bad arguments; 3 DIR is not a job, a record
+could not be read or written, or another process holds the job right now.`,
+		run: runRetry,
+	}
+}
+
+func runRetry(e *env, fs *flag.FlagSet, args []string) error {
+	pos, err := parseArgs(fs, args, 1, 1, "DIR")
+	if err != nil {
+		return err
+	}
+	dir := jobstore.JobDir(pos[0])
+	if err := jobstore.Retry(dir); err != nil {
+		var je *jobstore.Error
+		if errors.As(err, &je) && errors.Is(err, jobstore.ErrInvalid) && je.Subject == "state" {
+			fmt.Fprintln(e.stderr, escapeTerminal(oneLine("jobstore retry: "+refusal(dir))))
+			return &exitError{code: exitUnsuccessful}
+		}
+		return jobDirArgument(err, string(dir))
+	}
+	st, err := jobstore.ReadStatus(dir)
+	if err != nil || st == nil {
+		fmt.Fprintf(e.stdout, "job %s is queued again; a worker runs it next\n", dir.ID())
+		return nil
+	}
+	last := "its last attempt"
+	if n := len(st.Attempts); n > 0 {
+		a := st.Attempts[n-1]
+		last = fmt.Sprintf("attempt %d (%s)", a.Attempt, a.State)
+	}
+	fmt.Fprintf(e.stdout, "job %s is queued again after %s; a worker runs it next\n", dir.ID(), last)
+	return nil
+}
+
+// refusal says, in the command line's words, why the job in dir cannot be
+// retried, and what to do instead.
+func refusal(dir jobstore.JobDir) string {
+	st, err := jobstore.ReadStatus(dir)
+	id := dir.ID()
+	switch {
+	case err != nil:
+		return fmt.Sprintf("job %s cannot be retried: %s", id, errorLine(err))
+	case st == nil:
+		return fmt.Sprintf("job %s has not run yet: nothing to retry. Remedy: a worker runs it when it takes it ('jobstore work')", id)
+	case st.State == jobstore.Queued && st.RetryAt != nil:
+		return fmt.Sprintf("job %s is queued already: a retry is due at %s. Remedy: a worker runs it then; nothing to do", id, fmtTime(*st.RetryAt))
+	case st.State == jobstore.Queued:
+		return fmt.Sprintf("job %s is queued already: it has yet to run. Remedy: a worker runs it when it takes it ('jobstore work')", id)
+	case st.State == jobstore.Running:
+		return fmt.Sprintf("job %s is running (pid %d on %s): nothing to retry yet. Remedy: wait for it to end ('jobstore wait %s'); a failed attempt is retried by its --max-attempts", id, st.PID, st.Host, dir)
+	case st.State == jobstore.Succeeded:
+		return fmt.Sprintf("job %s succeeded: nothing to retry. Remedy: submit a new job to run this work again", id)
+	}
+	return fmt.Sprintf("job %s is %s: it cannot be retried. Remedy: run 'jobstore show %s'", id, st.State, dir)
+}

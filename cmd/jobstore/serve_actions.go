@@ -1,0 +1,117 @@
+package main
+
+import (
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/axqua/jobstore"
+)
+
+// This file is the job page's actions: cancel, retry and remove, each a
+// POST that needs the token (as every request) and the page's CSRF token,
+// which names the job, and refused by --read-only.
+
+// csrfToken is a new CSRF token for a page of job id: a random nonce and
+// its HMAC with the server's key over the job's ID. It is good for any
+// action on that job, from this server, until it stops.
+func (s *server) csrfToken(id string) string {
+	nonce := make([]byte, 16)
+	rand.Read(nonce)
+	n := hex.EncodeToString(nonce)
+	return n + "." + s.csrfMAC(id, n)
+}
+
+func (s *server) csrfMAC(id, nonce string) string {
+	m := hmac.New(sha256.New, s.key)
+	m.Write([]byte("job\x00" + id + "\x00" + nonce))
+	return hex.EncodeToString(m.Sum(nil))
+}
+
+// validCSRF reports whether tok is a CSRF token this server made for job
+// id.
+func (s *server) validCSRF(id, tok string) bool {
+	nonce, mac, ok := strings.Cut(tok, ".")
+	if !ok || len(nonce) != 32 {
+		return false
+	}
+	return hmac.Equal([]byte(mac), []byte(s.csrfMAC(id, nonce)))
+}
+
+// maxFormBytes bounds an action's request body.
+const maxFormBytes = 4 << 10
+
+// messageView is the page that says why an action was refused.
+type messageView struct {
+	Title, Message, Back string
+}
+
+func (s *server) refuse(w http.ResponseWriter, code int, title, msg, back string) {
+	w.WriteHeader(code)
+	s.render(w, "message.html", messageView{title, msg, back})
+}
+
+func (s *server) jobAction(w http.ResponseWriter, r *http.Request) {
+	id, action := r.PathValue("id"), r.PathValue("action")
+	back := "/jobs/" + url.PathEscape(id)
+	if s.cfg.readOnly {
+		s.refuse(w, http.StatusForbidden, "read-only", "this server was started with --read-only: it changes nothing", back)
+		return
+	}
+	if !sameOrigin(r) {
+		s.refuse(w, http.StatusForbidden, "refused", "the request comes from another site", back)
+		return
+	}
+	r.Body = http.MaxBytesReader(w, r.Body, maxFormBytes)
+	if err := r.ParseForm(); err != nil || !s.validCSRF(id, r.PostForm.Get("csrf")) {
+		s.refuse(w, http.StatusForbidden, "refused", "the form's CSRF token is missing or wrong: reload the job's page and try again", back)
+		return
+	}
+	dir, ok := s.jobDir(id)
+	if !ok {
+		notFound(w)
+		return
+	}
+	var err error
+	next := back + "?done=" + action
+	switch action {
+	case "cancel":
+		err = jobstore.RequestCancel(dir, jobstore.CancelRequest{RequestedAt: jobstore.Now(),
+			RequestedBy: "jobstore serve (" + requester() + ")", Reason: "cancelled from the web page"})
+	case "remove":
+		err = jobstore.Remove(dir)
+		next = "/?done=removed&id=" + url.QueryEscape(id)
+	case "retry":
+		err = jobstore.Retry(dir)
+	default:
+		notFound(w)
+		return
+	}
+	if err != nil {
+		code := http.StatusInternalServerError
+		if errors.Is(err, jobstore.ErrInvalid) || errors.Is(err, jobstore.ErrLocked) {
+			code = http.StatusConflict
+		}
+		s.refuse(w, code, action+" failed", oneLine(errorLine(err)), back)
+		return
+	}
+	http.Redirect(w, r, next, http.StatusSeeOther)
+}
+
+// sameOrigin reports whether r comes from a page of this server, as far
+// as the browser tells (Sec-Fetch-Site, Origin); a request that tells
+// nothing (a script) is let through: it has the token and the CSRF token.
+func sameOrigin(r *http.Request) bool {
+	if site := r.Header.Get("Sec-Fetch-Site"); site != "" && site != "same-origin" && site != "none" {
+		return false
+	}
+	if o := r.Header.Get("Origin"); o != "" && o != "http://"+r.Host {
+		return false
+	}
+	return true
+}

@@ -1,0 +1,71 @@
+package main
+
+import (
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/axqua/jobstore"
+)
+
+// This file is serve's API for scripts: /api/jobs and /api/jobs/ID, in
+// the shapes of list --json and show --json, and /metrics.
+
+// apiJobs answers the jobs as list --json prints them, filtered as the
+// list flags filter (?state=, ?kind=, ?label=k=v, ?search=, ?limit=,
+// ?order=newest|oldest), from what the server has learned from WatchRoot.
+func (s *server) apiJobs(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	f := &jobFilter{text: q.Get("search"), newest: q.Get("order") == "newest", labels: map[string]string{}}
+	for _, v := range q["state"] {
+		f.states = append(f.states, strings.Split(v, ",")...)
+	}
+	for _, v := range q["kind"] {
+		f.kinds = append(f.kinds, strings.Split(v, ",")...)
+	}
+	for _, v := range q["label"] {
+		k, val, ok := strings.Cut(v, "=")
+		if !ok || k == "" {
+			writeJSONAnswer(w, http.StatusBadRequest, map[string]string{"error": "label must be k=v, got " + strconv.Quote(v)})
+			return
+		}
+		f.labels[k] = val
+	}
+	if v := q.Get("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			writeJSONAnswer(w, http.StatusBadRequest, map[string]string{"error": "limit must be a number >= 0, got " + strconv.Quote(v)})
+			return
+		}
+		f.limit = n
+	}
+	entries, jobs, _ := s.table.snapshot()
+	chosen, _ := f.apply(entries)
+	writeJSONAnswer(w, http.StatusOK, newListJSON(s.cfg.root, chosen, func(dir jobstore.JobDir) *jobstore.CancelRequest {
+		if j := jobs[dir]; j != nil {
+			return j.cancel
+		}
+		return nil
+	}))
+}
+
+// apiJob answers the job as show --json prints it, read now.
+func (s *server) apiJob(w http.ResponseWriter, r *http.Request) {
+	dir, ok := s.jobDir(r.PathValue("id"))
+	if !ok {
+		notFound(w)
+		return
+	}
+	j := readJob(dir)
+	if j.Spec == nil && !j.SpecInfo.Present {
+		notFound(w)
+		return
+	}
+	writeJSONAnswer(w, http.StatusOK, newShowJSON(j))
+}
+
+func (s *server) metrics(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
+	writeMetrics(w, s.table, s.hub, time.Now())
+}

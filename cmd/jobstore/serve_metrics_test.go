@@ -1,0 +1,172 @@
+package main
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/axqua/jobstore"
+	"github.com/axqua/jobstore/internal/testdir"
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+	"github.com/stretchr/testify/require"
+)
+
+// scrape reads /metrics with the Prometheus text parser.
+func (ts *testServer) scrape(t *testing.T) map[string]*dto.MetricFamily {
+	t.Helper()
+	code, body := ts.get(t, "/metrics")
+	require.Equal(t, http.StatusOK, code)
+	p := expfmt.NewTextParser(model.UTF8Validation)
+	fams, err := p.TextToMetricFamilies(strings.NewReader(body))
+	require.NoError(t, err, body)
+	return fams
+}
+
+// metricValue is the value of the metric of fams named name whose labels
+// are labels (k, v, k, v...); ok false when there is none.
+func metricValue(fams map[string]*dto.MetricFamily, name string, labels ...string) (float64, bool) {
+	f := fams[name]
+	if f == nil {
+		return 0, false
+	}
+	for _, m := range f.Metric {
+		want := map[string]string{}
+		for i := 0; i+1 < len(labels); i += 2 {
+			want[labels[i]] = labels[i+1]
+		}
+		got := map[string]string{}
+		for _, l := range m.Label {
+			got[l.GetName()] = l.GetValue()
+		}
+		match := len(got) == len(want)
+		for k, v := range want {
+			match = match && got[k] == v
+		}
+		if !match {
+			continue
+		}
+		switch {
+		case m.Counter != nil:
+			return m.Counter.GetValue(), true
+		case m.Gauge != nil:
+			return m.Gauge.GetValue(), true
+		case m.Histogram != nil:
+			return float64(m.Histogram.GetSampleCount()), true
+		}
+	}
+	return 0, false
+}
+
+// writeSeen writes st to dir and waits until the server has seen it.
+func (ts *testServer) writeSeen(t *testing.T, dir jobstore.JobDir, st jobstore.JobStatus) {
+	t.Helper()
+	require.NoError(t, jobstore.WriteStatus(dir, st))
+	waitUntil(t, "the server sees seq "+string(rune('0'+st.Seq)), func() bool {
+		j := ts.table.job(dir)
+		return j != nil && j.status != nil && j.status.Seq == st.Seq
+	})
+}
+
+func TestServe_MetricsParseAndCountWhatHappens(t *testing.T) {
+	root := testdir.New(t)
+	const evilKind = "a \"quoted\"\nkind\\"
+	queued := submit(t, root, "q-old")
+	_, err := jobstore.Submit(root, jobstore.JobSpec{ID: "q-evil", Kind: evilKind})
+	require.NoError(t, err)
+	ts := startServer(t, root, false)
+
+	// One run that succeeds, two that fail, one marked lost, one of the
+	// failed ones retried: each record waited for, so that none is skipped.
+	ok := submit(t, root, "a-ok")
+	bad := submit(t, root, "b-bad")
+	lost := submit(t, root, "c-lost")
+	again := submit(t, root, "d-again")
+	for _, d := range []jobstore.JobDir{ok, bad, lost, again} {
+		waitUntil(t, "the server sees "+d.ID(), func() bool { return ts.table.job(d) != nil })
+	}
+	started := jobstore.Now().Add(-90 * time.Second)
+	finished := jobstore.Now()
+	ts.writeSeen(t, ok, jobstore.JobStatus{State: jobstore.Running, Seq: 2, Attempt: 1, StartedAt: &started})
+	ts.writeSeen(t, ok, jobstore.JobStatus{State: jobstore.Succeeded, Seq: 3, Attempt: 1, StartedAt: &started, FinishedAt: &finished})
+	ts.writeSeen(t, bad, jobstore.JobStatus{State: jobstore.Failed, Seq: 2, Attempt: 1, StartedAt: &started, FinishedAt: &finished, Error: "boom"})
+	ts.writeSeen(t, lost, jobstore.JobStatus{State: jobstore.Lost, Seq: 2, Attempt: 1, StartedAt: &started, FinishedAt: &finished})
+	ts.writeSeen(t, again, jobstore.JobStatus{State: jobstore.Failed, Seq: 2, Attempt: 1, StartedAt: &started, FinishedAt: &finished})
+	require.NoError(t, jobstore.Retry(again)) // queued again: a retry
+	waitUntil(t, "the server sees the retry", func() bool {
+		j := ts.table.job(again)
+		return j != nil && j.status != nil && j.status.State == jobstore.Queued
+	})
+
+	fams := ts.scrape(t)
+	for _, c := range []struct {
+		name   string
+		labels []string
+		want   float64
+	}{
+		{"jobstore_jobs", []string{"state", "queued", "kind", "render"}, 2},
+		{"jobstore_jobs", []string{"state", "queued", "kind", evilKind}, 1},
+		{"jobstore_jobs", []string{"state", "succeeded", "kind", "render"}, 1},
+		{"jobstore_jobs", []string{"state", "failed", "kind", "render"}, 1},
+		{"jobstore_jobs", []string{"state", "lost", "kind", "render"}, 1},
+		{"jobstore_job_starts_total", []string{"kind", "render"}, 4},
+		{"jobstore_job_failures_total", []string{"kind", "render"}, 2},
+		{"jobstore_job_rescues_total", []string{"kind", "render"}, 1},
+		{"jobstore_job_retries_total", []string{"kind", "render"}, 1},
+		{"jobstore_job_duration_seconds", nil, 4},
+		{"jobstore_root_readable", nil, 1},
+	} {
+		got, found := metricValue(fams, c.name, c.labels...)
+		require.True(t, found, "%s%v", c.name, c.labels)
+		require.Equal(t, c.want, got, "%s%v", c.name, c.labels)
+	}
+	h := fams["jobstore_job_duration_seconds"].Metric[0].Histogram
+	require.InDelta(t, 4*90, h.GetSampleSum(), 4)
+	for _, b := range h.Bucket {
+		want := uint64(0)
+		if b.GetUpperBound() >= 90 {
+			want = 4
+		}
+		require.Equal(t, want, b.GetCumulativeCount(), "bucket le=%v", b.GetUpperBound())
+	}
+	age, found := metricValue(fams, "jobstore_oldest_queued_age_seconds", "kind", "render")
+	require.True(t, found)
+	spec, err := jobstore.ReadSpec(queued)
+	require.NoError(t, err)
+	require.InDelta(t, time.Since(spec.SubmittedAt).Seconds(), age, 5)
+}
+
+func TestServeMetrics_ObserveCountsTransitions(t *testing.T) {
+	spec := &jobstore.JobSpec{Kind: "k"}
+	at := func(s int) *time.Time { v := time.Unix(int64(s), 0); return &v }
+	job := func(state jobstore.State, seq, attempt uint64, started, finished *time.Time) *watchedJob {
+		return &watchedJob{spec: spec, status: &jobstore.JobStatus{State: state, Seq: seq, Attempt: attempt, StartedAt: started, FinishedAt: finished}}
+	}
+	for _, c := range []struct {
+		name                                  string
+		prev, next                            *watchedJob
+		starts, retries, failures, rescues, n uint64
+	}{
+		{"queued to running", job("queued", 1, 0, nil, nil), job("running", 2, 1, at(10), nil), 1, 0, 0, 0, 0},
+		{"running to running", job("running", 2, 1, at(10), nil), job("running", 3, 1, at(10), nil), 0, 0, 0, 0, 0},
+		{"the same record again", job("running", 2, 1, at(10), nil), job("running", 2, 1, at(10), nil), 0, 0, 0, 0, 0},
+		{"queued to succeeded, running skipped", job("queued", 1, 0, nil, nil), job("succeeded", 3, 1, at(10), at(20)), 1, 0, 0, 0, 1},
+		{"running to failed", job("running", 2, 1, at(10), nil), job("failed", 3, 1, at(10), at(20)), 0, 0, 1, 0, 1},
+		{"running to lost", job("running", 2, 1, at(10), nil), job("lost", 3, 1, at(10), at(20)), 0, 0, 0, 1, 1},
+		{"failed to queued: a retry", job("failed", 3, 1, at(10), at(20)), job("queued", 4, 1, nil, nil), 0, 1, 0, 0, 0},
+		{"failed to running: a retry and a start", job("failed", 3, 1, at(10), at(20)), job("running", 5, 2, at(30), nil), 1, 1, 0, 0, 0},
+		{"a new job already finished", nil, job("failed", 3, 1, at(10), at(20)), 1, 0, 1, 0, 1},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			m := newServeMetrics()
+			m.observe(c.prev, c.next)
+			require.Equal(t, c.starts, m.starts["k"], "starts")
+			require.Equal(t, c.retries, m.retries["k"], "retries")
+			require.Equal(t, c.failures, m.failures["k"], "failures")
+			require.Equal(t, c.rescues, m.rescues["k"], "rescues")
+			require.Equal(t, c.n, m.count, "durations")
+		})
+	}
+}
