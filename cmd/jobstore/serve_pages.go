@@ -335,36 +335,7 @@ func statusFields(st *jobstore.JobStatus) []field {
 	var out []field
 	add := func(k, v string) { out = append(out, field{k, v}) }
 	add("state", string(st.State))
-	add("seq", fmt.Sprint(st.Seq))
-	if st.Progress != nil {
-		add("progress", fmtProgress(st.Progress))
-	}
-	if st.Message != "" {
-		add("message", st.Message)
-	}
-	add("updated", fmtTime(st.UpdatedAt))
-	if st.StartedAt != nil {
-		add("started", fmtTimePtr(st.StartedAt))
-	}
-	if st.FinishedAt != nil {
-		fin := fmtTimePtr(st.FinishedAt)
-		if st.StartedAt != nil {
-			fin += " (ran " + fmtAge(st.FinishedAt.Sub(*st.StartedAt)) + ")"
-		}
-		add("finished", fin)
-	}
-	if st.PID != 0 || st.Host != "" {
-		add("runner", fmt.Sprintf("pid %d on %s", st.PID, st.Host))
-	}
-	if st.ExitCode != nil {
-		add("exit code", fmt.Sprint(*st.ExitCode))
-	}
-	if st.Error != "" {
-		add("error", st.Error)
-	}
-	if st.Remedy != "" {
-		add("remedy", st.Remedy)
-	}
+	statusRows(st, false, add)
 	return out
 }
 

@@ -129,36 +129,7 @@ func printJob(w io.Writer, j jobRecords) {
 			state += ", " + note
 		}
 		row("state", state)
-		row("seq", fmt.Sprint(st.Seq))
-		if st.Progress != nil {
-			row("progress", fmtProgress(st.Progress)+"  "+progressBar(st.Progress))
-		}
-		if st.Message != "" {
-			row("message", st.Message)
-		}
-		row("updated", fmtTime(st.UpdatedAt))
-		if st.StartedAt != nil {
-			row("started", fmtTimePtr(st.StartedAt))
-		}
-		if st.FinishedAt != nil {
-			fin := fmtTimePtr(st.FinishedAt)
-			if st.StartedAt != nil {
-				fin += " (ran " + fmtAge(st.FinishedAt.Sub(*st.StartedAt)) + ")"
-			}
-			row("finished", fin)
-		}
-		if st.PID != 0 || st.Host != "" {
-			row("runner", fmt.Sprintf("pid %d on %s", st.PID, st.Host))
-		}
-		if st.ExitCode != nil {
-			row("exit code", fmt.Sprint(*st.ExitCode))
-		}
-		if st.Error != "" {
-			row("error", st.Error)
-		}
-		if st.Remedy != "" {
-			row("remedy", st.Remedy)
-		}
+		statusRows(st, true, row)
 		if st.RetryAt != nil {
 			row("retry at", fmtTime(*st.RetryAt)+untilText(*st.RetryAt, time.Now()))
 		}
@@ -200,6 +171,46 @@ func printStderrTail(w io.Writer, dir jobstore.JobDir) {
 	fmt.Fprintf(w, "\nlast %s of %s ('jobstore logs --stderr %s' prints it all):\n", plural(len(lines), "line"), stderrFile, escapeTerminal(string(dir)))
 	for _, l := range lines {
 		fmt.Fprintln(w, "  "+escapeTerminal(strings.TrimSuffix(l, "\r")))
+	}
+}
+
+// statusRows gives row what show prints of st after its state: seq,
+// progress (with a bar when bar is set), message, times, runner, exit code,
+// error and remedy. The job page of serve shows the same rows.
+func statusRows(st *jobstore.JobStatus, bar bool, row func(name, value string)) {
+	row("seq", fmt.Sprint(st.Seq))
+	if st.Progress != nil {
+		p := fmtProgress(st.Progress)
+		if bar {
+			p += "  " + progressBar(st.Progress)
+		}
+		row("progress", p)
+	}
+	if st.Message != "" {
+		row("message", st.Message)
+	}
+	row("updated", fmtTime(st.UpdatedAt))
+	if st.StartedAt != nil {
+		row("started", fmtTimePtr(st.StartedAt))
+	}
+	if st.FinishedAt != nil {
+		fin := fmtTimePtr(st.FinishedAt)
+		if st.StartedAt != nil {
+			fin += " (ran " + fmtAge(st.FinishedAt.Sub(*st.StartedAt)) + ")"
+		}
+		row("finished", fin)
+	}
+	if st.PID != 0 || st.Host != "" {
+		row("runner", fmt.Sprintf("pid %d on %s", st.PID, st.Host))
+	}
+	if st.ExitCode != nil {
+		row("exit code", fmt.Sprint(*st.ExitCode))
+	}
+	if st.Error != "" {
+		row("error", st.Error)
+	}
+	if st.Remedy != "" {
+		row("remedy", st.Remedy)
 	}
 }
 
