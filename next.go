@@ -791,7 +791,7 @@ func (ev *nextEvents) stop() {
 
 // String names a state in test failures.
 func (s nextState) String() string {
-	names := [...]string{"unknown", "queued", "cancelling", "incomplete", "broken", "settled"}
+	names := [...]string{"unknown", "queued", "cancelling", "incomplete", "broken", "running", "settled"}
 	if int(s) < len(names) {
 		return names[s]
 	}

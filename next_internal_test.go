@@ -327,3 +327,14 @@ func TestNextCache_JobsOfAnotherKindCostNothingWhileRootIsUnchanged(t *testing.T
 	names, _, _ = tc.lookKindsCounting(t, k)
 	require.Contains(t, names, "other001", "written in place after the look that found the directory")
 }
+
+func TestNextState_String(t *testing.T) {
+	seen := map[string]bool{}
+	for s := stateUnknown; s <= stateSettled; s++ {
+		name := s.String()
+		require.False(t, seen[name], "two states named %q", name)
+		seen[name] = true
+	}
+	require.Equal(t, "running", stateRunning.String())
+	require.Equal(t, "settled", stateSettled.String())
+}

@@ -22,6 +22,11 @@ package jobstore_test
 //     named by JOBSTORE_HOST.
 //   - pendingRunnerRole (killed_runner_unix_test.go): start the job, write a
 //     progress, leave another pending, wait to be killed.
+//   - kitWorkerRole (twohost_worker_linux_test.go): run a Worker through
+//     one mount of the two-host kit, its handler logging each attempt's
+//     start and end outside the root, failing or holding some.
+//   - workerLatencyRole (bench_worker_test.go): run a Worker whose handler
+//     says when each job began, for BenchmarkWorkerLatency.
 //   - twoHostCancellerRole, twoHostStartWaitRole
 //     (twohost_cancel_linux_test.go): on a line of stdin, request a cancel
 //     of, or Start, the jobs named in $JOBS through one mount.

@@ -283,6 +283,120 @@ func TestNewWorker_RefusesWhatCannotWork(t *testing.T) {
 	}
 }
 
+// A Worker takes the queued jobs highest priority first, then oldest, and a
+// job with not_before only once it is due, whatever its priority.
+func TestWorker_StartsByPriorityThenAgeAndNotBeforeItsTime(t *testing.T) {
+	root := tempDir(t)
+	due := jobstore.Now().Add(2 * retryBackoff)
+	submit := func(id string, prio int, notBefore time.Time) {
+		submitKind(t, root, jobstore.JobSpec{ID: id, Priority: prio, NotBefore: notBefore})
+	}
+	submit("a-old-low", 0, time.Time{})
+	submit("b-later", 9, due)
+	submit("c-high", 5, time.Time{})
+	submit("d-mid", 2, time.Time{})
+	submit("e-high-young", 5, time.Time{})
+	submit("f-negative", -1, time.Time{})
+
+	var mu sync.Mutex
+	var order []string
+	started := map[string]time.Time{}
+	stop := runWorker(t, root, func(ctx context.Context, run *jobstore.Run) error {
+		mu.Lock()
+		defer mu.Unlock()
+		order = append(order, run.Dir().ID())
+		started[run.Dir().ID()] = *run.Status().StartedAt
+		return nil
+	}) // one at a time: the order is the Worker's
+	waitState(t, jobstore.JobDir(filepath.Join(root, "b-later")), jobstore.Succeeded)
+	require.NoError(t, stop())
+
+	var due0 []string // the jobs due at once, in the order they ran
+	for _, id := range order {
+		if id != "b-later" {
+			due0 = append(due0, id)
+		}
+	}
+	assert.Equal(t, []string{"c-high", "e-high-young", "d-mid", "a-old-low", "f-negative"}, due0, "higher priority first, then the oldest")
+	assert.False(t, started["b-later"].Before(due), "b-later started %v before its not_before", due.Sub(started["b-later"]))
+}
+
+// A Worker waiting for a job that is not yet due starts it by a timer at
+// its due time: with no scan in the test's time and no file system event
+// after the Worker's first look, nothing else could wake it.
+func TestWorker_WakesForANotBeforeJobByATimer(t *testing.T) {
+	root := tempDir(t)
+	due := jobstore.Now().Add(retryBackoff)
+	dir := submitKind(t, root, jobstore.JobSpec{NotBefore: due})
+	ran := make(chan time.Time, 1)
+	w, err := jobstore.NewWorker(root, func(ctx context.Context, run *jobstore.Run) error {
+		ran <- time.Now()
+		return nil
+	}, jobstore.WithStartOptions(jobstore.WithScanInterval(time.Hour), jobstore.WithoutNextEvents()))
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- w.Run(ctx) }()
+	select {
+	case at := <-ran:
+		assert.False(t, at.Before(due), "started %v before its not_before", due.Sub(at))
+	case <-time.After(waitGuard):
+		t.Fatal("the Worker never started the job: no timer woke it at its not_before")
+	}
+	cancel()
+	require.NoError(t, <-done)
+	assert.Equal(t, jobstore.Succeeded, readStatus(t, dir).State)
+}
+
+// A handler that panics fails its attempt like an error: with an attempt
+// left, the job is retried, and succeeds.
+func TestWorker_APanicIsARetryableFailure(t *testing.T) {
+	root := tempDir(t)
+	dir := submitKind(t, root, jobstore.JobSpec{MaxAttempts: 2, Backoff: 50 * time.Millisecond})
+	var calls atomic.Int32
+	stop := runWorker(t, root, func(ctx context.Context, run *jobstore.Run) error {
+		if calls.Add(1) == 1 {
+			panic("the first attempt panics")
+		}
+		return nil
+	})
+	st := waitState(t, dir, jobstore.Succeeded, jobstore.Failed)
+	require.NoError(t, stop())
+	assert.Equal(t, jobstore.Succeeded, st.State)
+	require.Len(t, st.Attempts, 2)
+	assert.Equal(t, jobstore.Failed, st.Attempts[0].State)
+	assert.Contains(t, st.Attempts[0].Error, "panic: the first attempt panics")
+	assert.Equal(t, int32(2), calls.Load())
+}
+
+// Run returns leaving nothing behind when it stops mid-work: a handler
+// interrupted after the grace, a job whose not_before timer is armed, and
+// rescue passes that ran.
+func TestWorker_RunReturnsMidWorkLeavingNothingBehind(t *testing.T) {
+	root := tempDir(t)
+	held := submitKind(t, root, jobstore.JobSpec{ID: "a-held"})
+	submitKind(t, root, jobstore.JobSpec{ID: "b-later", NotBefore: jobstore.Now().Add(time.Hour)})
+	requireNothingWatched(t, "no other test's watcher is left")
+	watcherMade(t, held)
+	goroutines, fds := runtime.NumGoroutine(), openFiles(t)
+	started := make(chan struct{})
+	stop := runWorker(t, root, func(ctx context.Context, run *jobstore.Run) error {
+		close(started)
+		<-ctx.Done()
+		return context.Cause(ctx)
+	}, jobstore.WithParallel(2), jobstore.WithGrace(workerScan))
+	<-started
+	time.Sleep(3 * workerScan) // a rescue pass or two, the timer armed
+	require.NoError(t, stop())
+	st := readStatus(t, held)
+	assert.Equal(t, jobstore.Queued, st.State, "the interrupted job is queued again")
+	requireNothingWatched(t, "the Worker's watches are gone")
+	assert.Equal(t, goroutines, goroutinesBackTo(t, goroutines), "goroutines back to the baseline")
+	if fds >= 0 {
+		assert.Equal(t, fds, openFiles(t), "descriptors back to the baseline")
+	}
+}
+
 func TestWorker_TakeGateHoldsEachTakeAndItsErrorStopsTheWorker(t *testing.T) {
 	root := tempDir(t)
 	for i := range 3 {
