@@ -355,8 +355,12 @@ func (r *Run) Finish(o Outcome) error {
 }
 
 // requeue ends the Run's attempt by writing q, the job queued again, and
-// finishes the Run: Close then ends the attempt's claim, so that the next
-// Start claims the attempt after it. Callers hold r.wmu and r.mu.
+// finishes the Run. Close leaves the attempt's claim as a finished job's
+// is (.run-N, not ended): the next Start claims the attempt after the one
+// q names, and a process whose view of status.json still says running
+// (a network filesystem client's cache) judges this runner by its lease,
+// which outlasts that view, never by an ended claim that would let it take
+// the job over at once and write over q. Callers hold r.wmu and r.mu.
 func (r *Run) requeue(op string, q JobStatus, now time.Time) error {
 	if err := r.wrote(r.writeNext(op, q, now)); err != nil {
 		return err
@@ -416,7 +420,7 @@ func (r *Run) Close() error {
 	lk := r.lock
 	r.lock = nil
 	r.endContext()
-	lost, finished := r.lostErr != nil, r.finished && !r.requeued // a requeued job's attempt ends as an unfinished one's
+	lost, finished := r.lostErr != nil, r.finished
 	r.mu.Unlock()
 	if lk == nil {
 		return nil
