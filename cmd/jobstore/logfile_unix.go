@@ -29,14 +29,23 @@ func openLogFileForRead(dir, name string) (*os.File, error) {
 	if err != nil {
 		return nil, &os.PathError{Op: "open", Path: path, Err: err}
 	}
+	if err := closeUnlessRegular(fd, path, &notRegularError{path}); err != nil {
+		return nil, err
+	}
+	return os.NewFile(uintptr(fd), path), nil
+}
+
+// closeUnlessRegular checks that fd, opened at path, is a regular file:
+// else it closes fd and returns notRegular (or the fstat's error).
+func closeUnlessRegular(fd int, path string, notRegular error) error {
 	var st unix.Stat_t
 	if err := unix.Fstat(fd, &st); err != nil {
 		unix.Close(fd)
-		return nil, &os.PathError{Op: "fstat", Path: path, Err: err}
+		return &os.PathError{Op: "fstat", Path: path, Err: err}
 	}
 	if st.Mode&unix.S_IFMT != unix.S_IFREG {
 		unix.Close(fd)
-		return nil, &notRegularError{path}
+		return notRegular
 	}
-	return os.NewFile(uintptr(fd), path), nil
+	return nil
 }
