@@ -95,7 +95,7 @@ func readCancelIn(d *fsys.Dir, o readOptions) (*CancelRequest, error) {
 //     cancel.json stays (see Run.Finish). If the runner is gone, Reconcile
 //     marks the job cancelled instead of lost.
 //
-// A job in a terminal state is ErrInvalid (Subject "state") and nothing is
+// A job in a terminal state is ErrWrongState and nothing is
 // written, except that a job already cancelled on an existing request
 // returns nil (the request is done). A request racing the runner's own
 // Finish may be published just after the terminal status: RequestCancel
@@ -118,7 +118,7 @@ func RequestCancel(dir JobDir, req CancelRequest) error {
 		if st.State == Cancelled && pathExists(path) {
 			return nil
 		}
-		return errInvalid(op, dir.StatusPath(), invalid{subject: "state", found: string(st.State), supported: []State{Queued, Running}, msg: fmt.Sprintf("the job is already %s; a finished job cannot be cancelled", st.State), remedy: "nothing to cancel: the job has ended"})
+		return errWrongState(op, dir.StatusPath(), invalid{found: string(st.State), supported: []State{Queued, Running}, msg: fmt.Sprintf("the job is already %s; a finished job cannot be cancelled", st.State), remedy: "nothing to cancel: the job has ended"})
 	}
 	req.SchemaVersion = CancelSchemaVersion
 	if req.JobID == "" {
@@ -307,8 +307,7 @@ func cancelClaimed(dir JobDir, lk *Lock, p *pendingCancel) (bool, error) {
 // lostClaim reports that claimForStart failed because another process
 // owns, or ended, the job's next attempt (or the job ended meanwhile).
 func lostClaim(err error) bool {
-	var e *Error
-	return errors.Is(err, ErrLocked) || (errors.As(err, &e) && e.Sentinel == ErrInvalid && e.Subject == "state")
+	return errors.Is(err, ErrLocked) || errors.Is(err, ErrWrongState)
 }
 
 // refuseLost is Start's answer when its claim failed with err: a job with a

@@ -25,6 +25,7 @@ var sentinels = map[string]error{
 	"ErrCorrupt":         jobstore.ErrCorrupt,
 	"ErrTooLarge":        jobstore.ErrTooLarge,
 	"ErrInvalid":         jobstore.ErrInvalid,
+	"ErrWrongState":      jobstore.ErrWrongState,
 	"ErrNewerSchema":     jobstore.ErrNewerSchema,
 	"ErrNoMigration":     jobstore.ErrNoMigration,
 	"ErrLocked":          jobstore.ErrLocked,
@@ -59,6 +60,14 @@ func failWith(t *testing.T, name string) error {
 		return err
 	case "ErrInvalid":
 		return jobstore.WriteStatus(newJob(t, "invalid"), jobstore.JobStatus{State: "finished"})
+	case "ErrWrongState":
+		dir := newJob(t, "finished")
+		run, err := jobstore.Start(dir)
+		require.NoError(t, err)
+		require.NoError(t, run.Finish(jobstore.Outcome{State: jobstore.Succeeded}))
+		require.NoError(t, run.Close())
+		_, err = jobstore.Start(dir)
+		return err
 	case "ErrNewerSchema":
 		dir := newJob(t, "j1")
 		writeFile(t, dir.StatusPath(), readFile(t, filepath.Join("testdata", "status.newer.json")))
@@ -245,7 +254,7 @@ func TestErrorCode_NamesTheKindOfEachFailure(t *testing.T) {
 	// The codes are what scripts match in the CLI's JSON output: pinned here.
 	want := map[string]string{
 		"ErrNotJob": "not_job", "ErrExists": "exists", "ErrCorrupt": "corrupt", "ErrTooLarge": "too_large",
-		"ErrInvalid": "invalid", "ErrNewerSchema": "newer_schema", "ErrNoMigration": "no_migration", "ErrLocked": "locked",
+		"ErrInvalid": "invalid", "ErrWrongState": "wrong_state", "ErrNewerSchema": "newer_schema", "ErrNoMigration": "no_migration", "ErrLocked": "locked",
 		"ErrCancelRequested": "cancel_requested", "ErrNotRegular": "not_regular", "ErrNotOwner": "not_owner",
 		"ErrNotDue": "not_due",
 	}
@@ -253,10 +262,11 @@ func TestErrorCode_NamesTheKindOfEachFailure(t *testing.T) {
 	for name := range sentinels {
 		t.Run(name, func(t *testing.T) {
 			err := failWith(t, name)
-			assert.Equal(t, want[name], jobstore.ErrorCode(err))
-			assert.Equal(t, want[name], jobstore.ErrorCode(sentinels[name]), "the bare sentinel")
-			assert.Equal(t, want[name], jobstore.ErrorCode(fmt.Errorf("while polling: %w", err)), "wrapped")
-			assert.Equal(t, want[name], jobstore.ErrorCode(errors.Join(io.EOF, err)), "joined")
+			code := jobstore.Code(want[name])
+			assert.Equal(t, code, jobstore.ErrorCode(err))
+			assert.Equal(t, code, jobstore.ErrorCode(sentinels[name]), "the bare sentinel")
+			assert.Equal(t, code, jobstore.ErrorCode(fmt.Errorf("while polling: %w", err)), "wrapped")
+			assert.Equal(t, code, jobstore.ErrorCode(errors.Join(io.EOF, err)), "joined")
 		})
 	}
 }
@@ -269,9 +279,9 @@ func TestErrorCode_AnythingElseIsIO(t *testing.T) {
 		"an *Error with a foreign one": &jobstore.Error{Op: "read", Sentinel: io.EOF},
 		"fs.ErrNotExist itself":        fs.ErrNotExist, // ErrNotJob stands for it, not the other way round
 	} {
-		assert.Equal(t, "io", jobstore.ErrorCode(err), name)
+		assert.Equal(t, jobstore.CodeIO, jobstore.ErrorCode(err), name)
 	}
-	assert.Equal(t, "", jobstore.ErrorCode(nil))
+	assert.Equal(t, jobstore.Code(""), jobstore.ErrorCode(nil))
 }
 
 // TestErrorCode_AContextEndIsTimeoutOrInterrupted: StartNext and Wait
@@ -304,14 +314,14 @@ func TestErrorCode_AContextEndIsTimeoutOrInterrupted(t *testing.T) {
 		t.Run(name+"/deadline", func(t *testing.T) {
 			err := call(deadline())
 			require.ErrorIs(t, err, context.DeadlineExceeded)
-			assert.Equal(t, "timeout", jobstore.ErrorCode(err), "%v", err)
+			assert.Equal(t, jobstore.CodeTimeout, jobstore.ErrorCode(err), "%v", err)
 			errOf(t, err)
 		})
 		t.Run(name+"/cancelled", func(t *testing.T) {
 			err := call(cancelled())
 			require.ErrorIs(t, err, context.Canceled)
-			assert.Equal(t, "interrupted", jobstore.ErrorCode(err), "%v", err)
+			assert.Equal(t, jobstore.CodeInterrupted, jobstore.ErrorCode(err), "%v", err)
 		})
 	}
-	assert.Equal(t, "locked", jobstore.ErrorCode(errors.Join(context.Canceled, failWith(t, "ErrLocked"))), "a sentinel wins")
+	assert.Equal(t, jobstore.CodeLocked, jobstore.ErrorCode(errors.Join(context.Canceled, failWith(t, "ErrLocked"))), "a sentinel wins")
 }

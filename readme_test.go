@@ -220,16 +220,26 @@ func TestReadme_PythonSubmitWaitCancel(t *testing.T) {
 }
 
 // sentinelCodes reads errors.go for each sentinel variable and its code
-// (ErrNotJob error = &sentinel{"not_job", ...}), so that a sentinel added
-// there is seen without anyone updating a list.
+// (ErrNotJob error = &sentinel{CodeNotJob, ...}, CodeNotJob Code =
+// "not_job"), so that a sentinel added there is seen without anyone
+// updating a list.
 func sentinelCodes(t *testing.T) map[string]string {
 	t.Helper()
 	f, err := parser.ParseFile(token.NewFileSet(), "errors.go", nil, 0)
 	require.NoError(t, err)
-	codes := map[string]string{}
+	consts := map[string]string{} // CodeNotJob -> "not_job"
+	lits := map[string]string{}   // ErrNotJob -> CodeNotJob
 	ast.Inspect(f, func(n ast.Node) bool {
 		vs, ok := n.(*ast.ValueSpec)
 		if !ok || len(vs.Names) != 1 || len(vs.Values) != 1 {
+			return true
+		}
+		if b, ok := vs.Values[0].(*ast.BasicLit); ok && b.Kind == token.STRING {
+			if id, ok := vs.Type.(*ast.Ident); ok && id.Name == "Code" {
+				code, err := strconv.Unquote(b.Value)
+				require.NoError(t, err)
+				consts[vs.Names[0].Name] = code
+			}
 			return true
 		}
 		u, ok := vs.Values[0].(*ast.UnaryExpr)
@@ -240,15 +250,18 @@ func sentinelCodes(t *testing.T) map[string]string {
 		if id, isIdent := lit.Type.(*ast.Ident); !ok || !isIdent || id.Name != "sentinel" || len(lit.Elts) == 0 {
 			return true
 		}
-		b, ok := lit.Elts[0].(*ast.BasicLit)
-		require.True(t, ok && b.Kind == token.STRING, "sentinel %s does not start with its code", vs.Names[0].Name)
-		code, err := strconv.Unquote(b.Value)
-		require.NoError(t, err)
-		codes[vs.Names[0].Name] = code
+		c, ok := lit.Elts[0].(*ast.Ident)
+		require.True(t, ok, "sentinel %s does not start with its code's constant", vs.Names[0].Name)
+		lits[vs.Names[0].Name] = c.Name
 		return true
 	})
+	codes := map[string]string{}
+	for name, c := range lits {
+		require.Contains(t, consts, c, "sentinel %s's code %s is not a Code constant of errors.go", name, c)
+		codes[name] = consts[c]
+	}
 	require.Equal(t, "not_owner", codes["ErrNotOwner"], "errors.go was not read as expected")
-	require.Equal(t, "not_owner", jobstore.ErrorCode(jobstore.ErrNotOwner))
+	require.Equal(t, jobstore.CodeNotOwner, jobstore.ErrorCode(jobstore.ErrNotOwner))
 	return codes
 }
 

@@ -74,7 +74,7 @@ func Submit(root string, spec JobSpec) (JobDir, error) {
 // (see RequestCancel); a request published after Start's claim and check
 // ends the Run's Context instead.
 // A job in a terminal state (succeeded, failed, cancelled, lost) is not
-// started again: ErrInvalid, Subject "state". A dir whose last element is
+// started again: ErrWrongState. A dir whose last element is
 // not a job ID ("/", ".", "root/j/..", a dot-name) is ErrInvalid, Subject
 // "job_id", before anything is touched. On any error the lock is released.
 //
@@ -313,7 +313,7 @@ type Outcome struct {
 // (Lost is for Reconcile), else ErrInvalid and nothing is written. A
 // pending progress update is included, so the terminal record carries the
 // last progress reported. After a Finish that returned nil, Progress,
-// SetMessage and Finish fail with ErrInvalid; a Finish that failed may be
+// SetMessage and Finish fail with ErrWrongState; a Finish that failed may be
 // tried again. Finish does not release the lock: Close does. It ends the
 // run's Context.
 //
