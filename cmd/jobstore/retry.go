@@ -43,8 +43,7 @@ func runRetry(e *env, fs *flag.FlagSet, args []string) error {
 	}
 	dir := jobstore.JobDir(pos[0])
 	if err := jobstore.Retry(dir); err != nil {
-		var je *jobstore.Error
-		if errors.As(err, &je) && errors.Is(err, jobstore.ErrInvalid) && je.Subject == "state" {
+		if errors.Is(err, jobstore.ErrWrongState) {
 			fmt.Fprintln(e.stderr, escapeTerminal(oneLine("jobstore retry: "+refusal(dir))))
 			return &exitError{code: exitUnsuccessful}
 		}
