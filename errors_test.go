@@ -163,6 +163,8 @@ func TestErrors_NewerSchemaCarriesBothVersions(t *testing.T) {
 	assert.Equal(t, "schema_version", e.Subject)
 	assert.Contains(t, err.Error(), "written by a newer jobstore (schema_version 3); this version understands up to 2")
 	assert.Contains(t, err.Error(), filepath.Join("j1", "status.json"))
+	assert.True(t, strings.HasPrefix(err.Error(), "jobstore: read status "), "the error opens with what the caller did, not with a migration: %v", err)
+	assert.NotContains(t, err.Error(), "migrate")
 }
 
 func TestErrors_InvalidCarriesFieldAndValue(t *testing.T) {

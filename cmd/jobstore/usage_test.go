@@ -153,9 +153,10 @@ func TestErrorLine_AlwaysEndsWithTheCLIRemedy(t *testing.T) {
 		{fmt.Errorf("open x: %w", fs.ErrPermission), "jobstore: open x: permission denied. Remedy: give this user read access to the file, write access to its directory (see docs/guarantees.md)"},
 		{errors.New("jobstore: boom"), "jobstore: boom. Remedy: check the path, the permissions and the disk, then try again"},
 		{&jobstore.Error{Op: "read status", Path: "p", Msg: "bad", Remedy: "call FixIt"}, "jobstore: read status p: bad. Remedy: check the path, the permissions and the disk, then try again"},
-		{&jobstore.Error{Op: "read status", Path: "p", Msg: "bad", Remedy: "read it again"}, "jobstore: read status p: bad. Remedy: read it again"},
-		{&jobstore.Error{Op: "start", Path: "p", Msg: "refused", Remedy: "stop", Err: &jobstore.Error{Op: "read", Msg: "bad", Remedy: "fix it"}},
-			"jobstore: start p: refused: jobstore: read: bad. Remedy: stop"},
+		// A library remedy is never shown, even in plain words: the CLI's for the kind.
+		{&jobstore.Error{Op: "read status", Path: "p", Msg: "bad", Remedy: "read it again"}, "jobstore: read status p: bad. Remedy: check the path, the permissions and the disk, then try again"},
+		{&jobstore.Error{Op: "start", Path: "p", Msg: "refused", Remedy: "stop", Err: &jobstore.Error{Op: "read", Msg: "bad", Sentinel: jobstore.ErrLocked, Remedy: "fix it"}},
+			"jobstore: start p: refused: jobstore: read: bad. Remedy: another process runs this job: wait for it ('jobstore wait ROOT/ID')"},
 		{&jobstore.Error{Op: "read status", Path: "p", Sentinel: jobstore.ErrCorrupt, Remedy: "call FixIt"},
 			"jobstore: read status p: corrupt record. Remedy: restore the file from a backup or remove it; 'jobstore check ROOT' finds others"},
 		{withCLIRemedy(&jobstore.Error{Op: "check", Path: "p", Msg: "bad.", Remedy: "call FixIt"}, "do this"), "jobstore: check p: bad. Remedy: do this"},
