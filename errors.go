@@ -262,6 +262,13 @@ func errNotJob[D ~string](op string, dir D) *Error {
 		Remedy: "that directory is not a job: check the path, or submit the job first"}
 }
 
+// errNoJobDir: there is no directory at dir (a JobDir): a mistyped path,
+// or a job removed. Like errNotJob, it is ErrNotJob.
+func errNoJobDir[D ~string](op string, dir D) *Error {
+	return &Error{Op: op, Path: string(dir), Sentinel: ErrNotJob, Msg: "no such directory",
+		Remedy: "check the path: no directory is there (a removed job leaves none)"}
+}
+
 // errRemovedMeanwhile: the job directory dir was removed (renamed away by
 // Remove) while op was at work on it.
 func errRemovedMeanwhile[D ~string](op string, dir D) *Error {

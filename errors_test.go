@@ -472,3 +472,53 @@ func TestModule_ClassifiesNoErrorByItsText(t *testing.T) {
 	require.Greater(t, files, 300, "the module's Go files were not all read")
 	require.Empty(t, found, "errors classified by their text ("+strconv.Itoa(len(found))+"); use errors.Is with a sentinel, errors.As, or a Code constant")
 }
+
+// A job directory that does not exist is said to be missing, and one that
+// exists without job.json to hold none: both are ErrNotJob (and
+// fs.ErrNotExist), whatever the call.
+func TestNotJob_SaysWhetherTheDirectoryIsMissingOrHoldsNoJob(t *testing.T) {
+	calls := map[string]func(dir jobstore.JobDir) error{
+		"ReadStatus": func(dir jobstore.JobDir) error { _, err := jobstore.ReadStatus(dir); return err },
+		"ReadSpec":   func(dir jobstore.JobDir) error { _, err := jobstore.ReadSpec(dir); return err },
+		"Remove":     func(dir jobstore.JobDir) error { return jobstore.Remove(dir) },
+		"Start":      func(dir jobstore.JobDir) error { _, err := jobstore.Start(dir); return err },
+		"Retry":      func(dir jobstore.JobDir) error { return jobstore.Retry(dir) },
+		"RequestCancel": func(dir jobstore.JobDir) error {
+			return jobstore.RequestCancel(dir, jobstore.CancelRequest{})
+		},
+		"Wait": func(dir jobstore.JobDir) error {
+			_, err := jobstore.Wait(context.Background(), dir)
+			return err
+		},
+	}
+	for name, call := range calls {
+		t.Run(name, func(t *testing.T) {
+			root := tempDir(t)
+			missing := jobstore.JobDir(filepath.Join(root, "missing"))
+			err := call(missing)
+			require.ErrorIs(t, err, jobstore.ErrNotJob)
+			require.ErrorIs(t, err, fs.ErrNotExist)
+			assert.Contains(t, err.Error(), string(missing)+": no such directory")
+			assert.NotContains(t, err.Error(), "job.json")
+
+			empty := jobstore.JobDir(filepath.Join(root, "empty"))
+			require.NoError(t, os.Mkdir(string(empty), 0o755))
+			err = call(empty)
+			require.ErrorIs(t, err, jobstore.ErrNotJob)
+			assert.Contains(t, err.Error(), "no job.json here")
+		})
+	}
+}
+
+// Wait's errors name the wait, never the Watch it is built on: here a
+// directory whose status.json cannot be read (which a wait would sit out)
+// and that holds no job.json.
+func TestWait_ErrorsNameTheWait(t *testing.T) {
+	dir := newJobDir(t, "j")
+	require.NoError(t, os.MkdirAll(string(dir), 0o755))
+	writeFile(t, dir.StatusPath(), []byte("{"))
+	_, err := jobstore.Wait(context.Background(), dir)
+	require.ErrorIs(t, err, jobstore.ErrNotJob)
+	assert.True(t, strings.HasPrefix(err.Error(), "jobstore: wait "+string(dir)+":"), "%v", err)
+	assert.NotContains(t, err.Error(), "watch")
+}

@@ -220,11 +220,11 @@ func checkJobDir(op string, dir JobDir) error {
 const submitDir = ".submit"
 
 // openJobDir opens a job directory for reading: never through a link; a
-// missing one is ErrNotJob.
+// missing one is ErrNotJob ("no such directory").
 func openJobDir(op string, dir JobDir) (*fsys.Dir, error) {
 	d, err := openDirAt(op, jobRecord(dir, ""))
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, errNotJob(op, dir)
+		return nil, errNoJobDir(op, dir)
 	}
 	return d, err
 }
@@ -236,7 +236,7 @@ func openJobDirToRead(op string, dir JobDir) (*fsys.Dir, error) {
 	at.lookup = true
 	d, err := openDirAt(op, at)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, errNotJob(op, dir)
+		return nil, errNoJobDir(op, dir)
 	}
 	return d, err
 }

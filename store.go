@@ -433,7 +433,7 @@ func WriteStatus(dir JobDir, st JobStatus, opts ...WriteOption) error {
 	}
 	d, err := openDirAt("open directory", at)
 	if errors.Is(err, fs.ErrNotExist) {
-		return errNotJob(op, dir)
+		return errNoJobDir(op, dir)
 	}
 	if err != nil {
 		return err

@@ -220,6 +220,9 @@ _ID_RULE = ("1-128 characters of [A-Za-z0-9._-], not starting with '.' or '-', n
 
 
 def _not_job(op, job_dir):
+    if not os.path.lexists(job_dir):  # as Go's: a missing directory says so
+        return NotJob("no such directory", op=op, path=job_dir,
+                      remedy="check the path: no directory is there (a removed job leaves none)")
     return NotJob("no job.json here", op=op, path=job_dir, remedy=_NOT_JOB_REMEDY)
 
 
