@@ -145,7 +145,19 @@ func TestReadme_PythonPollerReadsARealJob(t *testing.T) {
 		dir, err := jobstore.Submit(root, jobstore.JobSpec{ID: "queued", Kind: "render"})
 		require.NoError(t, err)
 		_, lines, stderr := start(t, string(dir))
-		assert.Equal(t, "queued ", next(t, lines, stderr), "no \"None\" for a progress not yet known")
+		assert.Equal(t, "queued", next(t, lines, stderr), "no \"None\", nor a blank, for a progress or message not yet known")
+	})
+
+	t.Run("a running job with a progress and no message", func(t *testing.T) {
+		dir, err := jobstore.Submit(root, jobstore.JobSpec{ID: "silent", Kind: "render"})
+		require.NoError(t, err)
+		run, err := jobstore.Start(dir, jobstore.WithProgressInterval(time.Hour))
+		require.NoError(t, err)
+		defer run.Close()
+		require.NoError(t, run.Progress(0.25, ""))
+		require.NoError(t, run.Flush())
+		_, lines, stderr := start(t, string(dir))
+		assert.Equal(t, "running 25%", next(t, lines, stderr))
 	})
 
 	t.Run("a job with no status yet", func(t *testing.T) {
