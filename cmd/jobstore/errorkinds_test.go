@@ -303,3 +303,50 @@ func TestCLIRemedy_AFileForAJobDirectoryIsAMistypedArgument(t *testing.T) {
 		})
 	}
 }
+
+// The messages a new user meets name what was typed, say what is wrong in
+// the command's words, and what to do.
+func TestCLIMessages_NameWhatWasTypedAndWhatToDo(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		// run makes the case and runs the command.
+		run  func(t *testing.T) result
+		code int
+		says []string // parts of stderr, or of stdout for rm's report
+		not  []string
+	}{
+		{"submit --id with a character of two bytes", func(t *testing.T) result {
+			return runCLI(t, "submit", testdir.New(t), "--kind", "k", "--id", "café")
+		}, exitUsage, []string{`--id: "café" has the character 'é' at byte 3`, "Remedy: choose an ID of letters"}, []string{"Ã"}},
+		{"wait on a directory that holds no job", func(t *testing.T) result {
+			dir := filepath.Join(testdir.New(t), "j")
+			require.NoError(t, os.Mkdir(dir, 0o755))
+			require.NoError(t, os.WriteFile(filepath.Join(dir, jobstore.StatusFile), []byte("{"), 0o644))
+			return runCLI(t, "wait", dir)
+		}, exitRuntime, []string{"jobstore: wait ", "no job.json here", "Remedy: " + notAJobDirRemedy}, []string{"watch"}},
+		{"rm of a directory that does not exist", func(t *testing.T) result {
+			return runCLI(t, "rm", filepath.Join(testdir.New(t), "nope"))
+		}, exitRuntime, []string{string(filepath.Separator) + "nope: no such directory", "Remedy: " + notAJobDirRemedy}, []string{"job.json"}},
+		{"show of a status from a newer jobstore", func(t *testing.T) result {
+			return runCLI(t, "show", filepath.Join(brokenRoot, "status-newer"))
+		}, exitRuntime, []string{"jobstore: read status ", "written by a newer jobstore (schema_version 3); this version understands up to 2",
+			"Remedy: upgrade jobstore ('jobstore --version' shows this one)"}, []string{"migrate"}},
+		{"cancel of a finished job", func(t *testing.T) result {
+			dir := runJob(t, testdir.New(t), "done", jobstore.Outcome{State: jobstore.Succeeded})
+			return runCLI(t, "cancel", string(dir))
+		}, exitUnsuccessful, []string{"the job is already succeeded; a finished job cannot be cancelled", "Remedy: nothing to cancel: the job has ended ('jobstore show "},
+			[]string{"Finish(", "RequestCancel"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := tc.run(t)
+			requireCode(t, r, tc.code)
+			out := r.stderr + r.stdout
+			for _, s := range tc.says {
+				require.Contains(t, out, s)
+			}
+			for _, s := range tc.not {
+				require.NotContains(t, out, s)
+			}
+		})
+	}
+}
