@@ -13,14 +13,16 @@ import (
 	"github.com/axqua/jobstore/internal/fsys"
 )
 
-// A Run's ownership of its job, across hosts. job.lock is the fast path
-// where locks reach every process that uses the jobs root; where they do not
-// (two hosts whose shared filesystem does not forward locks), the attempt
-// decides (internal/attempt): Start claims attempt N+1 over a record of
-// attempt N by creating .run-(N+1), renews a lease there, and writes every
-// status through a temp file inside .run-(N+1), so that a fence stops its
-// writes. See "Many hosts" in docs/platforms.md. This file turns the
-// attempt layer's verdicts into the package's errors and decisions.
+// The claim protocol: who may act on a job, across hosts. job.lock is the
+// fast path where locks reach every process that uses the jobs root; where
+// they do not (two hosts whose shared filesystem does not forward locks),
+// the attempt decides (internal/attempt): Start, a canceller, Reconcile,
+// Remove and Retry claim attempt N+1 over a record of attempt N by creating
+// .run-(N+1), judging and fencing first a runner or claimant that is gone.
+// A Run then renews a lease there (lease.go) and writes every status through
+// a temp file inside .run-(N+1), so that a fence stops its writes. See "Many
+// hosts" in docs/platforms.md. This file turns the attempt layer's verdicts
+// into the package's errors and decisions.
 
 // ownerOf is what a judge knows of the runner that wrote st.
 func ownerOf(st *JobStatus) *attempt.Owner {

@@ -8,6 +8,10 @@ import (
 	"github.com/axqua/jobstore/internal/attempt"
 )
 
+// A Run's hold on the attempt it claimed (claim.go): a lease renewed in the
+// background, re-established when it lapsed by this process's clock, and
+// released at Close.
+
 // ownership is a Run's claim; its fields change only under the Run's wmu
 // (Start, a resumption, Close).
 type ownership struct {
