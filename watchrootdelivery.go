@@ -5,6 +5,10 @@ import (
 	"maps"
 )
 
+// What a receiver of WatchRoot is owed, and in which order: the first
+// listing's jobs, then Synced, then the root's problem and the changes in
+// the order they were seen, each job's latest view only.
+
 // sentView is what the last update delivered of a job said.
 type sentView struct {
 	seq                           uint64
@@ -140,6 +144,8 @@ func (j *rootJob) shownStatus() *JobStatus {
 	return j.status
 }
 
+// firstErr is the first problem of j's view: its directory's, then
+// job.json's, status.json's, cancel.json's.
 func (j *rootJob) firstErr() error {
 	for _, err := range []error{j.dirErr, j.specErr, j.statusErr, j.cancErr} {
 		if err != nil {

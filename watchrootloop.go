@@ -14,8 +14,13 @@ import (
 	"github.com/axqua/jobstore/internal/fsevents"
 )
 
+// The goroutine of one WatchRoot (loop): it follows the OS watcher's
+// events and the poll's ticks, hands reads to the readers (watchrootpoll.go),
+// takes in what they find, adds, replaces and drops jobs as the root
+// changes, and offers each change for delivery (watchrootdelivery.go).
+
 // rootWatch is the state of one WatchRoot. Everything but the readers runs
-// on the goroutine of run.
+// on the goroutine of loop.
 type rootWatch struct {
 	o       watchOptions
 	root    string // as the caller gave it: the JobDirs are root + name
@@ -95,6 +100,8 @@ type rootJob struct {
 	gone      bool     // removed: a Removed update waits, or nothing is owed
 }
 
+// newRootWatch subscribes to root's events (unless they are off), lists it
+// and makes its jobs; its readers and goroutine start with loop.
 func newRootWatch(root string, o watchOptions) (*rootWatch, error) {
 	const op = "watch root"
 	abs, err := filepath.Abs(root)

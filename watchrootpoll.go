@@ -5,6 +5,10 @@ import (
 	"io/fs"
 )
 
+// The poll of the job directories no event covers (one stat each, their
+// records read again when their time moved: watchrootscan.go's stamps), and
+// the pool of readers that read a job's records off the watch's goroutine.
+
 // readMask says which records of a job to read.
 type readMask uint8
 

@@ -8,6 +8,11 @@ import (
 	"time"
 )
 
+// The root scan: the first listing of a jobs root, read in parallel and
+// settled after Synced; listing the root again and one stat per job
+// directory for the poll; and each directory's stamp, which says when its
+// records must be read again.
+
 // firstScan makes the jobs of the first listing; startScan reads them.
 func (w *rootWatch) firstScan(des []fs.DirEntry) {
 	w.scanned = make([]*rootJob, 0, len(des))
