@@ -295,7 +295,9 @@ func TestWatch_FinishedJobEndsAtOnce(t *testing.T) {
 }
 
 // fixedWidth is a terminal width for tests.
-func fixedWidth(cols int) func() int { return func() int { return cols } }
+func fixedWidth(cols int) *terminal {
+	return &terminal{size: func() (int, int) { return cols, defaultTermHeight }}
+}
 
 // On a terminal the line is redrawn in place: '\r', the new line, and
 // blanks over what is left of a longer previous line; a note gets its own

@@ -177,6 +177,9 @@ func (s *sizeFlag) String() string {
 	return strconv.FormatInt(int64(*s), 10)
 }
 
+// Type names the value in the usage text when its flag's usage does not.
+func (s *sizeFlag) Type() string { return "value" }
+
 func (s *sizeFlag) Set(v string) error {
 	num, mult := v, int64(1)
 	for _, u := range sizeUnits {
