@@ -141,13 +141,15 @@ func helpCommand(e *env, root *cobra.Command) *cobra.Command {
 			fmt.Fprint(e.stdout, c.usage())
 			return nil
 		},
-		ValidArgsFunction: func(_ *cobra.Command, pos []string, _ string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		ValidArgsFunction: func(_ *cobra.Command, pos []string, typed string) ([]cobra.Completion, cobra.ShellCompDirective) {
 			if len(pos) > 0 {
 				return nil, cobra.ShellCompDirectiveNoFileComp
 			}
 			var names []cobra.Completion
 			for _, c := range commands() {
-				names = append(names, cobra.CompletionWithDesc(c.name, c.summary))
+				if strings.HasPrefix(c.name, typed) {
+					names = append(names, cobra.CompletionWithDesc(c.name, c.summary))
+				}
 			}
 			return names, cobra.ShellCompDirectiveNoFileComp
 		},
@@ -175,14 +177,20 @@ func orList(s []string) string {
 
 // completeArgs completes c's positional arguments in a shell: a
 // directory (a ROOT, a job directory) while c takes more, nothing after.
-func (c *command) completeArgs(cc *cobra.Command, all []string, _ string) ([]cobra.Completion, cobra.ShellCompDirective) {
+func (c *command) completeArgs(cc *cobra.Command, all []string, typed string) ([]cobra.Completion, cobra.ShellCompDirective) {
 	switch {
 	case c.commandAfterDash && cc.ArgsLenAtDash() >= 0:
 		return nil, cobra.ShellCompDirectiveDefault // the command to run and its arguments
 	case c.maxPos >= 0 && len(all) >= c.maxPos:
 		return nil, cobra.ShellCompDirectiveNoFileComp
 	case len(c.validArgs) > 0:
-		return c.validArgs, cobra.ShellCompDirectiveNoFileComp
+		var values []cobra.Completion
+		for _, v := range c.validArgs {
+			if strings.HasPrefix(v, typed) {
+				values = append(values, v)
+			}
+		}
+		return values, cobra.ShellCompDirectiveNoFileComp
 	}
 	return nil, cobra.ShellCompDirectiveFilterDirs
 }

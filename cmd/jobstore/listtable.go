@@ -224,5 +224,8 @@ func shortenMiddle(s string, n int) string {
 		tail--
 		w += runewidth.RuneWidth(r[tail])
 	}
+	for tail < len(r) && runewidth.RuneWidth(r[tail]) == 0 {
+		tail++ // a combining mark whose base was cut goes with it
+	}
 	return head + "..." + string(r[tail:])
 }
