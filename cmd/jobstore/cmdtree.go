@@ -31,11 +31,13 @@ func commandTree(e *env, args []string, cmds []*command) *cobra.Command {
 		Short:         "keep job records on disk safely",
 		SilenceErrors: true,
 		SilenceUsage:  true,
-		// Root takes no argument; one that names no command is a typo.
+		// completion is a command of the table (completion.go), with
+		// the CLI's help and errors.
 		CompletionOptions: cobra.CompletionOptions{DisableDefaultCmd: true},
 	}
 	root.SuggestionsMinimumDistance = 2
 	version := root.Flags().Bool("version", false, "print the module version and VCS revision")
+	// The root takes no argument: one that names no command is a typo.
 	root.Args = func(_ *cobra.Command, pos []string) error {
 		switch {
 		case len(pos) > 0 && *version:

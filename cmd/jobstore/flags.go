@@ -116,9 +116,10 @@ func flagError(c *cobra.Command, args []string, err error) error {
 	return ue
 }
 
-// invalidValueReason says what flag f takes, for a value it refused: the
-// parser's error for the standard types (duration, int, bool), which
-// speaks of Go; the CLI's own error for its own types.
+// invalidValueReason says why flag f refused a value: what a duration, a
+// whole number or a boolean looks like, rather than Go's parser's words
+// (strconv.ParseBool: parsing "maybe": invalid syntax); the error of the
+// CLI's own flag types (written for users) otherwise.
 func invalidValueReason(f *pflag.Flag, err *pflag.InvalidValueError) string {
 	switch f.Value.Type() {
 	case "duration":

@@ -165,7 +165,7 @@ type listFlag []string
 
 func (l *listFlag) String() string { return strings.Join(*l, ",") }
 
-// Type names the value in the usage text when its flag's usage does not.
+// Type is pflag's name for the value: "value", as the usage text shows it.
 func (l *listFlag) Type() string { return "value" }
 
 func (l *listFlag) Set(s string) error {

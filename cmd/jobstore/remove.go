@@ -424,7 +424,7 @@ func (a *ageFlag) String() string {
 // daysRE splits "2d12h" into its days and the rest.
 var daysRE = regexp.MustCompile(`^([0-9]+(?:\.[0-9]+)?)d(.*)$`)
 
-// Type names the value in the usage text when its flag's usage does not.
+// Type is pflag's name for the value: "value", as the usage text shows it.
 func (a *ageFlag) Type() string { return "value" }
 
 func (a *ageFlag) Set(s string) error {

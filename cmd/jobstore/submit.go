@@ -74,7 +74,7 @@ func (l labelFlag) String() string {
 	return strings.Join(keys, ",")
 }
 
-// Type names the value in the usage text when its flag's usage does not.
+// Type is pflag's name for the value: "value", as the usage text shows it.
 func (l labelFlag) Type() string { return "value" }
 
 func (l labelFlag) Set(s string) error {
@@ -188,7 +188,7 @@ func (f *optInt) String() string {
 	return strconv.Itoa(f.n)
 }
 
-// Type names the value in the usage text when its flag's usage does not.
+// Type is pflag's name for the value: "value", as the usage text shows it.
 func (f *optInt) Type() string { return "value" }
 
 func (f *optInt) Set(v string) (err error) {
@@ -208,7 +208,7 @@ func (f *optDuration) String() string {
 	return f.d.String()
 }
 
-// Type names the value in the usage text when its flag's usage does not.
+// Type is pflag's name for the value: "value", as the usage text shows it.
 func (f *optDuration) Type() string { return "value" }
 
 func (f *optDuration) Set(v string) (err error) {
@@ -230,7 +230,7 @@ func (f *timeFlag) String() string {
 	return f.t.Format(time.RFC3339)
 }
 
-// Type names the value in the usage text when its flag's usage does not.
+// Type is pflag's name for the value: "value", as the usage text shows it.
 func (f *timeFlag) Type() string { return "value" }
 
 func (f *timeFlag) Set(v string) error {

@@ -160,7 +160,7 @@ type kindsFlag []string
 
 func (k *kindsFlag) String() string { return strings.Join(*k, ",") }
 
-// Type names the value in the usage text when its flag's usage does not.
+// Type is pflag's name for the value: "value", as the usage text shows it.
 func (k *kindsFlag) Type() string { return "value" }
 
 func (k *kindsFlag) Set(v string) error {

@@ -177,7 +177,7 @@ func (s *sizeFlag) String() string {
 	return strconv.FormatInt(int64(*s), 10)
 }
 
-// Type names the value in the usage text when its flag's usage does not.
+// Type is pflag's name for the value: "value", as the usage text shows it.
 func (s *sizeFlag) Type() string { return "value" }
 
 func (s *sizeFlag) Set(v string) error {
