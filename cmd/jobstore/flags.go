@@ -4,9 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/axqua/jobstore"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 )
@@ -130,4 +132,10 @@ func invalidValueReason(f *pflag.Flag, err *pflag.InvalidValueError) string {
 		return "want true or false"
 	}
 	return err.Unwrap().Error()
+}
+
+// safetyPollFlag defines --interval, the safety poll of a command that
+// follows one job's status.json (watch, wait).
+func safetyPollFlag(fs *pflag.FlagSet) *time.Duration {
+	return fs.Duration("interval", jobstore.DefaultPollInterval, "safety poll: status.json is also read this often, events or not")
 }

@@ -240,7 +240,7 @@ func TestFlagErrors_EchoTheFlagAsTyped(t *testing.T) {
 			requireCode(t, r, exitUsage)
 			requireErrorLine(t, r)
 			require.Contains(t, r.stderr, tc.want)
-			require.NotContains(t, strings.ReplaceAll(r.stderr, tc.want, ""), "flag -", "the flag package's own spelling leaked")
+			require.NotContains(t, strings.ReplaceAll(r.stderr, tc.want, ""), "flag -", "the parser's own spelling leaked")
 		})
 	}
 }

@@ -70,7 +70,7 @@ type waitJSON struct {
 
 func defineWait(fs *pflag.FlagSet) runFunc {
 	timeout := fs.Duration("timeout", 0, "give up after this long (exit 6); 0 waits for ever")
-	interval := fs.Duration("interval", jobstore.DefaultPollInterval, "safety poll: status.json is also read this often, events or not")
+	interval := safetyPollFlag(fs)
 	asJSON := fs.Bool("json", false, "print one JSON object (shape in the help text)")
 	return func(e *env, args, pos []string) error {
 		if err := positiveDuration(flagSpelling(args, "interval"), *interval); err != nil {

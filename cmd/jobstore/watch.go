@@ -90,7 +90,7 @@ stopped by SIGINT or SIGTERM: ends by that signal (a shell reports 130 or
 }
 
 func defineWatch(fs *pflag.FlagSet) runFunc {
-	interval := fs.Duration("interval", jobstore.DefaultPollInterval, "safety poll: status.json is also read this often, events or not")
+	interval := safetyPollFlag(fs)
 	asJSON := fs.Bool("json", false, "print one JSON object per line (shape in the help text)")
 	return func(e *env, args, pos []string) error {
 		if err := positiveDuration(flagSpelling(args, "interval"), *interval); err != nil {

@@ -294,7 +294,7 @@ func TestWatch_FinishedJobEndsAtOnce(t *testing.T) {
 	require.Empty(t, r.stderr, "a failed job is the answer, not an error of the command")
 }
 
-// fixedWidth is a terminal width for tests.
+// fixedWidth is a terminal of cols columns, for tests.
 func fixedWidth(cols int) *terminal {
 	return &terminal{size: func() (int, int) { return cols, defaultTermHeight }}
 }
