@@ -1,11 +1,13 @@
 package main
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/axqua/jobstore"
+	"github.com/axqua/jobstore/internal/testdir"
 
 	"github.com/stretchr/testify/require"
 )
@@ -75,4 +77,29 @@ func TestScreenLines_DrawTheTableListPrints(t *testing.T) {
 	require.Len(t, want, len(entries)+1)
 	require.Equal(t, want, drawn[:len(want)])
 	require.Contains(t, want[1], "日本語-1  レンダー  running")
+}
+
+// jobstore list prints kinds of wide, combining and emoji characters with
+// every column after KIND starting at the same terminal column.
+func TestList_WideKindsKeepTheColumnsAligned(t *testing.T) {
+	root := testdir.New(t)
+	kinds := []string{"レンダー", "e\u0301", "🎬-clip", "plain"}
+	for i, kind := range kinds {
+		submitKind(t, root, fmt.Sprintf("job-%d", i), kind, "")
+	}
+	r := runCLI(t, "list", root)
+	requireCode(t, r, exitOK)
+	lines := strings.Split(strings.TrimSuffix(r.stdout, "\n"), "\n")
+	require.Len(t, lines, len(kinds)+1, r.stdout)
+	for i, l := range lines {
+		state := "STATE"
+		if i > 0 {
+			state = "queued"
+			require.Contains(t, l, kinds[i-1])
+		}
+		at := strings.Index(l, state)
+		require.GreaterOrEqual(t, at, 0, "%q", l)
+		require.Equal(t, cells(lines[0][:strings.Index(lines[0], "STATE")]), cells(l[:at]), "STATE of %q starts elsewhere:\n%s", l, r.stdout)
+	}
+	require.Contains(t, r.stdout, "job-0  レンダー  queued")
 }
