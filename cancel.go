@@ -95,7 +95,7 @@ func readCancelIn(d *fsys.Dir, o readOptions) (*CancelRequest, error) {
 //     cancel.json stays (see Run.Finish). If the runner is gone, Reconcile
 //     marks the job cancelled instead of lost.
 //
-// A job in a terminal state is ErrInvalid (Subject "state") and nothing is
+// A job in a terminal state is ErrWrongState and nothing is
 // written, except that a job already cancelled on an existing request
 // returns nil (the request is done). A request racing the runner's own
 // Finish may be published just after the terminal status: RequestCancel
@@ -118,7 +118,7 @@ func RequestCancel(dir JobDir, req CancelRequest) error {
 		if st.State == Cancelled && pathExists(path) {
 			return nil
 		}
-		return errInvalid(op, dir.StatusPath(), invalid{subject: "state", found: string(st.State), supported: []State{Queued, Running}, msg: fmt.Sprintf("the job is already %s; a finished job cannot be cancelled", st.State), remedy: "nothing to cancel: the job has ended"})
+		return errWrongState(op, dir.StatusPath(), invalid{found: string(st.State), supported: []State{Queued, Running}, msg: fmt.Sprintf("the job is already %s; a finished job cannot be cancelled", st.State), remedy: "nothing to cancel: the job has ended"})
 	}
 	req.SchemaVersion = CancelSchemaVersion
 	if req.JobID == "" {

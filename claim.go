@@ -144,7 +144,7 @@ func claimForStart(op string, jd *fsys.Dir, lk *Lock, last *JobStatus, o startOp
 // the fence, and a winner that died never blocks the job. After the claim
 // the status is read again (and returned; rereadStatus waits for a record
 // of an attempt the claim passed, if its owner ended it): a job that became
-// terminal (ErrInvalid) or was claimed by a later attempt meanwhile
+// terminal (ErrWrongState) or was claimed by a later attempt meanwhile
 // (ErrLocked) is left, and the claim withdrawn.
 //
 // lk is the caller's job.lock: a holder that died holding it left its record
@@ -352,7 +352,7 @@ func passStaleClaims(op string, jd *fsys.Dir, lk *Lock, a uint64, host string, f
 
 // terminalError: a job in a terminal state is not started again.
 func terminalError(op string, dir JobDir, state State) error {
-	return errInvalid(op, dir.StatusPath(), invalid{subject: "state", found: string(state), supported: []State{Queued, Running}, msg: fmt.Sprintf("the job is already %s; a finished job is not started again", state), remedy: "submit a new job"})
+	return errWrongState(op, dir.StatusPath(), invalid{found: string(state), supported: []State{Queued, Running}, msg: fmt.Sprintf("the job is already %s; a finished job is not started again", state), remedy: "submit a new job"})
 }
 
 func runPath(dir JobDir, n uint64) string { return filepath.Join(string(dir), attempt.RunName(n)) }
@@ -405,8 +405,7 @@ func rootCause(err error) error {
 // lostClaim reports that claimForStart failed because another process
 // owns, or ended, the job's next attempt (or the job ended meanwhile).
 func lostClaim(err error) bool {
-	var e *Error
-	return errors.Is(err, ErrLocked) || (errors.As(err, &e) && e.Sentinel == ErrInvalid && e.Subject == "state")
+	return errors.Is(err, ErrLocked) || errors.Is(err, ErrWrongState)
 }
 
 // refuseLost is Start's answer when its claim failed with err: a job with a

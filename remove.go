@@ -32,8 +32,8 @@ var finishedStates = []State{Succeeded, Failed, Cancelled, Lost}
 // is left as it was (but for job.lock, which every locker creates, empty,
 // where it is missing):
 //
-//   - a job that is queued, running, or has no status yet: ErrInvalid,
-//     Subject "state", Found the state ("" for none), before anything is
+//   - a job that is queued, running, or has no status yet:
+//     ErrWrongState, Found the state ("" for none), before anything is
 //     touched;
 //   - job.lock held (a runner that finished but has not closed, another
 //     remover): ErrLocked naming the holder;
@@ -284,7 +284,7 @@ func refuseUnfinished(op string, jd *fsys.Dir, st *JobStatus) error {
 		msg += ", with a cancel request not yet carried out"
 		remedy = "remove it once it is cancelled: its canceller marks it so in a moment (if the canceller died, ReconcileAll or the next Start does)"
 	}
-	return errInvalid(op, dir.StatusPath(), invalid{subject: "state", found: string(state), supported: finishedStates, msg: msg + "; only a finished job is removed", remedy: remedy})
+	return errWrongState(op, dir.StatusPath(), invalid{found: string(state), supported: finishedStates, msg: msg + "; only a finished job is removed", remedy: remedy})
 }
 
 // removeLocked is Remove once job.lock is held (lk): it claims the job's

@@ -147,7 +147,7 @@ type Outcome struct {
 // (Lost is for Reconcile), else ErrInvalid and nothing is written. A
 // pending progress update is included, so the terminal record carries the
 // last progress reported. After a Finish that returned nil, Progress,
-// SetMessage and Finish fail with ErrInvalid; a Finish that failed may be
+// SetMessage and Finish fail with ErrWrongState; a Finish that failed may be
 // tried again. Finish does not release the lock: Close does. It ends the
 // run's Context.
 //
@@ -415,9 +415,9 @@ func (r *Run) lockWrite() (unlock func()) {
 func (r *Run) usable(op string) error {
 	switch {
 	case r.requeued:
-		return errInvalid(op, r.dir.StatusPath(), invalid{subject: "state", found: string(r.st.State), msg: "this attempt ended and the job is queued again; the next attempt's runner writes its status", remedy: "do not update a job after Finish"})
+		return errWrongState(op, r.dir.StatusPath(), invalid{found: string(r.st.State), msg: "this attempt ended and the job is queued again; the next attempt's runner writes its status", remedy: "do not update a job after Finish"})
 	case r.finished:
-		return errInvalid(op, r.dir.StatusPath(), invalid{subject: "state", found: string(r.st.State), msg: fmt.Sprintf("the job is finished (%s); its status is final", r.st.State), remedy: "do not update a job after Finish; submit a new job to run again"})
+		return errWrongState(op, r.dir.StatusPath(), invalid{found: string(r.st.State), msg: fmt.Sprintf("the job is finished (%s); its status is final", r.st.State), remedy: "do not update a job after Finish; submit a new job to run again"})
 	case r.lock == nil:
 		return errInvalid(op, r.dir.StatusPath(), invalid{subject: "run", msg: "the run is closed and no longer holds job.lock", remedy: "write updates before Close"})
 	case r.lostErr != nil:

@@ -22,7 +22,7 @@ import (
 // (see RequestCancel); a request published after Start's claim and check
 // ends the Run's Context instead.
 // A job in a terminal state (succeeded, failed, cancelled, lost) is not
-// started again: ErrInvalid, Subject "state". A dir whose last element is
+// started again: ErrWrongState. A dir whose last element is
 // not a job ID ("/", ".", "root/j/..", a dot-name) is ErrInvalid, Subject
 // "job_id", before anything is touched. On any error the lock is released.
 //

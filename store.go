@@ -403,9 +403,9 @@ func readSpecIn(d *fsys.Dir, o readOptions, sch recordSchema) (JobSpec, error) {
 // every update a stat.
 //
 // Records never go backwards: WriteStatus reads the current status.json
-// first and refuses, with ErrInvalid and nothing written, a record whose seq
-// is lower than the current one's (Subject "seq") or one that is not
-// terminal over a terminal one (Subject "state": a finished job does not
+// first and refuses, with nothing written, a record whose seq is lower
+// than the current one's (ErrInvalid, Subject "seq") or one that is not
+// terminal over a terminal one (ErrWrongState: a finished job does not
 // become unfinished). A current record that cannot be read (damaged, or
 // from a newer jobstore) does not stop the write, so that it can be
 // repaired.
@@ -435,7 +435,7 @@ func WriteStatus(dir JobDir, st JobStatus, opts ...WriteOption) error {
 	}
 	d, err := openDirAt("open directory", at)
 	if errors.Is(err, fs.ErrNotExist) {
-		return errNotJob(op, dir)
+		return errNoJobDir(op, dir)
 	}
 	if err != nil {
 		return err
@@ -487,7 +487,7 @@ func noStepBack(op string, d *fsys.Dir, next *JobStatus) error {
 	case next.Seq < cur.Seq:
 		return errInvalid(op, dir.StatusPath(), invalid{subject: "seq", found: next.Seq, supported: fmt.Sprintf("%d or more", cur.Seq), msg: fmt.Sprintf("%d is lower than the current record's %d (%s): a poller would take it for an older record", next.Seq, cur.Seq, cur.State), remedy: "read the status and write one more than its seq"})
 	case cur.State.Terminal() && !next.State.Terminal():
-		return errInvalid(op, dir.StatusPath(), invalid{subject: "state", found: string(next.State), supported: []State{Succeeded, Failed, Cancelled, Lost}, msg: fmt.Sprintf("the job is already %s (seq %d); a finished job does not become %s again", cur.State, cur.Seq, next.State), remedy: "submit a new job to run this work again"})
+		return errWrongState(op, dir.StatusPath(), invalid{found: string(next.State), supported: []State{Succeeded, Failed, Cancelled, Lost}, msg: fmt.Sprintf("the job is already %s (seq %d); a finished job does not become %s again", cur.State, cur.Seq, next.State), remedy: "submit a new job to run this work again"})
 	}
 	return nil
 }

@@ -82,7 +82,7 @@ func TestTakeOver_AFenceLoserStandsDownWhenTheWinnersRecordLanded(t *testing.T) 
 		subject string
 	}{
 		{"running", Running, ErrLocked, func(d JobDir) string { return fencedPath(d, 1) }, ""},
-		{"terminal", Lost, ErrInvalid, JobDir.StatusPath, "state"},
+		{"terminal", Lost, ErrWrongState, JobDir.StatusPath, "state"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
