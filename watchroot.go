@@ -88,8 +88,8 @@ type RootUpdate struct {
 //
 // The first listing's jobs are read before Synced and watched (or handed
 // to the poll) right after it, each followed by a stat of its directory:
-// one whose time is not older than the listing (less 2 s, and a minute
-// more where the time may come from another host's clock) is read again,
+// one whose time is not older than the listing (less 3 s, or 2 s and a
+// minute where the time may come from another host's clock) is read again,
 // since a change between its read and its watch told nobody. When the OS
 // drops events (its queue overflowed), the root is listed again and every
 // job directory stat'ed, and the jobs whose time moved since their last

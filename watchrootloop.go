@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/axqua/jobstore/internal/dirstamp"
 	"github.com/axqua/jobstore/internal/fsevents"
 )
 
@@ -74,7 +75,7 @@ type rootJob struct {
 	dir   JobDir
 	sub   *fsevents.Subscription // nil: not watched
 	link  bool                   // a symbolic link: never watched nor read through
-	stamp stamp                  // for the poll
+	stamp dirstamp.Seen          // for the poll
 	gen   int                    // the poll that last stat'ed it
 	seen  int                    // the listing that last saw it
 
@@ -270,7 +271,7 @@ func (w *rootWatch) watchedNow(j *rootJob) {
 	} else if _, ok := w.polled[j]; !ok {
 		w.polled[j] = struct{}{}
 		if fi, err := w.scan.stat(j.name); err == nil {
-			j.stamp.settledBy(fi.ModTime().UnixNano(), w.readClock())
+			j.stamp.Look(fi.ModTime().UnixNano(), w.readClock())
 		}
 	}
 }
@@ -352,7 +353,7 @@ func (w *rootWatch) addJob(name string, fi fs.FileInfo) *rootJob {
 	w.jobs[name] = j
 	if w.subscribe(j) == nil || !w.local {
 		w.polled[j] = struct{}{}
-		j.stamp.settledBy(fi.ModTime().UnixNano(), w.readClock())
+		j.stamp.Look(fi.ModTime().UnixNano(), w.readClock())
 	}
 	w.schedule(j, maskAll)
 	return j
@@ -480,7 +481,7 @@ func (w *rootWatch) applyRead(r jobRead) {
 	if _, polled := w.polled[j]; !polled && r.mtime != 0 && w.covers(j, r.mask) {
 		// The poll stamps what it polls; a watched job is stamped by its
 		// reads, so that after lost events only what changed is read again.
-		j.stamp.settledBy(r.mtime, w.readClock())
+		j.stamp.Look(r.mtime, w.readClock())
 	}
 	j.loaded = true
 	j.ver++

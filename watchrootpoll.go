@@ -47,7 +47,7 @@ func (w *rootWatch) statJob(jobs map[*rootJob]struct{}, now int64) {
 			continue
 		}
 		j.gen = w.gen
-		if fi, ok := w.lookAtJob(j); ok && j.stamp.settledBy(fi.ModTime().UnixNano(), now) {
+		if fi, ok := w.lookAtJob(j); ok && j.stamp.Look(fi.ModTime().UnixNano(), now) {
 			w.schedule(j, w.pollMask(j))
 		}
 	}
