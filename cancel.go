@@ -282,16 +282,12 @@ func cancelClaimed(dir JobDir, lk *Lock, p *pendingCancel) (bool, error) {
 	if err != nil || (st != nil && st.State != Queued) {
 		return false, err
 	}
-	o, err := newStartOptions(op, dir, nil)
-	if err != nil {
-		return false, err
-	}
-	jd, err := openJobDir(op, dir)
+	_, o, jd, err := openToClaim(op, dir, nil)
 	if err != nil {
 		return false, err
 	}
 	defer jd.Close()
-	c, st, err := claimForStart(op, jd, lk, st, o)
+	c, st, err := claimForStart(op, jd, lk, st, o.claimOptions)
 	if lostClaim(err) {
 		return false, nil
 	}

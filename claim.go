@@ -106,13 +106,31 @@ func attemptError(op string, dir JobDir, n uint64, err error, msg string) error 
 	return stepError(op, path, unwrapPath(err), msg, "")
 }
 
+// openToClaim is how every operation that claims a job's next attempt
+// (Start, Remove, a canceller) begins: dir is checked (a last element
+// that is not a job ID is ErrInvalid, Subject "job_id", before anything
+// is touched) and cleaned, the options of the claim read, and the job
+// directory opened. It returns the cleaned dir.
+func openToClaim(op string, dir JobDir, opts []StartOption) (JobDir, startOptions, *fsys.Dir, error) {
+	if err := checkJobDir(op, dir); err != nil {
+		return dir, startOptions{}, nil, err
+	}
+	dir = dir.clean()
+	o, err := newStartOptions(op, dir, opts)
+	if err != nil {
+		return dir, o, nil, err
+	}
+	jd, err := openJobDir(op, dir)
+	return dir, o, jd, err
+}
+
 // claimForStart decides whether this process may run the job whose last
 // status is last, and claims the next attempt for it, in the job directory
 // jd. The caller holds job.lock, so an earlier runner on this host is gone;
 // one on another host is judged by its attempt: alive or not yet judged is
 // ErrLocked (Start never waits for a lease), gone or over is taken over
 // (takeOver).
-func claimForStart(op string, jd *fsys.Dir, lk *Lock, last *JobStatus, o startOptions) (*attempt.Claim, *JobStatus, error) {
+func claimForStart(op string, jd *fsys.Dir, lk *Lock, last *JobStatus, o claimOptions) (*attempt.Claim, *JobStatus, error) {
 	dir := jobDir(jd)
 	endsAttempt := false
 	if last != nil && last.State == Running && last.Attempt > 0 {
@@ -150,7 +168,7 @@ func claimForStart(op string, jd *fsys.Dir, lk *Lock, last *JobStatus, o startOp
 // lk is the caller's job.lock: a holder that died holding it left its record
 // there, which names the claimant of a claim that no status names (see
 // passStaleClaims).
-func takeOver(op string, jd *fsys.Dir, lk *Lock, last *JobStatus, endsAttempt bool, o startOptions) (*attempt.Claim, *JobStatus, error) {
+func takeOver(op string, jd *fsys.Dir, lk *Lock, last *JobStatus, endsAttempt bool, o claimOptions) (*attempt.Claim, *JobStatus, error) {
 	dir := jobDir(jd)
 	var a uint64
 	if last != nil {
@@ -213,7 +231,7 @@ func takeOver(op string, jd *fsys.Dir, lk *Lock, last *JobStatus, endsAttempt bo
 // common case first: attempt a+1 is free (its mkdir is the test). Only if
 // it is claimed or over are the claims after a judged and passed
 // (passStaleClaims, whose account of them is returned).
-func claimAfter(op string, jd *fsys.Dir, lk *Lock, a uint64, o startOptions) (*attempt.Claim, passed, error) {
+func claimAfter(op string, jd *fsys.Dir, lk *Lock, a uint64, o claimOptions) (*attempt.Claim, passed, error) {
 	c, err := takeAttempt(op, jd, a+1)
 	if !errors.Is(err, ErrLocked) {
 		return c, passed{}, err
@@ -409,11 +427,13 @@ func lostClaim(err error) bool {
 	return errors.Is(err, ErrLocked) || (errors.As(err, &e) && e.Sentinel == ErrInvalid && e.Subject == "state")
 }
 
-// refuseLost is Start's answer when its claim failed with err: a job with a
-// cancel request is ErrCancelRequested (the claim was lost to the
+// lostRaceError is Start's answer when its claim failed with err. A claim
+// lost in a race for the job's next attempt (lostClaim) on a job with a
+// cancel request is ErrCancelRequested (the race was lost to the
 // canceller, which writes cancelled, or to a runner, whose Context ends on
-// the request), written by nobody here; else err.
-func refuseLost(op string, jd *fsys.Dir, err error) error {
+// the request), written by nobody here; any other err is returned as it
+// is.
+func lostRaceError(op string, jd *fsys.Dir, err error) error {
 	dir := jobDir(jd)
 	if !lostClaim(err) {
 		return err
@@ -464,7 +484,7 @@ func claimFinished(op string, jd *fsys.Dir, lk *Lock, o startOptions, refuse fun
 		return nil, nil, err
 	}
 	a := st.Attempt
-	c, p, err := claimAfter(op, jd, lk, a, o)
+	c, p, err := claimAfter(op, jd, lk, a, o.claimOptions)
 	if err != nil {
 		return nil, nil, err
 	}

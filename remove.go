@@ -108,15 +108,7 @@ var finishedStates = []State{Succeeded, Failed, Cancelled, Lost}
 // documentation).
 func Remove(dir JobDir) error {
 	const op = "remove"
-	if err := checkJobDir(op, dir); err != nil {
-		return err
-	}
-	dir = dir.clean()
-	o, err := newStartOptions(op, dir, nil)
-	if err != nil {
-		return err
-	}
-	jd, err := openJobDir(op, dir)
+	_, o, jd, err := openToClaim(op, dir, nil)
 	if err != nil {
 		return err
 	}

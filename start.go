@@ -51,15 +51,7 @@ import (
 // (default DefaultLease), WithHost (default HostID()).
 func Start(dir JobDir, opts ...StartOption) (*Run, error) {
 	const op = "start"
-	if err := checkJobDir(op, dir); err != nil {
-		return nil, err
-	}
-	dir = dir.clean()
-	o, err := newStartOptions(op, dir, opts)
-	if err != nil {
-		return nil, err
-	}
-	jd, err := openJobDir(op, dir)
+	dir, o, jd, err := openToClaim(op, dir, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -92,9 +84,9 @@ func startLocked(op string, jd *fsys.Dir, lk *Lock, o startOptions) (*Run, error
 	if err != nil {
 		return nil, err
 	}
-	c, last, err := claimForStart(op, jd, lk, last, o)
+	c, last, err := claimForStart(op, jd, lk, last, o.claimOptions)
 	if err != nil {
-		return nil, refuseLost(op, jd, err)
+		return nil, lostRaceError(op, jd, err)
 	}
 	return begin(op, jd, lk, spec, c, last, o)
 }
@@ -141,7 +133,7 @@ func begin(op string, jd *fsys.Dir, lk *Lock, spec JobSpec, c *attempt.Claim, la
 	// this Start was slow) wait for running to be written, as they wait for
 	// any write.
 	unlock := r.lockWrite()
-	r.ownedBy(c, o)
+	r.ownedBy(c, o.claimOptions)
 	if h := startSeam.Load(); h != nil {
 		(*h)(string(dir))
 	}

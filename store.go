@@ -69,13 +69,20 @@ func encodeSpec(op string, dir JobDir, spec JobSpec) ([]byte, error) {
 	if spec.SubmittedAt.IsZero() {
 		spec.SubmittedAt = Now()
 	}
-	if err := spec.validate(op, path); err != nil {
+	return encodeChecked(op, path, dir, spec.ID, spec.validate, "spec", "correct the spec's fields", spec)
+}
+
+// encodeChecked is the end of encodeSpec and encodeStatus: the stamped
+// record v, whose job ID is id, is validated, must be dir's, and is
+// encoded for path.
+func encodeChecked(op, path string, dir JobDir, id string, validate func(op, path string) error, subject, remedy string, v any) ([]byte, error) {
+	if err := validate(op, path); err != nil {
 		return nil, err
 	}
-	if spec.ID != dir.ID() {
-		return nil, errWrongJobID(op, path, spec.ID, dir)
+	if id != dir.ID() {
+		return nil, errWrongJobID(op, path, id, dir)
 	}
-	return encodeRecord(op, path, "spec", "cannot encode the record", "correct the spec's fields", spec)
+	return encodeRecord(op, path, subject, "cannot encode the record", remedy, v)
 }
 
 // builtRecord is a record createJob writes into the job it builds.
@@ -423,12 +430,8 @@ func WriteStatus(dir JobDir, st JobStatus, opts ...WriteOption) error {
 		return err
 	}
 	dir = dir.clean()
-	data, err := encodeStatus(op, dir, &st)
+	data, at, o, err := prepareStatus(op, dir, &st, opts)
 	if err != nil {
-		return err
-	}
-	at, o := jobRecord(dir, StatusFile), newWriteOptions(opts)
-	if err := checkWriteOptions(at, o); err != nil {
 		return err
 	}
 	d, err := openDirAt("open directory", at)
@@ -456,13 +459,7 @@ func encodeStatus(op string, dir JobDir, st *JobStatus) ([]byte, error) {
 	if st.UpdatedAt.IsZero() {
 		st.UpdatedAt = Now()
 	}
-	if err := st.validate(op, path); err != nil {
-		return nil, err
-	}
-	if st.JobID != dir.ID() {
-		return nil, errWrongJobID(op, path, st.JobID, dir)
-	}
-	return encodeRecord(op, path, "status", "cannot encode the record", "correct the status's fields", st)
+	return encodeChecked(op, path, dir, st.JobID, st.validate, "status", "correct the status's fields", st)
 }
 
 // noStepBack refuses next if it would take the job backwards from the
@@ -495,15 +492,26 @@ func noStepBack(op string, d *fsys.Dir, next *JobStatus) error {
 // identity of the file published put in written.
 func writeStatusAs(c protocolDir, dir JobDir, st JobStatus, written *fsys.ID, opts ...WriteOption) error {
 	const op = "write status"
-	data, err := encodeStatus(op, dir, &st)
+	data, at, o, err := prepareStatus(op, dir, &st, opts)
 	if err != nil {
 		return err
 	}
+	return writeRecordIn(c, at, data, o, replaceTarget, written)
+}
+
+// prepareStatus is what every write of status.json does before it touches
+// anything: st stamped, checked and encoded (encodeStatus), and the write's
+// options checked for dir's status.json.
+func prepareStatus(op string, dir JobDir, st *JobStatus, opts []WriteOption) ([]byte, recordAt, writeOptions, error) {
+	data, err := encodeStatus(op, dir, st)
+	if err != nil {
+		return nil, recordAt{}, writeOptions{}, err
+	}
 	at, o := jobRecord(dir, StatusFile), newWriteOptions(opts)
 	if err := checkWriteOptions(at, o); err != nil {
-		return err
+		return nil, at, o, err
 	}
-	return writeRecordIn(c, at, data, o, replaceTarget, written)
+	return data, at, o, nil
 }
 
 // ReadStatus reads status.json from dir: a tolerant read (see
