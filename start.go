@@ -11,44 +11,25 @@ import (
 	"github.com/axqua/jobstore/internal/fsys"
 )
 
-// Start takes job.lock in dir (ErrLocked if held), reads job.json and the
-// last status, and writes running, durably, with started_at, this process's
-// pid and host, and seq continuing from the last status (a job with no
-// status.json starts at 1).
+// Start takes job.lock in dir, claims the job's next attempt and writes
+// running, durably, with started_at, this process's pid and host, and seq
+// continuing from the last status (1 for a job with no status.json). Of any
+// number of starters on any number of hosts one wins; the Run it returns
+// renews its lease in the background, and once another process has taken
+// the job over every write fails with ErrNotOwner (see Run).
 //
-// A job with a cancel request (cancel.json) is not started: ErrCancelRequested,
-// and if the job is not yet terminal it is marked cancelled, durably, by
-// whichever of this Start and the canceller claimed the job's next attempt
-// (see RequestCancel); a request published after Start's claim and check
-// ends the Run's Context instead.
-// A job in a terminal state (succeeded, failed, cancelled, lost) is not
-// started again: ErrInvalid, Subject "state". A dir whose last element is
-// not a job ID ("/", ".", "root/j/..", a dot-name) is ErrInvalid, Subject
-// "job_id", before anything is touched. On any error the lock is released.
-//
-// Across hosts whose locks do not reach each other, job.lock alone cannot
-// keep a job to one runner, so Start also claims the next attempt (status
-// attempt N+1 over a record of attempt N; see "Many hosts" in
-// docs/platforms.md): of any number of starters on any number of hosts one
-// wins, the others get ErrLocked. A job whose status says running with a
-// free lock is taken over only if its runner is judged gone: at once on the
-// runner's own host (its pid), else once this process has seen the runner's
-// lease unchanged for a whole lease (Start never waits: until then it is
-// ErrLocked; call it again). A claim of attempt N+1 that no status names
-// (its starter or canceller crashed between the claim and its first status
-// write) is judged the same way, by the claimant's pid (named by the record
-// it left in job.lock) or, with no such record, by the lease alone
-// (WithLease's), and once its claimant is gone it is fenced and Start
-// claims the attempt after it. A claim that passed an attempt its own
-// runner ended, while the status this process reads still names an earlier
-// attempt (a network filesystem client's cache lagging behind), reads the
-// status again for up to 2 s, then gives up with ErrLocked, writing
-// nothing. The Run renews its lease in the background and
-// every write it makes is fenced: once another process has taken the job
-// over, it fails with ErrNotOwner (see Run).
+// Errors (on any error the lock is released): ErrLocked if job.lock is
+// held, another process claimed the attempt, or the job's runner or
+// claimant is not yet judged gone (Start never waits: call it again);
+// ErrCancelRequested for a job with a cancel request (marked cancelled,
+// durably, if not yet terminal: see RequestCancel); ErrInvalid, Subject
+// "state", for a job in a terminal state; ErrNotDue before the job may
+// start; ErrInvalid, Subject "job_id", for a dir whose last element is not
+// a job ID ("/", ".", "root/j/..", a dot-name), before anything is touched.
 //
 // Options: WithProgressInterval (default DefaultProgressInterval), WithLease
-// (default DefaultLease), WithHost (default HostID()).
+// (default DefaultLease), WithHost (default HostID()). How a runner is
+// judged gone and its job taken over: docs/mechanisms.md#start.
 func Start(dir JobDir, opts ...StartOption) (*Run, error) {
 	const op = "start"
 	dir, o, jd, err := openToClaim(op, dir, opts)
