@@ -427,45 +427,6 @@ func lostClaim(err error) bool {
 	return errors.Is(err, ErrLocked) || (errors.As(err, &e) && e.Sentinel == ErrInvalid && e.Subject == "state")
 }
 
-// lostRaceError is Start's answer when its claim failed with err. A claim
-// lost in a race for the job's next attempt (lostClaim) on a job with a
-// cancel request is ErrCancelRequested (the race was lost to the
-// canceller, which writes cancelled, or to a runner, whose Context ends on
-// the request), written by nobody here; any other err is returned as it
-// is.
-func lostRaceError(op string, jd *fsys.Dir, err error) error {
-	dir := jobDir(jd)
-	if !lostClaim(err) {
-		return err
-	}
-	p := findCancelIn(jd)
-	if p == nil {
-		return err
-	}
-	return p.asError(op, dir, "the job was not started: "+err.Error(), "skip this job; submit a new job to run this work again")
-}
-
-// refuseCancelled is Start's check, made after it claimed the job's next
-// attempt (c) and read the status again (last): a job with a cancel request
-// is not started, and is marked cancelled now (it is not terminal: the
-// claim would have failed).
-func refuseCancelled(op string, jd *fsys.Dir, c *attempt.Claim, last *JobStatus) error {
-	dir := jobDir(jd)
-	p := findCancelIn(jd)
-	if p == nil {
-		return nil
-	}
-	when := "before it started"
-	if last != nil && last.State == Running {
-		when = "while its runner was gone" // Start takes over a dead runner's job
-	}
-	if err := writeCancelled(dir, c, last, "cancelled "+when+": "+p.String()); err != nil {
-		return err
-	}
-	return p.asError(op, dir, "the job is now cancelled and is not started",
-		"skip this job; submit a new job to run this work again")
-}
-
 // claimFinished claims the next attempt of the finished job in jd, exactly
 // as Start and a canceller claim it (take, passing the claims whose claimant
 // is gone: passStaleClaims), so that of removers, retriers, starters and
@@ -559,4 +520,39 @@ func claimPending(jd *fsys.Dir, st *JobStatus) bool {
 	for ; there(attempt.FencedName(n)); n++ {
 	}
 	return there(attempt.RunName(n))
+}
+
+// finishedStates are the states a job may be removed in.
+var finishedStates = []State{Succeeded, Failed, Cancelled, Lost}
+
+// refuseUnfinished is Remove's refusal of a job whose status st (nil: none
+// yet) is not terminal, naming the state; a job without job.json is
+// ErrNotJob.
+func refuseUnfinished(op string, jd *fsys.Dir, st *JobStatus) error {
+	dir := jobDir(jd)
+	if st != nil && st.State.Terminal() {
+		return nil
+	}
+	if _, err := jd.Lstat(SpecFile); errors.Is(err, fs.ErrNotExist) {
+		return errNotJob(op, dir)
+	}
+	var state State
+	msg := "the job has no status yet (it was submitted a moment ago, or its submission stopped after job.json)"
+	remedy := "cancel the job first (RequestCancel), then remove it"
+	if st != nil {
+		state = st.State
+		msg = "the job is " + string(st.State)
+		if st.State == Running {
+			msg += fmt.Sprintf(" (pid %d on host %q)", st.PID, st.Host)
+			remedy = "wait for the job to end, or cancel it (RequestCancel) and remove it once it has; " +
+				"if its runner is gone, Reconcile marks it lost first"
+		}
+	}
+	if state != Running && findCancelIn(jd) != nil {
+		// Start answers ErrCancelRequested as soon as it sees the request,
+		// while the canceller may still be writing cancelled.
+		msg += ", with a cancel request not yet carried out"
+		remedy = "remove it once it is cancelled: its canceller marks it so in a moment (if the canceller died, ReconcileAll or the next Start does)"
+	}
+	return errInvalid(op, dir.StatusPath(), invalid{subject: "state", found: string(state), supported: finishedStates, msg: msg + "; only a finished job is removed", remedy: remedy})
 }

@@ -19,9 +19,6 @@ import (
 // the remover holds the job's next attempt, as a starter would; then the
 // hidden directory is deleted, one name at a time, never through a link.
 
-// finishedStates are the states a job may be removed in.
-var finishedStates = []State{Succeeded, Failed, Cancelled, Lost}
-
 // Remove removes the finished job in dir: its directory and everything in
 // it, read-only files included, on every platform. The job leaves the root
 // in one rename: a reader finds it whole or gets ErrNotJob, and no job is
@@ -181,38 +178,6 @@ func dropFromIndex(op, root string, gone map[string]bool) error {
 			"rebuild the index (RebuildIndex)")
 	}
 	return nil
-}
-
-// refuseUnfinished is Remove's refusal of a job whose status st (nil: none
-// yet) is not terminal, naming the state; a job without job.json is
-// ErrNotJob.
-func refuseUnfinished(op string, jd *fsys.Dir, st *JobStatus) error {
-	dir := jobDir(jd)
-	if st != nil && st.State.Terminal() {
-		return nil
-	}
-	if _, err := jd.Lstat(SpecFile); errors.Is(err, fs.ErrNotExist) {
-		return errNotJob(op, dir)
-	}
-	var state State
-	msg := "the job has no status yet (it was submitted a moment ago, or its submission stopped after job.json)"
-	remedy := "cancel the job first (RequestCancel), then remove it"
-	if st != nil {
-		state = st.State
-		msg = "the job is " + string(st.State)
-		if st.State == Running {
-			msg += fmt.Sprintf(" (pid %d on host %q)", st.PID, st.Host)
-			remedy = "wait for the job to end, or cancel it (RequestCancel) and remove it once it has; " +
-				"if its runner is gone, Reconcile marks it lost first"
-		}
-	}
-	if state != Running && findCancelIn(jd) != nil {
-		// Start answers ErrCancelRequested as soon as it sees the request,
-		// while the canceller may still be writing cancelled.
-		msg += ", with a cancel request not yet carried out"
-		remedy = "remove it once it is cancelled: its canceller marks it so in a moment (if the canceller died, ReconcileAll or the next Start does)"
-	}
-	return errInvalid(op, dir.StatusPath(), invalid{subject: "state", found: string(state), supported: finishedStates, msg: msg + "; only a finished job is removed", remedy: remedy})
 }
 
 // removeLocked is Remove once job.lock is held (lk): it claims the job's

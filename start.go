@@ -140,3 +140,42 @@ func begin(op string, jd *fsys.Dir, lk *Lock, spec JobSpec, c *attempt.Claim, la
 // startSeam, when set (by tests only), runs in begin once the Run's lease
 // renewer runs and before running is written (a slow Start).
 var startSeam atomic.Pointer[func(dir string)]
+
+// lostRaceError is Start's answer when its claim failed with err. A claim
+// lost in a race for the job's next attempt (lostClaim) on a job with a
+// cancel request is ErrCancelRequested (the race was lost to the
+// canceller, which writes cancelled, or to a runner, whose Context ends on
+// the request), written by nobody here; any other err is returned as it
+// is.
+func lostRaceError(op string, jd *fsys.Dir, err error) error {
+	dir := jobDir(jd)
+	if !lostClaim(err) {
+		return err
+	}
+	p := findCancelIn(jd)
+	if p == nil {
+		return err
+	}
+	return p.asError(op, dir, "the job was not started: "+err.Error(), "skip this job; submit a new job to run this work again")
+}
+
+// refuseCancelled is Start's check, made after it claimed the job's next
+// attempt (c) and read the status again (last): a job with a cancel request
+// is not started, and is marked cancelled now (it is not terminal: the
+// claim would have failed).
+func refuseCancelled(op string, jd *fsys.Dir, c *attempt.Claim, last *JobStatus) error {
+	dir := jobDir(jd)
+	p := findCancelIn(jd)
+	if p == nil {
+		return nil
+	}
+	when := "before it started"
+	if last != nil && last.State == Running {
+		when = "while its runner was gone" // Start takes over a dead runner's job
+	}
+	if err := writeCancelled(dir, c, last, "cancelled "+when+": "+p.String()); err != nil {
+		return err
+	}
+	return p.asError(op, dir, "the job is now cancelled and is not started",
+		"skip this job; submit a new job to run this work again")
+}

@@ -4,113 +4,14 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"sync/atomic"
-	"time"
+	"strings"
 
 	"github.com/axqua/jobstore/internal/dirstamp"
 )
 
-// The root scan: the first listing of a jobs root, read in parallel and
-// settled after Synced; listing the root again and one stat per job
-// directory for the poll; and each directory's stamp, which says when its
-// records must be read again.
-
-// firstScan makes the jobs of the first listing; startScan reads them.
-func (w *rootWatch) firstScan(des []fs.DirEntry) {
-	w.scanned = make([]*rootJob, 0, len(des))
-	for _, de := range des {
-		if j := w.newJob(de.Name(), de.Type()); j != nil {
-			j.inFirst, j.reading = true, true // read by the scan, not the readers
-			w.jobs[j.name] = j
-			w.scanned = append(w.scanned, j)
-		}
-	}
-	w.scanReads = make([]jobRead, len(w.scanned))
-	w.scanDone = make([]atomic.Bool, len(w.scanned))
-	w.scanReady = make(chan struct{}, 1)
-	// A root with no job has nothing to read: the listing is taken in now,
-	// so that Synced comes at once (no read will ever wake takeScan).
-	w.takeScan()
-}
-
-// startScan reads every job of the first listing, in parallel as List does
-// and nothing more, so that Synced costs what List costs and a look for
-// cancel.json per job; the watch takes in and delivers what is read as it
-// comes (takeScan). Their directories are watched, or handed to the poll,
-// after Synced (settle).
-func (w *rootWatch) startScan() {
-	jobs, reads, done, ready := w.scanned, w.scanReads, w.scanDone, w.scanReady
-	w.readers.Go(func() {
-		parallel(len(jobs), func(i int) {
-			select {
-			case <-w.stop:
-				return
-			default:
-			}
-			reads[i] = readJob(jobs[i], maskAll, false)
-			done[i].Store(true)
-			select {
-			case ready <- struct{}{}:
-			default: // a wake is already waiting
-			}
-		})
-	})
-}
-
-// takeScan takes in the first listing's reads that are done, in order.
-func (w *rootWatch) takeScan() {
-	for w.scanNext < len(w.scanned) && w.scanDone[w.scanNext].Load() {
-		j := w.scanned[w.scanNext]
-		w.scanned[w.scanNext] = nil
-		w.applyRead(w.scanReads[w.scanNext])
-		w.scanReads[w.scanNext] = jobRead{}
-		w.scanNext++
-		if j.gone {
-			j.inFirst = false
-			continue
-		}
-		w.first.enqueue(j)
-		w.unsettled.enqueue(j)
-	}
-	if w.scanNext == len(w.scanned) {
-		w.scanned, w.scanReads, w.scanDone, w.scanReady = nil, nil, nil, nil
-	}
-}
-
-// settle watches up to n jobs of the first listing, or hands them to the
-// poll, after Synced: a watch, then one stat of the directory. A directory
-// whose time is Settled at the listing's start (dirstamp, by a clock that
-// may be another host's unless the root's events tell everything) was not
-// changed since before it was read, and is settled; any other is read
-// again, since a change between its read and its watch told nobody.
-func (w *rootWatch) settle(n int) {
-	w.scan.beginScan()
-	defer w.scan.endScan()
-	listed := time.Unix(0, w.listed)
-	for ; n > 0; n-- {
-		j := w.unsettled.peek()
-		if j == nil {
-			return
-		}
-		w.unsettled.pop()
-		if j.gone {
-			continue
-		}
-		if w.subscribe(j) == nil || !w.local {
-			w.polled[j] = struct{}{}
-		}
-		fi, ok := w.lookAtJob(j)
-		if !ok {
-			continue
-		}
-		if mtime := fi.ModTime().UnixNano(); dirstamp.Settled(mtime, listed, !w.local) {
-			j.stamp = dirstamp.SettledAt(mtime, w.readClock())
-		} else {
-			j.stamp.Look(mtime, w.readClock())
-			w.schedule(j, w.pollMask(j))
-		}
-	}
-}
+// The root scan: a jobs root listed again only when it changed, one stat
+// per job directory relative to a descriptor of the root, and which of its
+// entries are jobs (isJobEntry).
 
 // rootScan is a jobs root seen for a poll that costs one stat per job
 // directory and reads only what changed. It keeps the root's own stamp (the
@@ -201,4 +102,11 @@ func (s *rootScan) stat(name string) (fs.FileInfo, error) {
 		return s.r.Lstat(name)
 	}
 	return os.Lstat(filepath.Join(s.path, name))
+}
+
+// isJobEntry reports whether a root entry stands for a job: a directory
+// or a symbolic link (reported, never followed) whose name is not a
+// dot-name nor index.json.
+func isJobEntry(name string, typ fs.FileMode) bool {
+	return !strings.HasPrefix(name, ".") && name != IndexFile && (typ.IsDir() || typ&fs.ModeSymlink != 0)
 }
