@@ -214,6 +214,7 @@ func removeLocked(op string, jd *fsys.Dir, lk *Lock, o startOptions) error {
 	defer rd.Close()
 	_ = c.Close()
 	h.release()
+	unmarkLive(rd, dir.ID())
 	serr := rd.Sync()
 	atRemoveSeam("hidden", rd.Join(trash))
 	if err := purgeHidden(rd, trash); err != nil {
