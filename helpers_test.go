@@ -48,6 +48,12 @@ func writeJob(tb testing.TB, root string, spec jobstore.JobSpec, st *jobstore.Jo
 		st.JobID = spec.ID
 		writeRecord(tb, dir.StatusPath(), *st)
 	}
+	if st == nil || !st.State.Terminal() {
+		// The job's entry in the live index, as format.md tells a writer
+		// in another language to make (liveindex_test.go tests a writer
+		// that makes none).
+		require.NoError(tb, os.MkdirAll(filepath.Join(root, jobstore.LiveDir, spec.ID), 0o755))
+	}
 	return dir
 }
 

@@ -123,29 +123,29 @@ func (c *nextCache) repairInterval() time.Duration {
 // readLive reads LiveDir unless its stamp says it has not changed since the
 // last read: its names join c.entries (to be read by the look), and the
 // entries whose names left it leave (their jobs ended: whoever saw it
-// removed them). A missing LiveDir is empty. It reports whether c.entries
-// changed. The caller holds c.mu.
-func (c *nextCache) readLive(now time.Time) (bool, error) {
+// removed them). It reports whether c.entries changed. The caller holds
+// c.mu.
+func (c *nextCache) readLive(now time.Time) bool {
 	var names []string
 	var ls dirstamp.Stamp
+	// A LiveDir that is missing, or that cannot be read (not a directory:
+	// nothing this package makes), is empty: the root's events and full
+	// scans find the live jobs then, and the scans' entries stay until
+	// LiveDir changes.
 	ld, err := dirstamp.Open(filepath.Join(c.root, LiveDir))
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-	case err != nil:
-		return false, err
-	default:
+	if err == nil {
 		defer ld.Close()
 		if ls, err = ld.Stamp(); err != nil {
-			return false, err
+			ld = nil
 		}
+	} else {
+		ld = nil
 	}
 	if c.liveRead && ls == c.liveStamp && !ls.Racy(c.liveReadAt) {
-		return false, nil
+		return false
 	}
 	if ld != nil {
-		if names, err = ld.Names(); err != nil {
-			return false, err
-		}
+		names, _ = ld.Names()
 	}
 	seen := make(map[string]bool, len(names))
 	for _, name := range names {
@@ -164,7 +164,7 @@ func (c *nextCache) readLive(now time.Time) (bool, error) {
 		}
 	}
 	c.liveStamp, c.liveReadAt, c.liveRead = ls, now, true
-	return true, nil
+	return true
 }
 
 // repair is a full scan: it reads every job directory of root d that

@@ -259,3 +259,20 @@ func TestLiveIndex_IsNoJob(t *testing.T) {
 	assert.Equal(t, "j", entries[0].Dir.ID())
 	assert.NoError(t, entries[0].Err)
 }
+
+// A LiveDir that is no directory (a file in its place) costs the index,
+// never the jobs: a look finds them by its full scan, and a Submit still
+// succeeds.
+func TestLiveIndex_AFileInItsPlaceLeavesTheJobsStartable(t *testing.T) {
+	root := testdir.New(t)
+	require.NoError(t, os.MkdirAll(root, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(root, LiveDir), []byte("not an index"), 0o644))
+	_, err := Submit(root, JobSpec{ID: "j", Kind: "test"})
+	require.NoError(t, err)
+	tc := newTestNextCache(root, 0)
+	names, _, _ := tc.lookCounting(t)
+	assert.Equal(t, []string{"j"}, names)
+	b, err := os.ReadFile(filepath.Join(root, LiveDir))
+	require.NoError(t, err)
+	assert.Equal(t, "not an index", string(b), "left as it was")
+}

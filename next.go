@@ -473,10 +473,7 @@ func (c *nextCache) look(kinds []string) ([]*nextEntry, []nextReport, error) {
 	defer d.Close()
 	now := c.now()
 	var reports []nextReport
-	changed, err := c.readLive(now)
-	if err != nil {
-		return nil, nil, rootError(op, c.root, err)
-	}
+	changed := c.readLive(now)
 	names, full := c.events.takeHints()
 	switch {
 	case full || c.repairedAt.IsZero() || now.Sub(c.repairedAt) >= c.repairInterval():

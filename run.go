@@ -503,7 +503,7 @@ func newRunContext(dir JobDir, ended error, poll time.Duration) *runContext {
 		cancel(ended)
 		return rc
 	}
-	rc.watch = fsevents.StartAwait(string(dir), CancelFile, poll, true, func() {
+	rc.watch = fsevents.StartAwaitLater(string(dir), CancelFile, poll, true, func() {
 		p := findCancel(dir)
 		if p == nil { // removed by hand between the look and the read
 			p = &pendingCancel{err: errBecause("read cancel request", dir.CancelPath(), nil, "vanished after it appeared", "")}

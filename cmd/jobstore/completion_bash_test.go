@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/axqua/jobstore/internal/prereq"
+
 	"github.com/stretchr/testify/require"
 
 	"github.com/axqua/jobstore/internal/testdir"
@@ -21,7 +23,7 @@ func bashComplete(t *testing.T, words ...string) []string {
 	t.Helper()
 	bash, err := exec.LookPath("bash")
 	if err != nil || runtime.GOOS == "windows" {
-		t.Skip("no bash here to load the completion script in")
+		prereq.Skip(t, "bash", "no bash here to load the completion script in (it needs a Unix shell)")
 	}
 	r := runCLI(t, "completion", "bash")
 	requireCode(t, r, exitOK)
