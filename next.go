@@ -40,7 +40,7 @@ const nextRetry = time.Minute
 // waits for jobs in a loop should use a Worker.
 func StartNext(ctx context.Context, root string, opts ...StartOption) (*Run, error) {
 	const op = "start next"
-	o, err := newStartOptions(op, JobDir(root), opts)
+	o, err := newStartOptions(op, root, opts)
 	if err != nil {
 		return nil, err
 	}

@@ -116,7 +116,7 @@ func NewWorker(root string, h Handler, opts ...WorkerOption) (*Worker, error) {
 	case o.grace < 0:
 		return nil, errInvalid(op, root, invalid{subject: "grace", found: o.grace, supported: "0 or more", msg: fmt.Sprintf("%v is negative", o.grace)})
 	}
-	so, err := newStartOptions(op, JobDir(root), o.start)
+	so, err := newStartOptions(op, root, o.start)
 	if err != nil {
 		return nil, err
 	}
@@ -179,7 +179,7 @@ func (w *Worker) Run(ctx context.Context) error {
 	w.mu.Unlock()
 	defer func() { w.mu.Lock(); w.busy = false; w.mu.Unlock() }()
 
-	so, _ := newStartOptions(op, JobDir(w.root), w.o.start) // checked by NewWorker
+	so, _ := newStartOptions(op, w.root, w.o.start) // checked by NewWorker
 	c := newOwnedCache(w.root)
 	defer c.close()
 	stopped, stop := context.WithCancelCause(context.Background())
