@@ -1,5 +1,7 @@
 package jobstore
 
+import "fmt"
+
 // WithoutNextEvents turns file system events off in StartNext, leaving its
 // scan alone, as on a filesystem that gives none.
 func WithoutNextEvents() StartOption {
@@ -19,4 +21,13 @@ func DropNextCaches() {
 	for _, c := range cs {
 		c.drop()
 	}
+}
+
+// String names a state in test failures.
+func (s nextState) String() string {
+	names := [...]string{"unknown", "queued", "cancelling", "incomplete", "broken", "running", "settled"}
+	if int(s) < len(names) {
+		return names[s]
+	}
+	return fmt.Sprintf("nextState(%d)", int(s))
 }

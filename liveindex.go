@@ -86,22 +86,6 @@ func unmarkLive(rd *fsys.Dir, id string) {
 	_ = ld.RemoveDir(id)
 }
 
-// retire removes the entry of dir, a job seen ended or gone, then reads the
-// job again and adds the entry back if the job is live after all: a Retry
-// (or a Submit under the name) that wrote it live and added its entry
-// before the removal would otherwise lose it.
-func retire(dir JobDir) {
-	rd, err := openDirAt("index live job", recordAt{dir: filepath.Dir(string(dir))})
-	if err != nil {
-		return
-	}
-	defer rd.Close()
-	unmarkLive(rd, dir.ID())
-	if je, gone := readEntry(dir); !gone && !errors.Is(je.Err, ErrNotJob) && (je.Status == nil || !je.Status.State.Terminal()) {
-		markLive(rd, dir.ID())
-	}
-}
-
 // stampSeed seeds stampHash: one per process, never exposed.
 var stampSeed = maphash.MakeSeed()
 

@@ -15,45 +15,6 @@ const maxFollowed = 16
 // past it, the look scans the root instead.
 const maxHints = 1024
 
-// watch returns a channel that is closed at the next file system event of
-// root, of its LiveDir, or of an incomplete job directory followed; nil
-// when the OS gives no events for root (the scan alone then).
-func (c *nextCache) watch() <-chan struct{} {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.events == nil {
-		c.events = newNextEvents(c.root)
-	}
-	c.events.watchLive()
-	return c.events.next()
-}
-
-// follow subscribes to the status.json of the job directories seen
-// incomplete (a submitter writing the records in place: Submit itself
-// renames a whole job into place), up to maxFollowed, and ends the
-// following of those no longer incomplete. It reports whether it began to
-// follow one.
-func (c *nextCache) follow() bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	ev := c.events
-	if ev == nil || ev.root == nil {
-		return false
-	}
-	for dir := range ev.dirs {
-		if e := c.entries[filepath.Base(dir)]; e == nil || e.state != stateIncomplete {
-			ev.unfollow(dir)
-		}
-	}
-	added := false
-	for e := range c.incomplete {
-		if len(ev.dirs) < maxFollowed && ev.follow(filepath.Join(c.root, e.name)) {
-			added = true
-		}
-	}
-	return added
-}
-
 // nextEvents is the file system watch of a root for StartNext and the
 // Worker: the root itself (every entry), its LiveDir and the incomplete job
 // directories followed, all into one sink. Every event closes the channel

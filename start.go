@@ -94,7 +94,7 @@ func readForStart(op string, jd *fsys.Dir) (JobSpec, *JobStatus, error) {
 	if due, why := dueAt(spec, last); due.After(Now()) {
 		return JobSpec{}, nil, &Error{Op: op, Path: string(dir), Sentinel: ErrNotDue, Subject: why, Found: due,
 			Msg:    fmt.Sprintf("the job may not start before %s (%s)", due.Format(time.RFC3339), why),
-			Remedy: "start it then; StartNext and a Worker start it when it is due"}
+			Remedy: "start it then; a waiting worker starts it when it is due"}
 	}
 	return spec, last, nil
 }
