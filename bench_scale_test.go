@@ -195,15 +195,24 @@ func writeFinishedJobs(root string, from, to int) error {
 	})
 }
 
-// removeJobs removes the jobs of ids under root (they must have ended, or
-// never started), so that a shared fixture is left as it was found.
+// removeJobs removes the jobs of ids under root, so that a shared fixture
+// is left as it was found: those still queued are cancelled first (none
+// may be running).
 func removeJobs(tb testing.TB, root string, ids []string) {
 	tb.Helper()
 	for _, id := range ids {
 		dir, err := jobstore.DirFor(root, id)
-		if err == nil {
-			err = jobstore.Remove(dir)
+		if err != nil {
+			tb.Error(err)
+			continue
 		}
+		if st, err := jobstore.ReadStatus(dir); err == nil && st != nil && !st.State.Terminal() {
+			err = jobstore.RequestCancel(dir, jobstore.CancelRequest{Reason: "a benchmark's job, removed"})
+			if err != nil {
+				tb.Errorf("cannot cancel %s in the shared fixture: %v", id, err)
+			}
+		}
+		err = jobstore.Remove(dir)
 		if err != nil && !errors.Is(err, jobstore.ErrNotJob) {
 			tb.Errorf("cannot remove %s from the shared fixture: %v", id, err)
 		}

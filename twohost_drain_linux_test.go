@@ -167,7 +167,13 @@ func TestTwoHostDrain_EightWorkersOnTwoMountsStartEachJobOnceBesideAKeptHistory(
 			st := final[id]
 			require.Equal(t, jobstore.Succeeded, st.State, "%s: %+v", id, st)
 			s := starts[id]
-			require.Len(t, s, 1, "%s was started %d times: %+v", id, len(s), s)
+			if len(s) != 1 {
+				var by []string
+				for _, l := range s {
+					by = append(by, fmt.Sprintf("attempt %d by %s at %s", l.attempt, l.host, l.clock.Format(time.StampMicro)))
+				}
+				t.Fatalf("%s was started %d times: %s", id, len(s), strings.Join(by, "; "))
+			}
 			require.Equal(t, 1, ends[id], "%s: its handler ended %d times", id, ends[id])
 			require.Equal(t, st.Attempt, s[0].attempt, "%s: the handler ran another attempt than the record's", id)
 			require.NotNil(t, st.StartedAt, id)
