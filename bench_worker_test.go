@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -51,29 +53,95 @@ func workerLatency() int {
 	return 0
 }
 
-// BenchmarkWorkerLatency: a worker process idle on this host; the benchmark
-// submits 100 jobs one at a time, each once the worker is waiting again,
-// and measures from Submit's return to the start of the job's work in the
-// worker (one host, one clock): the Worker's handler beginning, against
-// StartNext's return in a loop (latencyWorkerRole), in the same run. Both
-// include Start's durable write of the running status. Reported: p50, p99
-// and max, in milliseconds.
+// BenchmarkWorkerLatency: two worker processes idle on this host, each on
+// its own root: a Worker (its handler prints when it begins) and StartNext
+// in a loop (latencyWorkerRole, which prints when StartNext returns). The
+// benchmark submits 100 jobs to each, one at a time, alternating between
+// them (and which goes first, every pair), each once its worker is waiting
+// again, and measures from Submit's return to the start of the job's work
+// in the worker (one host, one clock). Both include Start's durable write
+// of the running status. The pairing makes both see the same load, so the
+// ratios (worker/startnext of p50 and of p99) are what counts; also
+// reported, per impl, p50, p99 and max in milliseconds, and the p50 of
+// started_at (which Start records after its claim, before its durable
+// write) after Submit's return: what finding and claiming the job takes.
 //
 //	go test -run '^$' -bench 'WorkerLatency' -benchtime 1x -count 6 . | tee worker-latency.txt
-//	benchstat -col /impl worker-latency.txt
 func BenchmarkWorkerLatency(b *testing.B) {
-	for _, impl := range []string{"startnext", "worker"} {
-		b.Run("impl="+impl, func(b *testing.B) {
+	const samples = 100
+	impls := []struct{ name, role string }{{"startnext", latencyWorkerRole}, {"worker", workerLatencyRole}}
+	for b.Loop() {
+		type side struct {
+			root       string
+			k          *child
+			lat, claim []time.Duration
+		}
+		sides := make([]*side, len(impls))
+		for i, im := range impls {
 			root := benchDir(b)
-			role := latencyWorkerRole
-			if impl == "worker" {
-				role = workerLatencyRole
+			sides[i] = &side{root: root, k: startRole(b, im.role, "ROOT="+root)}
+		}
+		for n := range samples {
+			for j := range sides {
+				s := sides[(j+n)%len(sides)]
+				lat, claim := startLatency(b, s.k, s.root, fmt.Sprintf("lat%03d", n))
+				s.lat, s.claim = append(s.lat, lat), append(s.claim, claim)
 			}
-			for b.Loop() {
-				reportLatencies(b, startLatencies(b, startRole(b, role, "ROOT="+root), root, 100, false))
-			}
-		})
+		}
+		for i, s := range sides {
+			fmt.Fprintln(s.k.stdin, "stop")
+			_ = s.k.cmd.Wait()
+			slices.Sort(s.lat)
+			slices.Sort(s.claim)
+			name := impls[i].name
+			b.ReportMetric(ms(quantile(s.lat, 0.5)), name+"-p50-ms")
+			b.ReportMetric(ms(quantile(s.lat, 0.99)), name+"-p99-ms")
+			b.ReportMetric(ms(s.lat[len(s.lat)-1]), name+"-max-ms")
+			b.ReportMetric(ms(quantile(s.claim, 0.5)), name+"-started-at-p50-ms")
+		}
+		sn, wk := sides[0], sides[1]
+		b.ReportMetric(float64(quantile(wk.lat, 0.5))/float64(quantile(sn.lat, 0.5)), "p50-worker/startnext")
+		b.ReportMetric(float64(quantile(wk.lat, 0.99))/float64(quantile(sn.lat, 0.99)), "p99-worker/startnext")
 	}
+}
+
+// ms is d in milliseconds, for ReportMetric.
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+// startLatency waits for worker k to say "ready", lets it go idle, submits
+// the job id under root and returns the time from Submit's return to the
+// worker's start of it, and to the started_at it recorded.
+func startLatency(tb testing.TB, k *child, root, id string) (lat, claim time.Duration) {
+	tb.Helper()
+	read := func() string {
+		line, err := k.out.ReadString('\n')
+		if err != nil {
+			tb.Fatal(err)
+		}
+		return strings.TrimSpace(line)
+	}
+	if line := read(); line != "ready" {
+		tb.Fatalf("worker said %q, want ready", line)
+	}
+	time.Sleep(10 * time.Millisecond) // the worker is idle by now
+	dir, err := jobstore.Submit(root, jobstore.JobSpec{ID: id, Kind: "k"})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	submitted := time.Now()
+	f := strings.Fields(read())
+	if len(f) != 3 || f[0] != "started" || f[1] != id {
+		tb.Fatalf("worker said %q, want the start of %s", f, id)
+	}
+	ns, err := strconv.ParseInt(f[2], 10, 64)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	st, err := jobstore.ReadStatus(dir)
+	if err != nil || st == nil || st.StartedAt == nil {
+		tb.Fatalf("status of %s: %+v, %v", id, st, err)
+	}
+	return time.Unix(0, ns).Sub(submitted), st.StartedAt.Sub(submitted)
 }
 
 // notBeforeLead is how far ahead of Submit's return a job's not_before is

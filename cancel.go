@@ -304,50 +304,6 @@ func cancelClaimed(dir JobDir, lk *Lock, p *pendingCancel) (bool, error) {
 	return true, nil
 }
 
-// lostClaim reports that claimForStart failed because another process
-// owns, or ended, the job's next attempt (or the job ended meanwhile).
-func lostClaim(err error) bool {
-	var e *Error
-	return errors.Is(err, ErrLocked) || (errors.As(err, &e) && e.Sentinel == ErrInvalid && e.Subject == "state")
-}
-
-// refuseLost is Start's answer when its claim failed with err: a job with a
-// cancel request is ErrCancelRequested (the claim was lost to the
-// canceller, which writes cancelled, or to a runner, whose Context ends on
-// the request), written by nobody here; else err.
-func refuseLost(op string, jd *fsys.Dir, err error) error {
-	dir := jobDir(jd)
-	if !lostClaim(err) {
-		return err
-	}
-	p := findCancelIn(jd)
-	if p == nil {
-		return err
-	}
-	return p.asError(op, dir, "the job was not started: "+err.Error(), "skip this job; submit a new job to run this work again")
-}
-
-// refuseCancelled is Start's check, made after it claimed the job's next
-// attempt (c) and read the status again (last): a job with a cancel request
-// is not started, and is marked cancelled now (it is not terminal: the
-// claim would have failed).
-func refuseCancelled(op string, jd *fsys.Dir, c *attempt.Claim, last *JobStatus) error {
-	dir := jobDir(jd)
-	p := findCancelIn(jd)
-	if p == nil {
-		return nil
-	}
-	when := "before it started"
-	if last != nil && last.State == Running {
-		when = "while its runner was gone" // Start takes over a dead runner's job
-	}
-	if err := writeCancelled(dir, c, last, "cancelled "+when+": "+p.String()); err != nil {
-		return err
-	}
-	return p.asError(op, dir, "the job is now cancelled and is not started",
-		"skip this job; submit a new job to run this work again")
-}
-
 // reconcileCancelled turns the lost status Reconcile is about to write for
 // a running job whose runner is gone into cancelled when the job has a
 // cancel request: the runner died before it could act on the request.

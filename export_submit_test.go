@@ -4,7 +4,7 @@ import "testing"
 
 // SubmitSteps are the steps after which createJob calls its seam, in
 // order: see submitSeam.
-var SubmitSteps = []string{"mkdir", SpecFile, StatusFile, "published"}
+var SubmitSteps = []string{"mkdir", SpecFile, StatusFile, "published", "indexed"}
 
 // OnSweepStep runs f at each step of the sweep of a build directory for
 // the rest of the test: see sweepSeam.

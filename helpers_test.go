@@ -48,6 +48,12 @@ func writeJob(tb testing.TB, root string, spec jobstore.JobSpec, st *jobstore.Jo
 		st.JobID = spec.ID
 		writeRecord(tb, dir.StatusPath(), *st)
 	}
+	if st == nil || !st.State.Terminal() {
+		// The job's entry in the live index, as format.md tells a writer
+		// in another language to make (liveindex_test.go tests a writer
+		// that makes none).
+		require.NoError(tb, os.MkdirAll(filepath.Join(root, jobstore.LiveDir, spec.ID), 0o755))
+	}
 	return dir
 }
 
@@ -228,10 +234,28 @@ func names(t testing.TB, dir string) []string {
 				continue
 			}
 		}
+		if e.Name() == jobstore.LiveDir && e.IsDir() && liveIndexClean(dir) {
+			continue // the live index, with no entry for a job not in dir
+		}
 		out = append(out, e.Name())
 	}
 	sort.Strings(out)
 	return out
+}
+
+// liveIndexClean reports whether every entry of root's LiveDir names a
+// directory of root: no entry is left for a job removed.
+func liveIndexClean(root string) bool {
+	inner, err := os.ReadDir(filepath.Join(root, jobstore.LiveDir))
+	if err != nil {
+		return false
+	}
+	for _, de := range inner {
+		if _, err := os.Lstat(filepath.Join(root, de.Name())); err != nil {
+			return false
+		}
+	}
+	return true
 }
 
 // errOf returns err as an *Error, failing the test if it is not one.

@@ -9,12 +9,10 @@ import (
 	"iter"
 	"path/filepath"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/axqua/jobstore/internal/dirstamp"
-	"github.com/axqua/jobstore/internal/fsevents"
 )
 
 // nextRetry is how long StartNext leaves a job whose Start failed with an
@@ -228,6 +226,7 @@ type nextEntry struct {
 	errText     string    // the last error reported for it
 	retryAt     time.Time // stateBroken after a failed Start: not tried before
 	taking      bool      // a StartNext of this process is starting it
+	gone        bool      // no directory under the name at the last look
 }
 
 // retryDue makes e, a job whose failed Start is due to be tried again at
@@ -310,20 +309,23 @@ type nextReport struct {
 type nextCache struct {
 	root string
 
-	mu         sync.Mutex // one look at a time; guards the fields below
-	rootStamp  dirstamp.Stamp
-	rootReadAt time.Time
-	rootRead   bool
-	entries    map[string]*nextEntry
-	active     nextActive          // since root was last read (see look)
-	incomplete map[*nextEntry]bool // the entries in stateIncomplete, for follow
-	users      int                 // StartNext calls in progress
-	idle       *time.Timer         // drops the cache once nobody used it for nextCacheIdle
-	wake       time.Time           // when the earliest job not due at the last look is due
-	lastUse    time.Time           // when the last StartNext call on it returned
-	events     *nextEvents         // nil until a StartNext waits; dropped with the cache
-	reads      int                 // job directories read, for tests
-	stats      int                 // stats of job directories and job.json files, for tests
+	mu         sync.Mutex     // one look at a time; guards the fields below
+	liveStamp  dirstamp.Stamp // of LiveDir when it was last read
+	liveReadAt time.Time
+	liveRead   bool
+	entries    map[string]*nextEntry // the live jobs: LiveDir's entries, and those a scan indexed
+	active     nextActive            // since LiveDir was last read (see look)
+	kept       map[string]uint64     // the ended jobs at the last full scan: their directory's stampHash
+	repairedAt time.Time             // when the last full scan began (zero: none yet)
+	repairs    time.Duration         // RepairInterval; tests shorten it
+	incomplete map[*nextEntry]bool   // the entries in stateIncomplete, for follow
+	users      int                   // StartNext calls in progress
+	idle       *time.Timer           // drops the cache once nobody used it for nextCacheIdle
+	wake       time.Time             // when the earliest job not due at the last look is due
+	lastUse    time.Time             // when the last StartNext call on it returned
+	events     *nextEvents           // nil until a StartNext waits; dropped with the cache
+	reads      int                   // job directories read, for tests
+	stats      int                   // stats of job directories and job.json files, for tests
 
 	// Tests only: this host's clock and the stat of a job directory, to
 	// stand for a filesystem with coarse timestamps. nil: time.Now and
@@ -352,107 +354,15 @@ func (c *nextCache) fileStamp(d *dirstamp.Dir, rel string) (dirstamp.Stamp, erro
 	return d.FileStamp(rel)
 }
 
-// nextCaches holds the caches of the roots StartNext was called on in this
-// process. Unexported and never replaced by a caller.
-var nextCaches struct {
-	mu sync.Mutex
-	m  map[string]*nextCache
-}
-
-// nextCacheIdle is how long the cache of a root, and its file system
-// watch, are kept after the last StartNext call on it returned. A worker
-// that calls StartNext again within it keeps both: a watch made and
-// removed per call would cost more than the call (removing an inotify
-// watch waits for an RCU grace period, milliseconds).
-const nextCacheIdle = 10 * time.Minute
-
-// maxNextCaches bounds the roots whose StartNext cache is kept: making
-// one more drops the least recently used idle cache first.
-const maxNextCaches = 16
-
-// nextCacheFor returns root's cache (root is absolute), counting a user
-// until release.
-func nextCacheFor(root string) *nextCache {
-	nextCaches.mu.Lock()
-	defer nextCaches.mu.Unlock()
-	if nextCaches.m == nil {
-		nextCaches.m = map[string]*nextCache{}
-	}
-	c := nextCaches.m[root]
-	if c == nil {
-		for len(nextCaches.m) >= maxNextCaches && dropOldestIdle() {
-		}
-		c = &nextCache{root: root, entries: map[string]*nextEntry{}}
-		nextCaches.m[root] = c
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.users++
-	if c.idle != nil {
-		c.idle.Stop()
-		c.idle = nil
-	}
-	return c
-}
-
-// dropOldestIdle drops the cache that has been idle longest, if any is
-// idle, and reports whether it dropped one. The caller holds
-// nextCaches.mu.
-func dropOldestIdle() bool {
-	var oldest *nextCache
-	for _, c := range nextCaches.m {
-		c.mu.Lock()
-		if c.users == 0 && (oldest == nil || c.lastUse.Before(oldest.lastUse)) {
-			oldest = c
-		}
-		c.mu.Unlock()
-	}
-	if oldest == nil {
-		return false
-	}
-	oldest.mu.Lock()
-	defer oldest.mu.Unlock()
-	delete(nextCaches.m, oldest.root)
-	if oldest.idle != nil {
-		oldest.idle.Stop()
-	}
-	if oldest.events != nil {
-		oldest.events.stop()
-		oldest.events = nil
-	}
-	return true
-}
-
-// release ends a use of c begun by nextCacheFor; the last one arms the
-// timer that drops c after nextCacheIdle.
-func (c *nextCache) release() {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.users--
-	if c.users == 0 {
-		c.lastUse = time.Now()
-		c.idle = time.AfterFunc(nextCacheIdle, c.drop)
-	}
-}
-
-// drop forgets c and ends its watch, unless a StartNext uses it again.
-func (c *nextCache) drop() {
-	nextCaches.mu.Lock()
-	defer nextCaches.mu.Unlock()
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.users > 0 || nextCaches.m[c.root] != c {
-		return
-	}
-	delete(nextCaches.m, c.root)
-	if c.events != nil {
-		c.events.stop()
-		c.events = nil
-	}
-}
-
 // look brings the cache up to date with root and returns the candidates,
-// oldest first, and the errors to report.
+// best first, and the errors to report.
+//
+// What it reads grows with the live jobs, not with the root: LiveDir when
+// its stamp changed, then a stat of each live job of kinds (and a read of
+// those whose directory changed). The whole root is read only by a full
+// scan (the first look, then every RepairInterval, or when the root's
+// events were lost), and the names the root's events named alone between
+// them: both index the live jobs that have no entry.
 func (c *nextCache) look(kinds []string) ([]*nextEntry, []nextReport, error) {
 	const op = "start next"
 	c.mu.Lock()
@@ -463,57 +373,43 @@ func (c *nextCache) look(kinds []string) ([]*nextEntry, []nextReport, error) {
 	}
 	defer d.Close()
 	now := c.now()
-	rs, err := d.Stamp()
-	if err != nil {
-		return nil, nil, rootError(op, c.root, err)
-	}
 	var reports []nextReport
+	changed := c.readLive(now)
+	names, full := c.events.takeHints()
+	switch {
+	case full || c.repairedAt.IsZero() || now.Sub(c.repairedAt) >= c.repairInterval():
+		if reports, err = c.repair(d, now, reports); err != nil {
+			return nil, nil, rootError(op, c.root, err)
+		}
+		changed = true
+	case len(names) > 0:
+		var added bool
+		reports, added = c.indexNames(d, names, reports)
+		changed = changed || added
+	}
 	var cands []*nextEntry
 	c.wake = time.Time{}
 	wall := time.Now()
-	if c.rootRead && rs == c.rootStamp && !rs.Racy(c.rootReadAt) {
-		// No entry added, removed or renamed: only the jobs that may still
-		// become startable by this call are looked at, c.active's of kinds.
-		// A job known to be of another kind is not even stated: its kind
-		// comes from its job.json, which is written once, and its
-		// directory is the one read, since none can be replaced without
-		// changing root.
-		for e := range c.active.of(kinds) {
-			e.retryDue(now)
-			if e.state != stateSettled {
-				reports = c.refresh(d, e, reports)
-			}
+	if changed {
+		// Every live job is looked at: one may have been replaced under
+		// its name (a job of another kind, now).
+		for _, e := range c.entries {
+			reports = c.update(d, e, now, true, reports)
+		}
+		c.active = newNextActive(c.entries)
+		for _, e := range c.entries {
 			cands = c.appendIfCandidate(cands, e, kinds, wall)
 		}
 	} else {
-		names, err := d.Names()
-		if err != nil {
-			return nil, nil, rootError(op, c.root, err)
-		}
-		seen := make(map[string]bool, len(names))
-		for _, name := range names {
-			if strings.HasPrefix(name, ".") || name == IndexFile {
-				continue
-			}
-			seen[name] = true
-			e := c.entries[name]
-			if e == nil {
-				e = &nextEntry{name: name}
-				c.entries[name] = e
-			}
-			e.retryDue(now)
-			reports = c.refresh(d, e, reports)
-		}
-		for name, e := range c.entries {
-			if !seen[name] {
-				delete(c.entries, name)
-				delete(c.incomplete, e)
-				continue
-			}
+		// Only the jobs that may still become startable by this call are
+		// looked at, c.active's of kinds. A job known to be of another
+		// kind is not even stated: its kind comes from its job.json,
+		// which is written once, and a directory made again under its
+		// name changes LiveDir (or is named by the root's events).
+		for e := range c.active.of(kinds) {
+			reports = c.update(d, e, now, false, reports)
 			cands = c.appendIfCandidate(cands, e, kinds, wall)
 		}
-		c.rootStamp, c.rootReadAt, c.rootRead = rs, now, true
-		c.active = newNextActive(c.entries)
 	}
 	slices.SortFunc(cands, func(a, b *nextEntry) int {
 		if c := cmp.Compare(b.priority, a.priority); c != 0 {
@@ -535,6 +431,22 @@ func (c *nextCache) wakeAt() time.Time {
 	return c.wake
 }
 
+// update brings e up to date at a look (an ended job only if all), and
+// retires its LiveDir entry once it is seen ended or gone. The caller holds
+// c.mu.
+func (c *nextCache) update(d *dirstamp.Dir, e *nextEntry, now time.Time, all bool, reports []nextReport) []nextReport {
+	e.retryDue(now)
+	if e.state == stateSettled && !all {
+		return reports
+	}
+	was, wasGone := e.state, e.gone
+	reports = c.refresh(d, e, reports)
+	if e.state == stateSettled && was != stateSettled || e.gone && !wasGone {
+		retire(JobDir(filepath.Join(c.root, e.name)))
+	}
+	return reports
+}
+
 // rootError is StartNext's error for a root it cannot look at.
 func rootError(op, root string, err error) error {
 	remedy := "check the path: the root is the directory that holds the job directories (the first Submit creates it)"
@@ -549,8 +461,9 @@ func rootError(op, root string, err error) error {
 func (c *nextCache) refresh(d *dirstamp.Dir, e *nextEntry, reports []nextReport) []nextReport {
 	defer c.noteIncomplete(e)
 	st, err := c.lstat(d, e.name)
+	e.gone = errors.Is(err, fs.ErrNotExist)
 	if err != nil {
-		// Removed (the next look at root drops it), or not a directory:
+		// Removed (the look retires its entry), or not a directory:
 		// neither is a job; a directory that appears under the name
 		// later is read then.
 		e.state, e.stamp = stateUnknown, dirstamp.Stamp{}
@@ -610,8 +523,8 @@ func (e *nextEntry) read(dir JobDir) error {
 		e.due, _ = dueAt(*je.Spec, je.Status)
 	}
 	switch {
-	case gone: // removed while read: the next look at root drops it
-		e.state = stateUnknown
+	case gone: // removed while read: the look retires its entry
+		e.state, e.gone = stateUnknown, true
 		return nil
 	case errors.Is(je.Err, ErrNotJob):
 		e.state = stateIncomplete
@@ -662,133 +575,6 @@ func (c *nextCache) settle(e *nextEntry, err error) {
 	}
 }
 
-// maxFollowed bounds the incomplete job directories followed through
-// events (each costs an OS watch); more wait for the scan.
-const maxFollowed = 16
-
-// watch returns a channel that is closed at the next file system event of
-// root, or of an incomplete job directory followed; nil when the OS gives
-// no events (the scan alone then).
-func (c *nextCache) watch() <-chan struct{} {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.events == nil {
-		c.events = newNextEvents(c.root)
-	}
-	return c.events.next()
-}
-
-// follow subscribes to the status.json of the job directories seen
-// incomplete (a submitter writing the records in place: Submit itself
-// renames a whole job into place), up to maxFollowed, and ends the
-// following of those no longer incomplete. It reports whether it began to
-// follow one.
-func (c *nextCache) follow() bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	ev := c.events
-	if ev == nil || ev.root == nil {
-		return false
-	}
-	for dir := range ev.dirs {
-		if e := c.entries[filepath.Base(dir)]; e == nil || e.state != stateIncomplete {
-			ev.unfollow(dir)
-		}
-	}
-	added := false
-	for e := range c.incomplete {
-		if len(ev.dirs) < maxFollowed && ev.follow(filepath.Join(c.root, e.name)) {
-			added = true
-		}
-	}
-	return added
-}
-
-// nextEvents is the file system watch of a root for StartNext: the root
-// itself (every entry) and the incomplete job directories followed, all
-// into one sink. Every event closes the channel next returned, waking every
-// waiting call.
-type nextEvents struct {
-	sink *fsevents.Sink
-	root *fsevents.Subscription            // nil: no events here
-	dirs map[string]*fsevents.Subscription // nil value: the OS gave none (not tried again)
-
-	mu      sync.Mutex
-	changed chan struct{}
-	done    chan struct{} // closed by stop
-	wg      sync.WaitGroup
-}
-
-func newNextEvents(root string) *nextEvents {
-	ev := &nextEvents{sink: fsevents.NewSink(), dirs: map[string]*fsevents.Subscription{},
-		changed: make(chan struct{}), done: make(chan struct{})}
-	if ev.root = fsevents.Subscribe(root, nil, ev.sink); ev.root != nil {
-		ev.wg.Go(ev.forward)
-	}
-	return ev
-}
-
-// next returns the channel the next event closes.
-func (ev *nextEvents) next() <-chan struct{} {
-	if ev.root == nil {
-		return nil
-	}
-	ev.mu.Lock()
-	defer ev.mu.Unlock()
-	return ev.changed
-}
-
-// forward closes the channel next returned on every wake of the sink.
-func (ev *nextEvents) forward() {
-	for {
-		select {
-		case <-ev.sink.Ready():
-			ev.sink.Take(nil) // which change does not matter: every waiting call looks
-			ev.mu.Lock()
-			close(ev.changed)
-			ev.changed = make(chan struct{})
-			ev.mu.Unlock()
-		case <-ev.done:
-			return
-		}
-	}
-}
-
-// follow subscribes to status.json in dir unless it is followed already,
-// and reports whether it did.
-func (ev *nextEvents) follow(dir string) bool {
-	if _, ok := ev.dirs[dir]; ok {
-		return false
-	}
-	sub := fsevents.Subscribe(dir, []string{StatusFile}, ev.sink)
-	ev.dirs[dir] = sub
-	return sub != nil
-}
-
-// unfollow ends the watch of dir. The OS watch is removed in the
-// background: that waits (see nextCacheIdle), and nothing waits for it.
-func (ev *nextEvents) unfollow(dir string) {
-	sub := ev.dirs[dir]
-	delete(ev.dirs, dir)
-	if sub != nil {
-		go sub.Cancel()
-	}
-}
-
-// stop ends every watch and the forwarding goroutine.
-func (ev *nextEvents) stop() {
-	close(ev.done)
-	ev.wg.Wait()
-	for _, sub := range ev.dirs {
-		if sub != nil {
-			sub.Cancel()
-		}
-	}
-	if ev.root != nil {
-		ev.root.Cancel()
-	}
-}
-
 // String names a state in test failures.
 func (s nextState) String() string {
 	names := [...]string{"unknown", "queued", "cancelling", "incomplete", "broken", "running", "settled"}
@@ -796,44 +582,4 @@ func (s nextState) String() string {
 		return names[s]
 	}
 	return fmt.Sprintf("nextState(%d)", int(s))
-}
-
-// newOwnedCache is a cache of root that no StartNext shares: a Worker's
-// view of its root, released by close.
-func newOwnedCache(root string) *nextCache {
-	return &nextCache{root: root, entries: map[string]*nextEntry{}, users: 1}
-}
-
-// close ends an owned cache's watch; nothing of it remains.
-func (c *nextCache) close() {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.events != nil {
-		c.events.stop()
-		c.events = nil
-	}
-}
-
-// runningDirs brings the jobs the cache knows as running up to date (a
-// stat of each, and a read of those whose directory changed) and returns
-// the directories of those still running: what a rescue pass judges, at a
-// cost in proportion to the running jobs, not to the root.
-func (c *nextCache) runningDirs() []JobDir {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	d, err := dirstamp.Open(c.root)
-	if err != nil {
-		return nil // the job loop's look reports it
-	}
-	defer d.Close()
-	var dirs []JobDir
-	for e := range c.active.of(nil) {
-		if e.state == stateRunning {
-			c.refresh(d, e, nil)
-		}
-		if e.state == stateRunning {
-			dirs = append(dirs, JobDir(filepath.Join(c.root, e.name)))
-		}
-	}
-	return dirs
 }

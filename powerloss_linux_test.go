@@ -99,7 +99,8 @@ func checkSubmitState(specB, statusB []byte) func(root string, acked bool) []str
 // read back by ReadSpec, status.json (if statusB is not nil) equal to
 // statusB and read back by ReadStatus, nothing else but job.lock and temp
 // files; and
-// nothing else in root but .submit and build directories in it.
+// nothing else in root but .submit and build directories in it, and the
+// live index with at most the job's entry.
 func checkNewJobState(id, call string, specB, statusB []byte) func(root string, acked bool) []string {
 	spec, _, errSpec := jobstore.DecodeSpec(specB)
 	return func(root string, acked bool) []string {
@@ -108,7 +109,14 @@ func checkNewJobState(id, call string, specB, statusB []byte) func(root string, 
 		}
 		dir := jobstore.JobDir(filepath.Join(root, id))
 		var bad []string
-		bad = append(bad, otherThanTemps(root, id, ".submit")...)
+		bad = append(bad, otherThanTemps(root, id, ".submit", jobstore.LiveDir)...)
+		// The live index may hold the job's entry, with or without the job:
+		// an entry is a hint, and one without its job is retired by a look.
+		for _, name := range otherThanTemps(filepath.Join(root, jobstore.LiveDir), id) {
+			if !strings.Contains(name, "no such file") {
+				bad = append(bad, name)
+			}
+		}
 		for _, name := range otherThanTemps(filepath.Join(root, ".submit")) {
 			if !strings.Contains(name, "unexpected "+id+"-") && !strings.Contains(name, "no such file") {
 				bad = append(bad, name)

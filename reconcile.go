@@ -224,19 +224,6 @@ func clearStaleClaims(jd *fsys.Dir, lk *Lock, st *JobStatus, host string) (chang
 	return takeOverLost(jd, lk, st, false, host, "attempt "+strconv.FormatUint(taken, 10)+": its claimant was judged gone and fenced")
 }
 
-// claimPending reports whether a later attempt than st's (nil: no status)
-// is claimed, past the attempts already over.
-func claimPending(jd *fsys.Dir, st *JobStatus) bool {
-	var n uint64 = 1
-	if st != nil {
-		n = st.Attempt + 1
-	}
-	there := func(name string) bool { _, err := jd.Lstat(name); return err == nil }
-	for ; there(attempt.FencedName(n)); n++ {
-	}
-	return there(attempt.RunName(n))
-}
-
 // ReconcileResult is what ReconcileAll did to one job.
 type ReconcileResult struct {
 	Dir     JobDir

@@ -11,7 +11,6 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/axqua/jobstore/internal/attempt"
 	"github.com/axqua/jobstore/internal/fsys"
 )
 
@@ -322,6 +321,7 @@ func removeLocked(op string, jd *fsys.Dir, lk *Lock, o startOptions) error {
 	defer rd.Close()
 	_ = c.Close()
 	h.release()
+	unmarkLive(rd, dir.ID())
 	serr := rd.Sync()
 	atRemoveSeam("hidden", rd.Join(trash))
 	if err := purgeHidden(rd, trash); err != nil {
@@ -334,88 +334,6 @@ func removeLocked(op string, jd *fsys.Dir, lk *Lock, o startOptions) error {
 			"check the disk; remove the job again if it comes back")
 	}
 	return nil
-}
-
-// holding is what removeLocked holds open in the job directory until the
-// rename.
-type holding struct {
-	jd *fsys.Dir // nil once closed
-	lk *Lock
-}
-
-// release closes the job directory and releases job.lock; twice is fine.
-func (h *holding) release() {
-	if h.jd != nil {
-		h.jd.Close()
-		h.jd = nil
-	}
-	_ = h.lk.Unlock() // its error is the OS's to clear: the lock goes with the descriptor
-}
-
-// releaseNamed is release, leaving this process's record in job.lock.
-func (h *holding) releaseNamed() {
-	_ = h.lk.unlock(true)
-	h.release()
-}
-
-// withdraw gives up Remove's claim n of dir after a failed rename, so that
-// the job is not blocked by a claim nobody will use: through the claim
-// while the job directory is held, else (Windows, where both were let go
-// before the rename) by removing the empty .run-n. If that fails, the claim
-// is judged gone after a lease, as a crashed claimant's is.
-func (h *holding) withdraw(op string, dir JobDir, c *attempt.Claim, n uint64) {
-	if h.jd != nil {
-		_ = c.Withdraw()
-		return
-	}
-	jd, err := openJobDir(op, dir)
-	if err != nil {
-		return
-	}
-	defer jd.Close()
-	_ = jd.RemoveDir(attempt.RunName(n))
-}
-
-// claimFinished claims the next attempt of the finished job in jd, exactly
-// as Start and a canceller claim it (take, passing the claims whose claimant
-// is gone: passStaleClaims), so that of removers, retriers, starters and
-// cancellers on any number of hosts one goes on. refuse says whether a
-// status may be acted on (refuseUnfinished for Remove, refuseUnretryable
-// for Retry); it is asked before the claim and again of the status read
-// once the claim is held, which must have no later attempt. It returns that
-// status. A claim in progress is ErrLocked naming it.
-func claimFinished(op string, jd *fsys.Dir, lk *Lock, o startOptions, refuse func(string, *fsys.Dir, *JobStatus) error) (*attempt.Claim, *JobStatus, error) {
-	dir := jobDir(jd)
-	st, err := readStatusIn(jd, newReadOptions(nil), statusSchema())
-	if err == nil {
-		err = refuse(op, jd, st)
-	}
-	if err != nil {
-		return nil, nil, err
-	}
-	a := st.Attempt
-	c, p, err := claimAfter(op, jd, lk, a, o)
-	if err != nil {
-		return nil, nil, err
-	}
-	now, err := rereadStatus(op, jd, p.ended)
-	switch {
-	case err != nil:
-	case now == nil || !now.State.Terminal():
-		err = refuse(op, jd, now)
-		if err == nil {
-			err = refuseUnfinished(op, jd, now)
-		}
-	case now.Attempt > max(a, p.taken):
-		err = errLocked(op, dir.StatusPath(), fmt.Sprintf("attempt %d claimed the job meanwhile", now.Attempt))
-	default:
-		err = refuse(op, jd, now)
-	}
-	if err != nil {
-		_ = c.Withdraw()
-		return nil, nil, err
-	}
-	return c, now, nil
 }
 
 // hideAttempts bounds how many hidden names hideJob tries: a random name

@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"io/fs"
 	"math/rand/v2"
-	"os"
-	"path/filepath"
 	"strconv"
 	"time"
 
@@ -213,7 +211,7 @@ func Retry(dir JobDir) error {
 	if err := endClaim(op, dir, c); err != nil {
 		return err
 	}
-	announce(filepath.Dir(string(dir)))
+	markLiveIn(dir)
 	return nil
 }
 
@@ -244,21 +242,4 @@ func refuseUnretryable(op string, jd *fsys.Dir, st *JobStatus) error {
 		}
 	}
 	return errInvalid(op, dir.StatusPath(), in)
-}
-
-// announcePrefix begins the name of announce's hidden file; one a crash
-// left behind is deleted by the root's sweep (ReconcileAll, Prune).
-const announcePrefix = ".retry-"
-
-// announce changes root (a hidden file created and deleted) so that a
-// look at it sees that a job changed in a way its own directory's stamp
-// would not tell a cache that no longer watches it. A failure only delays
-// that look to the next change of the root.
-func announce(root string) {
-	f, err := os.CreateTemp(root, announcePrefix+"*")
-	if err != nil {
-		return
-	}
-	_ = f.Close()
-	_ = os.Remove(f.Name())
 }

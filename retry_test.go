@@ -279,18 +279,3 @@ func TestRun_ContextEndsAtTheJobsTimeout(t *testing.T) {
 	assert.ErrorContains(t, cause, "timed out")
 	assert.False(t, jobstore.Now().Before(r.Status().StartedAt.Add(retryBackoff)), "not before started_at + timeout")
 }
-
-func TestReconcileAll_SweepsAnAnnouncementACrashLeft(t *testing.T) {
-	dir := submitJob(t, "")
-	root := filepath.Dir(string(dir))
-	left := filepath.Join(root, ".retry-123456")
-	writeFile(t, left, nil)
-	old := time.Now().Add(-2 * jobstore.DefaultSweepAge)
-	require.NoError(t, os.Chtimes(left, old, old))
-	young := filepath.Join(root, ".retry-654321")
-	writeFile(t, young, nil)
-	_, err := jobstore.ReconcileAll(root)
-	require.NoError(t, err)
-	assert.NoFileExists(t, left, "an old announcement is swept")
-	assert.FileExists(t, young, "a young one may be a Retry at work")
-}

@@ -4,221 +4,55 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"sync/atomic"
+	"io/fs"
+	"strconv"
+	"sync"
 	"time"
 
 	"github.com/axqua/jobstore/internal/attempt"
+	"github.com/axqua/jobstore/internal/fsevents"
 	"github.com/axqua/jobstore/internal/fsys"
 )
 
-// Submit creates a job under root, whole or not at all: it gives spec an
-// ID from NewJobID when spec.ID is empty, creates root if missing
-// (durably), and makes the job directory holding job.json (as WriteSpec
-// stamps and validates it, read-only) and the first status.json (queued,
-// seq 1).
+// Run is a runner's handle on a started job: it holds job.lock and is the
+// only writer of status.json until Close. Its methods may be called from
+// several goroutines.
 //
-// The job is built in a directory of root's hidden ".submit" (made by the
-// first Submit and kept; every scan skips it), named ID + "-" + digits,
-// each record written and fsynced there and the directory fsynced, then
-// renamed to the job's name in root without replacing anything
-// (RENAME_NOREPLACE on Linux; MoveFileEx without REPLACE_EXISTING on
-// Windows; elsewhere rename(2), which replaces only an empty directory),
-// and .submit and root are fsynced. So a reader, List and Reconcile
-// see the job with both records or not at all; a Submit killed or failing
-// (a full disk) at any instant leaves at most the hidden directory, which
-// a failing Submit removes itself and ReconcileAll and RebuildIndex remove
-// once it is older than DefaultSweepAge. If Submit returns nil, the job is
-// durable; if it returns an error, there is no job of that ID made by this
-// call, except when only root's fsync failed (the error says so).
+// Every write puts status.json whole with seq one more than the last and
+// updated_at stamped with Now(). seq never wraps: once it is 2^64-1, every
+// update (Start's included) is refused with ErrInvalid, Subject "seq", and
+// writes nothing. A write that fails leaves the handle's
+// status as it was (the next write reuses the seq); status.json is then the
+// previous record (see WriteStatus). Progress is coalesced: see Progress
+// and WithProgressInterval.
 //
-// An ID that is taken (a job, a directory that is not empty or a file at
-// root/ID) is an *Error of kind ErrExists (which matches fs.ErrExist), and
-// nothing is changed; of several Submits of one ID, in one process or
-// many, exactly one makes the job. An empty directory at root/ID is no job
-// and is replaced; a symbolic link there is ErrNotRegular, never followed
-// nor replaced. Invalid input is ErrInvalid before anything is touched.
-func Submit(root string, spec JobSpec) (JobDir, error) {
-	const op = "submit"
-	if spec.ID == "" {
-		spec.ID = NewJobID()
-	}
-	dir, err := dirFor(op, root, spec.ID)
-	if err != nil {
-		return "", err
-	}
-	specData, err := encodeSpec(op, dir, spec)
-	if err != nil {
-		return "", err
-	}
-	statusData, err := encodeStatus(op, dir, &JobStatus{State: Queued, Seq: 1})
-	if err != nil {
-		return "", err
-	}
-	o := newWriteOptions(nil)
-	recs := []builtRecord{{SpecFile, specData, o.writeOnce(), createOnly}, {StatusFile, statusData, o, replaceTarget}}
-	if err := createJob(op, dir, recs, false); err != nil {
-		return "", err
-	}
-	return dir, nil
+// Every record a Run writes carries its Attempt. If the Run loses ownership
+// of its job (another host judged it gone after its lease went unrenewed and
+// took the job over, or its lease lapsed by its own clock), the write fails
+// with ErrNotOwner and writes nothing; from then on every call that writes
+// (Progress included) returns ErrNotOwner, and the Run's Context is done with
+// it as its cause, so the runner can stop its work. A background progress
+// write that fails so is reported by the next call.
+type Run struct {
+	// wmu serialises the writes of status.json, so that seq never goes back;
+	// it is taken before mu. A background progress write holds wmu alone
+	// during its I/O, so that Progress (which takes only mu) never waits for
+	// the disk.
+	wmu      sync.Mutex
+	mu       sync.Mutex
+	dir      JobDir
+	jd       *fsys.Dir // the job directory, held (never through a link) until Close
+	spec     JobSpec
+	lock     *Lock // nil after Close
+	st       JobStatus
+	finished bool        // Finish (or interrupt) wrote the attempt's last record
+	requeued bool        // and that record put the job back in the queue
+	ctx      *runContext // Context, once asked for
+	own      ownership   // fixed by Start
+	written  fsys.ID     // status.json as this Run last wrote it (zero before its first write)
+	lostErr  error       // ErrNotOwner once ownership is lost: sticky
+	progressState
 }
-
-// Start takes job.lock in dir (ErrLocked if held), reads job.json and the
-// last status, and writes running, durably, with started_at, this process's
-// pid and host, and seq continuing from the last status (a job with no
-// status.json starts at 1).
-//
-// A job with a cancel request (cancel.json) is not started: ErrCancelRequested,
-// and if the job is not yet terminal it is marked cancelled, durably, by
-// whichever of this Start and the canceller claimed the job's next attempt
-// (see RequestCancel); a request published after Start's claim and check
-// ends the Run's Context instead.
-// A job in a terminal state (succeeded, failed, cancelled, lost) is not
-// started again: ErrInvalid, Subject "state". A dir whose last element is
-// not a job ID ("/", ".", "root/j/..", a dot-name) is ErrInvalid, Subject
-// "job_id", before anything is touched. On any error the lock is released.
-//
-// Across hosts whose locks do not reach each other, job.lock alone cannot
-// keep a job to one runner, so Start also claims the next attempt (status
-// attempt N+1 over a record of attempt N; see "Many hosts" in
-// docs/platforms.md): of any number of starters on any number of hosts one
-// wins, the others get ErrLocked. A job whose status says running with a
-// free lock is taken over only if its runner is judged gone: at once on the
-// runner's own host (its pid), else once this process has seen the runner's
-// lease unchanged for a whole lease (Start never waits: until then it is
-// ErrLocked; call it again). A claim of attempt N+1 that no status names
-// (its starter or canceller crashed between the claim and its first status
-// write) is judged the same way, by the claimant's pid (named by the record
-// it left in job.lock) or, with no such record, by the lease alone
-// (WithLease's), and once its claimant is gone it is fenced and Start
-// claims the attempt after it. A claim that passed an attempt its own
-// runner ended, while the status this process reads still names an earlier
-// attempt (a network filesystem client's cache lagging behind), reads the
-// status again for up to 2 s, then gives up with ErrLocked, writing
-// nothing. The Run renews its lease in the background and
-// every write it makes is fenced: once another process has taken the job
-// over, it fails with ErrNotOwner (see Run).
-//
-// Options: WithProgressInterval (default DefaultProgressInterval), WithLease
-// (default DefaultLease), WithHost (default HostID()).
-func Start(dir JobDir, opts ...StartOption) (*Run, error) {
-	const op = "start"
-	if err := checkJobDir(op, dir); err != nil {
-		return nil, err
-	}
-	dir = dir.clean()
-	o, err := newStartOptions(op, dir, opts)
-	if err != nil {
-		return nil, err
-	}
-	jd, err := openJobDir(op, dir)
-	if err != nil {
-		return nil, err
-	}
-	lk, err := lockJobIn(op, jd)
-	if err != nil {
-		defer jd.Close()
-		if errors.Is(err, ErrLocked) {
-			// A canceller holds job.lock while it cancels a queued job: a
-			// request already published decides, not the lock.
-			if p := findCancelIn(jd); p != nil {
-				return nil, p.asError(op, dir, "the job was not started: "+err.Error(), "skip this job; submit a new job to run this work again")
-			}
-		}
-		return nil, err
-	}
-	r, err := startLocked(op, jd, lk, o)
-	if err != nil {
-		_ = lk.Unlock() // the error that matters is err
-		jd.Close()
-		return nil, err
-	}
-	return r, nil
-}
-
-// startLocked is Start once it holds job.lock, in three steps: what the job is
-// (readForStart), who may run it (claimForStart), and the run itself
-// (begin).
-func startLocked(op string, jd *fsys.Dir, lk *Lock, o startOptions) (*Run, error) {
-	spec, last, err := readForStart(op, jd)
-	if err != nil {
-		return nil, err
-	}
-	c, last, err := claimForStart(op, jd, lk, last, o)
-	if err != nil {
-		return nil, refuseLost(op, jd, err)
-	}
-	return begin(op, jd, lk, spec, c, last, o)
-}
-
-// readForStart reads the job's spec and last status; a job in a terminal
-// state is not started again (ErrCancelRequested if it has a request).
-func readForStart(op string, jd *fsys.Dir) (JobSpec, *JobStatus, error) {
-	dir := jobDir(jd)
-	spec, err := readSpecIn(jd, newReadOptions(nil), specSchema())
-	if err != nil {
-		return JobSpec{}, nil, err
-	}
-	last, err := readStatusIn(jd, newReadOptions(nil), statusSchema())
-	if err != nil {
-		return JobSpec{}, nil, err
-	}
-	if last != nil && last.State.Terminal() {
-		if p := findCancelIn(jd); p != nil {
-			return JobSpec{}, nil, p.asError(op, dir, fmt.Sprintf("the job is already %s and is not started again", last.State),
-				"submit a new job to run this work again")
-		}
-		return JobSpec{}, nil, terminalError(op, dir, last.State)
-	}
-	if due, why := dueAt(spec, last); due.After(Now()) {
-		return JobSpec{}, nil, &Error{Op: op, Path: string(dir), Sentinel: ErrNotDue, Subject: why, Found: due,
-			Msg:    fmt.Sprintf("the job may not start before %s (%s)", due.Format(time.RFC3339), why),
-			Remedy: "start it then; StartNext and a Worker start it when it is due"}
-	}
-	return spec, last, nil
-}
-
-// begin makes the Run of claim c, unless the job has a cancel request (then
-// it is cancelled, and not started), and writes running.
-func begin(op string, jd *fsys.Dir, lk *Lock, spec JobSpec, c *attempt.Claim, last *JobStatus, o startOptions) (*Run, error) {
-	dir := jobDir(jd)
-	if err := refuseCancelled(op, jd, c, last); err != nil {
-		return nil, err
-	}
-	r := &Run{dir: dir, jd: jd, spec: spec, lock: lk, progressState: progressState{interval: o.progressInterval}}
-	if last != nil {
-		r.st.Seq = last.Seq
-	}
-	// The renewer runs from here on; its events (a lease that lapsed while
-	// this Start was slow) wait for running to be written, as they wait for
-	// any write.
-	unlock := r.lockWrite()
-	r.ownedBy(c, o)
-	if h := startSeam.Load(); h != nil {
-		(*h)(string(dir))
-	}
-	now := Now()
-	running := JobStatus{State: Running, StartedAt: &now, PID: os.Getpid(), Host: o.host,
-		PIDScope: selfScope(), PIDStart: selfStart(), Lease: o.lease}
-	if last != nil {
-		running.Attempts = last.Attempts // what earlier attempts did stays with the job
-	}
-	err := r.writeNext(op, running, now)
-	if err != nil {
-		r.lock = nil // never started: a late event of the renewer finds nothing to do
-	}
-	unlock()
-	if err != nil {
-		r.own.ren.Stop()
-		_ = c.Withdraw()
-		return nil, err
-	}
-	return r, nil
-}
-
-// startSeam, when set (by tests only), runs in begin once the Run's lease
-// renewer runs and before running is written (a slow Start).
-var startSeam atomic.Pointer[func(dir string)]
 
 // Dir returns the job directory.
 func (r *Run) Dir() JobDir { return r.dir }
@@ -512,4 +346,203 @@ func (r *Run) Flush() error {
 		return err
 	}
 	return r.wrote(r.writeNext("flush", r.withPending(), Now(), NoSync()))
+}
+
+// Lease reports the Run's lease period and when the lease was last renewed,
+// by this process's monotonic clock (compare it with time.Now, not with a
+// wall clock). Another process may judge the Run gone once it has seen the
+// lease go a whole period unrenewed (WithLease); the Run itself stops
+// writing once its last renewal is two thirds of a period old, and
+// re-establishes its claim before its next write. A supervisor of the
+// job's work polls it to stop that work before anyone may take the job
+// over (jobstore work does). Lease may wait for a renewal being written;
+// after the Run lost its job or was closed, renewed no longer moves.
+func (r *Run) Lease() (period time.Duration, renewed time.Time) {
+	r.mu.Lock()
+	ren, period := r.own.ren, r.own.lease
+	r.mu.Unlock()
+	return period, ren.Renewed()
+}
+
+// writeNext publishes next as the new status (seq and updated_at filled in) and,
+// only if that worked, makes it the handle's status. Callers hold r.wmu and
+// r.mu (begin too: the renewer runs before its first write).
+func (r *Run) writeNext(op string, next JobStatus, now time.Time, opts ...WriteOption) error {
+	if err := r.ensureOwner(); err != nil {
+		r.noteLost(err)
+		return err
+	}
+	next, err := r.stamp(op, next, now)
+	if err != nil {
+		return err
+	}
+	r.lastWrite = time.Now()
+	if err := r.put(next, opts...); err != nil {
+		r.noteLost(err)
+		return err
+	}
+	r.st = next
+	return nil
+}
+
+// stamp fills in what every write carries: the schema version, the job ID,
+// the next seq, updated_at and the attempt the Run owns. Callers hold r.wmu, so the seq is theirs.
+func (r *Run) stamp(op string, next JobStatus, now time.Time) (JobStatus, error) {
+	seq, err := nextSeq(op, r.dir.StatusPath(), r.st.Seq)
+	if err != nil {
+		return next, err
+	}
+	next.SchemaVersion = StatusSchemaVersion // as a reader sees it; the file gets the version the record needs
+	next.JobID = r.dir.ID()
+	next.Seq = seq
+	next.UpdatedAt = now
+	next.Attempt = r.own.claim.N()
+	return next, nil
+}
+
+// lockWrite takes wmu, then mu, for a write that holds both throughout;
+// the function it returns releases them.
+func (r *Run) lockWrite() (unlock func()) {
+	r.wmu.Lock()
+	r.mu.Lock()
+	return func() {
+		r.mu.Unlock()
+		r.wmu.Unlock()
+	}
+}
+
+// usable reports why the handle cannot write any more, if it cannot.
+func (r *Run) usable(op string) error {
+	switch {
+	case r.requeued:
+		return errInvalid(op, r.dir.StatusPath(), invalid{subject: "state", found: string(r.st.State), msg: "this attempt ended and the job is queued again; the next attempt's runner writes its status", remedy: "do not update a job after Finish"})
+	case r.finished:
+		return errInvalid(op, r.dir.StatusPath(), invalid{subject: "state", found: string(r.st.State), msg: fmt.Sprintf("the job is finished (%s); its status is final", r.st.State), remedy: "do not update a job after Finish; submit a new job to run again"})
+	case r.lock == nil:
+		return errInvalid(op, r.dir.StatusPath(), invalid{subject: "run", msg: "the run is closed and no longer holds job.lock", remedy: "write updates before Close"})
+	case r.lostErr != nil:
+		return r.lostErr
+	}
+	return nil
+}
+
+// put writes next as the owner of r's attempt; callers have stamped it and
+// re-established a lapsed lease (ensureOwner). The write is refused by the
+// filesystem once the attempt was fenced (ErrNotOwner), and by the Run
+// itself when status.json is no longer the file the Run last wrote: another
+// writer replaced it (ErrNotOwner too: the Run stops rather than overwrite
+// a record that is not its own). Callers hold r.wmu.
+func (r *Run) put(next JobStatus, opts ...WriteOption) error {
+	n := r.own.claim.N()
+	if err := r.notReplaced(); err != nil {
+		return err
+	}
+	var written fsys.ID
+	if err := writeStatusAs(r.own.claim, r.dir, next, &written, opts...); err != nil {
+		return r.fenceError("write status", n, err)
+	}
+	r.written = written
+	return nil
+}
+
+// notReplaced checks that status.json is still the file this Run last
+// wrote (nothing to check before its first write). Another regular file
+// there is a record another writer put in its place: ErrNotOwner, naming
+// what it says. Nothing there (removed), or something that is not a record,
+// is left to the write, which puts the record back or fails. Callers hold
+// r.wmu.
+func (r *Run) notReplaced() error {
+	const op = "write status"
+	if r.written == (fsys.ID{}) {
+		return nil
+	}
+	id, err := r.jd.EntryID(StatusFile)
+	switch {
+	case err == nil && id == r.written:
+		return nil
+	case errors.Is(err, fs.ErrNotExist):
+		return nil // removed, not replaced: the write puts the record back
+	case err != nil:
+		return stepError(op, r.dir.StatusPath(), unwrapPath(err), "cannot look at status.json before writing it", "")
+	}
+	if fi, err := r.jd.Lstat(StatusFile); err != nil || !fi.Mode().IsRegular() {
+		return nil // not a record: the write replaces it, or fails in its own way
+	}
+	now := "its record cannot be read"
+	if st, rerr := readStatusIn(r.jd, newReadOptions(nil), statusSchema()); rerr == nil && st != nil {
+		now = fmt.Sprintf("it now says %s, seq %d (this run wrote seq %d)", st.State, st.Seq, r.st.Seq)
+	}
+	n := r.own.claim.N()
+	return errNotOwner(op, r.dir.StatusPath(), n, nil, "status.json was replaced by a write that is not this run's: "+now+
+		"; this run no longer owns the job and wrote nothing")
+}
+
+// notOwner is ErrNotOwner for r's attempt, found fenced by op.
+func (r *Run) notOwner(op string, cause error) error {
+	n := r.own.claim.N()
+	return errNotOwner(op, runPath(r.dir, n), n, nil, "attempt "+strconv.FormatUint(n, 10)+
+		" was taken over: another process judged this runner gone, and its claim is now "+attempt.FencedName(n)+
+		"; nothing was written ("+rootCause(cause).Error()+")")
+}
+
+// fenceError is ownerWriteError for r's writes.
+func (r *Run) fenceError(op string, n uint64, err error) error {
+	return ownerWriteError(op, r.dir, n, err)
+}
+
+// noteLost makes an ErrNotOwner sticky and ends the Run's Context with it.
+// Callers hold r.mu.
+func (r *Run) noteLost(err error) {
+	if r.lostErr != nil || !errors.Is(err, ErrNotOwner) {
+		return
+	}
+	r.lostErr = err
+	if r.ctx != nil {
+		r.ctx.finish(err)
+	}
+}
+
+// runContext is a Run's Context and the watch that ends it when a cancel
+// request appears.
+type runContext struct {
+	ctx    context.Context
+	cancel context.CancelCauseFunc
+	watch  *fsevents.Await // nil when the context ended before it was needed
+	timer  *time.Timer     // ends it at the job's timeout; nil without one
+}
+
+// endAt ends the context with cause at t (the attempt's timeout).
+func (rc *runContext) endAt(t time.Time, cause error) {
+	rc.timer = time.AfterFunc(time.Until(t), func() { rc.cancel(cause) })
+}
+
+// newRunContext starts the context of a Run in dir; poll is the safety
+// poll of its wait for cancel.json (cancelPollInterval but in tests).
+func newRunContext(dir JobDir, ended error, poll time.Duration) *runContext {
+	ctx, cancel := context.WithCancelCause(context.Background())
+	rc := &runContext{ctx: ctx, cancel: cancel}
+	if ended != nil {
+		cancel(ended)
+		return rc
+	}
+	rc.watch = fsevents.StartAwaitLater(string(dir), CancelFile, poll, true, func() {
+		p := findCancel(dir)
+		if p == nil { // removed by hand between the look and the read
+			p = &pendingCancel{err: errBecause("read cancel request", dir.CancelPath(), nil, "vanished after it appeared", "")}
+		}
+		cancel(p.asError("cancel", dir, "", "stop the job's work, then call Finish(Outcome{State: Cancelled})"))
+	})
+	return rc
+}
+
+// finish ends the context with cause (unless it ended already) and stops the
+// watch, releasing its goroutine and OS handles.
+func (rc *runContext) finish(cause error) {
+	rc.cancel(cause)
+	if rc.watch != nil {
+		rc.watch.Stop()
+	}
+	if rc.timer != nil {
+		rc.timer.Stop()
+	}
 }

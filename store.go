@@ -152,6 +152,8 @@ func createJob(op string, dir JobDir, recs []builtRecord, noSync bool) error {
 		return err
 	}
 	atSubmitSeam("published", string(dir))
+	markLive(rd, id) // before the syncs: a waiting worker hears of the job as soon as it is in place
+	atSubmitSeam("indexed", string(dir))
 	if noSync {
 		return nil
 	}

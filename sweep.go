@@ -146,7 +146,7 @@ func sweepRoot(op, root string, cutoff time.Time) (removed []string, errs []erro
 		}
 		var err error
 		switch {
-		case IsTempName(name), strings.HasPrefix(name, announcePrefix): // Retry's announcement, left by a crash
+		case IsTempName(name):
 			var fi fs.FileInfo
 			if fi, err = rd.Lstat(name); err != nil || !fi.Mode().IsRegular() || !fi.ModTime().Before(cutoff) {
 				break

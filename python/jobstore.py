@@ -42,7 +42,7 @@ __version__ = "0.1.0.dev0"
 
 __all__ = [
     "JOB_SCHEMA_VERSION", "STATUS_SCHEMA_VERSION", "CANCEL_SCHEMA_VERSION",
-    "SPEC_FILE", "STATUS_FILE", "LOCK_FILE", "CANCEL_FILE", "INDEX_FILE",
+    "SPEC_FILE", "STATUS_FILE", "LOCK_FILE", "CANCEL_FILE", "INDEX_FILE", "LIVE_DIR",
     "MAX_SIZE", "READ_ATTEMPTS", "READ_DELAY", "STATES", "FINAL_STATES",
     "JobstoreError", "NotJob", "Exists", "Corrupt", "TooLarge", "Invalid",
     "NewerSchema", "NoMigration", "Locked", "CancelRequested", "NotRegular",
@@ -68,6 +68,7 @@ LOCK_FILE = "job.lock"
 CANCEL_FILE = "cancel.json"
 INDEX_FILE = "index.json"
 SUBMIT_DIR = ".submit"
+LIVE_DIR = ".live"
 
 # The largest record a reader accepts and a writer writes (DefaultMaxSize).
 MAX_SIZE = 16 << 20
@@ -1128,6 +1129,32 @@ def _makedirs_durable(path):
         _fsync_dir(os.path.dirname(d))
 
 
+def _mark_live(root, job_id):
+    """Add job_id's entry to root's live index (LIVE_DIR, an empty directory
+    per job that has not ended), as Submit does, so that a waiting worker
+    finds the job by reading the live jobs rather than the whole root. A
+    hint: a failure is ignored, and the job is then found by a worker's
+    next full scan of the root (within jobstore's RepairInterval, a minute)."""
+    live = os.path.join(root, LIVE_DIR)
+    try:
+        try:
+            os.mkdir(live, 0o777)
+        except FileExistsError:
+            pass
+        if not stat.S_ISDIR(os.lstat(live).st_mode):
+            return
+        entry = os.path.join(live, job_id)
+        try:
+            os.mkdir(entry, 0o777)
+        except FileExistsError:
+            # left by an earlier job of this name: made again, so that the
+            # index changes and a worker reads the job under the name again
+            os.rmdir(entry)
+            os.mkdir(entry, 0o777)
+    except OSError:
+        pass
+
+
 def submit(root, kind, params=None, job_id=None, labels=None, submitted_by=None, max_attempts=0, backoff_ms=0,
            max_backoff_ms=0, not_before=None, priority=0, timeout_ms=0):
     """Create a job under root, whole or not at all, as Submit does, and
@@ -1219,6 +1246,7 @@ def submit(root, kind, params=None, job_id=None, labels=None, submitted_by=None,
         os.replace(_write_temp(build, STATUS_FILE, status_data, 0o644), os.path.join(build, STATUS_FILE))
         _fsync_dir(build)
         _publish_build(op, root, build, job_id)
+        _mark_live(root, job_id)
     except BaseException as e:
         _remove_build(build)
         if isinstance(e, JobstoreError) or not isinstance(e, OSError):

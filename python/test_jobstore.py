@@ -433,6 +433,13 @@ class Wait(Case):
 
 
 class Submit(Case):
+    def test_indexes_the_job_as_live(self):
+        jobstore.submit(self.root, "render", job_id="j1")
+        live = os.path.join(self.root, jobstore.LIVE_DIR)
+        self.assertEqual(["j1"], os.listdir(live))
+        self.assertTrue(os.path.isdir(os.path.join(live, "j1")))
+        self.assertEqual(["j1"], [e.job_id for e in jobstore.list_jobs(self.root)], "the index is no job")
+
     def test_builds_the_job_whole(self):
         d = jobstore.submit(self.root, "render", {"frames": [1, 2], "scene": "caf\u00e9 <night> & day"},
                             labels={"team": "vfx"}, submitted_by="ana")

@@ -3,10 +3,11 @@ package main
 import (
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"os"
 	"strings"
+
+	"github.com/spf13/pflag"
 
 	"github.com/axqua/jobstore"
 )
@@ -35,58 +36,57 @@ Prints what happened, e.g.:
 Exit codes: 0 requested, or already requested; 1 the job had already ended
 (nothing written); 2 bad arguments; 3 DIR is not a job, or a record could
 not be read or written.`,
-		run: runCancel,
+		minPos: 1, maxPos: 1, posNames: "DIR",
+		define: defineCancel,
 	}
 }
 
-func runCancel(e *env, fs *flag.FlagSet, args []string) error {
+func defineCancel(fs *pflag.FlagSet) runFunc {
 	reason := fs.String("reason", "", "why the job should stop (shown in its status)")
 	by := fs.String("by", "", `who asks (default "USER on HOST")`)
-	pos, err := parseArgs(fs, args, 1, 1, "DIR")
-	if err != nil {
-		return err
-	}
-	dir := jobDirArg(pos[0])
-	req := jobstore.CancelRequest{RequestedAt: jobstore.Now(), RequestedBy: *by, Reason: *reason}
-	if req.RequestedBy == "" {
-		req.RequestedBy = requester()
-	}
-	if err := jobstore.RequestCancel(dir, req); err != nil {
-		var je *jobstore.Error
-		if errors.As(err, &je) && errors.Is(err, jobstore.ErrInvalid) && je.Subject == "state" {
-			fmt.Fprintln(e.stderr, oneLine(errorLine(err)))
-			return &exitError{code: exitUnsuccessful}
+	return func(e *env, args, pos []string) error {
+		dir := jobDirArg(pos[0])
+		req := jobstore.CancelRequest{RequestedAt: jobstore.Now(), RequestedBy: *by, Reason: *reason}
+		if req.RequestedBy == "" {
+			req.RequestedBy = requester()
 		}
-		if errors.Is(err, os.ErrPermission) {
-			return withCLIRemedy(err, cancelPermissionRemedy(dir))
+		if err := jobstore.RequestCancel(dir, req); err != nil {
+			var je *jobstore.Error
+			if errors.As(err, &je) && errors.Is(err, jobstore.ErrInvalid) && je.Subject == "state" {
+				fmt.Fprintln(e.stderr, oneLine(errorLine(err)))
+				return &exitError{code: exitUnsuccessful}
+			}
+			if errors.Is(err, os.ErrPermission) {
+				return withCLIRemedy(err, cancelPermissionRemedy(dir))
+			}
+			return jobDirArgument(err, string(dir))
 		}
-		return jobDirArgument(err, string(dir))
-	}
-	stands, err := jobstore.ReadCancel(dir)
-	if err != nil {
-		// Published (or found) but unreadable: the request holds all the same.
-		fmt.Fprintf(e.stdout, "job %s already has a cancel request, which cannot be read: %s\n", dir.ID(), oneLine(errorLine(err)))
+		stands, err := jobstore.ReadCancel(dir)
+		if err != nil {
+			// Published (or found) but unreadable: the request holds all the same.
+			fmt.Fprintf(e.stdout, "job %s already has a cancel request, which cannot be read: %s\n", dir.ID(), oneLine(errorLine(err)))
+			return nil
+		}
+		if stands != nil && stands.RequestedAt.Equal(req.RequestedAt) && stands.RequestedBy == req.RequestedBy && stands.Reason == req.Reason {
+			fmt.Fprintf(e.stdout, "cancel requested for job %s %s\n", dir.ID(), requestText(stands))
+		} else if stands != nil {
+			fmt.Fprintf(e.stdout, "cancel already requested for job %s %s; this request changed nothing\n", dir.ID(), requestText(stands))
+		}
+		st, err := jobstore.ReadStatus(dir)
+		switch {
+		case err != nil:
+			return err
+		case st == nil || st.State == jobstore.Queued:
+			fmt.Fprintf(e.stdout, "job %s is queued; a runner that starts it will refuse it and mark it cancelled\n", dir.ID())
+		case st.State == jobstore.Running:
+			fmt.Fprintf(e.stdout, "job %s is running (pid %d on %s): its runner has been asked to stop\n", dir.ID(), st.PID, st.Host)
+		case st.State == jobstore.Cancelled:
+			fmt.Fprintf(e.stdout, "job %s is cancelled\n", dir.ID())
+		default:
+			fmt.Fprintf(e.stdout, "job %s ended %s before the request took effect\n", dir.ID(), st.State)
+		}
 		return nil
 	}
-	if stands != nil && stands.RequestedAt.Equal(req.RequestedAt) && stands.RequestedBy == req.RequestedBy && stands.Reason == req.Reason {
-		fmt.Fprintf(e.stdout, "cancel requested for job %s %s\n", dir.ID(), requestText(stands))
-	} else if stands != nil {
-		fmt.Fprintf(e.stdout, "cancel already requested for job %s %s; this request changed nothing\n", dir.ID(), requestText(stands))
-	}
-	st, err := jobstore.ReadStatus(dir)
-	switch {
-	case err != nil:
-		return err
-	case st == nil || st.State == jobstore.Queued:
-		fmt.Fprintf(e.stdout, "job %s is queued; a runner that starts it will refuse it and mark it cancelled\n", dir.ID())
-	case st.State == jobstore.Running:
-		fmt.Fprintf(e.stdout, "job %s is running (pid %d on %s): its runner has been asked to stop\n", dir.ID(), st.PID, st.Host)
-	case st.State == jobstore.Cancelled:
-		fmt.Fprintf(e.stdout, "job %s is cancelled\n", dir.ID())
-	default:
-		fmt.Fprintf(e.stdout, "job %s ended %s before the request took effect\n", dir.ID(), st.State)
-	}
-	return nil
 }
 
 // cancelPermissionRemedy is the remedy of a cancel refused for want of

@@ -2,11 +2,11 @@ package main
 
 import (
 	"errors"
-	"flag"
 	"fmt"
 	"io/fs"
 	"path/filepath"
-	"text/tabwriter"
+
+	"github.com/spf13/pflag"
 
 	"github.com/axqua/jobstore"
 )
@@ -62,7 +62,8 @@ is named only when it exists.
 
 Exit codes: 0 no problems; 1 problems found (one FAIL line each, with the
 subject and the remedy); 3 DIR|ROOT cannot be read, or ROOT holds no job.`,
-		run: runCheck,
+		minPos: 1, maxPos: 1, posNames: "DIR|ROOT",
+		define: defineCheck,
 	}
 }
 
@@ -95,67 +96,66 @@ type findingJSON struct {
 	Error *errorJSON `json:"error"`
 }
 
-func runCheck(e *env, fs *flag.FlagSet, args []string) error {
+func defineCheck(fs *pflag.FlagSet) runFunc {
 	asJSON := fs.Bool("json", false, "print JSON instead of lines (shape in the help text)")
-	pos, err := parseArgs(fs, args, 1, 1, "DIR|ROOT")
-	if err != nil {
-		return err
-	}
-	target := pos[0]
-	var dirs []jobstore.JobDir
-	isRoot := !isJobDir(target)
-	if isRoot {
-		if dirs, err = rootJobDirs("check", target); err != nil {
-			return err
+	return func(e *env, args, pos []string) error {
+		target := pos[0]
+		var dirs []jobstore.JobDir
+		var err error
+		isRoot := !isJobDir(target)
+		if isRoot {
+			if dirs, err = rootJobDirs("check", target); err != nil {
+				return err
+			}
+		} else {
+			dirs = []jobstore.JobDir{jobstore.JobDir(target)}
 		}
-	} else {
-		dirs = []jobstore.JobDir{jobstore.JobDir(target)}
-	}
 
-	out := checkJSON{Target: target, IsRoot: isRoot, Jobs: []checkJobJSON{}}
-	var bad int
-	var all [][]finding // per job, for the text output
-	for _, d := range dirs {
-		summary, findings, notQueued := checkJob(d)
-		if notQueued {
-			out.NotQueued++
+		out := checkJSON{Target: target, IsRoot: isRoot, Jobs: []checkJobJSON{}}
+		var bad int
+		var all [][]finding // per job, for the text output
+		for _, d := range dirs {
+			summary, findings, notQueued := checkJob(d)
+			if notQueued {
+				out.NotQueued++
+			}
+			all = append(all, findings)
+			j := checkJobJSON{ID: d.ID(), Dir: string(d), OK: len(findings) == 0, Summary: summary, Problems: []findingJSON{}}
+			for _, f := range findings {
+				j.Problems = append(j.Problems, findingJSON{File: f.file, Error: newErrorJSON(f.err)})
+			}
+			if len(findings) > 0 {
+				bad++
+				out.Problems += len(findings)
+			}
+			out.Jobs = append(out.Jobs, j)
 		}
-		all = append(all, findings)
-		j := checkJobJSON{ID: d.ID(), Dir: string(d), OK: len(findings) == 0, Summary: summary, Problems: []findingJSON{}}
-		for _, f := range findings {
-			j.Problems = append(j.Problems, findingJSON{File: f.file, Error: newErrorJSON(f.err)})
+		var indexFinding *finding
+		if isRoot && exists(filepath.Join(target, jobstore.IndexFile)) {
+			if _, err := jobstore.ReadIndex(target); err != nil {
+				out.Problems++
+				indexFinding = &finding{jobstore.IndexFile, withCLIRemedy(err,
+					"index.json is a cache: rebuild it with 'jobstore list ROOT --rebuild'")}
+				out.IndexProblem = &findingJSON{File: jobstore.IndexFile, Error: newErrorJSON(indexFinding.err)}
+			}
 		}
-		if len(findings) > 0 {
-			bad++
-			out.Problems += len(findings)
+		if *asJSON {
+			if err := writeJSON(e.stdout, out); err != nil {
+				return err
+			}
+		} else {
+			printCheck(e, out, all, indexFinding, bad)
 		}
-		out.Jobs = append(out.Jobs, j)
+		if out.Problems > 0 {
+			return &exitError{code: exitUnsuccessful}
+		}
+		return nil
 	}
-	var indexFinding *finding
-	if isRoot && exists(filepath.Join(target, jobstore.IndexFile)) {
-		if _, err := jobstore.ReadIndex(target); err != nil {
-			out.Problems++
-			indexFinding = &finding{jobstore.IndexFile, withCLIRemedy(err,
-				"index.json is a cache: rebuild it with 'jobstore list ROOT --rebuild'")}
-			out.IndexProblem = &findingJSON{File: jobstore.IndexFile, Error: newErrorJSON(indexFinding.err)}
-		}
-	}
-	if *asJSON {
-		if err := writeJSON(e.stdout, out); err != nil {
-			return err
-		}
-	} else {
-		printCheck(e, out, all, indexFinding, bad)
-	}
-	if out.Problems > 0 {
-		return &exitError{code: exitUnsuccessful}
-	}
-	return nil
 }
 
 // printCheck prints the result of a check as lines and a summary.
 func printCheck(e *env, out checkJSON, findings [][]finding, index *finding, bad int) {
-	tw := tabwriter.NewWriter(e.stdout, 0, 8, 2, ' ', 0)
+	tw := newTableWriter(e.stdout)
 	for i, j := range out.Jobs {
 		if j.OK {
 			fmt.Fprintf(tw, "ok\t%s\t%s\n", escapeTerminal(j.ID), escapeTerminal(j.Summary))

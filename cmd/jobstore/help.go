@@ -1,11 +1,10 @@
 package main
 
 import (
-	"flag"
 	"fmt"
-	"io"
 	"strings"
-	"text/tabwriter"
+
+	"github.com/spf13/pflag"
 )
 
 // exitCodesText is the exit code table, shown by "jobstore help" and in the
@@ -46,7 +45,7 @@ Usage:
 
 Commands:
 `)
-	tw := tabwriter.NewWriter(&b, 0, 8, 2, ' ', 0)
+	tw := newTableWriter(&b)
 	for _, c := range commands() {
 		fmt.Fprintf(tw, "  %s\t%s\n", c.name, c.summary)
 	}
@@ -61,18 +60,13 @@ Commands:
 func (c *command) usage() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Usage: jobstore %s %s\n\n%s\n", c.name, c.args, strings.TrimSpace(c.doc))
-	fs := flag.NewFlagSet(c.name, flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	// Define the flags by letting the command parse --help: the flags shown
-	// are the ones it really accepts.
-	_ = c.run(&env{stdout: io.Discard, stderr: io.Discard}, fs, []string{"--help"})
-	n := 0
-	fs.VisitAll(func(*flag.Flag) { n++ })
-	if n > 0 {
+	fs := pflag.NewFlagSet(c.name, pflag.ContinueOnError)
+	c.define(fs) // the flags shown are the ones the command defines
+	if fs.HasFlags() {
 		b.WriteString("\nFlags:\n")
-		tw := tabwriter.NewWriter(&b, 0, 8, 2, ' ', 0)
-		fs.VisitAll(func(f *flag.Flag) {
-			name, text := flag.UnquoteUsage(f)
+		tw := newTableWriter(&b)
+		fs.VisitAll(func(f *pflag.Flag) {
+			name, text := pflag.UnquoteUsage(f)
 			arg := "--" + f.Name
 			if name != "" {
 				arg += " " + name

@@ -2,15 +2,12 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
-	"io"
 	"path/filepath"
-	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/axqua/jobstore"
+	"github.com/spf13/pflag"
 )
 
 func listCmd() *command {
@@ -124,7 +121,8 @@ Exit codes: 0 listed (even if some jobs are unreadable); 2 bad arguments;
 3 ROOT cannot be read, holds entries but no job, or index.json cannot be
 written; --watch stopped by SIGINT or SIGTERM: ends by that signal (a
 shell reports 130 or 143).`,
-		run: runList,
+		minPos: 1, maxPos: 1, posNames: "ROOT",
+		define: defineList,
 	}
 }
 
@@ -150,74 +148,72 @@ type indexNoteJSON struct {
 	Unreadable int       `json:"unreadable"`
 }
 
-func runList(e *env, fs *flag.FlagSet, args []string) error {
+func defineList(fs *pflag.FlagSet) runFunc {
 	asJSON := fs.Bool("json", false, "print JSON instead of a table (shape in the help text)")
 	rebuild := fs.Bool("rebuild", false, "also rewrite ROOT/index.json from the job directories")
 	watch := fs.Bool("watch", false, "keep the table current until interrupted")
 	interval := fs.Duration("interval", jobstore.DefaultPollInterval, "with --watch: the safety poll, where events do not tell everything (NFS, SMB, FUSE)")
 	ff := addFilterFlags(fs)
-	pos, err := parseArgs(fs, args, 1, 1, "ROOT")
-	if err != nil {
-		return err
-	}
-	if err := checkWatchFlags(fs, args, *watch, *interval); err != nil {
-		return err
-	}
-	filter, err := ff.filter(args)
-	if err != nil {
-		return err
-	}
-	root := pos[0]
-	if _, err := rootJobDirs("list", root); err != nil {
-		return err
-	}
-	if *watch {
-		ctx, release := untilStopped(context.Background())
-		defer release()
-		if err := watchList(ctx, e, root, *interval, filter, *asJSON); err != nil {
+	return func(e *env, args, pos []string) error {
+		if err := checkWatchFlags(fs, args, *watch, *interval); err != nil {
 			return err
 		}
-		if stop := stopCause(ctx); stop != nil {
-			return stop
+		filter, err := ff.filter(args)
+		if err != nil {
+			return err
+		}
+		root := pos[0]
+		if _, err := rootJobDirs("list", root); err != nil {
+			return err
+		}
+		if *watch {
+			ctx, release := untilStopped(context.Background())
+			defer release()
+			if err := watchList(ctx, e, root, *interval, filter, *asJSON); err != nil {
+				return err
+			}
+			if stop := stopCause(ctx); stop != nil {
+				return stop
+			}
+			return nil
+		}
+		var note *indexNoteJSON
+		if *rebuild {
+			ix, err := jobstore.RebuildIndex(root)
+			if err != nil {
+				return withCLIRemedy(err, "give this user write access to ROOT, or list without --rebuild")
+			}
+			note = &indexNoteJSON{Path: filepath.Join(root, jobstore.IndexFile), BuiltAt: ix.BuiltAt,
+				Jobs: len(ix.Jobs), Unreadable: len(ix.Unreadable)}
+		}
+		entries, err := jobstore.List(root)
+		if err != nil {
+			return err
+		}
+		all := len(entries)
+		entries, matched := filter.apply(entries)
+		if *asJSON {
+			out := newListJSON(root, entries, func(dir jobstore.JobDir) *jobstore.CancelRequest {
+				c, _ := readCancel(dir)
+				return c
+			})
+			out.Index = note
+			return writeJSON(e.stdout, out)
+		}
+		if len(entries) == 0 && all > 0 {
+			fmt.Fprintf(e.stdout, "no jobs under %s match (%s in all)\n", root, plural(all, "job"))
+		} else {
+			printTable(e, root, entries, time.Now())
+		}
+		if matched > len(entries) {
+			fmt.Fprintf(e.stdout, "\n%d more not shown (--limit %d)\n", matched-len(entries), filter.limit)
+		}
+		if note != nil {
+			fmt.Fprintf(e.stdout, "\n%s rebuilt at %s: %s, %d unreadable\n",
+				note.Path, fmtTime(note.BuiltAt), plural(note.Jobs, "job"), note.Unreadable)
 		}
 		return nil
 	}
-	var note *indexNoteJSON
-	if *rebuild {
-		ix, err := jobstore.RebuildIndex(root)
-		if err != nil {
-			return withCLIRemedy(err, "give this user write access to ROOT, or list without --rebuild")
-		}
-		note = &indexNoteJSON{Path: filepath.Join(root, jobstore.IndexFile), BuiltAt: ix.BuiltAt,
-			Jobs: len(ix.Jobs), Unreadable: len(ix.Unreadable)}
-	}
-	entries, err := jobstore.List(root)
-	if err != nil {
-		return err
-	}
-	all := len(entries)
-	entries, matched := filter.apply(entries)
-	if *asJSON {
-		out := newListJSON(root, entries, func(dir jobstore.JobDir) *jobstore.CancelRequest {
-			c, _ := readCancel(dir)
-			return c
-		})
-		out.Index = note
-		return writeJSON(e.stdout, out)
-	}
-	if len(entries) == 0 && all > 0 {
-		fmt.Fprintf(e.stdout, "no jobs under %s match (%s in all)\n", root, plural(all, "job"))
-	} else {
-		printTable(e, root, entries, time.Now())
-	}
-	if matched > len(entries) {
-		fmt.Fprintf(e.stdout, "\n%d more not shown (--limit %d)\n", matched-len(entries), filter.limit)
-	}
-	if note != nil {
-		fmt.Fprintf(e.stdout, "\n%s rebuilt at %s: %s, %d unreadable\n",
-			note.Path, fmtTime(note.BuiltAt), plural(note.Jobs, "job"), note.Unreadable)
-	}
-	return nil
 }
 
 // newListJSON is entries as list --json prints them, each job's cancel
@@ -233,9 +229,9 @@ func newListJSON(root string, entries []jobstore.Entry, cancelOf func(jobstore.J
 
 // checkWatchFlags refuses the flags that do not go with --watch, and
 // --interval without it.
-func checkWatchFlags(fs *flag.FlagSet, args []string, watch bool, interval time.Duration) error {
+func checkWatchFlags(fs *pflag.FlagSet, args []string, watch bool, interval time.Duration) error {
 	set := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	fs.Visit(func(f *pflag.Flag) { set[f.Name] = true })
 	switch {
 	case !watch && set["interval"]:
 		return usagef("%s applies only with --watch", flagSpelling(args, "interval"))
@@ -243,122 +239,4 @@ func checkWatchFlags(fs *flag.FlagSet, args []string, watch bool, interval time.
 		return usagef("%s cannot be combined with %s", flagSpelling(args, "watch"), flagSpelling(args, "rebuild"))
 	}
 	return positiveDuration(flagSpelling(args, "interval"), interval)
-}
-
-// printTable prints entries as the list table, then the reasons of the
-// unreadable ones. now is the reference for AGE.
-// On a terminal the table is fitted to its width (fitTable): the
-// MESSAGE column is cut to what is left of the line.
-func printTable(e *env, root string, entries []jobstore.Entry, now time.Time) {
-	if e.width == nil || len(entries) == 0 {
-		writeTable(e.stdout, root, entries, now, readCancel)
-		return
-	}
-	for _, l := range fitTable(tableRows(entries, now, readCancel), max(e.width()-1, 0)) {
-		fmt.Fprintln(e.stdout, l)
-	}
-	writeUnreadable(e.stdout, entries)
-}
-
-// writeTable is printTable to w, with each job's cancel request from
-// cancelOf (readCancel, or what list --watch knows).
-func writeTable(w io.Writer, root string, entries []jobstore.Entry, now time.Time,
-	cancelOf func(jobstore.JobDir) (*jobstore.CancelRequest, recordInfo)) {
-	if len(entries) == 0 {
-		fmt.Fprintf(w, "no jobs under %s\n", root)
-		return
-	}
-	rows := tableRows(entries, now, cancelOf)
-	tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
-	header := tableHeader()
-	n := tableCols
-	if !hasMessages(rows) {
-		n = colMessage
-	}
-	fmt.Fprintln(tw, strings.Join(header[:n], "\t"))
-	for _, r := range rows {
-		fmt.Fprintln(tw, strings.TrimRight(strings.Join(r[:n], "\t"), "\t"))
-	}
-	tw.Flush()
-	writeUnreadable(w, entries)
-}
-
-// The columns of the list table.
-const (
-	colID = iota
-	colKind
-	colState
-	colProgress
-	colUpdated
-	colAge
-	colMessage // the runner's message, or the error of a failed or lost job
-	tableCols
-)
-
-// tableHeader names the columns of the list table.
-func tableHeader() [tableCols]string {
-	return [tableCols]string{"ID", "KIND", "STATE", "PROGRESS", "UPDATED", "AGE", "MESSAGE"}
-}
-
-// hasMessages reports whether any row has a message: without one, the
-// table has no MESSAGE column.
-func hasMessages(rows [][tableCols]string) bool {
-	for _, r := range rows {
-		if r[colMessage] != "" {
-			return true
-		}
-	}
-	return false
-}
-
-// tableRows are entries as the cells of the list table; now is the
-// reference for AGE.
-func tableRows(entries []jobstore.Entry, now time.Time,
-	cancelOf func(jobstore.JobDir) (*jobstore.CancelRequest, recordInfo)) [][tableCols]string {
-	rows := make([][tableCols]string, 0, len(entries))
-	for _, en := range entries {
-		kind, state, progress, updated, age, msg := "?", "-", "-", "-", "-", ""
-		if en.Spec != nil {
-			kind = en.Spec.Kind
-			age = fmtAge(now.Sub(en.Spec.SubmittedAt))
-		}
-		if st := en.Status; st != nil {
-			state, progress, updated, msg = string(st.State), fmtProgress(st.Progress), fmtTime(st.UpdatedAt), st.Message
-			if st.Error != "" && (st.State == jobstore.Failed || st.State == jobstore.Lost) {
-				msg = st.Error
-			}
-		}
-		if note := attemptNote(en.Spec, en.Status); note != "" {
-			state += ", " + note
-		}
-		c, info := cancelOf(en.Dir)
-		if note := cancelNote(c, info, en.Status); note != "" {
-			state += ", " + note
-		}
-		if en.Err != nil {
-			state, msg = "unreadable", "" // the reason is under the table
-		}
-		row := [tableCols]string{en.Dir.ID(), kind, state, progress, updated, age, msg}
-		for c := range row {
-			row[c] = escapeTerminal(oneLine(row[c])) // a tab or newline would break the table too
-		}
-		rows = append(rows, row)
-	}
-	return rows
-}
-
-// writeUnreadable prints, under the table, why each unreadable job is.
-func writeUnreadable(w io.Writer, entries []jobstore.Entry) {
-	var bad []jobstore.Entry
-	for _, en := range entries {
-		if en.Err != nil {
-			bad = append(bad, en)
-		}
-	}
-	if len(bad) > 0 {
-		fmt.Fprintf(w, "\n%d unreadable (the job directory is authoritative: fix or remove it):\n", len(bad))
-		for _, en := range bad {
-			fmt.Fprintf(w, "  %s: %s\n", escapeTerminal(en.Dir.ID()), escapeTerminal(oneLine(errorLine(en.Err))))
-		}
-	}
 }

@@ -1,12 +1,12 @@
 package main
 
 import (
-	"flag"
 	"fmt"
 	"slices"
 	"strings"
 
 	"github.com/axqua/jobstore"
+	"github.com/spf13/pflag"
 )
 
 // This file is the choice of jobs that list, list --watch and serve's
@@ -120,7 +120,7 @@ type filterFlags struct {
 }
 
 // addFilterFlags defines the filter flags on fs.
-func addFilterFlags(fs *flag.FlagSet) *filterFlags {
+func addFilterFlags(fs *pflag.FlagSet) *filterFlags {
 	ff := &filterFlags{labels: labelFlag{}}
 	fs.Var(&ff.states, "state", "only jobs in this state (queued, running, succeeded, failed, cancelled, lost, unreadable, none); repeat or separate with commas for several")
 	fs.Var(&ff.kinds, "kind", "only jobs of this kind; repeat or separate with commas for several")
@@ -164,6 +164,9 @@ func stateNames() []string {
 type listFlag []string
 
 func (l *listFlag) String() string { return strings.Join(*l, ",") }
+
+// Type is pflag's name for the value: "value", as the usage text shows it.
+func (l *listFlag) Type() string { return "value" }
 
 func (l *listFlag) Set(s string) error {
 	for _, v := range strings.Split(s, ",") {

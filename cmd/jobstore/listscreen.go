@@ -22,7 +22,7 @@ import (
 // the terminal's height less one row, since the cursor cannot go above the
 // top row.
 func (lw *listWatcher) redraw(footer string) {
-	lines := screenLines(lw.root, lw.entries(), time.Now(), lw.cancelOf, footer, lw.width(), lw.height())
+	lines := screenLines(lw.root, lw.entries(), time.Now(), lw.cancelOf, footer, lw.term.width(), lw.term.height())
 	var s strings.Builder
 	if lw.drawn > 0 {
 		fmt.Fprintf(&s, "\r\x1b[%dA", lw.drawn)
@@ -47,7 +47,7 @@ func (lw *listWatcher) stopped() {
 	if stop := stopCause(lw.ctx); stop != nil {
 		line = "stopped (" + signalName(stop.sig) + ") watching " + lw.root
 	}
-	if lw.width == nil {
+	if lw.term == nil {
 		fmt.Fprintln(lw.out, line)
 		return
 	}
@@ -84,112 +84,6 @@ func screenLines(root string, entries []jobstore.Entry, now time.Time,
 		lines[i] = fitCells(escapeTerminal(l), budget)
 	}
 	return lines
-}
-
-// minIDCells is the fewest cells an ID is shortened to.
-const minIDCells = 10
-
-// fitTable lays out the list table (a header line, then rows) for lines of
-// at most budget cells, columns aligned two blanks apart. MESSAGE, the last
-// column, gets what is left of the line, cut to fit; when less than
-// minMessageCells are left (or no row has a message) it is left out. When
-// the table is still wider, columns go in this order until it fits:
-// UPDATED, AGE, KIND; then IDs are shortened in their middle (a generated
-// ID's start is its date, its end what tells it apart), to minIDCells at
-// least; then STATE is cut. So a job's state and progress are the last
-// things a narrow terminal loses.
-func fitTable(rows [][tableCols]string, budget int) []string {
-	all := append([][tableCols]string{tableHeader()}, rows...)
-	var widths [tableCols]int
-	for _, r := range all {
-		for c, cell := range r {
-			widths[c] = max(widths[c], cells(escapeTerminal(cell)))
-		}
-	}
-	shown := []int{colID, colKind, colState, colProgress, colUpdated, colAge}
-	total := func() int {
-		n := 2 * (len(shown) - 1)
-		for _, c := range shown {
-			n += widths[c]
-		}
-		return n
-	}
-	if left := budget - total() - 2; hasMessages(rows) && left >= minMessageCells {
-		widths[colMessage] = min(widths[colMessage], left)
-		shown = append(shown, colMessage)
-	}
-	for _, drop := range []int{colUpdated, colAge, colKind} {
-		if total() <= budget {
-			break
-		}
-		shown = without(shown, drop)
-	}
-	if over := total() - budget; over > 0 {
-		widths[colID] -= min(over, max(widths[colID]-minIDCells, 0))
-	}
-	if over := total() - budget; over > 0 {
-		widths[colState] = max(widths[colState]-over, 1)
-	}
-	lines := make([]string, 0, len(all))
-	for _, r := range all {
-		var b strings.Builder
-		for i, c := range shown {
-			cell := escapeTerminal(r[c])
-			switch c {
-			case colID:
-				cell = shortenMiddle(cell, widths[c])
-			default:
-				cell = fitCells(cell, widths[c])
-			}
-			b.WriteString(cell)
-			if i < len(shown)-1 {
-				b.WriteString(strings.Repeat(" ", widths[c]-cells(cell)+2))
-			}
-		}
-		lines = append(lines, strings.TrimRight(b.String(), " "))
-	}
-	return lines
-}
-
-// minMessageCells is the narrowest MESSAGE column shown.
-const minMessageCells = 12
-
-// without is cols less col.
-func without(cols []int, col int) []int {
-	var out []int
-	for _, c := range cols {
-		if c != col {
-			out = append(out, c)
-		}
-	}
-	return out
-}
-
-// shortenMiddle cuts s to at most n cells by replacing its middle with
-// "...", keeping more of its end than of its start.
-func shortenMiddle(s string, n int) string {
-	if cells(s) <= n {
-		return s
-	}
-	if n <= 3 {
-		return fitCells(s, n)
-	}
-	r := []rune(s)
-	keep := n - 3
-	head, tail := keep/2, keep-keep/2
-	// cells counts a non-ASCII rune as two: trim until it fits.
-	for head+tail > 0 {
-		out := string(r[:head]) + "..." + string(r[len(r)-tail:])
-		if cells(out) <= n {
-			return out
-		}
-		if tail > head {
-			tail--
-		} else {
-			head--
-		}
-	}
-	return "..."
 }
 
 // urgentFirst is entries with the jobs that need attention first: running,

@@ -62,5 +62,20 @@ func TestShortenMiddle(t *testing.T) {
 		require.Equal(t, want, got, "%d", n)
 		require.LessOrEqual(t, cells(got), n)
 	}
-	require.Equal(t, "ré...ée", shortenMiddle("réalité-rêvée", 9), "a non-ASCII rune counts two cells")
+	for _, tc := range []struct {
+		id   string
+		n    int
+		want string
+	}{
+		{"réalité-rêvée", 9, "réa...vée"},             // é is one cell
+		{"日本語のジョブ名前", 9, "日...名前"},                    // a wide character is two, never cut in half
+		{"cafe\u0301-cafe\u0301", 7, "ca...fe\u0301"}, // a combining mark none, kept with its letter
+		{"cafe\u0301-cafe\u0301", 6, "c...fe\u0301"},
+		{"abcdef日\u0301", 5, "a..."}, // a mark whose letter was cut goes too
+		{"🚀🚀🚀🚀🚀", 7, "🚀...🚀"},
+	} {
+		got := shortenMiddle(tc.id, tc.n)
+		require.Equal(t, tc.want, got, "%q in %d cells", tc.id, tc.n)
+		require.LessOrEqual(t, cells(got), tc.n)
+	}
 }

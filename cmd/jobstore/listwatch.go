@@ -39,8 +39,7 @@ type listWatcher struct {
 	ctx    context.Context
 	out    io.Writer
 	root   string
-	width  func() int // nil: not a terminal, a line per change
-	height func() int
+	term   *terminal // nil: not a terminal, a line per change
 	jobs   map[jobstore.JobDir]*watchedJob
 	filter *jobFilter // the jobs shown
 	asJSON bool       // a JSON object per change (listWatchEventJSON)
@@ -59,13 +58,10 @@ const unbornGrace = time.Second
 
 // watchList runs list --watch until ctx is done.
 func watchList(ctx context.Context, e *env, root string, poll time.Duration, filter *jobFilter, asJSON bool) error {
-	lw := &listWatcher{ctx: ctx, out: e.stdout, root: root, width: e.width, filter: filter, asJSON: asJSON,
+	lw := &listWatcher{ctx: ctx, out: e.stdout, root: root, term: e.term, filter: filter, asJSON: asJSON,
 		jobs: map[jobstore.JobDir]*watchedJob{}, unborn: map[jobstore.JobDir]*watchedJob{}}
 	if asJSON {
-		lw.width = nil
-	}
-	if lw.width != nil {
-		lw.height = terminalHeight(e.stdout)
+		lw.term = nil
 	}
 	updates, err := jobstore.WatchRoot(ctx, root, jobstore.WithPollInterval(poll))
 	if err != nil {
@@ -90,8 +86,8 @@ func watchList(ctx context.Context, e *env, root string, poll time.Duration, fil
 			j.line = lw.printJSON("job", j)
 		}
 		lw.printJSON("synced", nil)
-	case lw.width == nil:
-		writeTable(lw.out, root, lw.entries(), time.Now(), lw.cancelOf)
+	case lw.term == nil:
+		writeTable(lw.out, root, lw.entries(), time.Now(), lw.cancelOf, unlimitedCells)
 		for _, en := range lw.entries() {
 			j := lw.jobs[en.Dir]
 			j.line = changeLine(j)
@@ -119,7 +115,7 @@ func watchList(ctx context.Context, e *env, root string, poll time.Duration, fil
 			changed = lw.take(u)
 		case <-tick.C:
 			changed = lw.born()
-			pending = pending || lw.width != nil // AGE moves on
+			pending = pending || lw.term != nil // AGE moves on
 		case <-gate.C():
 			gate.fired()
 			if pending {
@@ -128,7 +124,7 @@ func watchList(ctx context.Context, e *env, root string, poll time.Duration, fil
 			}
 			continue
 		}
-		if lw.width == nil {
+		if lw.term == nil {
 			for _, j := range changed {
 				lw.printChange(j)
 			}

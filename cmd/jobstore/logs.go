@@ -3,12 +3,13 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"io/fs"
 	"path/filepath"
 	"time"
+
+	"github.com/spf13/pflag"
 
 	"github.com/axqua/jobstore"
 )
@@ -35,50 +36,49 @@ Exit codes: 0 printed (with --follow: the job ended); 2 bad arguments; 3
 DIR is not a job, or the log is missing (without --follow) or cannot be
 read; --follow stopped by SIGINT or SIGTERM: ends by that signal (a shell
 reports 130 or 143).`,
-		run: runLogs,
+		minPos: 1, maxPos: 1, posNames: "DIR",
+		define: defineLogs,
 	}
 }
 
 // defaultLogPoll is how often logs --follow looks at the log.
 const defaultLogPoll = 250 * time.Millisecond
 
-func runLogs(e *env, flags *flag.FlagSet, args []string) error {
+func defineLogs(flags *pflag.FlagSet) runFunc {
 	stderr := flags.Bool("stderr", false, "print stderr.log instead of stdout.log")
 	follow := flags.Bool("follow", false, "keep printing what is appended until the job ends")
 	interval := flags.Duration("interval", defaultLogPoll, "with --follow: how often the log is looked at")
-	pos, err := parseArgs(flags, args, 1, 1, "DIR")
-	if err != nil {
-		return err
-	}
-	set := map[string]bool{}
-	flags.Visit(func(f *flag.Flag) { set[f.Name] = true })
-	if set["interval"] && !*follow {
-		return usagef("%s applies only with %s", flagSpelling(args, "interval"), flagSpelling(args, "follow"))
-	}
-	if err := positiveDuration(flagSpelling(args, "interval"), *interval); err != nil {
-		return err
-	}
-	dir := jobstore.JobDir(pos[0])
-	if _, err := jobstore.ReadSpec(dir); errors.Is(err, jobstore.ErrNotJob) || errors.Is(err, fs.ErrNotExist) {
-		return jobDirArgument(err, pos[0]) // a damaged job.json still has its logs
-	}
-	name := stdoutFile
-	if *stderr {
-		name = stderrFile
-	}
-	if !*follow {
-		_, found, err := copyLog(e.stdout, dir, name, 0)
-		if err != nil {
+	return func(e *env, args, pos []string) error {
+		set := map[string]bool{}
+		flags.Visit(func(f *pflag.Flag) { set[f.Name] = true })
+		if set["interval"] && !*follow {
+			return usagef("%s applies only with %s", flagSpelling(args, "interval"), flagSpelling(args, "follow"))
+		}
+		if err := positiveDuration(flagSpelling(args, "interval"), *interval); err != nil {
 			return err
 		}
-		if !found {
-			return missingLog(dir, name)
+		dir := jobstore.JobDir(pos[0])
+		if _, err := jobstore.ReadSpec(dir); errors.Is(err, jobstore.ErrNotJob) || errors.Is(err, fs.ErrNotExist) {
+			return jobDirArgument(err, pos[0]) // a damaged job.json still has its logs
 		}
-		return nil
+		name := stdoutFile
+		if *stderr {
+			name = stderrFile
+		}
+		if !*follow {
+			_, found, err := copyLog(e.stdout, dir, name, 0)
+			if err != nil {
+				return err
+			}
+			if !found {
+				return missingLog(dir, name)
+			}
+			return nil
+		}
+		ctx, release := untilStopped(context.Background())
+		defer release()
+		return followLog(ctx, e.stdout, dir, name, *interval)
 	}
-	ctx, release := untilStopped(context.Background())
-	defer release()
-	return followLog(ctx, e.stdout, dir, name, *interval)
 }
 
 // missingLog is the error for a log that is not there.

@@ -5,7 +5,6 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -204,12 +203,6 @@ func golden(t *testing.T, name, got string) {
 	want, err := os.ReadFile(path)
 	require.NoError(t, err, "missing golden file: run go test ./cmd/jobstore -update")
 	require.Equal(t, string(want), got, "output differs from %s (if the change is intended: go test ./cmd/jobstore -update)", path)
-}
-
-func newTestFlagSet() *flag.FlagSet {
-	fs := flag.NewFlagSet("test", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	return fs
 }
 
 func removeFile(path string) error { return os.Remove(path) }

@@ -2,10 +2,10 @@ package main
 
 import (
 	"cmp"
-	"flag"
 	"fmt"
 	"path/filepath"
-	"text/tabwriter"
+
+	"github.com/spf13/pflag"
 
 	"github.com/axqua/jobstore"
 )
@@ -51,7 +51,8 @@ then a summary line.
 Exit codes: 0 done (whether or not anything changed); 1 some jobs could not
 be reconciled (listed as "error"); 3 ROOT cannot be read, or holds entries
 but no job (nothing is changed then).`,
-		run: runReconcile,
+		minPos: 1, maxPos: 1, posNames: "ROOT",
+		define: defineReconcile,
 	}
 }
 
@@ -75,61 +76,59 @@ type reconcileJobJSON struct {
 	Error           *errorJSON `json:"error"`
 }
 
-func runReconcile(e *env, fs *flag.FlagSet, args []string) error {
+func defineReconcile(fs *pflag.FlagSet) runFunc {
 	asJSON := fs.Bool("json", false, "print JSON instead of lines (shape in the help text)")
-	pos, err := parseArgs(fs, args, 1, 1, "ROOT")
-	if err != nil {
-		return err
-	}
-	if _, err := rootJobDirs("reconcile", pos[0]); err != nil {
-		return err
-	}
-	results, err := jobstore.ReconcileAll(pos[0])
-	if err != nil {
-		return err
-	}
-	out := reconcileJSON{Root: pos[0], Jobs: []reconcileJobJSON{}}
-	for _, r := range results {
-		j := reconcileJobJSON{ID: r.Dir.ID(), Dir: string(r.Dir), MarkedLost: r.Changed, Swept: []string{}, Error: newErrorJSON(r.Err)}
-		if r.Changed {
-			state, msg := jobstore.Lost, "marked lost"
-			if st, err := jobstore.ReadStatus(r.Dir); err == nil && st != nil {
-				state, msg = st.State, cmp.Or(st.Message, msg)
-			}
-			j.Message = msg
-			if state == jobstore.Cancelled { // a cancel request was pending
-				j.MarkedLost, j.MarkedCancelled = false, true
-				out.MarkedCancelled++
-			} else {
-				out.MarkedLost++
-			}
-		}
-		for _, name := range r.Swept {
-			out.Swept++
-			j.Swept = append(j.Swept, filepath.Base(name))
-		}
-		if r.Err != nil {
-			out.Failed++
-		}
-		out.Jobs = append(out.Jobs, j)
-	}
-	if *asJSON {
-		if err := writeJSON(e.stdout, out); err != nil {
+	return func(e *env, args, pos []string) error {
+		if _, err := rootJobDirs("reconcile", pos[0]); err != nil {
 			return err
 		}
-	} else {
-		printReconcile(e, out, results)
+		results, err := jobstore.ReconcileAll(pos[0])
+		if err != nil {
+			return err
+		}
+		out := reconcileJSON{Root: pos[0], Jobs: []reconcileJobJSON{}}
+		for _, r := range results {
+			j := reconcileJobJSON{ID: r.Dir.ID(), Dir: string(r.Dir), MarkedLost: r.Changed, Swept: []string{}, Error: newErrorJSON(r.Err)}
+			if r.Changed {
+				state, msg := jobstore.Lost, "marked lost"
+				if st, err := jobstore.ReadStatus(r.Dir); err == nil && st != nil {
+					state, msg = st.State, cmp.Or(st.Message, msg)
+				}
+				j.Message = msg
+				if state == jobstore.Cancelled { // a cancel request was pending
+					j.MarkedLost, j.MarkedCancelled = false, true
+					out.MarkedCancelled++
+				} else {
+					out.MarkedLost++
+				}
+			}
+			for _, name := range r.Swept {
+				out.Swept++
+				j.Swept = append(j.Swept, filepath.Base(name))
+			}
+			if r.Err != nil {
+				out.Failed++
+			}
+			out.Jobs = append(out.Jobs, j)
+		}
+		if *asJSON {
+			if err := writeJSON(e.stdout, out); err != nil {
+				return err
+			}
+		} else {
+			printReconcile(e, out, results)
+		}
+		if out.Failed > 0 {
+			return &exitError{code: exitUnsuccessful}
+		}
+		return nil
 	}
-	if out.Failed > 0 {
-		return &exitError{code: exitUnsuccessful}
-	}
-	return nil
 }
 
 // printReconcile prints what reconcile did, a line per change, then a
 // summary.
 func printReconcile(e *env, out reconcileJSON, results []jobstore.ReconcileResult) {
-	tw := tabwriter.NewWriter(e.stdout, 0, 8, 2, ' ', 0)
+	tw := newTableWriter(e.stdout)
 	for i, j := range out.Jobs {
 		switch {
 		case j.MarkedLost:

@@ -84,7 +84,7 @@ func TestReconcile_WhatAnInterruptedSubmitLeftDoesNotFailItForever(t *testing.T)
 	}
 	names, err := os.ReadDir(root)
 	require.NoError(t, err)
-	require.Len(t, names, 2, "only the job and .submit are left: %v", names)
+	require.Len(t, names, 3, "only the job, the live index and .submit are left: %v", names)
 	builds, err := os.ReadDir(filepath.Join(root, ".submit"))
 	require.NoError(t, err)
 	require.Empty(t, builds, "the build directory is removed")

@@ -2,14 +2,14 @@ package main
 
 import (
 	"errors"
-	"flag"
 	"fmt"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
-	"text/tabwriter"
 	"time"
+
+	"github.com/spf13/pflag"
 
 	"github.com/axqua/jobstore"
 )
@@ -53,7 +53,8 @@ in 'jobstore help list'.
 Exit codes: 0 every DIR removed (with --dry-run: would be); 1 some job was
 refused, the others were removed; 2 bad arguments; 3 some DIR is not a job,
 or could not be read or removed (the others were).`,
-		run: runRm,
+		minPos: 1, maxPos: -1, posNames: "DIR",
+		define: defineRm,
 	}
 }
 
@@ -98,7 +99,8 @@ jobs could not be removed (listed); 2 bad arguments (--older-than missing
 or negative); 3 ROOT cannot be read, or holds entries but no job (nothing
 is removed then), or what was left after the removals (ROOT/index.json, a
 hidden .remove-* directory) could not be updated or deleted.`,
-		run: runPrune,
+		minPos: 1, maxPos: 1, posNames: "ROOT",
+		define: definePrune,
 	}
 }
 
@@ -204,42 +206,40 @@ func finishedAt(st *jobstore.JobStatus) *time.Time {
 	return &st.UpdatedAt
 }
 
-func runRm(e *env, fs *flag.FlagSet, args []string) error {
+func defineRm(fs *pflag.FlagSet) runFunc {
 	asJSON := fs.Bool("json", false, "print JSON instead of lines (shape in the help text)")
 	dryRun := fs.Bool("dry-run", false, "say what would be removed; remove nothing")
-	pos, err := parseArgs(fs, args, 1, -1, "DIR")
-	if err != nil {
-		return err
-	}
-	out := removeJSON{DryRun: *dryRun, Jobs: []removeJobJSON{}}
-	for _, p := range pos {
-		dir := jobstore.JobDir(p)
-		st, rerr := jobstore.ReadStatus(dir)
-		switch {
-		case rerr != nil && *dryRun:
-			out.add(dir, nil, "", jobDirArgument(rerr, p))
-		case *dryRun && (st == nil || !st.State.Terminal()):
-			out.add(dir, st, "", notFinished(dir, st))
-		case *dryRun:
-			out.add(dir, st, outcomeWouldRemove, nil)
-		default:
-			if err := jobstore.Remove(dir); err != nil {
-				out.add(dir, st, "", jobDirArgument(err, p))
-			} else {
-				out.add(dir, st, outcomeRemoved, nil)
+	return func(e *env, args, pos []string) error {
+		out := removeJSON{DryRun: *dryRun, Jobs: []removeJobJSON{}}
+		for _, p := range pos {
+			dir := jobstore.JobDir(p)
+			st, rerr := jobstore.ReadStatus(dir)
+			switch {
+			case rerr != nil && *dryRun:
+				out.add(dir, nil, "", jobDirArgument(rerr, p))
+			case *dryRun && (st == nil || !st.State.Terminal()):
+				out.add(dir, st, "", notFinished(dir, st))
+			case *dryRun:
+				out.add(dir, st, outcomeWouldRemove, nil)
+			default:
+				if err := jobstore.Remove(dir); err != nil {
+					out.add(dir, st, "", jobDirArgument(err, p))
+				} else {
+					out.add(dir, st, outcomeRemoved, nil)
+				}
 			}
 		}
+		if err := printRemoval(e, *asJSON, out, "nothing"); err != nil {
+			return err
+		}
+		switch {
+		case out.Failed > 0:
+			return &exitError{code: exitRuntime}
+		case out.Refused > 0:
+			return &exitError{code: exitUnsuccessful}
+		}
+		return nil
 	}
-	if err := printRemoval(e, *asJSON, out, "nothing"); err != nil {
-		return err
-	}
-	switch {
-	case out.Failed > 0:
-		return &exitError{code: exitRuntime}
-	case out.Refused > 0:
-		return &exitError{code: exitUnsuccessful}
-	}
-	return nil
 }
 
 // notFinished is Remove's refusal of a job whose status st is not final,
@@ -255,62 +255,60 @@ func notFinished(dir jobstore.JobDir, st *jobstore.JobStatus) error {
 		Found: state, Msg: msg + "; only a finished job is removed"}
 }
 
-func runPrune(e *env, fs *flag.FlagSet, args []string) error {
+func definePrune(fs *pflag.FlagSet) runFunc {
 	asJSON := fs.Bool("json", false, "print JSON instead of lines (shape in the help text)")
 	dryRun := fs.Bool("dry-run", false, "list what would be removed; remove nothing")
 	var age ageFlag
 	fs.Var(&age, "older-than", "remove the jobs that finished more than `D` ago: 36h, 90m, 30d, 2d12h; 0: every finished job")
-	pos, err := parseArgs(fs, args, 1, 1, "ROOT")
-	if err != nil {
-		return err
-	}
-	if !age.set {
-		return usagef("--older-than is required: say how long ago a job must have finished to be removed (30d, 36h, 0 for every finished job)")
-	}
-	root := pos[0]
-	dirs, err := rootJobDirs("prune", root)
-	if err != nil {
-		return err
-	}
-	cutoff := time.Now().Add(-age.d)
-	out := removeJSON{Root: root, OlderThan: age.d.String(), Cutoff: fmtTime(cutoff), DryRun: *dryRun, Jobs: []removeJobJSON{}}
-	isJob := map[string]bool{}
-	// What each job's status was before Prune: Prune reads it again, later
-	// and by a later cutoff, and a job may finish in between.
-	before := map[string]statusBefore{}
-	for _, dir := range dirs {
-		isJob[string(dir)] = true
-		st, err := jobstore.ReadStatus(dir)
-		before[dir.ID()] = statusBefore{read: true, st: st, err: err}
-		if at := finishedAt(st); *dryRun && err == nil && at != nil && at.Before(cutoff) {
-			out.add(dir, st, outcomeWouldRemove, nil)
+	return func(e *env, args, pos []string) error {
+		if !age.set {
+			return usagef("--older-than is required: say how long ago a job must have finished to be removed (30d, 36h, 0 for every finished job)")
 		}
-	}
-	if !*dryRun {
-		removed, err := jobstore.Prune(root, age.d)
-		for _, dir := range removed {
-			out.addPruned(dir, before[dir.ID()])
+		root := pos[0]
+		dirs, err := rootJobDirs("prune", root)
+		if err != nil {
+			return err
 		}
-		for _, ferr := range pruneFailures(err) {
-			var je *jobstore.Error
-			if errors.As(ferr, &je) && je.Op == "prune" && isJob[je.Path] && je.Err != nil {
-				dir := jobstore.JobDir(je.Path)
-				out.add(dir, before[dir.ID()].final(), "", je.Err) // the job's own error, from Remove
-				continue
+		cutoff := time.Now().Add(-age.d)
+		out := removeJSON{Root: root, OlderThan: age.d.String(), Cutoff: fmtTime(cutoff), DryRun: *dryRun, Jobs: []removeJobJSON{}}
+		isJob := map[string]bool{}
+		// What each job's status was before Prune: Prune reads it again, later
+		// and by a later cutoff, and a job may finish in between.
+		before := map[string]statusBefore{}
+		for _, dir := range dirs {
+			isJob[string(dir)] = true
+			st, err := jobstore.ReadStatus(dir)
+			before[dir.ID()] = statusBefore{read: true, st: st, err: err}
+			if at := finishedAt(st); *dryRun && err == nil && at != nil && at.Before(cutoff) {
+				out.add(dir, st, outcomeWouldRemove, nil)
 			}
-			if err := printRemoval(e, *asJSON, out, ""); err != nil {
-				return err
-			}
-			return ferr // the root, its leftovers or its index: not one job's
 		}
+		if !*dryRun {
+			removed, err := jobstore.Prune(root, age.d)
+			for _, dir := range removed {
+				out.addPruned(dir, before[dir.ID()])
+			}
+			for _, ferr := range pruneFailures(err) {
+				var je *jobstore.Error
+				if errors.As(ferr, &je) && je.Op == "prune" && isJob[je.Path] && je.Err != nil {
+					dir := jobstore.JobDir(je.Path)
+					out.add(dir, before[dir.ID()].final(), "", je.Err) // the job's own error, from Remove
+					continue
+				}
+				if err := printRemoval(e, *asJSON, out, ""); err != nil {
+					return err
+				}
+				return ferr // the root, its leftovers or its index: not one job's
+			}
+		}
+		if err := printRemoval(e, *asJSON, out, "finished before "+fmtTime(cutoff)); err != nil {
+			return err
+		}
+		if out.Failed+out.Refused > 0 {
+			return &exitError{code: exitUnsuccessful}
+		}
+		return nil
 	}
-	if err := printRemoval(e, *asJSON, out, "finished before "+fmtTime(cutoff)); err != nil {
-		return err
-	}
-	if out.Failed+out.Refused > 0 {
-		return &exitError{code: exitUnsuccessful}
-	}
-	return nil
 }
 
 // statusBefore is a job's status as prune read it before Prune ran.
@@ -372,7 +370,7 @@ func printRemoval(e *env, asJSON bool, out removeJSON, what string) error {
 	if asJSON {
 		return writeJSON(e.stdout, out)
 	}
-	tw := tabwriter.NewWriter(e.stdout, 0, 8, 2, ' ', 0)
+	tw := newTableWriter(e.stdout)
 	for _, j := range out.Jobs {
 		verb := map[string]string{outcomeRemoved: "removed", outcomeWouldRemove: "would remove", outcomeRefused: "refused", outcomeFailed: "error"}[j.Outcome]
 		detail := ""
@@ -425,6 +423,9 @@ func (a *ageFlag) String() string {
 
 // daysRE splits "2d12h" into its days and the rest.
 var daysRE = regexp.MustCompile(`^([0-9]+(?:\.[0-9]+)?)d(.*)$`)
+
+// Type is pflag's name for the value: "value", as the usage text shows it.
+func (a *ageFlag) Type() string { return "value" }
 
 func (a *ageFlag) Set(s string) error {
 	d, err := parseAge(s)

@@ -42,7 +42,8 @@ func TestRm_RemovesFinishedJobsAndRefusesTheOthers(t *testing.T) {
 	require.NoDirExists(t, string(done))
 	require.NoDirExists(t, string(cancelled))
 	require.DirExists(t, string(queued))
-	require.Equal(t, []string{".submit", "queued"}, dirNames(t, root), "nothing hidden left behind but where Submit builds")
+	require.Equal(t, []string{jobstore.LiveDir, ".submit", "queued"}, dirNames(t, root), "nothing hidden left behind but the live index and where Submit builds")
+	require.Equal(t, []string{"queued"}, dirNames(t, filepath.Join(root, jobstore.LiveDir)), "the removed jobs left the live index")
 
 	r = runCLI(t, "rm", filepath.Join(root, "no-such-job"))
 	requireCode(t, r, exitRuntime)
@@ -126,7 +127,8 @@ func TestPrune_RemovesOldFinishedJobsAndKeepsTheIndexTrue(t *testing.T) {
 	require.Equal(t, 2, out.Removed)
 	require.ElementsMatch(t, []string{"old", "old-failed"}, []string{out.Jobs[0].ID, out.Jobs[1].ID})
 	require.Equal(t, "succeeded", *out.Jobs[0].State)
-	require.Equal(t, []string{".submit", jobstore.IndexFile, "queued", "young"}, dirNames(t, root))
+	require.Equal(t, []string{jobstore.LiveDir, ".submit", jobstore.IndexFile, "queued", "young"}, dirNames(t, root))
+	require.NotContains(t, dirNames(t, filepath.Join(root, jobstore.LiveDir)), "old", "a pruned job leaves the live index")
 	idx, err := jobstore.ReadIndex(root)
 	require.NoError(t, err)
 	var rows []string

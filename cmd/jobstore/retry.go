@@ -2,8 +2,9 @@ package main
 
 import (
 	"errors"
-	"flag"
 	"fmt"
+
+	"github.com/spf13/pflag"
 
 	"github.com/axqua/jobstore"
 )
@@ -32,36 +33,35 @@ Prints what happened, e.g.:
 Exit codes: 0 queued again; 1 refused: the job is queued, running or
 succeeded (nothing written); 2 bad arguments; 3 DIR is not a job, a record
 could not be read or written, or another process holds the job right now.`,
-		run: runRetry,
+		minPos: 1, maxPos: 1, posNames: "DIR",
+		define: defineRetry,
 	}
 }
 
-func runRetry(e *env, fs *flag.FlagSet, args []string) error {
-	pos, err := parseArgs(fs, args, 1, 1, "DIR")
-	if err != nil {
-		return err
-	}
-	dir := jobstore.JobDir(pos[0])
-	if err := jobstore.Retry(dir); err != nil {
-		var je *jobstore.Error
-		if errors.As(err, &je) && errors.Is(err, jobstore.ErrInvalid) && je.Subject == "state" {
-			fmt.Fprintln(e.stderr, escapeTerminal(oneLine("jobstore retry: "+refusal(dir))))
-			return &exitError{code: exitUnsuccessful}
+func defineRetry(fs *pflag.FlagSet) runFunc {
+	return func(e *env, args, pos []string) error {
+		dir := jobstore.JobDir(pos[0])
+		if err := jobstore.Retry(dir); err != nil {
+			var je *jobstore.Error
+			if errors.As(err, &je) && errors.Is(err, jobstore.ErrInvalid) && je.Subject == "state" {
+				fmt.Fprintln(e.stderr, escapeTerminal(oneLine("jobstore retry: "+refusal(dir))))
+				return &exitError{code: exitUnsuccessful}
+			}
+			return jobDirArgument(err, string(dir))
 		}
-		return jobDirArgument(err, string(dir))
-	}
-	st, err := jobstore.ReadStatus(dir)
-	if err != nil || st == nil {
-		fmt.Fprintf(e.stdout, "job %s is queued again; a worker runs it next\n", dir.ID())
+		st, err := jobstore.ReadStatus(dir)
+		if err != nil || st == nil {
+			fmt.Fprintf(e.stdout, "job %s is queued again; a worker runs it next\n", dir.ID())
+			return nil
+		}
+		last := "its last attempt"
+		if n := len(st.Attempts); n > 0 {
+			a := st.Attempts[n-1]
+			last = fmt.Sprintf("attempt %d (%s)", a.Attempt, a.State)
+		}
+		fmt.Fprintf(e.stdout, "job %s is queued again after %s; a worker runs it next\n", dir.ID(), last)
 		return nil
 	}
-	last := "its last attempt"
-	if n := len(st.Attempts); n > 0 {
-		a := st.Attempts[n-1]
-		last = fmt.Sprintf("attempt %d (%s)", a.Attempt, a.State)
-	}
-	fmt.Fprintf(e.stdout, "job %s is queued again after %s; a worker runs it next\n", dir.ID(), last)
-	return nil
 }
 
 // refusal says, in the command line's words, why the job in dir cannot be

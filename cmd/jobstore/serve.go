@@ -4,13 +4,14 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"flag"
 	"fmt"
 	"net"
 	"net/http"
 	"os"
 	"strings"
 	"time"
+
+	"github.com/spf13/pflag"
 
 	"github.com/axqua/jobstore"
 )
@@ -60,7 +61,8 @@ API, for scripts:
 Exit codes: 2 bad arguments; 3 ROOT cannot be read, or the address cannot
 be listened on; stopped by SIGINT or SIGTERM: ends by that signal (a shell
 reports 130 or 143).`,
-		run: runServe,
+		minPos: 1, maxPos: 1, posNames: "ROOT",
+		define: defineServe,
 	}
 }
 
@@ -79,66 +81,64 @@ const (
 	serveShutdownWait  = 5 * time.Second
 )
 
-func runServe(e *env, fs *flag.FlagSet, args []string) error {
+func defineServe(fs *pflag.FlagSet) runFunc {
 	addr := fs.String("addr", defaultServeAddr, "listen on HOST:PORT (port 0: a free port)")
 	readOnly := fs.Bool("read-only", false, "show no action and refuse every POST")
 	tokenFile := fs.String("token-file", "", "read the access token from the first line of FILE instead of making one")
-	pos, err := parseArgs(fs, args, 1, 1, "ROOT")
-	if err != nil {
-		return err
-	}
-	root := pos[0]
-	if _, err := rootJobDirs("serve", root); err != nil {
-		return err
-	}
-	token, err := serveToken(*tokenFile)
-	if err != nil {
-		return err
-	}
-	ctx, release := untilStopped(context.Background())
-	defer release()
-	ln, err := net.Listen("tcp", *addr)
-	if err != nil {
-		return withCLIRemedy(&jobstore.Error{Op: "listen", Path: *addr, Msg: "cannot listen", Err: err},
-			"give another --addr, or port 0 for a free one")
-	}
-	defer ln.Close()
-	s, err := newServer(ctx, serverConfig{root: root, token: token, readOnly: *readOnly, port: portOf(ln.Addr())})
-	if err != nil {
-		return err
-	}
-	if err := s.waitSynced(ctx); err != nil {
-		return stopOr(ctx, err)
-	}
-	host := ln.Addr().(*net.TCPAddr)
-	fmt.Fprintf(e.stdout, "http://%s/?token=%s\n", host.String(), token)
-	mode := ""
-	if *readOnly {
-		mode = " (read-only)"
-	}
-	fmt.Fprintf(e.stdout, "serving %s%s; Ctrl-C stops\n", root, mode)
-	if !host.IP.IsLoopback() {
-		fmt.Fprintf(e.stderr, "jobstore serve: listening on %s, beyond this machine: the token travels in clear text (no TLS)\n", host)
-	}
-	hs := &http.Server{Handler: s.handler(), ReadHeaderTimeout: serveHeaderTimeout, ReadTimeout: serveReadTimeout,
-		IdleTimeout: serveIdleTimeout, MaxHeaderBytes: 64 << 10}
-	served := make(chan error, 1)
-	go func() { served <- hs.Serve(ln) }()
-	select {
-	case err := <-served:
+	return func(e *env, args, pos []string) error {
+		root := pos[0]
+		if _, err := rootJobDirs("serve", root); err != nil {
+			return err
+		}
+		token, err := serveToken(*tokenFile)
+		if err != nil {
+			return err
+		}
+		ctx, release := untilStopped(context.Background())
+		defer release()
+		ln, err := net.Listen("tcp", *addr)
+		if err != nil {
+			return withCLIRemedy(&jobstore.Error{Op: "listen", Path: *addr, Msg: "cannot listen", Err: err},
+				"give another --addr, or port 0 for a free one")
+		}
+		defer ln.Close()
+		s, err := newServer(ctx, serverConfig{root: root, token: token, readOnly: *readOnly, port: portOf(ln.Addr())})
+		if err != nil {
+			return err
+		}
+		if err := s.waitSynced(ctx); err != nil {
+			return stopOr(ctx, err)
+		}
+		host := ln.Addr().(*net.TCPAddr)
+		fmt.Fprintf(e.stdout, "http://%s/?token=%s\n", host.String(), token)
+		mode := ""
+		if *readOnly {
+			mode = " (read-only)"
+		}
+		fmt.Fprintf(e.stdout, "serving %s%s; Ctrl-C stops\n", root, mode)
+		if !host.IP.IsLoopback() {
+			fmt.Fprintf(e.stderr, "jobstore serve: listening on %s, beyond this machine: the token travels in clear text (no TLS)\n", host)
+		}
+		hs := &http.Server{Handler: s.handler(), ReadHeaderTimeout: serveHeaderTimeout, ReadTimeout: serveReadTimeout,
+			IdleTimeout: serveIdleTimeout, MaxHeaderBytes: 64 << 10}
+		served := make(chan error, 1)
+		go func() { served <- hs.Serve(ln) }()
+		select {
+		case err := <-served:
+			s.close()
+			return err
+		case <-ctx.Done():
+		}
 		s.close()
-		return err
-	case <-ctx.Done():
+		sctx, cancel := context.WithTimeout(context.Background(), serveShutdownWait)
+		defer cancel()
+		hs.Shutdown(sctx)
+		fmt.Fprintf(e.stdout, "stopped serving %s\n", root)
+		if stop := stopCause(ctx); stop != nil {
+			return stop
+		}
+		return nil
 	}
-	s.close()
-	sctx, cancel := context.WithTimeout(context.Background(), serveShutdownWait)
-	defer cancel()
-	hs.Shutdown(sctx)
-	fmt.Fprintf(e.stdout, "stopped serving %s\n", root)
-	if stop := stopCause(ctx); stop != nil {
-		return stop
-	}
-	return nil
 }
 
 // stopOr is the stop signal that ended ctx, or err.

@@ -6,13 +6,14 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"github.com/axqua/jobstore/internal/prereq"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"syscall"
 	"testing"
+
+	"github.com/axqua/jobstore/internal/prereq"
 
 	"github.com/axqua/jobstore"
 	"github.com/axqua/jobstore/internal/testdir"

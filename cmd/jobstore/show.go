@@ -1,12 +1,12 @@
 package main
 
 import (
-	"flag"
 	"fmt"
 	"io"
 	"strings"
-	"text/tabwriter"
 	"time"
+
+	"github.com/spf13/pflag"
 
 	"github.com/axqua/jobstore"
 )
@@ -45,7 +45,8 @@ work') follow, escaped like every text show prints.
 
 Exit codes: 0 shown; 3 DIR is not a job, or a record cannot be read (what
 could be read is still printed, the error goes to stderr).`,
-		run: runShow,
+		minPos: 1, maxPos: 1, posNames: "DIR",
+		define: defineShow,
 	}
 }
 
@@ -59,30 +60,28 @@ type showJSON struct {
 	showCancelJSON
 }
 
-func runShow(e *env, fs *flag.FlagSet, args []string) error {
+func defineShow(fs *pflag.FlagSet) runFunc {
 	asJSON := fs.Bool("json", false, "print JSON (shape in the help text)")
-	pos, err := parseArgs(fs, args, 1, 1, "DIR")
-	if err != nil {
-		return err
-	}
-	j := readJob(jobDirArg(pos[0]))
-	if j.Spec == nil && !j.SpecInfo.Present {
-		return jobDirArgument(j.SpecInfo.Err, pos[0]) // not a job: nothing to show
-	}
-	if *asJSON {
-		if err := writeJSON(e.stdout, newShowJSON(j)); err != nil {
-			return err
+	return func(e *env, args, pos []string) error {
+		j := readJob(jobDirArg(pos[0]))
+		if j.Spec == nil && !j.SpecInfo.Present {
+			return jobDirArgument(j.SpecInfo.Err, pos[0]) // not a job: nothing to show
 		}
-	} else {
-		printJob(e.stdout, j)
-		if j.Status != nil && j.Status.State == jobstore.Failed {
-			printStderrTail(e.stdout, j.Dir)
+		if *asJSON {
+			if err := writeJSON(e.stdout, newShowJSON(j)); err != nil {
+				return err
+			}
+		} else {
+			printJob(e.stdout, j)
+			if j.Status != nil && j.Status.State == jobstore.Failed {
+				printStderrTail(e.stdout, j.Dir)
+			}
 		}
+		if j.SpecInfo.Err != nil {
+			return j.SpecInfo.Err
+		}
+		return j.StatusInfo.Err
 	}
-	if j.SpecInfo.Err != nil {
-		return j.SpecInfo.Err
-	}
-	return j.StatusInfo.Err
 }
 
 // newShowJSON is j as show --json prints it (its cancel request read now).
@@ -100,7 +99,7 @@ func newShowJSON(j jobRecords) showJSON {
 
 // printJob prints a job as aligned "field  value" lines.
 func printJob(w io.Writer, j jobRecords) {
-	tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
+	tw := newTableWriter(w)
 	row := func(k, v string) { fmt.Fprintf(tw, "%s\t%s\n", k, escapeTerminal(oneLine(v))) }
 	row("job", j.Dir.ID())
 	row("dir", string(j.Dir))

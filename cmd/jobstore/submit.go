@@ -3,7 +3,6 @@ package main
 import (
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"io/fs"
@@ -13,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/spf13/pflag"
 
 	"github.com/axqua/jobstore"
 )
@@ -57,7 +58,8 @@ Exit codes: 0 submitted; 2 bad arguments (missing --kind, invalid JSON, a
 label without '=', a bad --max-attempts, duration or time); 3 the job could
 not be written (ROOT does not exist and --create was not given, the job
 exists already, the root is not writable, ...).`,
-		run: runSubmit,
+		minPos: 1, maxPos: 1, posNames: "ROOT",
+		define: defineSubmit,
 	}
 }
 
@@ -71,6 +73,9 @@ func (l labelFlag) String() string {
 	}
 	return strings.Join(keys, ",")
 }
+
+// Type is pflag's name for the value: "value", as the usage text shows it.
+func (l labelFlag) Type() string { return "value" }
 
 func (l labelFlag) Set(s string) error {
 	k, v, ok := strings.Cut(s, "=")
@@ -86,7 +91,7 @@ func (l labelFlag) Set(s string) error {
 
 func hasKey(m map[string]string, k string) bool { _, ok := m[k]; return ok }
 
-func runSubmit(e *env, fs *flag.FlagSet, args []string) error {
+func defineSubmit(fs *pflag.FlagSet) runFunc {
 	kind := fs.String("kind", "", "what the job is, for the runner that picks it up (required)")
 	params := fs.String("params", "", "the job's parameters: a JSON value, or @FILE, or @- for stdin")
 	id := fs.String("id", "", "the job ID (default: generated, sortable by time)")
@@ -106,49 +111,47 @@ func runSubmit(e *env, fs *flag.FlagSet, args []string) error {
 	fs.Var(&notBefore, "not-before", "start no earlier than `TIME`: RFC 3339, or +DURATION from now")
 	priority := fs.Int("priority", 0, "higher `N` runs first")
 	fs.Var(&timeout, "timeout", "an attempt longer than `D` fails \"timed out\" (default none)")
-	pos, err := parseArgs(fs, args, 1, 1, "ROOT")
-	if err != nil {
-		return err
-	}
-	if err := checkSchedule(args, maxAttempts.n, backoff.d, maxBackoff.d, timeout.d); err != nil {
-		return err
-	}
-	if *kind == "" {
-		return usagef("--kind is required")
-	}
-	if *id != "" {
-		if err := jobstore.ValidateJobID(*id); err != nil {
-			_, what, _ := problem(err, "job_id")
-			return &usageError{msg: flagSpelling(args, "id") + ": " + what,
-				remedy: "choose an ID of letters, digits, '.', '_' and '-' that starts with a letter or digit"}
+	return func(e *env, args, pos []string) error {
+		if err := checkSchedule(args, maxAttempts.n, backoff.d, maxBackoff.d, timeout.d); err != nil {
+			return err
 		}
-	}
-	if *by == "" {
-		*by = defaultSubmitter()
-	}
-	spec := jobstore.JobSpec{ID: *id, Kind: *kind, SubmittedBy: *by, MaxAttempts: maxAttempts.n, Backoff: backoff.d,
-		MaxBackoff: maxBackoff.d, NotBefore: notBefore.t, Priority: *priority, Timeout: timeout.d}
-	if len(labels) > 0 {
-		spec.Labels = labels
-	}
-	if *params != "" {
-		raw, err := readParams(*params)
+		if *kind == "" {
+			return usagef("--kind is required")
+		}
+		if *id != "" {
+			if err := jobstore.ValidateJobID(*id); err != nil {
+				_, what, _ := problem(err, "job_id")
+				return &usageError{msg: flagSpelling(args, "id") + ": " + what,
+					remedy: "choose an ID of letters, digits, '.', '_' and '-' that starts with a letter or digit"}
+			}
+		}
+		if *by == "" {
+			*by = defaultSubmitter()
+		}
+		spec := jobstore.JobSpec{ID: *id, Kind: *kind, SubmittedBy: *by, MaxAttempts: maxAttempts.n, Backoff: backoff.d,
+			MaxBackoff: maxBackoff.d, NotBefore: notBefore.t, Priority: *priority, Timeout: timeout.d}
+		if len(labels) > 0 {
+			spec.Labels = labels
+		}
+		if *params != "" {
+			raw, err := readParams(*params)
+			if err != nil {
+				return err
+			}
+			spec.Params = raw
+		}
+		if !*create {
+			if err := rootExists(pos[0]); err != nil {
+				return err
+			}
+		}
+		dir, err := jobstore.Submit(pos[0], spec)
 		if err != nil {
 			return err
 		}
-		spec.Params = raw
+		fmt.Fprintln(e.stdout, dir.ID())
+		return nil
 	}
-	if !*create {
-		if err := rootExists(pos[0]); err != nil {
-			return err
-		}
-	}
-	dir, err := jobstore.Submit(pos[0], spec)
-	if err != nil {
-		return err
-	}
-	fmt.Fprintln(e.stdout, dir.ID())
-	return nil
 }
 
 // checkSchedule refuses what the library would: negative attempts or
@@ -185,6 +188,9 @@ func (f *optInt) String() string {
 	return strconv.Itoa(f.n)
 }
 
+// Type is pflag's name for the value: "value", as the usage text shows it.
+func (f *optInt) Type() string { return "value" }
+
 func (f *optInt) Set(v string) (err error) {
 	f.n, err = strconv.Atoi(v)
 	if err != nil {
@@ -201,6 +207,9 @@ func (f *optDuration) String() string {
 	}
 	return f.d.String()
 }
+
+// Type is pflag's name for the value: "value", as the usage text shows it.
+func (f *optDuration) Type() string { return "value" }
 
 func (f *optDuration) Set(v string) (err error) {
 	f.d, err = time.ParseDuration(v)
@@ -220,6 +229,9 @@ func (f *timeFlag) String() string {
 	}
 	return f.t.Format(time.RFC3339)
 }
+
+// Type is pflag's name for the value: "value", as the usage text shows it.
+func (f *timeFlag) Type() string { return "value" }
 
 func (f *timeFlag) Set(v string) error {
 	if rest, ok := strings.CutPrefix(v, "+"); ok {

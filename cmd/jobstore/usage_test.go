@@ -13,6 +13,7 @@ import (
 
 	"github.com/axqua/jobstore"
 	"github.com/axqua/jobstore/internal/testdir"
+	"github.com/spf13/pflag"
 	"github.com/stretchr/testify/require"
 )
 
@@ -108,38 +109,61 @@ func TestRuntimeErrors_ExitThreeWithOneLine(t *testing.T) {
 	}
 }
 
-// Flags may follow the arguments: the flag package alone would take
-// "--json" for a second ROOT.
-func TestParseArgs_FlagsAndArgumentsInAnyOrder(t *testing.T) {
+// Flags may follow the arguments, and long flags may be typed with one
+// dash: "-json" is --json, not -j -s -o -n. A flag's value and what
+// follows "--" are never taken for flags.
+func TestCommandLine_FlagsAndArgumentsInAnyOrder(t *testing.T) {
 	for _, tc := range []struct {
-		args     []string
-		wantPos  []string
-		wantJSON bool
+		args       []string
+		wantPos    []string
+		wantJSON   bool
+		wantSearch string
 	}{
-		{[]string{"r"}, []string{"r"}, false},
-		{[]string{"r", "--json"}, []string{"r"}, true},
-		{[]string{"--json", "r"}, []string{"r"}, true},
-		{[]string{"-json", "r", "s"}, []string{"r", "s"}, true},
-		{[]string{"r", "--", "--json"}, []string{"r", "--json"}, false},
-		{[]string{"--", "-r"}, []string{"-r"}, false},
+		{[]string{"r"}, []string{"r"}, false, ""},
+		{[]string{"r", "--json"}, []string{"r"}, true, ""},
+		{[]string{"--json", "r"}, []string{"r"}, true, ""},
+		{[]string{"-json", "r", "s"}, []string{"r", "s"}, true, ""},
+		{[]string{"-json=false", "r"}, []string{"r"}, false, ""},
+		{[]string{"r", "--", "--json"}, []string{"r", "--json"}, false, ""},
+		{[]string{"--", "-r"}, []string{"-r"}, false, ""},
+		{[]string{"r", "-search", "-json"}, []string{"r"}, false, "-json"},
+		{[]string{"r", "--search", "--json", "-json"}, []string{"r"}, true, "--json"},
+		{[]string{"-search=-x", "r"}, []string{"r"}, false, "-x"},
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
-			fs := newTestFlagSet()
-			asJSON := fs.Bool("json", false, "")
-			pos, err := parseArgs(fs, tc.args, 0, -1, "ARGS")
-			require.NoError(t, err)
-			require.Equal(t, tc.wantPos, pos)
-			require.Equal(t, tc.wantJSON, *asJSON)
+			var gotPos []string
+			var gotJSON bool
+			var gotSearch string
+			probe := &command{name: "probe", minPos: 0, maxPos: -1, posNames: "ARGS",
+				define: func(fs *pflag.FlagSet) runFunc {
+					asJSON := fs.Bool("json", false, "")
+					search := fs.String("search", "", "")
+					return func(_ *env, _, pos []string) error {
+						gotPos, gotJSON, gotSearch = pos, *asJSON, *search
+						return nil
+					}
+				}}
+			var out strings.Builder
+			args := append([]string{"probe"}, tc.args...)
+			root := commandTree(&env{stdout: &out, stderr: &out}, args, []*command{probe})
+			root.SetArgs(withDoubleDashes(root, args))
+			require.NoError(t, root.Execute(), out.String())
+			require.Equal(t, tc.wantPos, gotPos)
+			require.Equal(t, tc.wantJSON, gotJSON)
+			require.Equal(t, tc.wantSearch, gotSearch)
 		})
 	}
 }
 
-func TestParseArgs_CountsPositionals(t *testing.T) {
-	_, err := parseArgs(newTestFlagSet(), nil, 1, 1, "ROOT")
-	require.ErrorContains(t, err, "missing ROOT")
-	_, err = parseArgs(newTestFlagSet(), []string{"a", "b"}, 1, 1, "ROOT")
+func TestCheckPositional_CountsArguments(t *testing.T) {
+	c := &command{minPos: 1, maxPos: 1, posNames: "ROOT"}
+	require.ErrorContains(t, c.checkPositional(nil), "missing ROOT")
+	err := c.checkPositional([]string{"a", "b"})
 	require.ErrorContains(t, err, `unexpected argument "b"`)
 	require.Equal(t, exitUsage, exitCode(err))
+	require.NoError(t, c.checkPositional([]string{"a"}))
+	c = &command{minPos: 1, maxPos: -1, posNames: "DIR"}
+	require.NoError(t, c.checkPositional([]string{"a", "b", "c"}))
 }
 
 // Every error line has one remedy, even for an error that came without
@@ -166,41 +190,31 @@ func TestErrorLine_AlwaysEndsWithTheCLIRemedy(t *testing.T) {
 	}
 }
 
-// A mistyped command or flag gets the closest one suggested; a name far
-// from every command gets none.
+// A mistyped command or flag gets the closest ones suggested (by cobra's
+// matcher), in the remedy, worded as a question that ends before the
+// remedy's own sentence; a name far from every command gets none.
 func TestUnknownCommand_SuggestsTheClosest(t *testing.T) {
 	for _, tc := range []struct {
 		args []string
 		want string
 	}{
-		{[]string{"lst"}, `unknown command "lst"; did you mean list?`},
-		{[]string{"shwo"}, `unknown command "shwo"; did you mean show?`},
-		{[]string{"reconcil"}, `unknown command "reconcil"; did you mean reconcile?`},
-		{[]string{"help", "wacth"}, `help: no command "wacth"; did you mean watch?`},
-		{[]string{"list", ".", "--jsno"}, "unknown flag --jsno; did you mean --json?"},
-		{[]string{"frobnicate"}, `unknown command "frobnicate". Remedy:`},
+		{[]string{"lst"}, `jobstore: unknown command "lst". Remedy: did you mean list? Run 'jobstore help' for the list of commands`},
+		{[]string{"shwo"}, `jobstore: unknown command "shwo". Remedy: did you mean show? Run 'jobstore help' for the list of commands`},
+		{[]string{"reconcil"}, `jobstore: unknown command "reconcil". Remedy: did you mean reconcile? Run 'jobstore help' for the list of commands`},
+		{[]string{"re"}, `jobstore: unknown command "re". Remedy: did you mean reconcile, retry or rm? Run 'jobstore help' for the list of commands`},
+		{[]string{"help", "wacth"}, `jobstore: help: no command "wacth". Remedy: did you mean wait or watch? Run 'jobstore help' for the list of commands`},
+		{[]string{"list", ".", "--jsno"}, `jobstore list: unknown flag --jsno. Remedy: did you mean --json? Run 'jobstore help list' for its flags`},
+		{[]string{"list", ".", "-jsno"}, `jobstore list: unknown flag -jsno. Remedy: did you mean --json? Run 'jobstore help list' for its flags`},
+		{[]string{"frobnicate"}, `jobstore: unknown command "frobnicate". Remedy: run 'jobstore help' for the list of commands`},
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
 			r := runCLI(t, tc.args...)
 			requireCode(t, r, exitUsage)
 			requireErrorLine(t, r)
-			require.Contains(t, r.stderr, tc.want)
+			require.Equal(t, tc.want+"\n", r.stderr)
+			require.NotContains(t, r.stderr, "?.")
 		})
 	}
-}
-
-func TestSuggestion(t *testing.T) {
-	names := []string{"demo", "submit", "list", "show", "watch", "reconcile", "check"}
-	for typed, want := range map[string]string{
-		"lst": "list", "lis": "list", "ls": "", "chekc": "check", "sumbit": "submit",
-		"x": "", "frobnicate": "", "": "", "listing": "", "shows": "show",
-	} {
-		require.Equal(t, want, suggestion(typed, names), "%q", typed)
-	}
-	require.Equal(t, 0, editDistance("list", "list"))
-	require.Equal(t, 1, editDistance("shwo", "show"), "a transposition is one edit")
-	require.Equal(t, 3, editDistance("", "abc"))
-	require.Equal(t, 2, editDistance("kitten", "sitting")-1)
 }
 
 // Flags are named in errors as the user typed them: one dash or two.
@@ -226,7 +240,7 @@ func TestFlagErrors_EchoTheFlagAsTyped(t *testing.T) {
 			requireCode(t, r, exitUsage)
 			requireErrorLine(t, r)
 			require.Contains(t, r.stderr, tc.want)
-			require.NotContains(t, strings.ReplaceAll(r.stderr, tc.want, ""), "flag -", "the flag package's own spelling leaked")
+			require.NotContains(t, strings.ReplaceAll(r.stderr, tc.want, ""), "flag -", "the parser's own spelling leaked")
 		})
 	}
 }

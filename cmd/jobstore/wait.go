@@ -3,8 +3,9 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
+
+	"github.com/spf13/pflag"
 
 	"github.com/axqua/jobstore"
 )
@@ -54,7 +55,8 @@ Exit codes: 0 succeeded; 1 failed; 2 bad arguments; 3 the wait can never
 end in a status (the reasons above); 4 cancelled; 5 lost; 6 --timeout
 passed before the job ended (the line says its state then, or why its
 status cannot be read).`,
-		run: runWait,
+		minPos: 1, maxPos: 1, posNames: "DIR",
+		define: defineWait,
 	}
 }
 
@@ -66,64 +68,62 @@ type waitJSON struct {
 	Message string              `json:"message"`
 }
 
-func runWait(e *env, fs *flag.FlagSet, args []string) error {
+func defineWait(fs *pflag.FlagSet) runFunc {
 	timeout := fs.Duration("timeout", 0, "give up after this long (exit 6); 0 waits for ever")
-	interval := fs.Duration("interval", jobstore.DefaultPollInterval, "safety poll: status.json is also read this often, events or not")
+	interval := safetyPollFlag(fs)
 	asJSON := fs.Bool("json", false, "print one JSON object (shape in the help text)")
-	pos, err := parseArgs(fs, args, 1, 1, "DIR")
-	if err != nil {
-		return err
-	}
-	if err := positiveDuration(flagSpelling(args, "interval"), *interval); err != nil {
-		return err
-	}
-	if *timeout < 0 {
-		return usagef("%s cannot be negative, got %v", flagSpelling(args, "timeout"), *timeout)
-	}
-	dir := jobDirArg(pos[0])
-	ctx := context.Background()
-	if *timeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, *timeout)
-		defer cancel()
-	}
-	st, err := jobstore.Wait(ctx, dir, jobstore.WithPollInterval(*interval))
-	code := exitOK
-	var line string
-	switch {
-	case errors.Is(err, context.DeadlineExceeded):
-		var rerr error
-		st, rerr = jobstore.ReadStatus(dir) // what it was doing, if that can be read
-		state := "it has no status yet"
-		switch {
-		case rerr != nil:
-			state = "its status cannot be read now: " + errorMessage(rerr)
-		case st != nil:
-			state = fmt.Sprintf("it is %s (seq %d)", st.State, st.Seq)
-		}
-		line, code = oneLine(fmt.Sprintf("job %s has not ended after %v: %s", dir.ID(), *timeout, state)), exitTimeout
-	case err != nil:
-		return jobDirArgument(err, string(dir))
-	default:
-		line = outcomeLine(dir.ID(), st)
-		switch st.State {
-		case jobstore.Failed:
-			code = exitUnsuccessful
-		case jobstore.Cancelled:
-			code = exitCancelled
-		case jobstore.Lost:
-			code = exitLost
-		}
-	}
-	if *asJSON {
-		if err := writeJSON(e.stdout, waitJSON{ID: dir.ID(), Dir: string(dir), Status: st, Message: line}); err != nil {
+	return func(e *env, args, pos []string) error {
+		if err := positiveDuration(flagSpelling(args, "interval"), *interval); err != nil {
 			return err
 		}
-	} else {
-		fmt.Fprintln(e.stdout, escapeTerminal(line))
+		if *timeout < 0 {
+			return usagef("%s cannot be negative, got %v", flagSpelling(args, "timeout"), *timeout)
+		}
+		dir := jobDirArg(pos[0])
+		ctx := context.Background()
+		if *timeout > 0 {
+			var cancel context.CancelFunc
+			ctx, cancel = context.WithTimeout(ctx, *timeout)
+			defer cancel()
+		}
+		st, err := jobstore.Wait(ctx, dir, jobstore.WithPollInterval(*interval))
+		code := exitOK
+		var line string
+		switch {
+		case errors.Is(err, context.DeadlineExceeded):
+			var rerr error
+			st, rerr = jobstore.ReadStatus(dir) // what it was doing, if that can be read
+			state := "it has no status yet"
+			switch {
+			case rerr != nil:
+				state = "its status cannot be read now: " + errorMessage(rerr)
+			case st != nil:
+				state = fmt.Sprintf("it is %s (seq %d)", st.State, st.Seq)
+			}
+			line, code = oneLine(fmt.Sprintf("job %s has not ended after %v: %s", dir.ID(), *timeout, state)), exitTimeout
+		case err != nil:
+			return jobDirArgument(err, string(dir))
+		default:
+			line = outcomeLine(dir.ID(), st)
+			switch st.State {
+			case jobstore.Failed:
+				code = exitUnsuccessful
+			case jobstore.Cancelled:
+				code = exitCancelled
+			case jobstore.Lost:
+				code = exitLost
+			}
+		}
+		if *asJSON {
+			if err := writeJSON(e.stdout, waitJSON{ID: dir.ID(), Dir: string(dir), Status: st, Message: line}); err != nil {
+				return err
+			}
+		} else {
+			fmt.Fprintln(e.stdout, escapeTerminal(line))
+		}
+		if code != exitOK {
+			return &exitError{code: code}
+		}
+		return nil
 	}
-	if code != exitOK {
-		return &exitError{code: code}
-	}
-	return nil
 }

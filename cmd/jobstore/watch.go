@@ -4,12 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
 	"strings"
 	"time"
+
+	"github.com/spf13/pflag"
 
 	"github.com/axqua/jobstore"
 )
@@ -83,38 +84,37 @@ Exit codes: 0 the job succeeded; 1 it failed, was cancelled or was lost;
 2 bad arguments; 3 DIR is not a job (or a record this jobstore cannot read);
 stopped by SIGINT or SIGTERM: ends by that signal (a shell reports 130 or
 143).`,
-		run: runWatch,
+		minPos: 1, maxPos: 1, posNames: "DIR",
+		define: defineWatch,
 	}
 }
 
-func runWatch(e *env, fs *flag.FlagSet, args []string) error {
-	interval := fs.Duration("interval", jobstore.DefaultPollInterval, "safety poll: status.json is also read this often, events or not")
+func defineWatch(fs *pflag.FlagSet) runFunc {
+	interval := safetyPollFlag(fs)
 	asJSON := fs.Bool("json", false, "print one JSON object per line (shape in the help text)")
-	pos, err := parseArgs(fs, args, 1, 1, "DIR")
-	if err != nil {
-		return err
+	return func(e *env, args, pos []string) error {
+		if err := positiveDuration(flagSpelling(args, "interval"), *interval); err != nil {
+			return err
+		}
+		w := newWatcher(e.stdout, e.term)
+		if *asJSON {
+			w.term, w.asJSON = nil, true
+		}
+		ctx, release := untilStopped(context.Background())
+		defer release()
+		st, err := w.watch(ctx, jobstore.JobDir(pos[0]), *interval)
+		if stop := stopCause(ctx); err != nil && stop != nil {
+			w.stopped(stop.sig)
+			return stop
+		}
+		if err != nil {
+			return jobDirArgument(err, pos[0])
+		}
+		if st.State != jobstore.Succeeded {
+			return &exitError{code: exitUnsuccessful}
+		}
+		return nil
 	}
-	if err := positiveDuration(flagSpelling(args, "interval"), *interval); err != nil {
-		return err
-	}
-	w := newWatcher(e.stdout, e.width)
-	if *asJSON {
-		w.width, w.asJSON = nil, true
-	}
-	ctx, release := untilStopped(context.Background())
-	defer release()
-	st, err := w.watch(ctx, jobstore.JobDir(pos[0]), *interval)
-	if stop := stopCause(ctx); err != nil && stop != nil {
-		w.stopped(stop.sig)
-		return stop
-	}
-	if err != nil {
-		return jobDirArgument(err, pos[0])
-	}
-	if st.State != jobstore.Succeeded {
-		return &exitError{code: exitUnsuccessful}
-	}
-	return nil
 }
 
 // cancelCheckEvery is how often watch (and list --watch) look for a cancel
@@ -126,9 +126,9 @@ const cancelCheckEvery = 100 * time.Millisecond
 // watcher draws a job's progress from successive statuses.
 type watcher struct {
 	out io.Writer
-	// width reports the terminal's width in columns; nil when out is not a
-	// terminal, and then a line is printed per change instead of redrawn.
-	width  func() int
+	// term is out's terminal; nil when out is not a terminal, and then a
+	// line is printed per change instead of redrawn.
+	term   *terminal
 	asJSON bool                // print watchEventJSON lines
 	id     string              // the job's ID, for JSON events
 	drawn  int                 // cells of the line on screen (tty), blanked by the next redraw
@@ -140,9 +140,9 @@ type watcher struct {
 }
 
 // newWatcher returns a watcher that writes to out: redrawing one line sized
-// by width when width is non-nil, a line per change otherwise.
-func newWatcher(out io.Writer, width func() int) *watcher {
-	return &watcher{out: out, width: width}
+// to the terminal t when t is non-nil, a line per change otherwise.
+func newWatcher(out io.Writer, t *terminal) *watcher {
+	return &watcher{out: out, term: t}
 }
 
 // watchEventJSON is one line of "watch --json".
@@ -197,7 +197,7 @@ func (w *watcher) watch(ctx context.Context, dir jobstore.JobDir, poll time.Dura
 				return u.Status, nil
 			default:
 				latest, w.seen = u.Status, u.Status
-				if w.width == nil || gate.ask() {
+				if w.term == nil || gate.ask() {
 					w.draw(latest)
 					pending = false
 				} else {
@@ -265,7 +265,7 @@ func statusLine(st *jobstore.JobStatus) string {
 
 func (w *watcher) draw(st *jobstore.JobStatus) {
 	w.note = ""
-	if w.width == nil {
+	if w.term == nil {
 		line := statusLine(st)
 		if w.asJSON {
 			line = w.eventLine("status", st, statusLine(st), nil)
@@ -276,7 +276,7 @@ func (w *watcher) draw(st *jobstore.JobStatus) {
 		w.last = line
 		return
 	}
-	cols := w.width()
+	cols := w.term.width()
 	line := fitStatusLine(st, cols)
 	n := cells(line)
 	// Blank what is left of a longer previous line, but never past the
@@ -349,7 +349,7 @@ func (w *watcher) println(line string) {
 
 // endLine ends the line being redrawn, if any.
 func (w *watcher) endLine() {
-	if w.width != nil && w.drawn > 0 {
+	if w.term != nil && w.drawn > 0 {
 		fmt.Fprintln(w.out)
 		w.drawn = 0
 	}

@@ -294,8 +294,10 @@ func TestWatch_FinishedJobEndsAtOnce(t *testing.T) {
 	require.Empty(t, r.stderr, "a failed job is the answer, not an error of the command")
 }
 
-// fixedWidth is a terminal width for tests.
-func fixedWidth(cols int) func() int { return func() int { return cols } }
+// fixedWidth is a terminal of cols columns, for tests.
+func fixedWidth(cols int) *terminal {
+	return &terminal{size: func() (int, int) { return cols, defaultTermHeight }}
+}
 
 // On a terminal the line is redrawn in place: '\r', the new line, and
 // blanks over what is left of a longer previous line; a note gets its own

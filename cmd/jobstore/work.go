@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"math"
@@ -15,6 +14,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/spf13/pflag"
 
 	"github.com/axqua/jobstore"
 )
@@ -149,7 +150,8 @@ arguments; 3 ROOT cannot be read, COMMAND cannot be found, or a job's
 status could not be written; 7 COMMAND cannot run jobs: it could not be
 started, or --fail-fast jobs failed fast; stopped by SIGINT or SIGTERM:
 ended by that signal (130 or 143 in a shell).`,
-		run: runWork,
+		minPos: 1, maxPos: 1, posNames: "ROOT", commandAfterDash: true,
+		define: defineWork,
 	}
 }
 
@@ -157,6 +159,9 @@ ended by that signal (130 or 143 in a shell).`,
 type kindsFlag []string
 
 func (k *kindsFlag) String() string { return strings.Join(*k, ",") }
+
+// Type is pflag's name for the value: "value", as the usage text shows it.
+func (k *kindsFlag) Type() string { return "value" }
 
 func (k *kindsFlag) Set(v string) error {
 	if v == "" {
@@ -198,7 +203,7 @@ type worker struct {
 	stopTaking context.CancelFunc // the Worker takes no more jobs
 }
 
-func runWork(e *env, fs *flag.FlagSet, args []string) error {
+func defineWork(fs *pflag.FlagSet) runFunc {
 	var kinds kindsFlag
 	fs.Var(&kinds, "kind", "take only jobs of kind `K` (repeatable)")
 	parallel := fs.Int("parallel", 1, "run up to `N` jobs at a time")
@@ -211,48 +216,46 @@ func runWork(e *env, fs *flag.FlagSet, args []string) error {
 	logLimit := sizeFlag(defaultLogLimit)
 	fs.Var(&logLimit, "log-limit", "keep at most the last `SIZE` bytes of stdout.log and of stderr.log (0: all; units KiB, MiB, GiB)")
 	lease := fs.Duration("lease", jobstore.DefaultLease, "each job's lease: another host may take over a job whose worker has not renewed it for this long")
-	before, argv, dashed := splitCommand(args)
-	pos, err := parseArgs(fs, before, 1, 1, "ROOT")
-	if err != nil {
-		return err
+	return func(e *env, args, pos []string) error {
+		_, argv, dashed := splitCommand(args)
+		switch {
+		case !dashed || len(argv) == 0:
+			return usagef("missing -- COMMAND: the command to run for each job comes after --")
+		case *parallel < 1:
+			return usagef("%s must be at least 1, got %d", flagSpelling(args, "parallel"), *parallel)
+		case *failFastN < 0:
+			return usagef("%s must be 0 (never) or more, got %d", flagSpelling(args, "fail-fast"), *failFastN)
+		case logLimit != 0 && logLimit < minLogLimit:
+			return usagef("%s must be 0 (keep all) or at least %d, got %d", flagSpelling(args, "log-limit"), minLogLimit, logLimit)
+		}
+		if err := positiveDuration(flagSpelling(args, "fail-fast-within"), *failFastWithin); err != nil {
+			return err
+		}
+		if err := positiveDuration(flagSpelling(args, "grace"), *grace); err != nil {
+			return err
+		}
+		if err := positiveDuration(flagSpelling(args, "scan"), *scan); err != nil {
+			return err
+		}
+		if err := positiveDuration(flagSpelling(args, "lease"), *lease); err != nil {
+			return err
+		}
+		if _, err := exec.LookPath(argv[0]); err != nil {
+			return withCLIRemedy(fmt.Errorf("jobstore work: cannot run %s: %w", argv[0], err),
+				"give a command that exists on this host (a path, or a name found in PATH)")
+		}
+		root, err := filepath.Abs(pos[0])
+		if err != nil {
+			return err
+		}
+		wk := &worker{root: root, argv: argv, grace: *grace, asJSON: *asJSON, out: e.stdout, stderr: e.stderr,
+			logLimit: int64(logLimit), failFast: failFast{after: *failFastN, within: *failFastWithin}}
+		opts := []jobstore.StartOption{jobstore.WithKinds(kinds...), jobstore.WithScanInterval(*scan), jobstore.WithLease(*lease),
+			jobstore.WithSkipped(func(dir jobstore.JobDir, err error) {
+				wk.warnf("passed over job %s: %s", dir.ID(), oneLine(errorLine(err)))
+			})}
+		return wk.loop(*parallel, *untilEmpty, opts)
 	}
-	switch {
-	case !dashed || len(argv) == 0:
-		return usagef("missing -- COMMAND: the command to run for each job comes after --")
-	case *parallel < 1:
-		return usagef("%s must be at least 1, got %d", flagSpelling(args, "parallel"), *parallel)
-	case *failFastN < 0:
-		return usagef("%s must be 0 (never) or more, got %d", flagSpelling(args, "fail-fast"), *failFastN)
-	case logLimit != 0 && logLimit < minLogLimit:
-		return usagef("%s must be 0 (keep all) or at least %d, got %d", flagSpelling(args, "log-limit"), minLogLimit, logLimit)
-	}
-	if err := positiveDuration(flagSpelling(args, "fail-fast-within"), *failFastWithin); err != nil {
-		return err
-	}
-	if err := positiveDuration(flagSpelling(args, "grace"), *grace); err != nil {
-		return err
-	}
-	if err := positiveDuration(flagSpelling(args, "scan"), *scan); err != nil {
-		return err
-	}
-	if err := positiveDuration(flagSpelling(args, "lease"), *lease); err != nil {
-		return err
-	}
-	if _, err := exec.LookPath(argv[0]); err != nil {
-		return withCLIRemedy(fmt.Errorf("jobstore work: cannot run %s: %w", argv[0], err),
-			"give a command that exists on this host (a path, or a name found in PATH)")
-	}
-	root, err := filepath.Abs(pos[0])
-	if err != nil {
-		return err
-	}
-	wk := &worker{root: root, argv: argv, grace: *grace, asJSON: *asJSON, out: e.stdout, stderr: e.stderr,
-		logLimit: int64(logLimit), failFast: failFast{after: *failFastN, within: *failFastWithin}}
-	opts := []jobstore.StartOption{jobstore.WithKinds(kinds...), jobstore.WithScanInterval(*scan), jobstore.WithLease(*lease),
-		jobstore.WithSkipped(func(dir jobstore.JobDir, err error) {
-			wk.warnf("passed over job %s: %s", dir.ID(), oneLine(errorLine(err)))
-		})}
-	return wk.loop(*parallel, *untilEmpty, opts)
 }
 
 // splitCommand splits args at the first "--": the worker's own arguments,

@@ -177,6 +177,9 @@ func (s *sizeFlag) String() string {
 	return strconv.FormatInt(int64(*s), 10)
 }
 
+// Type is pflag's name for the value: "value", as the usage text shows it.
+func (s *sizeFlag) Type() string { return "value" }
+
 func (s *sizeFlag) Set(v string) error {
 	num, mult := v, int64(1)
 	for _, u := range sizeUnits {

@@ -48,6 +48,39 @@ func StartAwait(dir, name string, poll time.Duration, events bool, found func())
 	return a
 }
 
+// StartAwaitLater is StartAwait for a caller that must not wait for the
+// watch: the watch is put in place on the Await's goroutine, which then
+// looks for name once (a name there already, or one that appears before
+// the watch is in place, is reported then), so StartAwaitLater itself
+// costs a goroutine and no system call. found runs on the Await's
+// goroutine and must not call Stop.
+func StartAwaitLater(dir, name string, poll time.Duration, events bool, found func()) *Await {
+	a := &Await{done: make(chan struct{}), exited: make(chan struct{})}
+	go func() {
+		var sink *Sink
+		var sub *Subscription
+		if events {
+			sink = NewSink()
+			sub = Subscribe(dir, []string{name}, sink)
+		}
+		path := filepath.Join(dir, name)
+		if !there(path) {
+			a.run(path, poll, sink, sub, found)
+			return
+		}
+		defer close(a.exited)
+		if sub != nil {
+			sub.Cancel()
+		}
+		select {
+		case <-a.done:
+		default:
+			found()
+		}
+	}()
+	return a
+}
+
 // Stop ends the wait and returns once its goroutine and OS watch are
 // released; found is not called after Stop returns. Stopping twice is
 // fine.

@@ -144,3 +144,34 @@ func BenchmarkAwait(b *testing.B) {
 		})
 	}
 }
+
+// TestAwaitLater_ReportsANameThereAlreadyAndOneThatAppears: StartAwaitLater
+// returns before its watch is in place, yet misses neither a name there
+// before it and one published after it (by an event: the poll is an hour);
+// stopped, it never reports.
+func TestAwaitLater_ReportsANameThereAlreadyAndOneThatAppears(t *testing.T) {
+	t.Run("there already", func(t *testing.T) {
+		dir := newDir(t)
+		publish(t, dir, "cancel.json", "{}")
+		found := make(chan struct{}, 1)
+		a := StartAwaitLater(dir, "cancel.json", time.Hour, true, func() { found <- struct{}{} })
+		t.Cleanup(a.Stop)
+		mustFire(t, found)
+	})
+	t.Run("appears", func(t *testing.T) {
+		dir := newDir(t)
+		found := make(chan struct{}, 1)
+		a := StartAwaitLater(dir, "cancel.json", time.Hour, true, func() { found <- struct{}{} })
+		t.Cleanup(a.Stop)
+		publish(t, dir, "cancel.json", "{}")
+		mustFire(t, found)
+	})
+	t.Run("stopped", func(t *testing.T) {
+		dir := newDir(t)
+		found := make(chan struct{}, 1)
+		a := StartAwaitLater(dir, "cancel.json", awaitPoll, true, func() { found <- struct{}{} })
+		a.Stop()
+		publish(t, dir, "cancel.json", "{}")
+		mustNotFire(t, found)
+	})
+}

@@ -13,14 +13,16 @@ import (
 	"github.com/axqua/jobstore/internal/fsys"
 )
 
-// A Run's ownership of its job, across hosts. job.lock is the fast path
-// where locks reach every process that uses the jobs root; where they do not
-// (two hosts whose shared filesystem does not forward locks), the attempt
-// decides (internal/attempt): Start claims attempt N+1 over a record of
-// attempt N by creating .run-(N+1), renews a lease there, and writes every
-// status through a temp file inside .run-(N+1), so that a fence stops its
-// writes. See "Many hosts" in docs/platforms.md. This file turns the
-// attempt layer's verdicts into the package's errors and decisions.
+// The claim protocol: who may act on a job, across hosts. job.lock is the
+// fast path where locks reach every process that uses the jobs root; where
+// they do not (two hosts whose shared filesystem does not forward locks),
+// the attempt decides (internal/attempt): Start, a canceller, Reconcile,
+// Remove and Retry claim attempt N+1 over a record of attempt N by creating
+// .run-(N+1), judging and fencing first a runner or claimant that is gone.
+// A Run then renews a lease there (lease.go) and writes every status through
+// a temp file inside .run-(N+1), so that a fence stops its writes. See "Many
+// hosts" in docs/platforms.md. This file turns the attempt layer's verdicts
+// into the package's errors and decisions.
 
 // ownerOf is what a judge knows of the runner that wrote st.
 func ownerOf(st *JobStatus) *attempt.Owner {
@@ -398,4 +400,143 @@ func rootCause(err error) error {
 		}
 		err = next
 	}
+}
+
+// lostClaim reports that claimForStart failed because another process
+// owns, or ended, the job's next attempt (or the job ended meanwhile).
+func lostClaim(err error) bool {
+	var e *Error
+	return errors.Is(err, ErrLocked) || (errors.As(err, &e) && e.Sentinel == ErrInvalid && e.Subject == "state")
+}
+
+// refuseLost is Start's answer when its claim failed with err: a job with a
+// cancel request is ErrCancelRequested (the claim was lost to the
+// canceller, which writes cancelled, or to a runner, whose Context ends on
+// the request), written by nobody here; else err.
+func refuseLost(op string, jd *fsys.Dir, err error) error {
+	dir := jobDir(jd)
+	if !lostClaim(err) {
+		return err
+	}
+	p := findCancelIn(jd)
+	if p == nil {
+		return err
+	}
+	return p.asError(op, dir, "the job was not started: "+err.Error(), "skip this job; submit a new job to run this work again")
+}
+
+// refuseCancelled is Start's check, made after it claimed the job's next
+// attempt (c) and read the status again (last): a job with a cancel request
+// is not started, and is marked cancelled now (it is not terminal: the
+// claim would have failed).
+func refuseCancelled(op string, jd *fsys.Dir, c *attempt.Claim, last *JobStatus) error {
+	dir := jobDir(jd)
+	p := findCancelIn(jd)
+	if p == nil {
+		return nil
+	}
+	when := "before it started"
+	if last != nil && last.State == Running {
+		when = "while its runner was gone" // Start takes over a dead runner's job
+	}
+	if err := writeCancelled(dir, c, last, "cancelled "+when+": "+p.String()); err != nil {
+		return err
+	}
+	return p.asError(op, dir, "the job is now cancelled and is not started",
+		"skip this job; submit a new job to run this work again")
+}
+
+// claimFinished claims the next attempt of the finished job in jd, exactly
+// as Start and a canceller claim it (take, passing the claims whose claimant
+// is gone: passStaleClaims), so that of removers, retriers, starters and
+// cancellers on any number of hosts one goes on. refuse says whether a
+// status may be acted on (refuseUnfinished for Remove, refuseUnretryable
+// for Retry); it is asked before the claim and again of the status read
+// once the claim is held, which must have no later attempt. It returns that
+// status. A claim in progress is ErrLocked naming it.
+func claimFinished(op string, jd *fsys.Dir, lk *Lock, o startOptions, refuse func(string, *fsys.Dir, *JobStatus) error) (*attempt.Claim, *JobStatus, error) {
+	dir := jobDir(jd)
+	st, err := readStatusIn(jd, newReadOptions(nil), statusSchema())
+	if err == nil {
+		err = refuse(op, jd, st)
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	a := st.Attempt
+	c, p, err := claimAfter(op, jd, lk, a, o)
+	if err != nil {
+		return nil, nil, err
+	}
+	now, err := rereadStatus(op, jd, p.ended)
+	switch {
+	case err != nil:
+	case now == nil || !now.State.Terminal():
+		err = refuse(op, jd, now)
+		if err == nil {
+			err = refuseUnfinished(op, jd, now)
+		}
+	case now.Attempt > max(a, p.taken):
+		err = errLocked(op, dir.StatusPath(), fmt.Sprintf("attempt %d claimed the job meanwhile", now.Attempt))
+	default:
+		err = refuse(op, jd, now)
+	}
+	if err != nil {
+		_ = c.Withdraw()
+		return nil, nil, err
+	}
+	return c, now, nil
+}
+
+// holding is what removeLocked holds open in the job directory until the
+// rename.
+type holding struct {
+	jd *fsys.Dir // nil once closed
+	lk *Lock
+}
+
+// release closes the job directory and releases job.lock; twice is fine.
+func (h *holding) release() {
+	if h.jd != nil {
+		h.jd.Close()
+		h.jd = nil
+	}
+	_ = h.lk.Unlock() // its error is the OS's to clear: the lock goes with the descriptor
+}
+
+// releaseNamed is release, leaving this process's record in job.lock.
+func (h *holding) releaseNamed() {
+	_ = h.lk.unlock(true)
+	h.release()
+}
+
+// withdraw gives up Remove's claim n of dir after a failed rename, so that
+// the job is not blocked by a claim nobody will use: through the claim
+// while the job directory is held, else (Windows, where both were let go
+// before the rename) by removing the empty .run-n. If that fails, the claim
+// is judged gone after a lease, as a crashed claimant's is.
+func (h *holding) withdraw(op string, dir JobDir, c *attempt.Claim, n uint64) {
+	if h.jd != nil {
+		_ = c.Withdraw()
+		return
+	}
+	jd, err := openJobDir(op, dir)
+	if err != nil {
+		return
+	}
+	defer jd.Close()
+	_ = jd.RemoveDir(attempt.RunName(n))
+}
+
+// claimPending reports whether a later attempt than st's (nil: no status)
+// is claimed, past the attempts already over.
+func claimPending(jd *fsys.Dir, st *JobStatus) bool {
+	var n uint64 = 1
+	if st != nil {
+		n = st.Attempt + 1
+	}
+	there := func(name string) bool { _, err := jd.Lstat(name); return err == nil }
+	for ; there(attempt.FencedName(n)); n++ {
+	}
+	return there(attempt.RunName(n))
 }

@@ -1,0 +1,141 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/axqua/jobstore"
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+)
+
+// This file is how flags may be spelled and what their mistakes say. A
+// long flag may be typed with one dash or two ("-json", "--json"), as the
+// standard flag package accepts; pflag reads two, so withDoubleDashes
+// gives it two, and errors name a flag as the user typed it
+// (flagSpelling). pflag's parse errors are told apart by their types, not
+// their text.
+
+// withDoubleDashes is args (the command line, without the program name)
+// with each long flag typed with one dash given two. A flag's value that
+// follows it ("--search -x") and everything after "--" are left as they
+// are; a single letter ("-h") and a negative number ("-1") too. The flags
+// are those of the command args[0] names, or the root's.
+func withDoubleDashes(root *cobra.Command, args []string) []string {
+	out := append([]string{}, args...) // never nil: cobra reads os.Args for nil
+	fs, from := root.Flags(), 0
+	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+		sub := subcommand(root, args[0])
+		if sub == nil {
+			return out
+		}
+		fs, from = sub.Flags(), 1
+	}
+	for i := from; i < len(out); i++ {
+		a := out[i]
+		if a == "--" {
+			break
+		}
+		if r, _ := utf8.DecodeRuneInString(a[min(1, len(a)):]); len(a) > 2 && a[0] == '-' && unicode.IsLetter(r) {
+			a = "-" + a
+			out[i] = a
+		}
+		if !strings.HasPrefix(a, "--") || strings.Contains(a, "=") {
+			continue
+		}
+		if f := fs.Lookup(a[2:]); f != nil && f.NoOptDefVal == "" {
+			i++ // its value follows, whatever it looks like
+		}
+	}
+	return out
+}
+
+// subcommand is root's command named name, or nil.
+func subcommand(root *cobra.Command, name string) *cobra.Command {
+	for _, c := range root.Commands() {
+		if c.Name() == name {
+			return c
+		}
+	}
+	return nil
+}
+
+// flagSpelling is flag name as the user typed it in args ("-json" or
+// "--json"), or "--name" when it is not there.
+func flagSpelling(args []string, name string) string {
+	for _, a := range args {
+		if a == "--" {
+			break
+		}
+		dashes := len(a) - len(strings.TrimLeft(a, "-"))
+		if dashes == 0 || dashes > 2 {
+			continue
+		}
+		if n, _, _ := strings.Cut(a[dashes:], "="); n == name {
+			return a[:dashes] + name
+		}
+	}
+	return "--" + name
+}
+
+// flagError is pflag's parse error err of command c over args (the
+// command line as typed) as a usage error that names the flag as typed,
+// suggesting the flags an unknown one is likely a typo of.
+func flagError(c *cobra.Command, args []string, err error) error {
+	ue := &usageError{}
+	help := "run 'jobstore help'"
+	if c.HasParent() {
+		ue.cmd = c.Name()
+		help = "run 'jobstore help " + c.Name() + "'"
+	}
+	var (
+		unknown *pflag.NotExistError
+		noValue *pflag.ValueRequiredError
+		invalid *pflag.InvalidValueError
+		syntax  *pflag.InvalidSyntaxError
+	)
+	switch {
+	case errors.As(err, &unknown):
+		name := unknown.GetSpecifiedName()
+		ue.msg = "unknown flag " + flagSpelling(args, name)
+		if s := flagSuggestions(c.Flags(), name, 2); len(s) > 0 {
+			ue.remedy = "did you mean " + orList(s) + "? " + strings.ToUpper(help[:1]) + help[1:] + " for its flags"
+		}
+	case errors.As(err, &noValue):
+		ue.msg = flagSpelling(args, noValue.GetSpecifiedName()) + " needs a value"
+	case errors.As(err, &invalid):
+		f := invalid.GetFlag()
+		ue.msg = fmt.Sprintf("%s: invalid value %q: %s", flagSpelling(args, f.Name), invalid.GetValue(), invalidValueReason(f, invalid))
+	case errors.As(err, &syntax):
+		ue.msg = fmt.Sprintf("bad flag syntax %q", syntax.GetSpecifiedFlag())
+	default:
+		ue.msg = err.Error()
+	}
+	return ue
+}
+
+// invalidValueReason says why flag f refused a value: what a duration, a
+// whole number or a boolean looks like, rather than Go's parser's words
+// (strconv.ParseBool: parsing "maybe": invalid syntax); the error of the
+// CLI's own flag types (written for users) otherwise.
+func invalidValueReason(f *pflag.Flag, err *pflag.InvalidValueError) string {
+	switch f.Value.Type() {
+	case "duration":
+		return "want a duration such as 300ms, 90s or 1h30m"
+	case "int":
+		return "want a whole number"
+	case "bool":
+		return "want true or false"
+	}
+	return err.Unwrap().Error()
+}
+
+// safetyPollFlag defines --interval, the safety poll of a command that
+// follows one job's status.json (watch, wait).
+func safetyPollFlag(fs *pflag.FlagSet) *time.Duration {
+	return fs.Duration("interval", jobstore.DefaultPollInterval, "safety poll: status.json is also read this often, events or not")
+}

@@ -1,0 +1,240 @@
+package jobstore
+
+import (
+	"errors"
+	"hash/maphash"
+	"io/fs"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/axqua/jobstore/internal/dirstamp"
+	"github.com/axqua/jobstore/internal/fsys"
+)
+
+// LiveDir is the directory under a root that indexes its live jobs: it
+// holds an empty directory named for each job that has not ended (queued,
+// waiting for a retry or its not_before, running, or not yet complete). It
+// lets a worker find what it may start, and the running jobs it may have to
+// rescue, by reading a directory of the live jobs instead of every job a
+// root keeps. Like every hidden name under a root it is not a job: List,
+// WatchRoot, check and prune pass it over.
+//
+// The job directories stay the truth; an entry is a hint:
+//   - Submit (and WriteSpec making a job) adds the job's entry once the job
+//     is in place, Retry once it has written the job queued again; a
+//     writer that makes none (a crash between the two steps, a writer in
+//     another language that skips it) leaves the job to a worker's full
+//     scan of the root, which adds the missing entry: a job with no entry
+//     is found by events at once on the host that made it, and within
+//     RepairInterval plus a scan interval by workers elsewhere.
+//   - A worker that finds a job ended (or gone) removes its entry, then
+//     reads the job again and adds the entry back if it is live again (a
+//     Retry meanwhile). Remove and Prune remove the entry of the jobs they
+//     remove.
+//
+// An entry that is missing or stale never makes a job start twice or start
+// when it should not: every start goes through Start's claim.
+const LiveDir = ".live"
+
+// RepairInterval is how often a worker (a Worker, or StartNext on a root it
+// keeps a view of) reads every job directory of its root, to index the
+// live jobs that have no entry in LiveDir. Its first look at a root does
+// so too.
+const RepairInterval = time.Minute
+
+// markLive adds the entry of the job id to the root rd's LiveDir, making
+// LiveDir if it is missing. It is a hint (see LiveDir): it reports no
+// error, and a failure only leaves the job to the next full scan.
+func markLive(rd *fsys.Dir, id string) {
+	ld, err := rd.OpenDir(LiveDir)
+	if errors.Is(err, fs.ErrNotExist) {
+		if err := rd.Mkdir(LiveDir, dirPerm); err != nil && !errors.Is(err, fs.ErrExist) {
+			return
+		}
+		ld, err = rd.OpenDir(LiveDir)
+	}
+	if err != nil {
+		return
+	}
+	defer ld.Close()
+	if err := ld.Mkdir(id, dirPerm); errors.Is(err, fs.ErrExist) {
+		// Left by a job of the same name: made again, so that LiveDir
+		// changes and a view reads the job under the name again.
+		_ = ld.RemoveDir(id)
+		_ = ld.Mkdir(id, dirPerm)
+	}
+}
+
+// markLiveIn is markLive for the root of dir.
+func markLiveIn(dir JobDir) {
+	rd, err := openDirAt("index live job", recordAt{dir: filepath.Dir(string(dir))})
+	if err != nil {
+		return
+	}
+	defer rd.Close()
+	markLive(rd, dir.ID())
+}
+
+// unmarkLive removes the entry of the job id from the root rd's LiveDir, if
+// there is one.
+func unmarkLive(rd *fsys.Dir, id string) {
+	ld, err := rd.OpenDir(LiveDir)
+	if err != nil {
+		return
+	}
+	defer ld.Close()
+	_ = ld.RemoveDir(id)
+}
+
+// retire removes the entry of dir, a job seen ended or gone, then reads the
+// job again and adds the entry back if the job is live after all: a Retry
+// (or a Submit under the name) that wrote it live and added its entry
+// before the removal would otherwise lose it.
+func retire(dir JobDir) {
+	rd, err := openDirAt("index live job", recordAt{dir: filepath.Dir(string(dir))})
+	if err != nil {
+		return
+	}
+	defer rd.Close()
+	unmarkLive(rd, dir.ID())
+	if je, gone := readEntry(dir); !gone && !errors.Is(je.Err, ErrNotJob) && (je.Status == nil || !je.Status.State.Terminal()) {
+		markLive(rd, dir.ID())
+	}
+}
+
+// stampSeed seeds stampHash: one per process, never exposed.
+var stampSeed = maphash.MakeSeed()
+
+// stampHash is what a view keeps of an ended job's directory between full
+// scans: a hash of its stamp, 8 bytes instead of the stamp's 40. Equal
+// stamps hash equal; a change of the directory changes the hash but for a
+// chance of 2⁻⁶⁴, which would leave the job unread until it changes again.
+func stampHash(s dirstamp.Stamp) uint64 { return maphash.Comparable(stampSeed, s) }
+
+// repairInterval is c's RepairInterval.
+func (c *nextCache) repairInterval() time.Duration {
+	if c.repairs > 0 {
+		return c.repairs
+	}
+	return RepairInterval
+}
+
+// readLive reads LiveDir unless its stamp says it has not changed since the
+// last read: its names join c.entries (to be read by the look), and the
+// entries whose names left it leave (their jobs ended: whoever saw it
+// removed them). It reports whether c.entries changed. The caller holds
+// c.mu.
+func (c *nextCache) readLive(now time.Time) bool {
+	var names []string
+	var ls dirstamp.Stamp
+	// A LiveDir that is missing, or that cannot be read (not a directory:
+	// nothing this package makes), is empty: the root's events and full
+	// scans find the live jobs then, and the scans' entries stay until
+	// LiveDir changes.
+	ld, err := dirstamp.Open(filepath.Join(c.root, LiveDir))
+	if err == nil {
+		defer ld.Close()
+		if ls, err = ld.Stamp(); err != nil {
+			ld = nil
+		}
+	} else {
+		ld = nil
+	}
+	if c.liveRead && ls == c.liveStamp && !ls.Racy(c.liveReadAt) {
+		return false
+	}
+	if ld != nil {
+		names, _ = ld.Names()
+	}
+	seen := make(map[string]bool, len(names))
+	for _, name := range names {
+		if ValidateJobID(name) != nil {
+			continue // not an entry this package makes
+		}
+		seen[name] = true
+		if c.entries[name] == nil {
+			c.entries[name] = &nextEntry{name: name}
+		}
+	}
+	for name, e := range c.entries {
+		if !seen[name] {
+			delete(c.entries, name)
+			delete(c.incomplete, e)
+		}
+	}
+	c.liveStamp, c.liveReadAt, c.liveRead = ls, now, true
+	return true
+}
+
+// repair is a full scan: it reads every job directory of root d that
+// c.entries does not hold, but those whose directory is as it was when an
+// earlier scan found them ended, and indexes the live ones it finds. The
+// caller holds c.mu.
+func (c *nextCache) repair(d *dirstamp.Dir, now time.Time, reports []nextReport) ([]nextReport, error) {
+	names, err := d.Names()
+	if err != nil {
+		return reports, err
+	}
+	c.repairedAt = now
+	old := c.kept
+	c.kept = make(map[string]uint64, len(old))
+	for _, name := range names {
+		if strings.HasPrefix(name, ".") || name == IndexFile || c.entries[name] != nil {
+			continue
+		}
+		if h, ok := old[name]; ok {
+			if st, err := c.lstat(d, name); err == nil && stampHash(st) == h {
+				c.kept[name] = h // ended, and unchanged since
+				continue
+			}
+		}
+		reports, _ = c.index(d, name, reports)
+	}
+	return reports, nil
+}
+
+// indexNames reads the directories of names, which the root's events
+// named, that c.entries does not hold, and indexes the live ones. It
+// reports whether it indexed one or c.entries holds one of names (whose
+// directory may have been replaced). The caller holds c.mu.
+func (c *nextCache) indexNames(d *dirstamp.Dir, names []string, reports []nextReport) ([]nextReport, bool) {
+	any := false
+	for _, name := range names {
+		if c.entries[name] != nil {
+			any = true // its directory changed: the look reads every live job
+			continue
+		}
+		if strings.HasPrefix(name, ".") || name == IndexFile {
+			continue
+		}
+		var added bool
+		reports, added = c.index(d, name, reports)
+		any = any || added
+	}
+	return reports, any
+}
+
+// index reads the directory name of root d: an ended job's stamp goes to
+// c.kept, a live job (or a directory that is not yet one) joins c.entries
+// and gets its entry in LiveDir. It reports whether it joined. The caller
+// holds c.mu.
+func (c *nextCache) index(d *dirstamp.Dir, name string, reports []nextReport) ([]nextReport, bool) {
+	delete(c.kept, name)
+	e := &nextEntry{name: name}
+	reports = c.refresh(d, e, reports)
+	switch {
+	case e.gone || e.state == stateUnknown:
+		return reports, false // not a directory, or gone
+	case e.state == stateSettled:
+		if !e.stamp.Racy(e.readAt) {
+			c.kept[name] = stampHash(e.stamp)
+		}
+		return reports, false
+	}
+	c.entries[name] = e
+	if ValidateJobID(name) == nil {
+		markLiveIn(JobDir(filepath.Join(c.root, name)))
+	}
+	return reports, true
+}

@@ -1,0 +1,148 @@
+package jobstore
+
+import (
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/axqua/jobstore/internal/dirstamp"
+)
+
+// nextCaches holds the caches of the roots StartNext was called on in this
+// process. Unexported and never replaced by a caller.
+var nextCaches struct {
+	mu sync.Mutex
+	m  map[string]*nextCache
+}
+
+// nextCacheIdle is how long the cache of a root, and its file system
+// watch, are kept after the last StartNext call on it returned. A worker
+// that calls StartNext again within it keeps both: a watch made and
+// removed per call would cost more than the call (removing an inotify
+// watch waits for an RCU grace period, milliseconds).
+const nextCacheIdle = 10 * time.Minute
+
+// maxNextCaches bounds the roots whose StartNext cache is kept: making
+// one more drops the least recently used idle cache first.
+const maxNextCaches = 16
+
+// nextCacheFor returns root's cache (root is absolute), counting a user
+// until release.
+func nextCacheFor(root string) *nextCache {
+	nextCaches.mu.Lock()
+	defer nextCaches.mu.Unlock()
+	if nextCaches.m == nil {
+		nextCaches.m = map[string]*nextCache{}
+	}
+	c := nextCaches.m[root]
+	if c == nil {
+		for len(nextCaches.m) >= maxNextCaches && dropOldestIdle() {
+		}
+		c = &nextCache{root: root, entries: map[string]*nextEntry{}}
+		nextCaches.m[root] = c
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.users++
+	if c.idle != nil {
+		c.idle.Stop()
+		c.idle = nil
+	}
+	return c
+}
+
+// dropOldestIdle drops the cache that has been idle longest, if any is
+// idle, and reports whether it dropped one. The caller holds
+// nextCaches.mu.
+func dropOldestIdle() bool {
+	var oldest *nextCache
+	for _, c := range nextCaches.m {
+		c.mu.Lock()
+		if c.users == 0 && (oldest == nil || c.lastUse.Before(oldest.lastUse)) {
+			oldest = c
+		}
+		c.mu.Unlock()
+	}
+	if oldest == nil {
+		return false
+	}
+	oldest.mu.Lock()
+	defer oldest.mu.Unlock()
+	delete(nextCaches.m, oldest.root)
+	if oldest.idle != nil {
+		oldest.idle.Stop()
+	}
+	if oldest.events != nil {
+		oldest.events.stop()
+		oldest.events = nil
+	}
+	return true
+}
+
+// release ends a use of c begun by nextCacheFor; the last one arms the
+// timer that drops c after nextCacheIdle.
+func (c *nextCache) release() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.users--
+	if c.users == 0 {
+		c.lastUse = time.Now()
+		c.idle = time.AfterFunc(nextCacheIdle, c.drop)
+	}
+}
+
+// drop forgets c and ends its watch, unless a StartNext uses it again.
+func (c *nextCache) drop() {
+	nextCaches.mu.Lock()
+	defer nextCaches.mu.Unlock()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.users > 0 || nextCaches.m[c.root] != c {
+		return
+	}
+	delete(nextCaches.m, c.root)
+	if c.events != nil {
+		c.events.stop()
+		c.events = nil
+	}
+}
+
+// newOwnedCache is a cache of root that no StartNext shares: a Worker's
+// view of its root, released by close.
+func newOwnedCache(root string) *nextCache {
+	return &nextCache{root: root, entries: map[string]*nextEntry{}, users: 1}
+}
+
+// close ends an owned cache's watch; nothing of it remains.
+func (c *nextCache) close() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.events != nil {
+		c.events.stop()
+		c.events = nil
+	}
+}
+
+// runningDirs brings the jobs the cache knows as running up to date (a
+// stat of each, and a read of those whose directory changed) and returns
+// the directories of those still running: what a rescue pass judges, at a
+// cost in proportion to the running jobs, not to the root.
+func (c *nextCache) runningDirs() []JobDir {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	d, err := dirstamp.Open(c.root)
+	if err != nil {
+		return nil // the job loop's look reports it
+	}
+	defer d.Close()
+	var dirs []JobDir
+	for e := range c.active.of(nil) {
+		if e.state == stateRunning {
+			c.refresh(d, e, nil)
+		}
+		if e.state == stateRunning {
+			dirs = append(dirs, JobDir(filepath.Join(c.root, e.name)))
+		}
+	}
+	return dirs
+}

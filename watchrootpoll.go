@@ -1,0 +1,183 @@
+package jobstore
+
+import (
+	"errors"
+	"io/fs"
+)
+
+// The poll of the job directories no event covers (one stat each, their
+// records read again when their time moved: watchrootscan.go's stamps), and
+// the pool of readers that read a job's records off the watch's goroutine.
+
+// readMask says which records of a job to read.
+type readMask uint8
+
+const (
+	maskSpec readMask = 1 << iota
+	maskStatus
+	maskCancel
+	maskAll = maskSpec | maskStatus | maskCancel
+)
+
+// pollJobs is the safety poll: the root, unless its events tell everything,
+// and one stat of each polled job directory.
+func (w *rootWatch) pollJobs() {
+	now := w.readClock()
+	w.gen++
+	if !w.local || w.rootSub == nil || !w.rootSub.Live() || w.scan.movedSince() {
+		des, err := w.scan.list(now, false)
+		w.rootProblem(err)
+		if des != nil {
+			w.syncRoot(des, now)
+		}
+	}
+	if len(w.polled) > 0 {
+		w.statJob(w.polled, now)
+	}
+}
+
+// statJob stats each job of jobs (one lstat of its directory, relative to a
+// descriptor of the root, unless sync stat'ed it in this generation) and
+// reads again the records of those whose directory changed.
+func (w *rootWatch) statJob(jobs map[*rootJob]struct{}, now int64) {
+	w.scan.beginScan()
+	defer w.scan.endScan()
+	for j := range jobs {
+		if j.gen == w.gen {
+			continue
+		}
+		j.gen = w.gen
+		if fi, ok := w.lookAtJob(j); ok && j.stamp.settledBy(fi.ModTime().UnixNano(), now) {
+			w.schedule(j, w.pollMask(j))
+		}
+	}
+}
+
+// lookAtJob stats j's directory for the poll: false, with j dealt with, if it
+// is gone or no longer the entry j stands for, or cannot be stat'ed (a
+// read then says why).
+func (w *rootWatch) lookAtJob(j *rootJob) (fs.FileInfo, bool) {
+	fi, err := w.scan.stat(j.name)
+	switch {
+	case err != nil && errors.Is(err, fs.ErrNotExist):
+		w.dropJob(j)
+	case err != nil:
+		w.schedule(j, maskAll)
+	case !isJobEntry(j.name, fi.Mode().Type()) || j.link != (fi.Mode()&fs.ModeSymlink != 0):
+		w.dropJob(j)
+		w.addJob(j.name, fi) // nil if no job any more
+		if n := w.jobs[j.name]; n != nil {
+			n.gen = w.gen
+		}
+	default:
+		return fi, true
+	}
+	return nil, false
+}
+
+// pollMask is what to read of a job whose directory changed: status.json
+// and cancel.json, and job.json while it has not been read.
+func (w *rootWatch) pollMask(j *rootJob) readMask {
+	if j.spec == nil {
+		return maskAll
+	}
+	return maskStatus | maskCancel
+}
+
+// readRequest asks a reader to read the records mask names of a job.
+type readRequest struct {
+	job   *rootJob
+	mask  readMask
+	stamp bool // take the directory's time first (a watched job)
+}
+
+// schedule has mask of j's records read, after the read in flight if any.
+func (w *rootWatch) schedule(j *rootJob, mask readMask) {
+	if j.gone {
+		return
+	}
+	j.want |= mask
+	if j.want == 0 || j.reading || j.waiting {
+		return
+	}
+	j.waiting = true
+	w.toRead.enqueue(j)
+}
+
+// readLoop reads jobs until the watch stops. It touches nothing of a
+// rootJob but its dir, which never changes.
+func (w *rootWatch) readLoop() {
+	for {
+		select {
+		case <-w.stop:
+			return
+		case req := <-w.reads:
+			r := readJob(req.job, req.mask, req.stamp)
+			select {
+			case w.results <- r:
+			case <-w.stop:
+				return
+			}
+		}
+	}
+}
+
+// jobRead is what a reader found.
+type jobRead struct {
+	job                                 *rootJob
+	mask                                readMask
+	missing                             bool  // the directory is gone
+	mtime                               int64 // the directory's modification time before the read; 0: unknown
+	spec                                *JobSpec
+	status                              *JobStatus
+	cancel                              *CancelRequest
+	dirErr, specErr, statusErr, cancErr error
+}
+
+// readJob reads the records mask names of j, opening its directory once
+// and never through a link, by List's rules: nothing else is read from a
+// directory without job.json. With stamp, the directory's modification
+// time is taken first.
+func readJob(j *rootJob, mask readMask, stamp bool) jobRead {
+	r := jobRead{job: j, mask: mask}
+	d, err := openJobDir("read job", j.dir)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			r.missing = true
+		} else {
+			r.dirErr = err
+		}
+		return r
+	}
+	defer d.Close()
+	if stamp {
+		if fi, err := d.Lstat("."); err == nil {
+			r.mtime = fi.ModTime().UnixNano()
+		}
+	}
+	o := newReadOptions(nil)
+	if mask&maskSpec != 0 {
+		spec, err := readSpecIn(d, o, specSchema())
+		if err != nil {
+			r.specErr = err
+			if errors.Is(err, ErrNotJob) {
+				return r
+			}
+		} else {
+			r.spec = &spec
+		}
+	}
+	if mask&maskStatus != 0 {
+		r.status, r.statusErr = readStatusIn(d, o, statusSchema())
+	}
+	if mask&maskCancel != 0 {
+		if _, err := d.Lstat(CancelFile); errors.Is(err, fs.ErrNotExist) {
+			return r // the usual case, for the price of a stat
+		}
+		r.cancel, r.cancErr = readCancelIn(d, o)
+		if r.cancel != nil && r.cancel.JobID != j.dir.ID() {
+			r.cancel, r.cancErr = nil, errWrongJobID("read cancel request", j.dir.CancelPath(), r.cancel.JobID, j.dir)
+		}
+	}
+	return r
+}
