@@ -140,8 +140,9 @@ func TestTwoHostDrain_EightWorkersOnTwoMountsStartEachJobOnceBesideAKeptHistory(
 				break
 			}
 			if time.Now().After(deadline) {
-				t.Fatalf("%d of %d jobs did not end in %v: %s\nthe workers said: %v", len(open), drainJobs, drainGuard,
-					strings.Join(open, "; "), stopKitWorkers(t, kids...))
+				// The workers are killed at cleanup: one in the middle of a
+				// look would not stop before it ends.
+				t.Fatalf("%d of %d jobs did not end in %v: %s", len(open), drainJobs, drainGuard, strings.Join(open, "; "))
 			}
 			time.Sleep(drainPoll)
 		}
