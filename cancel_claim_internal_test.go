@@ -35,9 +35,9 @@ func startWith(t *testing.T, dir JobDir, between func(stage string)) (*Run, erro
 			return nil, err
 		}
 		between("read")
-		c, last, err := claimForStart(op, jd, lk, last, o)
+		c, last, err := claimForStart(op, jd, lk, last, o.claimOptions)
 		if err != nil {
-			return nil, refuseLost(op, jd, err)
+			return nil, lostRaceError(op, jd, err)
 		}
 		between("claimed")
 		return begin(op, jd, lk, spec, c, last, o)

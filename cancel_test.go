@@ -313,7 +313,7 @@ func TestRequestCancel_RefusedCases(t *testing.T) {
 			before, err := os.ReadFile(dir.StatusPath())
 			require.NoError(t, err)
 			err = jobstore.RequestCancel(dir, jobstore.CancelRequest{Reason: "late"})
-			require.ErrorIs(t, err, jobstore.ErrInvalid)
+			require.ErrorIs(t, err, jobstore.ErrWrongState)
 			var e *jobstore.Error
 			require.ErrorAs(t, err, &e)
 			assert.Equal(t, "state", e.Subject)
@@ -447,7 +447,7 @@ func TestFinish_SucceededStandsWhenTheRequestCameTooLate(t *testing.T) {
 	assert.FileExists(t, dir.CancelPath(), "the request stays")
 
 	err := jobstore.RequestCancel(dir, jobstore.CancelRequest{})
-	require.ErrorIs(t, err, jobstore.ErrInvalid, "the job has ended: a new request is refused")
+	require.ErrorIs(t, err, jobstore.ErrWrongState, "the job has ended: a new request is refused")
 }
 
 func TestReconcile_CancelRequests(t *testing.T) {
@@ -625,7 +625,7 @@ func TestFinish_RaceWithARequestEndsOneWayOnly(t *testing.T) {
 			switch {
 			case reqErr == nil:
 				require.NoError(t, statErr, "an accepted request is never lost")
-			case errors.Is(reqErr, jobstore.ErrInvalid):
+			case errors.Is(reqErr, jobstore.ErrWrongState):
 				require.Equal(t, jobstore.Succeeded, st.State, "refused only once the job had ended")
 				require.ErrorIs(t, statErr, os.ErrNotExist, "a refused request writes nothing")
 			default:

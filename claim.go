@@ -106,13 +106,31 @@ func attemptError(op string, dir JobDir, n uint64, err error, msg string) error 
 	return stepError(op, path, unwrapPath(err), msg, "")
 }
 
+// openToClaim is how every operation that claims a job's next attempt
+// (Start, Remove, a canceller) begins: dir is checked (a last element
+// that is not a job ID is ErrInvalid, Subject "job_id", before anything
+// is touched) and cleaned, the options of the claim read, and the job
+// directory opened. It returns the cleaned dir.
+func openToClaim(op string, dir JobDir, opts []StartOption) (JobDir, startOptions, *fsys.Dir, error) {
+	if err := checkJobDir(op, dir); err != nil {
+		return dir, startOptions{}, nil, err
+	}
+	dir = dir.clean()
+	o, err := newStartOptions(op, dir, opts)
+	if err != nil {
+		return dir, o, nil, err
+	}
+	jd, err := openJobDir(op, dir)
+	return dir, o, jd, err
+}
+
 // claimForStart decides whether this process may run the job whose last
 // status is last, and claims the next attempt for it, in the job directory
 // jd. The caller holds job.lock, so an earlier runner on this host is gone;
 // one on another host is judged by its attempt: alive or not yet judged is
 // ErrLocked (Start never waits for a lease), gone or over is taken over
 // (takeOver).
-func claimForStart(op string, jd *fsys.Dir, lk *Lock, last *JobStatus, o startOptions) (*attempt.Claim, *JobStatus, error) {
+func claimForStart(op string, jd *fsys.Dir, lk *Lock, last *JobStatus, o claimOptions) (*attempt.Claim, *JobStatus, error) {
 	dir := jobDir(jd)
 	endsAttempt := false
 	if last != nil && last.State == Running && last.Attempt > 0 {
@@ -144,13 +162,13 @@ func claimForStart(op string, jd *fsys.Dir, lk *Lock, last *JobStatus, o startOp
 // the fence, and a winner that died never blocks the job. After the claim
 // the status is read again (and returned; rereadStatus waits for a record
 // of an attempt the claim passed, if its owner ended it): a job that became
-// terminal (ErrInvalid) or was claimed by a later attempt meanwhile
+// terminal (ErrWrongState) or was claimed by a later attempt meanwhile
 // (ErrLocked) is left, and the claim withdrawn.
 //
 // lk is the caller's job.lock: a holder that died holding it left its record
 // there, which names the claimant of a claim that no status names (see
 // passStaleClaims).
-func takeOver(op string, jd *fsys.Dir, lk *Lock, last *JobStatus, endsAttempt bool, o startOptions) (*attempt.Claim, *JobStatus, error) {
+func takeOver(op string, jd *fsys.Dir, lk *Lock, last *JobStatus, endsAttempt bool, o claimOptions) (*attempt.Claim, *JobStatus, error) {
 	dir := jobDir(jd)
 	var a uint64
 	if last != nil {
@@ -213,7 +231,7 @@ func takeOver(op string, jd *fsys.Dir, lk *Lock, last *JobStatus, endsAttempt bo
 // common case first: attempt a+1 is free (its mkdir is the test). Only if
 // it is claimed or over are the claims after a judged and passed
 // (passStaleClaims, whose account of them is returned).
-func claimAfter(op string, jd *fsys.Dir, lk *Lock, a uint64, o startOptions) (*attempt.Claim, passed, error) {
+func claimAfter(op string, jd *fsys.Dir, lk *Lock, a uint64, o claimOptions) (*attempt.Claim, passed, error) {
 	c, err := takeAttempt(op, jd, a+1)
 	if !errors.Is(err, ErrLocked) {
 		return c, passed{}, err
@@ -352,7 +370,7 @@ func passStaleClaims(op string, jd *fsys.Dir, lk *Lock, a uint64, host string, f
 
 // terminalError: a job in a terminal state is not started again.
 func terminalError(op string, dir JobDir, state State) error {
-	return errInvalid(op, dir.StatusPath(), invalid{subject: "state", found: string(state), supported: []State{Queued, Running}, msg: fmt.Sprintf("the job is already %s; a finished job is not started again", state), remedy: "submit a new job"})
+	return errWrongState(op, dir.StatusPath(), invalid{found: string(state), supported: []State{Queued, Running}, msg: fmt.Sprintf("the job is already %s; a finished job is not started again", state), remedy: "submit a new job"})
 }
 
 func runPath(dir JobDir, n uint64) string { return filepath.Join(string(dir), attempt.RunName(n)) }
@@ -405,45 +423,7 @@ func rootCause(err error) error {
 // lostClaim reports that claimForStart failed because another process
 // owns, or ended, the job's next attempt (or the job ended meanwhile).
 func lostClaim(err error) bool {
-	var e *Error
-	return errors.Is(err, ErrLocked) || (errors.As(err, &e) && e.Sentinel == ErrInvalid && e.Subject == "state")
-}
-
-// refuseLost is Start's answer when its claim failed with err: a job with a
-// cancel request is ErrCancelRequested (the claim was lost to the
-// canceller, which writes cancelled, or to a runner, whose Context ends on
-// the request), written by nobody here; else err.
-func refuseLost(op string, jd *fsys.Dir, err error) error {
-	dir := jobDir(jd)
-	if !lostClaim(err) {
-		return err
-	}
-	p := findCancelIn(jd)
-	if p == nil {
-		return err
-	}
-	return p.asError(op, dir, "the job was not started: "+err.Error(), "skip this job; submit a new job to run this work again")
-}
-
-// refuseCancelled is Start's check, made after it claimed the job's next
-// attempt (c) and read the status again (last): a job with a cancel request
-// is not started, and is marked cancelled now (it is not terminal: the
-// claim would have failed).
-func refuseCancelled(op string, jd *fsys.Dir, c *attempt.Claim, last *JobStatus) error {
-	dir := jobDir(jd)
-	p := findCancelIn(jd)
-	if p == nil {
-		return nil
-	}
-	when := "before it started"
-	if last != nil && last.State == Running {
-		when = "while its runner was gone" // Start takes over a dead runner's job
-	}
-	if err := writeCancelled(dir, c, last, "cancelled "+when+": "+p.String()); err != nil {
-		return err
-	}
-	return p.asError(op, dir, "the job is now cancelled and is not started",
-		"skip this job; submit a new job to run this work again")
+	return errors.Is(err, ErrLocked) || errors.Is(err, ErrWrongState)
 }
 
 // claimFinished claims the next attempt of the finished job in jd, exactly
@@ -464,7 +444,7 @@ func claimFinished(op string, jd *fsys.Dir, lk *Lock, o startOptions, refuse fun
 		return nil, nil, err
 	}
 	a := st.Attempt
-	c, p, err := claimAfter(op, jd, lk, a, o)
+	c, p, err := claimAfter(op, jd, lk, a, o.claimOptions)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -539,4 +519,39 @@ func claimPending(jd *fsys.Dir, st *JobStatus) bool {
 	for ; there(attempt.FencedName(n)); n++ {
 	}
 	return there(attempt.RunName(n))
+}
+
+// finishedStates are the states a job may be removed in.
+var finishedStates = []State{Succeeded, Failed, Cancelled, Lost}
+
+// refuseUnfinished is Remove's refusal of a job whose status st (nil: none
+// yet) is not terminal, naming the state; a job without job.json is
+// ErrNotJob.
+func refuseUnfinished(op string, jd *fsys.Dir, st *JobStatus) error {
+	dir := jobDir(jd)
+	if st != nil && st.State.Terminal() {
+		return nil
+	}
+	if _, err := jd.Lstat(SpecFile); errors.Is(err, fs.ErrNotExist) {
+		return errNotJob(op, dir)
+	}
+	var state State
+	msg := "the job has no status yet (it was submitted a moment ago, or its submission stopped after job.json)"
+	remedy := "cancel the job first (RequestCancel), then remove it"
+	if st != nil {
+		state = st.State
+		msg = "the job is " + string(st.State)
+		if st.State == Running {
+			msg += fmt.Sprintf(" (pid %d on host %q)", st.PID, st.Host)
+			remedy = "wait for the job to end, or cancel it (RequestCancel) and remove it once it has; " +
+				"if its runner is gone, Reconcile marks it lost first"
+		}
+	}
+	if state != Running && findCancelIn(jd) != nil {
+		// Start answers ErrCancelRequested as soon as it sees the request,
+		// while the canceller may still be writing cancelled.
+		msg += ", with a cancel request not yet carried out"
+		remedy = "remove it once it is cancelled: its canceller marks it so in a moment (if the canceller died, ReconcileAll or the next Start does)"
+	}
+	return errWrongState(op, dir.StatusPath(), invalid{found: string(state), supported: finishedStates, msg: msg + "; only a finished job is removed", remedy: remedy})
 }

@@ -17,7 +17,7 @@ import (
 // who only know package os can still match it. Sentinels are written as
 // positional literals, so that a new one cannot leave out its code.
 type sentinel struct {
-	code string // ErrorCode's name for it: stable, lower case, words joined by '_'
+	code Code // ErrorCode's name for it
 	msg  string
 	std  error
 }
@@ -34,37 +34,46 @@ func (k *sentinel) Is(target error) bool { return k.std != nil && k.std == targe
 var (
 	// ErrNotJob: the directory has no job.json (or does not exist).
 	// errors.Is(err, fs.ErrNotExist) is true as well.
-	ErrNotJob error = &sentinel{"not_job", "not a job directory", fs.ErrNotExist}
+	ErrNotJob error = &sentinel{CodeNotJob, "not a job directory", fs.ErrNotExist}
 	// ErrExists: job.json already exists; a job record is written once.
 	// errors.Is(err, fs.ErrExist) is true as well.
-	ErrExists error = &sentinel{"exists", "record already exists", fs.ErrExist}
+	ErrExists error = &sentinel{CodeExists, "record already exists", fs.ErrExist}
 	// ErrCorrupt: the file stayed unreadable as JSON through every retry.
-	ErrCorrupt error = &sentinel{"corrupt", "corrupt record", nil}
+	ErrCorrupt error = &sentinel{CodeCorrupt, "corrupt record", nil}
 	// ErrTooLarge: on read, the file is larger than the read limit
 	// (WithMaxSize); on write, the encoded record is larger than
 	// DefaultMaxSize, and nothing was written.
-	ErrTooLarge error = &sentinel{"too_large", "record too large", nil}
+	ErrTooLarge error = &sentinel{CodeTooLarge, "record too large", nil}
 	// ErrInvalid: a value is not acceptable (a field on write, a field or
-	// schema_version on read, a job ID). Error.Subject names the field.
-	ErrInvalid error = &sentinel{"invalid", "invalid value", nil}
+	// schema_version on read, a job ID, an argument). Error.Subject names
+	// the field.
+	ErrInvalid error = &sentinel{CodeInvalid, "invalid value", nil}
+	// ErrWrongState: the job's state does not allow the operation, and
+	// nothing was written: Start, RequestCancel or an update of a finished
+	// job, WriteStatus over a final status, Remove of a job that is not
+	// finished, Retry of a job that is not failed, lost or cancelled.
+	// Error.Subject is "state"; Error.Found holds the state concerned (""
+	// for a job with no status yet) and Error.Supported the states
+	// accepted, when known.
+	ErrWrongState error = &sentinel{CodeWrongState, "the job's state does not allow this", nil}
 	// ErrNewerSchema: the record was written by a newer jobstore.
 	// Error.Found and Error.Supported hold the two versions.
-	ErrNewerSchema error = &sentinel{"newer_schema", "record written by a newer jobstore", nil}
+	ErrNewerSchema error = &sentinel{CodeNewerSchema, "record written by a newer jobstore", nil}
 	// ErrNoMigration: no migration step exists from the record's version.
-	ErrNoMigration error = &sentinel{"no_migration", "no migration for this schema version", nil}
+	ErrNoMigration error = &sentinel{CodeNoMigration, "no migration for this schema version", nil}
 	// ErrLocked: another runner (or a reconciler) holds the job's job.lock.
 	// Error.Msg names the holder as job.lock records it (see LockJob), or,
 	// when job.lock holds no record, as status.json does.
-	ErrLocked error = &sentinel{"locked", "job is locked by another process", nil}
+	ErrLocked error = &sentinel{CodeLocked, "job is locked by another process", nil}
 	// ErrCancelRequested: the job has a cancel request (cancel.json). It is
 	// Start's error for such a job, and the cause of a Run's Context once
 	// the request arrives; Error.Msg names the requester and the reason.
-	ErrCancelRequested error = &sentinel{"cancel_requested", "cancel requested", nil}
+	ErrCancelRequested error = &sentinel{CodeCancelRequested, "cancel requested", nil}
 	// ErrNotRegular: a job directory that is not a plain directory (a
 	// symbolic link, which jobstore never follows), or a record or job.lock
 	// that is not a regular file (a link, a FIFO, a socket, a device). It is
 	// reported at once, never retried; Error.Found names the file type.
-	ErrNotRegular error = &sentinel{"not_regular", "not a regular file or directory", nil}
+	ErrNotRegular error = &sentinel{CodeNotRegular, "not a regular file or directory", nil}
 	// ErrNotOwner: a Run no longer owns its job. Its attempt was taken over
 	// (a reconciler or a new Start on some host judged it gone, after its
 	// lease went unrenewed), or its lease lapsed by its own clock before it
@@ -72,11 +81,11 @@ var (
 	// runner stands. It is sticky (every later call of the Run returns it)
 	// and it is the cause of the Run's Context; the runner should stop its
 	// work.
-	ErrNotOwner error = &sentinel{"not_owner", "the runner no longer owns the job", nil}
+	ErrNotOwner error = &sentinel{CodeNotOwner, "the runner no longer owns the job", nil}
 	// ErrNotDue: the job may not start yet: its spec's not_before, or the
 	// retry_at of a pending retry, is later than now. Error.Found holds
 	// that time; Start writes nothing.
-	ErrNotDue error = &sentinel{"not_due", "the job is not due yet", nil}
+	ErrNotDue error = &sentinel{CodeNotDue, "the job is not due yet", nil}
 )
 
 // Error is the error type of every failure the package reports. Like
@@ -148,18 +157,49 @@ func (e *Error) Is(target error) bool {
 	return e.Sentinel != nil && (e.Sentinel == target || errors.Is(e.Sentinel, target))
 }
 
-// ErrorCode names the kind of err for programs that cannot match Go values
-// (scripts, JSON output): "not_job", "exists", "corrupt", "too_large",
-// "invalid", "newer_schema", "no_migration", "locked", "cancel_requested",
-// "not_regular", "not_owner" or "not_due" when err is, or wraps, an *Error whose
-// Sentinel is ErrNotJob, ErrExists, ..., ErrNotOwner (the first
-// such *Error found by errors.Unwrap, depth first); otherwise "timeout"
-// when err matches context.DeadlineExceeded and "interrupted" when it
-// matches context.Canceled (a wait such as StartNext's or Wait's ended by
-// the caller's context); "io" for any other error (an I/O failure, a cause
-// from outside jobstore); "" for nil. The names are stable: a new version
-// may add one, never rename one.
-func ErrorCode(err error) string {
+// Code is ErrorCode's name for a kind of error, for programs that cannot
+// match Go values (scripts, JSON output, other languages). The names are
+// stable: a new version may add one, never rename one.
+type Code string
+
+// The codes ErrorCode returns. Each sentinel has its own (CodeNotJob for
+// ErrNotJob, ...); CodeTimeout and CodeInterrupted name the end of a
+// caller's context; CodeIO any other failure.
+const (
+	CodeNotJob          Code = "not_job"
+	CodeExists          Code = "exists"
+	CodeCorrupt         Code = "corrupt"
+	CodeTooLarge        Code = "too_large"
+	CodeInvalid         Code = "invalid"
+	CodeWrongState      Code = "wrong_state"
+	CodeNewerSchema     Code = "newer_schema"
+	CodeNoMigration     Code = "no_migration"
+	CodeLocked          Code = "locked"
+	CodeCancelRequested Code = "cancel_requested"
+	CodeNotRegular      Code = "not_regular"
+	CodeNotOwner        Code = "not_owner"
+	CodeNotDue          Code = "not_due"
+	CodeTimeout         Code = "timeout"     // a wait ended by its context's deadline
+	CodeInterrupted     Code = "interrupted" // a wait ended by its context's cancel
+	CodeIO              Code = "io"          // any other failure
+)
+
+// Codes returns every code ErrorCode may return, in the order of the
+// constants above (a new slice at each call).
+func Codes() []Code {
+	return []Code{CodeNotJob, CodeExists, CodeCorrupt, CodeTooLarge, CodeInvalid, CodeWrongState,
+		CodeNewerSchema, CodeNoMigration, CodeLocked, CodeCancelRequested, CodeNotRegular, CodeNotOwner,
+		CodeNotDue, CodeTimeout, CodeInterrupted, CodeIO}
+}
+
+// ErrorCode names the kind of err: the code of the first of the package's
+// sentinels found in err (an *Error whose Sentinel is ErrNotJob, ...,
+// found by errors.Unwrap, depth first: CodeNotJob, ...); otherwise
+// CodeTimeout when err matches context.DeadlineExceeded and
+// CodeInterrupted when it matches context.Canceled (a wait such as
+// StartNext's or Wait's ended by the caller's context); CodeIO for any
+// other error (an I/O failure, a cause from outside jobstore); "" for nil.
+func ErrorCode(err error) Code {
 	if err == nil {
 		return ""
 	}
@@ -171,7 +211,7 @@ func ErrorCode(err error) string {
 			return c.code
 		}
 	}
-	return "io"
+	return CodeIO
 }
 
 // contextCodes are ErrorCode's names for the ends of a caller's context,
@@ -179,10 +219,10 @@ func ErrorCode(err error) string {
 // already tells them apart.
 var contextCodes = [...]struct {
 	err  error
-	code string
+	code Code
 }{
-	{context.DeadlineExceeded, "timeout"},
-	{context.Canceled, "interrupted"},
+	{context.DeadlineExceeded, CodeTimeout},
+	{context.Canceled, CodeInterrupted},
 }
 
 // sentinelOf finds the first of our sentinels in err's tree: a sentinel
@@ -220,6 +260,13 @@ func sentinelOf(err error) *sentinel {
 func errNotJob[D ~string](op string, dir D) *Error {
 	return &Error{Op: op, Path: string(dir), Sentinel: ErrNotJob, Msg: "no job.json here",
 		Remedy: "that directory is not a job: check the path, or submit the job first"}
+}
+
+// errNoJobDir: there is no directory at dir (a JobDir): a mistyped path,
+// or a job removed. Like errNotJob, it is ErrNotJob.
+func errNoJobDir[D ~string](op string, dir D) *Error {
+	return &Error{Op: op, Path: string(dir), Sentinel: ErrNotJob, Msg: "no such directory",
+		Remedy: "check the path: no directory is there (a removed job leaves none)"}
 }
 
 // errRemovedMeanwhile: the job directory dir was removed (renamed away by
@@ -314,6 +361,13 @@ type invalid struct {
 	subject          string
 	found, supported any
 	msg, remedy      string
+}
+
+// errWrongState: the job's state refuses op, as v says: the state found,
+// the states op accepts, what is wrong and the remedy. Subject is "state".
+func errWrongState(op, path string, v invalid) *Error {
+	return &Error{Op: op, Path: path, Subject: "state", Sentinel: ErrWrongState,
+		Found: v.found, Supported: v.supported, Msg: v.msg, Remedy: v.remedy}
 }
 
 // errWrongJobID: a record at path whose job_id is not the name of its job

@@ -2,6 +2,7 @@ package jobstore
 
 import (
 	"errors"
+	"fmt"
 	"go/ast"
 	"go/parser"
 	"go/token"
@@ -18,8 +19,9 @@ import (
 )
 
 // TestSentinels_EveryOneHasAStableCode reads the package's source for every
-// sentinel literal, so that a sentinel added without a code, or without a
-// row here, fails: ErrorCode would otherwise call it "io".
+// sentinel literal and every Code constant, so that a sentinel added
+// without a code, or without a row here, fails (ErrorCode would otherwise
+// call it "io"), and so does a constant that Codes leaves out.
 func TestSentinels_EveryOneHasAStableCode(t *testing.T) {
 	pinned := map[string]struct {
 		err  error
@@ -30,6 +32,7 @@ func TestSentinels_EveryOneHasAStableCode(t *testing.T) {
 		"ErrCorrupt":         {ErrCorrupt, "corrupt"},
 		"ErrTooLarge":        {ErrTooLarge, "too_large"},
 		"ErrInvalid":         {ErrInvalid, "invalid"},
+		"ErrWrongState":      {ErrWrongState, "wrong_state"},
 		"ErrNewerSchema":     {ErrNewerSchema, "newer_schema"},
 		"ErrNoMigration":     {ErrNoMigration, "no_migration"},
 		"ErrLocked":          {ErrLocked, "locked"},
@@ -39,7 +42,8 @@ func TestSentinels_EveryOneHasAStableCode(t *testing.T) {
 		"ErrNotDue":          {ErrNotDue, "not_due"},
 	}
 	codeShape := regexp.MustCompile(`^[a-z]+(_[a-z]+)*$`)
-	found := map[string]string{} // variable name -> code in its literal
+	consts := map[string]string{} // constant name -> its code, for every Code constant
+	found := map[string]string{}  // variable name -> the constant its literal starts with
 	fset := token.NewFileSet()
 	entries, err := os.ReadDir(".")
 	require.NoError(t, err)
@@ -58,6 +62,14 @@ func TestSentinels_EveryOneHasAStableCode(t *testing.T) {
 				}
 				return true
 			}
+			if id, ok := spec.Type.(*ast.Ident); ok && id.Name == "Code" {
+				for i, v := range spec.Values {
+					b, ok := v.(*ast.BasicLit)
+					require.True(t, ok && b.Kind == token.STRING, "%s: a Code constant that is not a string literal", fset.Position(v.Pos()))
+					consts[spec.Names[i].Name], _ = strconv.Unquote(b.Value)
+				}
+				return false
+			}
 			for i, v := range spec.Values {
 				lit := sentinelLit(v)
 				if lit == nil {
@@ -65,8 +77,8 @@ func TestSentinels_EveryOneHasAStableCode(t *testing.T) {
 				}
 				code := ""
 				if len(lit.Elts) > 0 {
-					if b, ok := lit.Elts[0].(*ast.BasicLit); ok && b.Kind == token.STRING {
-						code, _ = strconv.Unquote(b.Value)
+					if id, ok := lit.Elts[0].(*ast.Ident); ok {
+						code = id.Name
 					}
 				}
 				found[spec.Names[i].Name] = code
@@ -76,8 +88,12 @@ func TestSentinels_EveryOneHasAStableCode(t *testing.T) {
 	}
 	require.NotEmpty(t, found, "the parser found no sentinel at all")
 	codes := map[string]string{}
-	for name, code := range found {
-		assert.Regexp(t, codeShape, code, "%s: its first field must be its code", name)
+	for name, constant := range found {
+		code, ok := consts[constant]
+		if !assert.True(t, ok, "%s: its first field must be a Code constant, not %q", name, constant) {
+			continue
+		}
+		assert.Regexp(t, codeShape, code, name)
 		if other, dup := codes[code]; dup {
 			t.Errorf("%s and %s share the code %q", name, other, code)
 		}
@@ -87,9 +103,20 @@ func TestSentinels_EveryOneHasAStableCode(t *testing.T) {
 			continue
 		}
 		assert.Equal(t, p.code, code, name)
-		assert.Equal(t, p.code, ErrorCode(p.err), name)
+		assert.Equal(t, Code(p.code), ErrorCode(p.err), name)
 	}
 	assert.Len(t, found, len(pinned), "a pinned sentinel is gone from the source")
+
+	listed := map[Code]bool{}
+	for _, c := range Codes() {
+		assert.False(t, listed[c], "Codes lists %q twice", c)
+		listed[c] = true
+	}
+	require.Contains(t, consts, "CodeIO", "the Code constants were not read")
+	for name, code := range consts {
+		assert.True(t, listed[Code(code)], "Codes leaves out %s", name)
+	}
+	assert.Len(t, listed, len(consts), "Codes lists a code that is no constant")
 }
 
 func isSentinelType(e ast.Expr) bool {
@@ -139,7 +166,7 @@ func TestConstructors_EachBuildsItsKind(t *testing.T) {
 		name     string
 		err      *Error
 		sentinel error
-		code     string
+		code     Code
 	}{
 		{"errNotJob", errNotJob("read spec", JobDir("/r/j1")), ErrNotJob, "not_job"},
 		{"errExists", errExists("publish", path, cause), ErrExists, "exists"},
@@ -150,6 +177,7 @@ func TestConstructors_EachBuildsItsKind(t *testing.T) {
 		{"errNewerSchema", errNewerSchema("migrate status.json", 3, 1), ErrNewerSchema, "newer_schema"},
 		{"errNoMigration", errNoMigration("migrate status.json", 0, 1, nil), ErrNoMigration, "no_migration"},
 		{"errNoMigration, failed step", errNoMigration("migrate status.json", 0, 1, cause), ErrNoMigration, "no_migration"},
+		{"errWrongState", errWrongState("start", path, invalid{found: "succeeded", msg: "the job is already succeeded", remedy: "submit a new job"}), ErrWrongState, "wrong_state"},
 		{"errLocked", errLocked("lock", "/r/j1/job.lock", "held by pid 7"), ErrLocked, "locked"},
 		{"errIO", errIO("fsync", path, &fs.PathError{Op: "sync", Path: path, Err: cause}, "cannot sync", "check the disk"), nil, "io"},
 	}
@@ -195,6 +223,36 @@ func TestStepError_PermissionNamesWhatIsMissing(t *testing.T) {
 			for _, n := range tc.not {
 				assert.NotContains(t, err.Remedy, n)
 			}
+		})
+	}
+}
+
+// TestStateRefusals_AreTheSentinelNotTheField: StartNext's passedOver and
+// the claimers' lostClaim take a job whose state refuses them
+// (ErrWrongState) for one that ended meanwhile, and nothing else: a record
+// whose state field is unreadable (ErrInvalid, Subject "state") is a fault
+// of the job's own, reported, though it names the same field.
+func TestStateRefusals_AreTheSentinelNotTheField(t *testing.T) {
+	const path = "/r/j1/status.json"
+	refusal := errWrongState("start", path, invalid{found: "succeeded", msg: "the job is already succeeded"})
+	unknown := errInvalid("read status", path, invalid{subject: "state", found: "done", msg: `"done" is not a known state`})
+	for _, tc := range []struct {
+		name    string
+		err     error
+		refusal bool
+	}{
+		{"the job's state refuses", refusal, true},
+		{"wrapped", fmt.Errorf("start: %w", refusal), true},
+		{"an unknown state read", unknown, false},
+		{"an unknown state, wrapped", fmt.Errorf("start: %w", unknown), false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			state, passed := passedOver(tc.err)
+			assert.Equal(t, tc.refusal, passed, "passedOver")
+			if tc.refusal {
+				assert.Equal(t, stateSettled, state)
+			}
+			assert.Equal(t, tc.refusal, lostClaim(tc.err), "lostClaim")
 		})
 	}
 }

@@ -4,12 +4,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -25,6 +29,7 @@ var sentinels = map[string]error{
 	"ErrCorrupt":         jobstore.ErrCorrupt,
 	"ErrTooLarge":        jobstore.ErrTooLarge,
 	"ErrInvalid":         jobstore.ErrInvalid,
+	"ErrWrongState":      jobstore.ErrWrongState,
 	"ErrNewerSchema":     jobstore.ErrNewerSchema,
 	"ErrNoMigration":     jobstore.ErrNoMigration,
 	"ErrLocked":          jobstore.ErrLocked,
@@ -59,6 +64,14 @@ func failWith(t *testing.T, name string) error {
 		return err
 	case "ErrInvalid":
 		return jobstore.WriteStatus(newJob(t, "invalid"), jobstore.JobStatus{State: "finished"})
+	case "ErrWrongState":
+		dir := newJob(t, "finished")
+		run, err := jobstore.Start(dir)
+		require.NoError(t, err)
+		require.NoError(t, run.Finish(jobstore.Outcome{State: jobstore.Succeeded}))
+		require.NoError(t, run.Close())
+		_, err = jobstore.Start(dir)
+		return err
 	case "ErrNewerSchema":
 		dir := newJob(t, "j1")
 		writeFile(t, dir.StatusPath(), readFile(t, filepath.Join("testdata", "status.newer.json")))
@@ -150,6 +163,8 @@ func TestErrors_NewerSchemaCarriesBothVersions(t *testing.T) {
 	assert.Equal(t, "schema_version", e.Subject)
 	assert.Contains(t, err.Error(), "written by a newer jobstore (schema_version 3); this version understands up to 2")
 	assert.Contains(t, err.Error(), filepath.Join("j1", "status.json"))
+	assert.True(t, strings.HasPrefix(err.Error(), "jobstore: read status "), "the error opens with what the caller did, not with a migration: %v", err)
+	assert.NotContains(t, err.Error(), "migrate")
 }
 
 func TestErrors_InvalidCarriesFieldAndValue(t *testing.T) {
@@ -245,7 +260,7 @@ func TestErrorCode_NamesTheKindOfEachFailure(t *testing.T) {
 	// The codes are what scripts match in the CLI's JSON output: pinned here.
 	want := map[string]string{
 		"ErrNotJob": "not_job", "ErrExists": "exists", "ErrCorrupt": "corrupt", "ErrTooLarge": "too_large",
-		"ErrInvalid": "invalid", "ErrNewerSchema": "newer_schema", "ErrNoMigration": "no_migration", "ErrLocked": "locked",
+		"ErrInvalid": "invalid", "ErrWrongState": "wrong_state", "ErrNewerSchema": "newer_schema", "ErrNoMigration": "no_migration", "ErrLocked": "locked",
 		"ErrCancelRequested": "cancel_requested", "ErrNotRegular": "not_regular", "ErrNotOwner": "not_owner",
 		"ErrNotDue": "not_due",
 	}
@@ -253,10 +268,11 @@ func TestErrorCode_NamesTheKindOfEachFailure(t *testing.T) {
 	for name := range sentinels {
 		t.Run(name, func(t *testing.T) {
 			err := failWith(t, name)
-			assert.Equal(t, want[name], jobstore.ErrorCode(err))
-			assert.Equal(t, want[name], jobstore.ErrorCode(sentinels[name]), "the bare sentinel")
-			assert.Equal(t, want[name], jobstore.ErrorCode(fmt.Errorf("while polling: %w", err)), "wrapped")
-			assert.Equal(t, want[name], jobstore.ErrorCode(errors.Join(io.EOF, err)), "joined")
+			code := jobstore.Code(want[name])
+			assert.Equal(t, code, jobstore.ErrorCode(err))
+			assert.Equal(t, code, jobstore.ErrorCode(sentinels[name]), "the bare sentinel")
+			assert.Equal(t, code, jobstore.ErrorCode(fmt.Errorf("while polling: %w", err)), "wrapped")
+			assert.Equal(t, code, jobstore.ErrorCode(errors.Join(io.EOF, err)), "joined")
 		})
 	}
 }
@@ -269,9 +285,9 @@ func TestErrorCode_AnythingElseIsIO(t *testing.T) {
 		"an *Error with a foreign one": &jobstore.Error{Op: "read", Sentinel: io.EOF},
 		"fs.ErrNotExist itself":        fs.ErrNotExist, // ErrNotJob stands for it, not the other way round
 	} {
-		assert.Equal(t, "io", jobstore.ErrorCode(err), name)
+		assert.Equal(t, jobstore.CodeIO, jobstore.ErrorCode(err), name)
 	}
-	assert.Equal(t, "", jobstore.ErrorCode(nil))
+	assert.Equal(t, jobstore.Code(""), jobstore.ErrorCode(nil))
 }
 
 // TestErrorCode_AContextEndIsTimeoutOrInterrupted: StartNext and Wait
@@ -304,14 +320,205 @@ func TestErrorCode_AContextEndIsTimeoutOrInterrupted(t *testing.T) {
 		t.Run(name+"/deadline", func(t *testing.T) {
 			err := call(deadline())
 			require.ErrorIs(t, err, context.DeadlineExceeded)
-			assert.Equal(t, "timeout", jobstore.ErrorCode(err), "%v", err)
+			assert.Equal(t, jobstore.CodeTimeout, jobstore.ErrorCode(err), "%v", err)
 			errOf(t, err)
 		})
 		t.Run(name+"/cancelled", func(t *testing.T) {
 			err := call(cancelled())
 			require.ErrorIs(t, err, context.Canceled)
-			assert.Equal(t, "interrupted", jobstore.ErrorCode(err), "%v", err)
+			assert.Equal(t, jobstore.CodeInterrupted, jobstore.ErrorCode(err), "%v", err)
 		})
 	}
-	assert.Equal(t, "locked", jobstore.ErrorCode(errors.Join(context.Canceled, failWith(t, "ErrLocked"))), "a sentinel wins")
+	assert.Equal(t, jobstore.CodeLocked, jobstore.ErrorCode(errors.Join(context.Canceled, failWith(t, "ErrLocked"))), "a sentinel wins")
+}
+
+// textClassified lists where the Go file at path tells errors apart by
+// their text: a field of an *Error that holds words (Subject, Msg,
+// Remedy) compared with, or switched on, a string; an error's Error()
+// text, or such a field, searched (strings.Contains, HasPrefix, ...) or
+// matched by a regular expression; ErrorCode compared with, or switched
+// on, a string literal instead of a Code constant. Each is a position and
+// what was found. Searching an error's text is allowed in tests, which
+// check that a message says what it should.
+func textClassified(t *testing.T, fset *token.FileSet, path string) []string {
+	t.Helper()
+	f, err := parser.ParseFile(fset, path, nil, 0)
+	require.NoError(t, err)
+	var found []string
+	report := func(n ast.Node, what string) {
+		found = append(found, fset.Position(n.Pos()).String()+": "+what)
+	}
+	isWordField := func(e ast.Expr) bool {
+		s, ok := e.(*ast.SelectorExpr)
+		return ok && (s.Sel.Name == "Subject" || s.Sel.Name == "Msg" || s.Sel.Name == "Remedy")
+	}
+	isErrorText := func(e ast.Expr) bool {
+		c, ok := e.(*ast.CallExpr)
+		if !ok || len(c.Args) != 0 {
+			return false
+		}
+		s, ok := c.Fun.(*ast.SelectorExpr)
+		return ok && s.Sel.Name == "Error"
+	}
+	isErrorCode := func(e ast.Expr) bool {
+		c, ok := e.(*ast.CallExpr)
+		if !ok {
+			return false
+		}
+		switch fn := c.Fun.(type) {
+		case *ast.Ident:
+			return fn.Name == "ErrorCode"
+		case *ast.SelectorExpr:
+			return fn.Sel.Name == "ErrorCode"
+		}
+		return false
+	}
+	isString := func(e ast.Expr) bool { // a string literal, not "" (a check for emptiness)
+		b, ok := e.(*ast.BasicLit)
+		return ok && b.Kind == token.STRING && b.Value != `""` && b.Value != "``"
+	}
+	// searches are the functions of package strings and the methods of
+	// *regexp.Regexp that look for text in a string (assertions of tests,
+	// assert.Contains(t, err.Error(), ...), check a message; they do not
+	// classify).
+	searches := map[string]bool{"Contains": true, "HasPrefix": true, "HasSuffix": true, "Index": true, "EqualFold": true,
+		"Cut": true, "MatchString": true, "FindString": true, "FindStringSubmatch": true, "FindAllString": true,
+		"FindStringIndex": true, "FindAllStringSubmatch": true, "FindAllStringIndex": true}
+	isSearch := func(fn ast.Expr) (string, bool) {
+		s, ok := fn.(*ast.SelectorExpr)
+		if !ok || !searches[s.Sel.Name] {
+			return "", false
+		}
+		if id, ok := s.X.(*ast.Ident); ok && (id.Name == "assert" || id.Name == "require" || id.Name == "t") {
+			return "", false
+		}
+		return s.Sel.Name, true
+	}
+	ast.Inspect(f, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.BinaryExpr:
+			if n.Op != token.EQL && n.Op != token.NEQ {
+				return true
+			}
+			for _, pair := range [][2]ast.Expr{{n.X, n.Y}, {n.Y, n.X}} {
+				switch {
+				case isWordField(pair[0]) && isString(pair[1]):
+					report(n, "a field of words compared with a string")
+				case isErrorCode(pair[0]) && isString(pair[1]):
+					report(n, "ErrorCode compared with a string literal, not a Code constant")
+				case isErrorText(pair[0]) && isString(pair[1]):
+					report(n, "an error's text compared with a string")
+				}
+			}
+		case *ast.SwitchStmt:
+			if n.Tag == nil || !(isWordField(n.Tag) || isErrorCode(n.Tag) || isErrorText(n.Tag)) {
+				return true
+			}
+			for _, c := range n.Body.List {
+				for _, e := range c.(*ast.CaseClause).List {
+					if isString(e) {
+						report(e, "a switch on an error's words or code with a string case")
+					}
+				}
+			}
+		case *ast.CallExpr:
+			name, ok := isSearch(n.Fun)
+			if !ok || strings.HasSuffix(path, "_test.go") { // a test may look for the words it expects
+				return true
+			}
+			for _, a := range n.Args {
+				if isErrorText(a) || isWordField(a) {
+					report(n, name+" on an error's text")
+				}
+			}
+		}
+		return true
+	})
+	return found
+}
+
+// No code of the module tells errors apart by their text: a kind is a
+// sentinel (errors.Is), a type (errors.As) or a Code constant, so that a
+// reworded message or remedy changes no behaviour. The module's Go files
+// are read, tests included (where an error's text may be searched for the
+// words a message should hold), but for the few that state why they must.
+func TestModule_ClassifiesNoErrorByItsText(t *testing.T) {
+	// allowed are the files that must read an error's text, and why.
+	allowed := map[string]string{
+		// Plan 9's system errors are strings (syscall.ErrorString): no errno to match.
+		filepath.Join("cmd", "jobstore", "diskfull_plan9.go"): "Plan 9's errors are text",
+	}
+	fset := token.NewFileSet()
+	var found []string
+	files := 0
+	err := filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && path != "." && (strings.HasPrefix(d.Name(), ".") || d.Name() == "testdata" || d.Name() == "node_modules") {
+			return filepath.SkipDir
+		}
+		if d.IsDir() || !strings.HasSuffix(path, ".go") || path == "errors_test.go" {
+			return nil
+		}
+		files++
+		if _, ok := allowed[path]; ok {
+			return nil
+		}
+		found = append(found, textClassified(t, fset, path)...)
+		return nil
+	})
+	require.NoError(t, err)
+	require.Greater(t, files, 300, "the module's Go files were not all read")
+	require.Empty(t, found, "errors classified by their text ("+strconv.Itoa(len(found))+"); use errors.Is with a sentinel, errors.As, or a Code constant")
+}
+
+// A job directory that does not exist is said to be missing, and one that
+// exists without job.json to hold none: both are ErrNotJob (and
+// fs.ErrNotExist), whatever the call.
+func TestNotJob_SaysWhetherTheDirectoryIsMissingOrHoldsNoJob(t *testing.T) {
+	calls := map[string]func(dir jobstore.JobDir) error{
+		"ReadStatus": func(dir jobstore.JobDir) error { _, err := jobstore.ReadStatus(dir); return err },
+		"ReadSpec":   func(dir jobstore.JobDir) error { _, err := jobstore.ReadSpec(dir); return err },
+		"Remove":     func(dir jobstore.JobDir) error { return jobstore.Remove(dir) },
+		"Start":      func(dir jobstore.JobDir) error { _, err := jobstore.Start(dir); return err },
+		"Retry":      func(dir jobstore.JobDir) error { return jobstore.Retry(dir) },
+		"RequestCancel": func(dir jobstore.JobDir) error {
+			return jobstore.RequestCancel(dir, jobstore.CancelRequest{})
+		},
+		"Wait": func(dir jobstore.JobDir) error {
+			_, err := jobstore.Wait(context.Background(), dir)
+			return err
+		},
+	}
+	for name, call := range calls {
+		t.Run(name, func(t *testing.T) {
+			root := tempDir(t)
+			missing := jobstore.JobDir(filepath.Join(root, "missing"))
+			err := call(missing)
+			require.ErrorIs(t, err, jobstore.ErrNotJob)
+			require.ErrorIs(t, err, fs.ErrNotExist)
+			assert.Contains(t, err.Error(), string(missing)+": no such directory")
+			assert.NotContains(t, err.Error(), "job.json")
+
+			empty := jobstore.JobDir(filepath.Join(root, "empty"))
+			require.NoError(t, os.Mkdir(string(empty), 0o755))
+			err = call(empty)
+			require.ErrorIs(t, err, jobstore.ErrNotJob)
+			assert.Contains(t, err.Error(), "no job.json here")
+		})
+	}
+}
+
+// Wait's errors name the wait, never the Watch it is built on: here a
+// directory whose status.json cannot be read (which a wait would sit out)
+// and that holds no job.json.
+func TestWait_ErrorsNameTheWait(t *testing.T) {
+	dir := newJobDir(t, "j")
+	require.NoError(t, os.MkdirAll(string(dir), 0o755))
+	writeFile(t, dir.StatusPath(), []byte("{"))
+	_, err := jobstore.Wait(context.Background(), dir)
+	require.ErrorIs(t, err, jobstore.ErrNotJob)
+	assert.True(t, strings.HasPrefix(err.Error(), "jobstore: wait "+string(dir)+":"), "%v", err)
+	assert.NotContains(t, err.Error(), "watch")
 }

@@ -60,7 +60,7 @@ func ExampleReadSpec() {
 	fmt.Println(spec.ID, spec.Kind, spec.SchemaVersion, string(spec.Params))
 	fmt.Println(spec.SubmittedAt) // UTC, to the microsecond: the file's precision
 
-	// A directory without job.json is not a job.
+	// A directory that is not there is not a job.
 	_, err = jobstore.ReadSpec(jobstore.JobDir(filepath.Join(root, "nothing-here")))
 	var e *jobstore.Error
 	if errors.As(err, &e) {
@@ -69,7 +69,7 @@ func ExampleReadSpec() {
 	// Output:
 	// render-42 render 2 {"frames":120}
 	// 2026-11-30 09:35:40.123456 +0000 UTC
-	// true true that directory is not a job: check the path, or submit the job first
+	// true true check the path: no directory is there (a removed job leaves none)
 }
 
 func ExampleWriteStatus() {

@@ -24,7 +24,7 @@ type ownership struct {
 // ownedBy makes r the owner of claim c: the lease renewer starts, and its
 // events (the claim fenced, the lease lapsed) come back to r. Callers hold
 // r.wmu and r.mu.
-func (r *Run) ownedBy(c *attempt.Claim, o startOptions) {
+func (r *Run) ownedBy(c *attempt.Claim, o claimOptions) {
 	r.own = ownership{claim: c, host: o.host, lease: o.lease}
 	r.own.ren = r.renew(c)
 }

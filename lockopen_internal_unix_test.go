@@ -72,7 +72,7 @@ func TestLockOpenError_AJobRemovedMeanwhileIsNotJob(t *testing.T) {
 			require.ErrorAs(t, err, &e)
 			assert.Equal(t, string(dir), e.Path[:len(dir)], "names the job")
 			if tc.notJob {
-				assert.Equal(t, "not_job", ErrorCode(err))
+				assert.Equal(t, CodeNotJob, ErrorCode(err))
 				assert.Contains(t, err.Error(), "removed meanwhile")
 				assert.NotContains(t, e.Remedy, "permission")
 				return

@@ -135,7 +135,10 @@ func decodeRecord[T any, P interface {
 // string, 1.5, a number beyond 2^31-1) is ErrInvalid with Found set. The
 // caller's map, and every map and slice in it, is never changed.
 func migrate(payload map[string]any, sch recordSchema) (map[string]any, error) {
-	op, current := "migrate "+sch.file, sch.current
+	// No op of its own: the reader's (read status, decode spec) names what
+	// the caller was doing; migrating is how, not what.
+	const op = ""
+	current := sch.current
 	v, err := schemaVersion(payload)
 	if err != nil {
 		return nil, errInvalid(op, "", invalid{subject: "schema_version", found: payload["schema_version"], supported: current, msg: err.Error(), remedy: fmt.Sprintf("set schema_version to an integer; this jobstore writes %d", current)})

@@ -40,7 +40,7 @@ const nextRetry = time.Minute
 // waits for jobs in a loop should use a Worker.
 func StartNext(ctx context.Context, root string, opts ...StartOption) (*Run, error) {
 	const op = "start next"
-	o, err := newStartOptions(op, JobDir(root), opts)
+	o, err := newStartOptions(op, root, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -187,11 +187,8 @@ func (no nextOptions) report(rs []nextReport) {
 // unknown (to be read again) for a race lost to another runner or claim or
 // a directory removed meanwhile.
 func passedOver(err error) (nextState, bool) {
-	var e *Error
 	switch {
-	case errors.Is(err, ErrCancelRequested):
-		return stateSettled, true
-	case errors.As(err, &e) && e.Sentinel == ErrInvalid && e.Subject == "state":
+	case errors.Is(err, ErrCancelRequested), errors.Is(err, ErrWrongState):
 		return stateSettled, true
 	case errors.Is(err, ErrLocked), errors.Is(err, ErrNotOwner), errors.Is(err, fs.ErrNotExist), errors.Is(err, ErrNotDue):
 		return stateUnknown, true

@@ -14,11 +14,17 @@ import (
 type StartOption func(*startOptions)
 
 type startOptions struct {
+	claimOptions
 	progressInterval time.Duration
-	host             string // WithHost; HostID() when not set
-	hostSet          bool
-	lease            time.Duration // WithLease; DefaultLease when 0
-	next             nextOptions   // StartNext's own (next.go); Start ignores them
+	hostSet          bool        // WithHost was given
+	next             nextOptions // StartNext's own (next.go); Start ignores them
+}
+
+// claimOptions are what a claim of a job's next attempt needs (claim.go),
+// whoever makes it: Start, Remove, a canceller, Reconcile, Retry.
+type claimOptions struct {
+	host  string        // WithHost; HostID() when not set
+	lease time.Duration // WithLease; DefaultLease when 0
 }
 
 // DefaultProgressInterval is how often, at most, a Run writes the progress
@@ -71,20 +77,21 @@ func WithHost(id string) StartOption {
 }
 
 // newStartOptions applies opts over the defaults and checks them; an
-// invalid value is ErrInvalid.
-func newStartOptions(op string, dir JobDir, opts []StartOption) (startOptions, error) {
-	o := startOptions{progressInterval: DefaultProgressInterval, lease: DefaultLease}
+// invalid value is ErrInvalid naming path (a job directory, or the root
+// StartNext looks at).
+func newStartOptions[P ~string](op string, path P, opts []StartOption) (startOptions, error) {
+	o := startOptions{progressInterval: DefaultProgressInterval, claimOptions: claimOptions{lease: DefaultLease}}
 	for _, opt := range opts {
 		opt(&o)
 	}
 	if o.progressInterval < 0 {
-		return o, errInvalid(op, string(dir), invalid{subject: "progress interval", found: o.progressInterval, supported: "0 (write every update) or more", msg: fmt.Sprintf("%v is negative", o.progressInterval)})
+		return o, errInvalid(op, string(path), invalid{subject: "progress interval", found: o.progressInterval, supported: "0 (write every update) or more", msg: fmt.Sprintf("%v is negative", o.progressInterval)})
 	}
 	if o.lease == 0 {
 		o.lease = DefaultLease
 	}
 	if o.lease < minLease {
-		return o, errInvalid(op, string(dir), invalid{subject: "lease", found: o.lease, supported: fmt.Sprintf("%v or more", minLease), msg: fmt.Sprintf("%v is too short to be renewed every third of it", o.lease)})
+		return o, errInvalid(op, string(path), invalid{subject: "lease", found: o.lease, supported: fmt.Sprintf("%v or more", minLease), msg: fmt.Sprintf("%v is too short to be renewed every third of it", o.lease)})
 	}
 	if o.hostSet {
 		return o, validateHostID(o.host)

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/axqua/jobstore/internal/fsys"
 )
@@ -111,18 +112,18 @@ func validateJobID(op, path, id string) error {
 	switch {
 	case id == "":
 		return bad("is empty")
-	case len(id) > maxJobIDLen:
-		return bad(fmt.Sprintf("is %d characters long, more than %d", len(id), maxJobIDLen))
 	case id[0] == '.' || id[0] == '-':
 		return bad(fmt.Sprintf("%q starts with %q", id, id[0]))
 	}
 	for i := 0; i < len(id); i++ {
 		c := id[i]
 		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '.' || c == '_' || c == '-') {
-			return bad(fmt.Sprintf("%q has the character %q at byte %d", id, c, i))
+			return bad(fmt.Sprintf("%q has %s at byte %d", id, charAt(id, i), i))
 		}
 	}
-	switch {
+	switch { // id is ASCII now: its bytes are its characters
+	case len(id) > maxJobIDLen:
+		return bad(fmt.Sprintf("is %d characters long, more than %d", len(id), maxJobIDLen))
 	case id[len(id)-1] == '.':
 		return bad(fmt.Sprintf("%q ends with '.', which Windows drops from a file name", id))
 	case isWindowsDeviceName(id):
@@ -134,6 +135,17 @@ func validateJobID(op, path, id string) error {
 		}
 	}
 	return nil
+}
+
+// charAt names the character that starts at byte i of s as a person reads
+// it: the UTF-8 character ("the character 'é'"), or the byte itself when
+// s holds no valid UTF-8 there ("the byte 0xe9 (not UTF-8)").
+func charAt(s string, i int) string {
+	r, size := utf8.DecodeRuneInString(s[i:])
+	if r == utf8.RuneError && size <= 1 {
+		return fmt.Sprintf("the byte %#02x (not UTF-8)", s[i])
+	}
+	return fmt.Sprintf("the character %q", r)
 }
 
 // reservedRootNames are the files the package itself keeps in a root, next
@@ -208,11 +220,11 @@ func checkJobDir(op string, dir JobDir) error {
 const submitDir = ".submit"
 
 // openJobDir opens a job directory for reading: never through a link; a
-// missing one is ErrNotJob.
+// missing one is ErrNotJob ("no such directory").
 func openJobDir(op string, dir JobDir) (*fsys.Dir, error) {
 	d, err := openDirAt(op, jobRecord(dir, ""))
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, errNotJob(op, dir)
+		return nil, errNoJobDir(op, dir)
 	}
 	return d, err
 }
@@ -224,7 +236,7 @@ func openJobDirToRead(op string, dir JobDir) (*fsys.Dir, error) {
 	at.lookup = true
 	d, err := openDirAt(op, at)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, errNotJob(op, dir)
+		return nil, errNoJobDir(op, dir)
 	}
 	return d, err
 }

@@ -122,6 +122,11 @@ func TestValidateJobID_MessageSaysWhatIsWrong(t *testing.T) {
 		{".x", `starts with '.'`},
 		{"-x", `starts with '-'`},
 		{"a/b", `'/' at byte 1`},
+		// A character of several bytes is shown whole, at the byte it starts.
+		{"café", `"café" has the character 'é' at byte 3`},
+		{"日本", `"日本" has the character '日' at byte 0`},
+		{"caf\xe9", `has the byte 0xe9 (not UTF-8) at byte 3`},
+		{strings.Repeat("é", 100), `has the character 'é' at byte 0`}, // 200 bytes, 100 characters
 	}
 	for _, tt := range tests {
 		err := jobstore.ValidateJobID(tt.id)

@@ -145,7 +145,19 @@ func TestReadme_PythonPollerReadsARealJob(t *testing.T) {
 		dir, err := jobstore.Submit(root, jobstore.JobSpec{ID: "queued", Kind: "render"})
 		require.NoError(t, err)
 		_, lines, stderr := start(t, string(dir))
-		assert.Equal(t, "queued ", next(t, lines, stderr), "no \"None\" for a progress not yet known")
+		assert.Equal(t, "queued", next(t, lines, stderr), "no \"None\", nor a blank, for a progress or message not yet known")
+	})
+
+	t.Run("a running job with a progress and no message", func(t *testing.T) {
+		dir, err := jobstore.Submit(root, jobstore.JobSpec{ID: "silent", Kind: "render"})
+		require.NoError(t, err)
+		run, err := jobstore.Start(dir, jobstore.WithProgressInterval(time.Hour))
+		require.NoError(t, err)
+		defer run.Close()
+		require.NoError(t, run.Progress(0.25, ""))
+		require.NoError(t, run.Flush())
+		_, lines, stderr := start(t, string(dir))
+		assert.Equal(t, "running 25%", next(t, lines, stderr))
 	})
 
 	t.Run("a job with no status yet", func(t *testing.T) {
@@ -220,16 +232,26 @@ func TestReadme_PythonSubmitWaitCancel(t *testing.T) {
 }
 
 // sentinelCodes reads errors.go for each sentinel variable and its code
-// (ErrNotJob error = &sentinel{"not_job", ...}), so that a sentinel added
-// there is seen without anyone updating a list.
+// (ErrNotJob error = &sentinel{CodeNotJob, ...}, CodeNotJob Code =
+// "not_job"), so that a sentinel added there is seen without anyone
+// updating a list.
 func sentinelCodes(t *testing.T) map[string]string {
 	t.Helper()
 	f, err := parser.ParseFile(token.NewFileSet(), "errors.go", nil, 0)
 	require.NoError(t, err)
-	codes := map[string]string{}
+	consts := map[string]string{} // CodeNotJob -> "not_job"
+	lits := map[string]string{}   // ErrNotJob -> CodeNotJob
 	ast.Inspect(f, func(n ast.Node) bool {
 		vs, ok := n.(*ast.ValueSpec)
 		if !ok || len(vs.Names) != 1 || len(vs.Values) != 1 {
+			return true
+		}
+		if b, ok := vs.Values[0].(*ast.BasicLit); ok && b.Kind == token.STRING {
+			if id, ok := vs.Type.(*ast.Ident); ok && id.Name == "Code" {
+				code, err := strconv.Unquote(b.Value)
+				require.NoError(t, err)
+				consts[vs.Names[0].Name] = code
+			}
 			return true
 		}
 		u, ok := vs.Values[0].(*ast.UnaryExpr)
@@ -240,15 +262,18 @@ func sentinelCodes(t *testing.T) map[string]string {
 		if id, isIdent := lit.Type.(*ast.Ident); !ok || !isIdent || id.Name != "sentinel" || len(lit.Elts) == 0 {
 			return true
 		}
-		b, ok := lit.Elts[0].(*ast.BasicLit)
-		require.True(t, ok && b.Kind == token.STRING, "sentinel %s does not start with its code", vs.Names[0].Name)
-		code, err := strconv.Unquote(b.Value)
-		require.NoError(t, err)
-		codes[vs.Names[0].Name] = code
+		c, ok := lit.Elts[0].(*ast.Ident)
+		require.True(t, ok, "sentinel %s does not start with its code's constant", vs.Names[0].Name)
+		lits[vs.Names[0].Name] = c.Name
 		return true
 	})
+	codes := map[string]string{}
+	for name, c := range lits {
+		require.Contains(t, consts, c, "sentinel %s's code %s is not a Code constant of errors.go", name, c)
+		codes[name] = consts[c]
+	}
 	require.Equal(t, "not_owner", codes["ErrNotOwner"], "errors.go was not read as expected")
-	require.Equal(t, "not_owner", jobstore.ErrorCode(jobstore.ErrNotOwner))
+	require.Equal(t, jobstore.CodeNotOwner, jobstore.ErrorCode(jobstore.ErrNotOwner))
 	return codes
 }
 

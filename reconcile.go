@@ -39,7 +39,7 @@ const lostRemedy = "the runner died without finishing; resubmit the job or inspe
 // this process count, so a reconciler that calls it every P marks a runner
 // that died on another host lost within lease + 2P of its death (lease + P
 // after the first call that follows it); ReconcileAll waits. A runner judged
-// gone is fenced first (fence.go): of all the reconcilers and starters on
+// gone is fenced first (claim.go): of all the reconcilers and starters on
 // all hosts exactly one takes the job over, and the fenced runner can no
 // longer write. A live runner is never marked lost.
 //
@@ -141,7 +141,7 @@ func reconcileJob(dir JobDir) (changed, undecided bool, err error) {
 // the runner that resolved its .run directory before the fence landed: a
 // job that finished is left alone).
 func takeOverLost(jd *fsys.Dir, lk *Lock, st *JobStatus, endsAttempt bool, host, why string) (changed, undecided bool, err error) {
-	c, now, err := takeOver("reconcile", jd, lk, st, endsAttempt, startOptions{host: host, lease: DefaultLease})
+	c, now, err := takeOver("reconcile", jd, lk, st, endsAttempt, claimOptions{host: host, lease: DefaultLease})
 	if lostClaim(err) {
 		return false, false, nil
 	}

@@ -19,104 +19,29 @@ import (
 // the remover holds the job's next attempt, as a starter would; then the
 // hidden directory is deleted, one name at a time, never through a link.
 
-// finishedStates are the states a job may be removed in.
-var finishedStates = []State{Succeeded, Failed, Cancelled, Lost}
-
 // Remove removes the finished job in dir: its directory and everything in
-// it, job.json and cancel.json included, read-only or not, on every
-// platform.
+// it, read-only files included, on every platform. The job leaves the root
+// in one rename: a reader finds it whole or gets ErrNotJob, and no job is
+// both started and removed. A nil return survives a power cut. A link in
+// the job is removed as a link; a filesystem mounted in it is never entered
+// (Remove reports what stays). index.json is not changed (Prune keeps it).
 //
-// Only a finished job is removed: its status is terminal (succeeded,
-// failed, cancelled, lost), no process holds its job.lock, and no later
-// attempt is claimed. Anything else is refused with an *Error, and the job
-// is left as it was (but for job.lock, which every locker creates, empty,
-// where it is missing):
+// Anything but a finished job is refused with an *Error, the job left as
+// it was (but for an empty job.lock where it was missing):
+//   - queued, running or no status yet: ErrWrongState, Found the state
+//     ("" for none), before anything is touched;
+//   - job.lock held, a later attempt claimed (judged as Start judges one),
+//     or, on Windows, the directory kept open by another process for about
+//     2 s: ErrLocked naming the holder; call again;
+//   - an unreadable status: its error; no job.json: ErrNotJob; dir a link:
+//     ErrNotRegular; dir's last element not a job ID: ErrInvalid, Subject
+//     "job_id", before anything is touched.
 //
-//   - a job that is queued, running, or has no status yet: ErrInvalid,
-//     Subject "state", Found the state ("" for none), before anything is
-//     touched;
-//   - job.lock held (a runner that finished but has not closed, another
-//     remover): ErrLocked naming the holder;
-//   - a claim in progress (a starter, a canceller or a remover on another
-//     host, whose locks do not reach this one, holds the next attempt):
-//     ErrLocked naming the attempt directory. A claim whose claimant is
-//     gone (it crashed before it wrote anything) is judged as Start judges
-//     one (see Start): on its own host at once, elsewhere after a whole
-//     lease (DefaultLease) of this process's observation, Remove never
-//     waiting for it (call again); once judged gone it is fenced and
-//     Remove goes on;
-//   - a status that cannot be read (ErrCorrupt, ErrNewerSchema, ...): that
-//     error; a dir without job.json: ErrNotJob; a dir that is a link:
-//     ErrNotRegular; a dir whose last element is not a job ID ("/", ".",
-//     "root/j/.."): ErrInvalid, Subject "job_id", before anything is
-//     touched.
-//
-// How: Remove takes job.lock without waiting, reads the status, then claims
-// the job's next attempt exactly as Start and RequestCancel do (creating
-// .run-N), so that of any number of removers, starters and cancellers on
-// any number of hosts one goes on; it reads the status again under its
-// claim. Then it renames the job directory, never replacing anything, to a
-// hidden name in the same root, checks that the renamed directory is the
-// one it claimed, fsyncs the root, and deletes the hidden directory:
-// job.json first, status.json last, every name relative to a directory
-// opened without following a link, so that a link inside the job is
-// removed as a link (its target untouched), a FIFO or a device is removed
-// without being opened, and a filesystem mounted inside the job is never
-// entered (that part stays, and Remove reports it). No job is both started
-// and removed: a starter that comes after the rename finds no job; one that
-// had opened the job directory before it finds a finished status there
-// (status.json goes last) or, once that is deleted too, fails its claim,
-// since the attempt directory it made is not at its path (ErrNotJob).
-//
-// What others see. The job leaves the root in the one rename: a reader
-// that comes after it finds no job (ErrNotJob), never a job.json without
-// its status or a half-deleted directory. A reader that opened the
-// directory just before the rename reads the records whole, or gets
-// ErrNotJob: ReadStatus and ReadCancel look for job.json again after a
-// missing record, and job.json goes first; List leaves out a job removed
-// while it reads it. A Watch of the job (already closed if it saw the
-// terminal status) reports ErrNotJob; a watcher of the root sees the job
-// directory go in one step. A reader in another language that reads the files by path and finds
-// status.json missing must look for job.json again (see the format
-// documentation). On NFS, another host may list the job for as long as its
-// attribute cache lasts (a few seconds), its reads then failing as above.
-// index.json, a cache, is not changed: Prune keeps it true; RebuildIndex
-// rebuilds it.
-//
-// A crash. Before the rename, the job stays whole, with Remove's claim of
-// its next attempt (.run-N, empty): the next Remove passes it as it passes
-// any claim of a dead claimant (on the same host at once, since job.lock
-// names the dead remover; elsewhere after a lease). After the rename, a
-// hidden directory .remove-<id>-<digits> remains in the root, partly
-// deleted, which no reader takes for a job; Prune, ReconcileAll and
-// RebuildIndex delete every such directory in which nothing has changed
-// for DefaultSweepAge (a Remove at work changes it at every step, and its
-// claim just before its rename, so a live one is never touched). A Remove
-// that returned nil survives a power cut: the root was fsynced after the
-// rename, so the job does not come back (the deletions after it are not
-// fsynced: part of the hidden directory may come back, hidden, for Prune).
-//
-// Windows: a directory cannot be renamed, nor a file deleted, while
-// another process holds it (or, for the directory, anything in it) open
-// without FILE_SHARE_DELETE; jobstore's own readers hold a job directory
-// so for the instant they read it. Remove releases its own handles before
-// the rename and retries the rename and each delete for up to about 2 s; a
-// job whose directory stays open longer (a long-lived reader) is ErrLocked
-// and stays whole. The read-only
-// attribute of job.json and cancel.json is cleared before each is
-// deleted. Directories are not fsynced there (see the package
-// documentation).
+// How it claims, renames and deletes, what readers see meanwhile, a crash
+// at each step, Windows: docs/mechanisms.md#remove.
 func Remove(dir JobDir) error {
 	const op = "remove"
-	if err := checkJobDir(op, dir); err != nil {
-		return err
-	}
-	dir = dir.clean()
-	o, err := newStartOptions(op, dir, nil)
-	if err != nil {
-		return err
-	}
-	jd, err := openJobDir(op, dir)
+	_, o, jd, err := openToClaim(op, dir, nil)
 	if err != nil {
 		return err
 	}
@@ -253,38 +178,6 @@ func dropFromIndex(op, root string, gone map[string]bool) error {
 			"rebuild the index (RebuildIndex)")
 	}
 	return nil
-}
-
-// refuseUnfinished is Remove's refusal of a job whose status st (nil: none
-// yet) is not terminal, naming the state; a job without job.json is
-// ErrNotJob.
-func refuseUnfinished(op string, jd *fsys.Dir, st *JobStatus) error {
-	dir := jobDir(jd)
-	if st != nil && st.State.Terminal() {
-		return nil
-	}
-	if _, err := jd.Lstat(SpecFile); errors.Is(err, fs.ErrNotExist) {
-		return errNotJob(op, dir)
-	}
-	var state State
-	msg := "the job has no status yet (it was submitted a moment ago, or its submission stopped after job.json)"
-	remedy := "cancel the job first (RequestCancel), then remove it"
-	if st != nil {
-		state = st.State
-		msg = "the job is " + string(st.State)
-		if st.State == Running {
-			msg += fmt.Sprintf(" (pid %d on host %q)", st.PID, st.Host)
-			remedy = "wait for the job to end, or cancel it (RequestCancel) and remove it once it has; " +
-				"if its runner is gone, Reconcile marks it lost first"
-		}
-	}
-	if state != Running && findCancelIn(jd) != nil {
-		// Start answers ErrCancelRequested as soon as it sees the request,
-		// while the canceller may still be writing cancelled.
-		msg += ", with a cancel request not yet carried out"
-		remedy = "remove it once it is cancelled: its canceller marks it so in a moment (if the canceller died, ReconcileAll or the next Start does)"
-	}
-	return errInvalid(op, dir.StatusPath(), invalid{subject: "state", found: string(state), supported: finishedStates, msg: msg + "; only a finished job is removed", remedy: remedy})
 }
 
 // removeLocked is Remove once job.lock is held (lk): it claims the job's

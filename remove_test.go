@@ -96,7 +96,7 @@ func TestRemove_RefusesAJobThatIsNotFinishedAndLeavesItAsItWas(t *testing.T) {
 		name string
 		make func(t *testing.T, root string) jobstore.JobDir
 		want error
-		// found is the state the refusal names (ErrInvalid); path, the
+		// found is the state the refusal names (ErrWrongState); path, the
 		// file an ErrLocked names.
 		found, path string
 		// onlyBytes: the refusal took job.lock, whose record is written
@@ -105,7 +105,7 @@ func TestRemove_RefusesAJobThatIsNotFinishedAndLeavesItAsItWas(t *testing.T) {
 		// says is a part of the refusal's message, where it matters.
 		says string
 	}{
-		{name: "queued, with a cancel request its canceller has not carried out yet", want: jobstore.ErrInvalid, found: "queued",
+		{name: "queued, with a cancel request its canceller has not carried out yet", want: jobstore.ErrWrongState, found: "queued",
 			says: "with a cancel request not yet carried out", make: func(t *testing.T, root string) jobstore.JobDir {
 				dir, err := jobstore.Submit(root, jobstore.JobSpec{ID: "j", Kind: "k"})
 				require.NoError(t, err)
@@ -115,15 +115,15 @@ func TestRemove_RefusesAJobThatIsNotFinishedAndLeavesItAsItWas(t *testing.T) {
 				require.NoError(t, jobstore.RequestCancel(dir, jobstore.CancelRequest{Reason: "r"}))
 				return dir
 			}},
-		{name: "queued", want: jobstore.ErrInvalid, found: "queued", make: func(t *testing.T, root string) jobstore.JobDir {
+		{name: "queued", want: jobstore.ErrWrongState, found: "queued", make: func(t *testing.T, root string) jobstore.JobDir {
 			dir, err := jobstore.Submit(root, jobstore.JobSpec{ID: "j", Kind: "k"})
 			require.NoError(t, err)
 			return dir
 		}},
-		{name: "no status yet", want: jobstore.ErrInvalid, found: "", make: func(t *testing.T, root string) jobstore.JobDir {
+		{name: "no status yet", want: jobstore.ErrWrongState, found: "", make: func(t *testing.T, root string) jobstore.JobDir {
 			return writeJob(t, root, specAt("j", 0), nil)
 		}},
-		{name: "running, runner alive", want: jobstore.ErrInvalid, found: "running", make: func(t *testing.T, root string) jobstore.JobDir {
+		{name: "running, runner alive", want: jobstore.ErrWrongState, found: "running", make: func(t *testing.T, root string) jobstore.JobDir {
 			dir, err := jobstore.Submit(root, jobstore.JobSpec{ID: "j", Kind: "k"})
 			require.NoError(t, err)
 			r, err := jobstore.Start(dir)
@@ -131,7 +131,7 @@ func TestRemove_RefusesAJobThatIsNotFinishedAndLeavesItAsItWas(t *testing.T) {
 			t.Cleanup(func() { _ = r.Close() })
 			return dir
 		}},
-		{name: "running, runner gone (not reconciled yet)", want: jobstore.ErrInvalid, found: "running", make: func(t *testing.T, root string) jobstore.JobDir {
+		{name: "running, runner gone (not reconciled yet)", want: jobstore.ErrWrongState, found: "running", make: func(t *testing.T, root string) jobstore.JobDir {
 			st := statusIn(jobstore.Running, 2)
 			st.PID = 1 << 30
 			return writeJob(t, root, specAt("j", 0), st)
@@ -162,7 +162,7 @@ func TestRemove_RefusesAJobThatIsNotFinishedAndLeavesItAsItWas(t *testing.T) {
 			err := jobstore.Remove(dir)
 			require.ErrorIs(t, err, tc.want)
 			e := errOf(t, err)
-			if tc.want == jobstore.ErrInvalid {
+			if tc.want == jobstore.ErrWrongState {
 				require.Equal(t, "state", e.Subject)
 				require.Equal(t, tc.found, e.Found)
 				require.Contains(t, e.Msg, "only a finished job is removed")
@@ -363,7 +363,7 @@ func TestRemove_ErrorsSayWhatToDo(t *testing.T) {
 	require.Equal(t, dir.StatusPath(), e.Path)
 	require.True(t, strings.Contains(e.Msg, "queued"), e.Msg)
 	require.Contains(t, e.Remedy, "cancel")
-	require.ErrorIs(t, err, jobstore.ErrInvalid)
+	require.ErrorIs(t, err, jobstore.ErrWrongState)
 	require.NotErrorIs(t, err, fs.ErrNotExist)
 }
 

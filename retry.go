@@ -145,12 +145,12 @@ func dueAt(spec JobSpec, st *JobStatus) (time.Time, string) {
 // attempt added by hand counts as one of MaxAttempts' failures, so a job
 // retried after its last attempt gets exactly one).
 //
-// A job that is queued, running or succeeded is refused with ErrInvalid,
-// Subject "state", and nothing is written. Retry claims the job's next
+// A job that is queued, running or succeeded is refused with
+// ErrWrongState, and nothing is written. Retry claims the job's next
 // attempt as Remove and Start do, so of any number of Retry, Remove, Start
 // and RequestCancel calls on any number of hosts one acts on a given
 // record: two racing Retry calls add one attempt (the other is ErrLocked or
-// ErrInvalid, Subject "state"). A dir whose last element is not a job ID
+// ErrWrongState). A dir whose last element is not a job ID
 // is ErrInvalid, Subject "job_id", before anything is touched.
 //
 // StartNext and Workers learn of the retry from a change of the root (a
@@ -216,7 +216,7 @@ func Retry(dir JobDir) error {
 }
 
 // refuseUnretryable is Retry's refusal of a status it may not act on:
-// anything but failed, lost and cancelled (ErrInvalid, Subject "state"),
+// anything but failed, lost and cancelled (ErrWrongState),
 // and a directory that is not a job (ErrNotJob).
 func refuseUnretryable(op string, jd *fsys.Dir, st *JobStatus) error {
 	if st != nil && (st.State == Failed || st.State == Lost || st.State == Cancelled) {
@@ -226,7 +226,7 @@ func refuseUnretryable(op string, jd *fsys.Dir, st *JobStatus) error {
 	if _, err := jd.Lstat(SpecFile); errors.Is(err, fs.ErrNotExist) {
 		return errNotJob(op, dir)
 	}
-	in := invalid{subject: "state", supported: []State{Failed, Lost, Cancelled},
+	in := invalid{supported: []State{Failed, Lost, Cancelled},
 		msg: "the job has no status yet: it has not run", remedy: "nothing to retry: it runs when a worker takes it"}
 	if st != nil {
 		in.found = string(st.State)
@@ -241,5 +241,5 @@ func refuseUnretryable(op string, jd *fsys.Dir, st *JobStatus) error {
 			in.remedy = "submit a new job to run this work again"
 		}
 	}
-	return errInvalid(op, dir.StatusPath(), in)
+	return errWrongState(op, dir.StatusPath(), in)
 }

@@ -64,7 +64,7 @@ func TestFinish_FailedWithAttemptsLeftIsQueuedAgainAfterItsBackoff(t *testing.T)
 
 	_, err := jobstore.Start(dir)
 	assert.ErrorIs(t, err, jobstore.ErrNotDue, "the retry is not started before retry_at")
-	assert.Equal(t, "not_due", jobstore.ErrorCode(err))
+	assert.Equal(t, jobstore.CodeNotDue, jobstore.ErrorCode(err))
 	assert.Equal(t, st, readStatus(t, dir), "a refused Start writes nothing")
 
 	// The second attempt fails later: the delay doubles (with jitter, in
@@ -169,7 +169,7 @@ func TestRetry_RefusesAJobThatIsNotFailedLostOrCancelled(t *testing.T) {
 	queued := submitJob(t, "")
 	before := snapshot(t, string(queued))
 	err := jobstore.Retry(queued)
-	assert.ErrorIs(t, err, jobstore.ErrInvalid)
+	assert.ErrorIs(t, err, jobstore.ErrWrongState)
 	assert.Equal(t, "state", errOf(t, err).Subject)
 	assert.Equal(t, before, snapshot(t, string(queued)), "nothing written")
 
@@ -178,7 +178,7 @@ func TestRetry_RefusesAJobThatIsNotFailedLostOrCancelled(t *testing.T) {
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = r.Close() })
 	err = jobstore.Retry(running)
-	assert.ErrorIs(t, err, jobstore.ErrInvalid)
+	assert.ErrorIs(t, err, jobstore.ErrWrongState)
 	assert.ErrorContains(t, err, "the job is running")
 
 	done := submitJob(t, "")
@@ -187,7 +187,7 @@ func TestRetry_RefusesAJobThatIsNotFailedLostOrCancelled(t *testing.T) {
 	require.NoError(t, r2.Finish(jobstore.Outcome{State: jobstore.Succeeded}))
 	require.NoError(t, r2.Close())
 	err = jobstore.Retry(done)
-	assert.ErrorIs(t, err, jobstore.ErrInvalid)
+	assert.ErrorIs(t, err, jobstore.ErrWrongState)
 	assert.Equal(t, jobstore.Succeeded, readStatus(t, done).State)
 }
 
@@ -222,7 +222,7 @@ func TestRetry_RacingCallsAddOneAttempt(t *testing.T) {
 				won++
 				continue
 			}
-			assert.True(t, errors.Is(err, jobstore.ErrLocked) || errors.Is(err, jobstore.ErrInvalid), "round %d: %v", round, err)
+			assert.True(t, errors.Is(err, jobstore.ErrLocked) || errors.Is(err, jobstore.ErrWrongState), "round %d: %v", round, err)
 		}
 		assert.Equal(t, 1, won, "round %d", round)
 		st := readStatus(t, dir)

@@ -9,18 +9,18 @@ package jobstore_test
 // The roles that need their platform are added to this map by the file
 // that defines them, in an init function:
 //
-//   - "protocol" (strace_linux_test.go): run the steps named in
+//   - "protocol" (atomic_strace_linux_test.go): run the steps named in
 //     $JOBSTORE_TRACE_STEPS between marker stats, for strace to record.
 //   - permDeniedRole (tolerant_unix_test.go): drop to nobody and read a
 //     file it may not read, reporting what ReadJSONTolerant said.
 //   - windowsPollerRole (store_windows_test.go): poll status.json until
 //     stdin closes, holding it open or reading it, and report the failures.
-//   - fencedWriterRole (twohost_fence_linux_test.go): write through an
+//   - fencedWriterRole (claim_twohost_linux_test.go): write through an
 //     attempt, stop, and after being fenced write again, reporting the error.
 //   - twoHostRunnerRole, twoHostStarterRole (twohost_linux_test.go): run or
 //     race Start on a job through one mount of the two-host kit, as a host
 //     named by JOBSTORE_HOST.
-//   - pendingRunnerRole (killed_runner_unix_test.go): start the job, write a
+//   - pendingRunnerRole (progress_killed_runner_unix_test.go): start the job, write a
 //     progress, leave another pending, wait to be killed.
 //   - kitWorkerRole (twohost_worker_linux_test.go): run a Worker through
 //     one mount of the two-host kit, its handler logging each attempt's
@@ -28,7 +28,7 @@ package jobstore_test
 //   - workerLatencyRole (bench_worker_test.go): run a Worker whose handler
 //     says when each job began, for BenchmarkWorkerLatency.
 //   - twoHostCancellerRole, twoHostStartWaitRole
-//     (twohost_cancel_linux_test.go): on a line of stdin, request a cancel
+//     (cancel_twohost_linux_test.go): on a line of stdin, request a cancel
 //     of, or Start, the jobs named in $JOBS through one mount.
 var roles = map[string]func() int{
 	// Runs and locks.

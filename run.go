@@ -73,27 +73,18 @@ func (r *Run) Status() JobStatus {
 // fraction outside [0, 1] (or NaN) is ErrInvalid and records nothing.
 //
 // Progress is coalesced: it records the values in memory and returns
-// without touching the disk. At most one status write per progress interval
-// (WithProgressInterval; default DefaultProgressInterval) carries the latest
-// values, from a timer the Run owns: the latest fraction wins, the latest
-// non-empty message wins, and seq grows by one per write, not per call. A
-// value reported after a quiet interval is written at once (in the
-// background); one reported within an interval of the last write is written
-// when that interval ends, even if nothing else is called. So status.json
-// never lags the latest report by more than one interval plus one write.
-// Flush writes now; SetMessage, Finish and Close include what is pending in
-// their own write. With an interval of 0, every call writes before it
-// returns, as WriteStatus does.
+// without touching the disk; at most one status write per progress interval
+// (WithProgressInterval) carries the latest values, so status.json never
+// lags the latest report by more than one interval plus one write. Flush
+// writes now; SetMessage, Finish and Close include what is pending. With an
+// interval of 0 every call writes before it returns. Progress writes are
+// NoSync: after a power cut status.json may show an earlier update.
 //
-// Progress writes are NoSync: atomic, but after a power cut status.json may
-// show an earlier update.
-//
-// A background write that fails keeps its values pending (the next write
-// carries them) and the next Progress call returns its error, wrapped; that
-// call's own values are recorded all the same and a new write is tried an
-// interval later. Flush, SetMessage, Finish and Close return the result of
-// their own write, which carries what failed: nil means status.json holds
-// everything reported.
+// A background write that fails keeps its values pending, and the next
+// Progress call returns its error, wrapped (its own values are recorded all
+// the same). Flush, SetMessage, Finish and Close return the result of their
+// own write: nil means status.json holds everything reported. How the
+// writes are timed: docs/mechanisms.md#progress.
 func (r *Run) Progress(fraction float64, message string) error {
 	const op = "progress"
 	if r.interval == 0 {
@@ -147,7 +138,7 @@ type Outcome struct {
 // (Lost is for Reconcile), else ErrInvalid and nothing is written. A
 // pending progress update is included, so the terminal record carries the
 // last progress reported. After a Finish that returned nil, Progress,
-// SetMessage and Finish fail with ErrInvalid; a Finish that failed may be
+// SetMessage and Finish fail with ErrWrongState; a Finish that failed may be
 // tried again. Finish does not release the lock: Close does. It ends the
 // run's Context.
 //
@@ -291,34 +282,21 @@ func (r *Run) endContext() {
 // Context returns a context that is done when the job is asked to stop or
 // when the run ends, whichever comes first. Pass it to the job's work.
 //
-// Asked to stop: once cancel.json exists in the job directory (written by
-// RequestCancel, `jobstore cancel`, or any tool that follows the file
-// format), the context is done: on a local disk as soon as a file system
-// event tells (the job directory is watched with inotify, kqueue or
-// ReadDirectoryChangesW; BenchmarkCancelLatency measures it, milliseconds
-// on a quiet Linux machine), and otherwise within a safety poll of about a
-// second, for filesystems that deliver no event, such as NFS, SMB and FUSE
-// mounts written by another host. The latency is not a promise: a loaded
-// machine delays both. Its context.Cause is
-// an *Error of kind ErrCancelRequested whose message names the requester,
-// the time and the reason (if cancel.json cannot be read, it says so and
-// unwraps to the read error). The runner should then stop and call
-// Finish(Outcome{State: Cancelled}); nothing is written for it.
+// Asked to stop: once cancel.json exists in the job directory (RequestCancel,
+// `jobstore cancel`, any tool that follows the file format), the context is
+// done, as soon as a file system event tells or within a safety poll of
+// about a second where none does (NFS, SMB, FUSE written by another host);
+// the latency is not a promise. Its context.Cause is an *Error of kind
+// ErrCancelRequested naming the requester, the time and the reason (or
+// wrapping the read error if cancel.json cannot be read). The runner should
+// then stop and call Finish(Outcome{State: Cancelled}). A request already
+// there at the first call ends the context at once.
 //
 // The run ends: after a Finish that returned nil, or Close, the context is
-// done with a cause that matches context.Canceled and says which (unless a
-// cancel request ended it first: the first cause stands). A request that
-// was already there when Context is first called ends it at once.
-//
-// The watch starts on the first call (later calls return the same context)
-// and holds a goroutine until the run finishes or closes: always Close a
-// Run. Where events are used it holds no OS watcher of its own: it shares
-// the process's one with every Watch and every other Run (on Linux one
-// inotify instance per process, however many runs and watches), through
-// which it watches the job directory (one inotify watch per directory,
-// shared with any Watch of the job, counted against
-// fs.inotify.max_user_watches). If events cannot be had, the poll alone
-// goes on.
+// done with a cause that matches context.Canceled and says which (the first
+// cause stands). Later calls return the same context; its watch holds a
+// goroutine until the run finishes or closes: always Close a Run. What it
+// watches and what that costs: docs/mechanisms.md#run.
 func (r *Run) Context() context.Context {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -415,9 +393,9 @@ func (r *Run) lockWrite() (unlock func()) {
 func (r *Run) usable(op string) error {
 	switch {
 	case r.requeued:
-		return errInvalid(op, r.dir.StatusPath(), invalid{subject: "state", found: string(r.st.State), msg: "this attempt ended and the job is queued again; the next attempt's runner writes its status", remedy: "do not update a job after Finish"})
+		return errWrongState(op, r.dir.StatusPath(), invalid{found: string(r.st.State), msg: "this attempt ended and the job is queued again; the next attempt's runner writes its status", remedy: "do not update a job after Finish"})
 	case r.finished:
-		return errInvalid(op, r.dir.StatusPath(), invalid{subject: "state", found: string(r.st.State), msg: fmt.Sprintf("the job is finished (%s); its status is final", r.st.State), remedy: "do not update a job after Finish; submit a new job to run again"})
+		return errWrongState(op, r.dir.StatusPath(), invalid{found: string(r.st.State), msg: fmt.Sprintf("the job is finished (%s); its status is final", r.st.State), remedy: "do not update a job after Finish; submit a new job to run again"})
 	case r.lock == nil:
 		return errInvalid(op, r.dir.StatusPath(), invalid{subject: "run", msg: "the run is closed and no longer holds job.lock", remedy: "write updates before Close"})
 	case r.lostErr != nil:

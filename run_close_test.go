@@ -63,7 +63,7 @@ func TestRun_CloseEndsTheAttemptOfAnUnfinishedJobOnly(t *testing.T) {
 			assert.False(t, changed, "Reconcile leaves a finished job alone")
 			assert.Equal(t, jobstore.Succeeded, readState(t, dir))
 			_, err = jobstore.Start(dir)
-			require.ErrorIs(t, err, jobstore.ErrInvalid, "a finished job is not started again")
+			require.ErrorIs(t, err, jobstore.ErrWrongState, "a finished job is not started again")
 			assert.NoDirExists(t, jobstore.RunDirPath(dir, 2), "nor is another attempt claimed")
 		})
 	}

@@ -191,7 +191,7 @@ func TestRun_StatusIsACopy(t *testing.T) {
 	assert.Equal(t, readStatus(t, dir), r.Status(), "changing the copy changes nothing")
 }
 
-func TestRun_UpdateAfterFinishIsErrInvalid(t *testing.T) {
+func TestRun_UpdateAfterFinishIsErrWrongState(t *testing.T) {
 	dir, r := startJob(t)
 	require.NoError(t, r.Finish(jobstore.Outcome{State: jobstore.Succeeded, Message: "done"}))
 	final, err := os.ReadFile(dir.StatusPath())
@@ -203,7 +203,7 @@ func TestRun_UpdateAfterFinishIsErrInvalid(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			err := update()
-			require.ErrorIs(t, err, jobstore.ErrInvalid)
+			require.ErrorIs(t, err, jobstore.ErrWrongState)
 			assert.Contains(t, err.Error(), "the job is finished")
 			now, rerr := os.ReadFile(dir.StatusPath())
 			require.NoError(t, rerr)
@@ -293,12 +293,12 @@ func TestStart_ContinuesSeqFromThePreviousRun(t *testing.T) {
 	}
 }
 
-func TestStart_TerminalJobIsErrInvalidAndUnlocked(t *testing.T) {
+func TestStart_TerminalJobIsErrWrongStateAndUnlocked(t *testing.T) {
 	for _, state := range []jobstore.State{jobstore.Succeeded, jobstore.Failed, jobstore.Cancelled, jobstore.Lost} {
 		t.Run(string(state), func(t *testing.T) {
 			dir := writeJob(t, tempDir(t), specAt("j1", 0), statusIn(state, 5))
 			_, err := jobstore.Start(dir)
-			require.ErrorIs(t, err, jobstore.ErrInvalid)
+			require.ErrorIs(t, err, jobstore.ErrWrongState)
 			var e *jobstore.Error
 			require.ErrorAs(t, err, &e)
 			assert.Equal(t, "submit a new job", e.Remedy)

@@ -11,55 +11,28 @@ import (
 	"github.com/axqua/jobstore/internal/fsys"
 )
 
-// Start takes job.lock in dir (ErrLocked if held), reads job.json and the
-// last status, and writes running, durably, with started_at, this process's
-// pid and host, and seq continuing from the last status (a job with no
-// status.json starts at 1).
+// Start takes job.lock in dir, claims the job's next attempt and writes
+// running, durably, with started_at, this process's pid and host, and seq
+// continuing from the last status (1 for a job with no status.json). Of any
+// number of starters on any number of hosts one wins; the Run it returns
+// renews its lease in the background, and once another process has taken
+// the job over every write fails with ErrNotOwner (see Run).
 //
-// A job with a cancel request (cancel.json) is not started: ErrCancelRequested,
-// and if the job is not yet terminal it is marked cancelled, durably, by
-// whichever of this Start and the canceller claimed the job's next attempt
-// (see RequestCancel); a request published after Start's claim and check
-// ends the Run's Context instead.
-// A job in a terminal state (succeeded, failed, cancelled, lost) is not
-// started again: ErrInvalid, Subject "state". A dir whose last element is
-// not a job ID ("/", ".", "root/j/..", a dot-name) is ErrInvalid, Subject
-// "job_id", before anything is touched. On any error the lock is released.
-//
-// Across hosts whose locks do not reach each other, job.lock alone cannot
-// keep a job to one runner, so Start also claims the next attempt (status
-// attempt N+1 over a record of attempt N; see "Many hosts" in
-// docs/platforms.md): of any number of starters on any number of hosts one
-// wins, the others get ErrLocked. A job whose status says running with a
-// free lock is taken over only if its runner is judged gone: at once on the
-// runner's own host (its pid), else once this process has seen the runner's
-// lease unchanged for a whole lease (Start never waits: until then it is
-// ErrLocked; call it again). A claim of attempt N+1 that no status names
-// (its starter or canceller crashed between the claim and its first status
-// write) is judged the same way, by the claimant's pid (named by the record
-// it left in job.lock) or, with no such record, by the lease alone
-// (WithLease's), and once its claimant is gone it is fenced and Start
-// claims the attempt after it. A claim that passed an attempt its own
-// runner ended, while the status this process reads still names an earlier
-// attempt (a network filesystem client's cache lagging behind), reads the
-// status again for up to 2 s, then gives up with ErrLocked, writing
-// nothing. The Run renews its lease in the background and
-// every write it makes is fenced: once another process has taken the job
-// over, it fails with ErrNotOwner (see Run).
+// Errors (on any error the lock is released): ErrLocked if job.lock is
+// held, another process claimed the attempt, or the job's runner or
+// claimant is not yet judged gone (Start never waits: call it again);
+// ErrCancelRequested for a job with a cancel request (marked cancelled,
+// durably, if not yet terminal: see RequestCancel); ErrWrongState for a job
+// in a terminal state; ErrNotDue before the job may
+// start; ErrInvalid, Subject "job_id", for a dir whose last element is not
+// a job ID ("/", ".", "root/j/..", a dot-name), before anything is touched.
 //
 // Options: WithProgressInterval (default DefaultProgressInterval), WithLease
-// (default DefaultLease), WithHost (default HostID()).
+// (default DefaultLease), WithHost (default HostID()). How a runner is
+// judged gone and its job taken over: docs/mechanisms.md#start.
 func Start(dir JobDir, opts ...StartOption) (*Run, error) {
 	const op = "start"
-	if err := checkJobDir(op, dir); err != nil {
-		return nil, err
-	}
-	dir = dir.clean()
-	o, err := newStartOptions(op, dir, opts)
-	if err != nil {
-		return nil, err
-	}
-	jd, err := openJobDir(op, dir)
+	dir, o, jd, err := openToClaim(op, dir, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -92,9 +65,9 @@ func startLocked(op string, jd *fsys.Dir, lk *Lock, o startOptions) (*Run, error
 	if err != nil {
 		return nil, err
 	}
-	c, last, err := claimForStart(op, jd, lk, last, o)
+	c, last, err := claimForStart(op, jd, lk, last, o.claimOptions)
 	if err != nil {
-		return nil, refuseLost(op, jd, err)
+		return nil, lostRaceError(op, jd, err)
 	}
 	return begin(op, jd, lk, spec, c, last, o)
 }
@@ -141,7 +114,7 @@ func begin(op string, jd *fsys.Dir, lk *Lock, spec JobSpec, c *attempt.Claim, la
 	// this Start was slow) wait for running to be written, as they wait for
 	// any write.
 	unlock := r.lockWrite()
-	r.ownedBy(c, o)
+	r.ownedBy(c, o.claimOptions)
 	if h := startSeam.Load(); h != nil {
 		(*h)(string(dir))
 	}
@@ -167,3 +140,42 @@ func begin(op string, jd *fsys.Dir, lk *Lock, spec JobSpec, c *attempt.Claim, la
 // startSeam, when set (by tests only), runs in begin once the Run's lease
 // renewer runs and before running is written (a slow Start).
 var startSeam atomic.Pointer[func(dir string)]
+
+// lostRaceError is Start's answer when its claim failed with err. A claim
+// lost in a race for the job's next attempt (lostClaim) on a job with a
+// cancel request is ErrCancelRequested (the race was lost to the
+// canceller, which writes cancelled, or to a runner, whose Context ends on
+// the request), written by nobody here; any other err is returned as it
+// is.
+func lostRaceError(op string, jd *fsys.Dir, err error) error {
+	dir := jobDir(jd)
+	if !lostClaim(err) {
+		return err
+	}
+	p := findCancelIn(jd)
+	if p == nil {
+		return err
+	}
+	return p.asError(op, dir, "the job was not started: "+err.Error(), "skip this job; submit a new job to run this work again")
+}
+
+// refuseCancelled is Start's check, made after it claimed the job's next
+// attempt (c) and read the status again (last): a job with a cancel request
+// is not started, and is marked cancelled now (it is not terminal: the
+// claim would have failed).
+func refuseCancelled(op string, jd *fsys.Dir, c *attempt.Claim, last *JobStatus) error {
+	dir := jobDir(jd)
+	p := findCancelIn(jd)
+	if p == nil {
+		return nil
+	}
+	when := "before it started"
+	if last != nil && last.State == Running {
+		when = "while its runner was gone" // Start takes over a dead runner's job
+	}
+	if err := writeCancelled(dir, c, last, "cancelled "+when+": "+p.String()); err != nil {
+		return err
+	}
+	return p.asError(op, dir, "the job is now cancelled and is not started",
+		"skip this job; submit a new job to run this work again")
+}

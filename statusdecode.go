@@ -1,6 +1,7 @@
 package jobstore
 
 import (
+	"encoding/json"
 	"strconv"
 	"time"
 	"unicode/utf8"
@@ -319,4 +320,24 @@ func (p *writtenParser) timePtr(dst **isoTime) bool {
 	}
 	*dst = new(isoTime)
 	return p.time(*dst)
+}
+
+// decode: see JobSpec.decode. A record as jobstore writes it is decoded
+// without reflection (decodeWritten); anything else by encoding/json.
+func (s *JobStatus) decode(b []byte) error {
+	var j jobStatusJSON
+	if !j.decodeWritten(b) {
+		j = jobStatusJSON{}
+		if err := json.Unmarshal(b, &j); err != nil {
+			return err
+		}
+	}
+	*s = JobStatus{
+		SchemaVersion: j.SchemaVersion, JobID: j.JobID, State: j.State, Seq: j.Seq, Progress: j.Progress, Message: j.Message,
+		UpdatedAt: time.Time(j.UpdatedAt), StartedAt: (*time.Time)(j.StartedAt), FinishedAt: (*time.Time)(j.FinishedAt),
+		PID: j.PID, Host: j.Host, PIDScope: j.PIDScope, PIDStart: j.PIDStart, Lease: time.Duration(j.LeaseMS) * time.Millisecond,
+		Attempt: j.Attempt, ExitCode: j.ExitCode, Error: j.Error, Remedy: j.Remedy,
+		RetryAt: (*time.Time)(j.RetryAt), Attempts: j.Attempts,
+	}
+	return nil
 }

@@ -110,7 +110,7 @@ func TestReadSpec_MissingJobIsErrNotJob(t *testing.T) {
 			assert.ErrorIs(t, err, fs.ErrNotExist)
 			assert.Zero(t, spec)
 			e := errOf(t, err)
-			assert.Contains(t, e.Remedy, "that directory is not a job")
+			assert.Contains(t, e.Remedy, "check the path")
 			assert.Equal(t, string(dir), e.Path)
 		})
 	}
@@ -264,7 +264,7 @@ func TestReadStatus_NotAJobIsErrNotJob(t *testing.T) {
 			assert.Nil(t, st)
 			assert.ErrorIs(t, err, jobstore.ErrNotJob)
 			assert.ErrorIs(t, err, fs.ErrNotExist)
-			assert.Contains(t, errOf(t, err).Remedy, "that directory is not a job")
+			assert.Contains(t, errOf(t, err).Remedy, "check the path")
 		})
 	}
 }

@@ -4,28 +4,19 @@ package jobstore
 // ID from NewJobID when spec.ID is empty, creates root if missing
 // (durably), and makes the job directory holding job.json (as WriteSpec
 // stamps and validates it, read-only) and the first status.json (queued,
-// seq 1).
-//
-// The job is built in a directory of root's hidden ".submit" (made by the
-// first Submit and kept; every scan skips it), named ID + "-" + digits,
-// each record written and fsynced there and the directory fsynced, then
-// renamed to the job's name in root without replacing anything
-// (RENAME_NOREPLACE on Linux; MoveFileEx without REPLACE_EXISTING on
-// Windows; elsewhere rename(2), which replaces only an empty directory),
-// and .submit and root are fsynced. So a reader, List and Reconcile
-// see the job with both records or not at all; a Submit killed or failing
-// (a full disk) at any instant leaves at most the hidden directory, which
-// a failing Submit removes itself and ReconcileAll and RebuildIndex remove
-// once it is older than DefaultSweepAge. If Submit returns nil, the job is
-// durable; if it returns an error, there is no job of that ID made by this
-// call, except when only root's fsync failed (the error says so).
+// seq 1). A reader, List and Reconcile see the job with both records or
+// not at all. If Submit returns nil, the job is durable; if it returns an
+// error, there is no job of that ID made by this call, except when only
+// root's fsync failed (the error says so). A Submit killed at any instant
+// leaves at most a hidden directory, removed once older than
+// DefaultSweepAge.
 //
 // An ID that is taken (a job, a directory that is not empty or a file at
 // root/ID) is an *Error of kind ErrExists (which matches fs.ErrExist), and
-// nothing is changed; of several Submits of one ID, in one process or
-// many, exactly one makes the job. An empty directory at root/ID is no job
-// and is replaced; a symbolic link there is ErrNotRegular, never followed
-// nor replaced. Invalid input is ErrInvalid before anything is touched.
+// nothing is changed; of several Submits of one ID exactly one makes the
+// job. An empty directory at root/ID is replaced; a symbolic link there is
+// ErrNotRegular, never followed nor replaced. Invalid input is ErrInvalid
+// before anything is touched. How a job is built: docs/mechanisms.md#submit.
 func Submit(root string, spec JobSpec) (JobDir, error) {
 	const op = "submit"
 	if spec.ID == "" {

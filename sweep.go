@@ -254,54 +254,6 @@ func unchangedSince(rd *fsys.Dir, name string, cutoff time.Time, accept func(str
 	return d, names, true
 }
 
-// removeBuildDir removes the directory name of rd and the files in it
-// (never following a link: they are removed as names), the way a build
-// directory is cleared. A directory in it is not removed, and makes the
-// removal fail.
-func removeBuildDir(rd *fsys.Dir, name string) error {
-	var err error
-	for range 3 { // a writer that still has the directory open may add a file
-		if err = emptyDir(rd, name); err != nil {
-			return err
-		}
-		atSweepSeam("emptied", rd.Join(name))
-		if err = rd.RemoveDir(name); err == nil || errors.Is(err, fs.ErrNotExist) {
-			return err
-		}
-	}
-	return err
-}
-
-// sweepSeam, when set (by tests only), runs in removeBuildDir once the
-// directory at path is emptied and before it is removed (step "emptied").
-var sweepSeam atomic.Pointer[func(step, path string)]
-
-func atSweepSeam(step, path string) {
-	if h := sweepSeam.Load(); h != nil {
-		(*h)(step, path)
-	}
-}
-
-// emptyDir removes the names in the directory name of rd (never through a
-// link at name).
-func emptyDir(rd *fsys.Dir, name string) error {
-	d, err := rd.OpenDir(name)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	names, err := d.Names()
-	if err != nil {
-		return err
-	}
-	for _, n := range names {
-		if err := d.Unlink(n); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return err
-		}
-	}
-	return nil
-}
-
 // removeLeftover removes the directory id of the jobs root, which the
 // caller found without job.json, if it is what an interrupted WriteSpec of
 // an older jobstore left: a real directory holding no job.json and

@@ -34,7 +34,7 @@ func Wait(ctx context.Context, dir JobDir, opts ...WatchOption) (*JobStatus, err
 	}
 	ctx, stop := context.WithCancel(ctx)
 	defer stop() // releases the Watch when Wait returns early
-	updates, err := Watch(ctx, dir, opts...)
+	updates, err := watch(ctx, op, dir, opts...)
 	if err != nil {
 		return nil, err
 	}

@@ -59,7 +59,11 @@ type Update struct {
 // bounds the watchers there; on Windows each directory costs a handle.
 // When the OS refuses a watch, that Watch goes on with the poll alone.
 func Watch(ctx context.Context, dir JobDir, opts ...WatchOption) (<-chan Update, error) {
-	const op = "watch"
+	return watch(ctx, "watch", dir, opts...)
+}
+
+// watch is Watch, whose errors name op: "watch", or the caller's ("wait").
+func watch(ctx context.Context, op string, dir JobDir, opts ...WatchOption) (<-chan Update, error) {
 	dir = dir.clean()
 	o := watchOptions{poll: DefaultPollInterval, events: true}
 	for _, opt := range opts {

@@ -2,6 +2,12 @@ package jobstore
 
 import (
 	"context"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/axqua/jobstore/internal/dirstamp"
+	"github.com/axqua/jobstore/internal/fsevents"
 )
 
 // RootUpdate is one thing WatchRoot learned about a jobs root.
@@ -28,87 +34,24 @@ type RootUpdate struct {
 }
 
 // WatchRoot follows every job under root, as List finds them, until ctx is
-// done: the jobs there now, the jobs added later, their status changes,
-// cancel requests and removals.
+// done. It returns an *Error at once if root cannot be read. Otherwise the
+// channel delivers one update for each job under root with its current
+// records, then one with Synced set (the first, for a root with no job),
+// then changes as they are seen: a job added, a status with a higher seq
+// than the last delivered, a cancel request, a record that became readable
+// or unreadable, a job removed (Removed).
 //
-// It returns an *Error at once if root cannot be read. Otherwise the
-// channel delivers, in this order:
+// For each job no status follows one with a higher seq and no update
+// repeats the one before it; a receiver slower than the changes gets the
+// latest (a job added and removed between two looks may never be seen). A
+// job directory replaced is Removed, then a new job. A link is an update
+// with Err of kind ErrNotRegular, never followed; a damaged record is that
+// job's Err; a root that becomes unreadable is an update with Err and no
+// Dir. The channel is closed when ctx is done, with every goroutine, watch
+// and descriptor released; a receiver that stops receiving must cancel ctx.
 //
-//   - one update for each job under root, with its current records;
-//   - one update with Synced set (the first update, at once, for a root
-//     with no job yet);
-//   - then changes as they are seen: a job added (its first update), a
-//     status with a higher seq than the last one delivered, a cancel
-//     request, a record that became readable or unreadable, a job removed
-//     (Removed).
-//
-// For each job no status is delivered after one with a higher seq, and no
-// update repeats the one before it. When a job changes faster than the
-// receiver takes its updates, the intermediate ones are skipped (the
-// latest wins), and a job added and removed between two looks may never
-// be seen. After Removed, a job in the same directory is a new job, whose
-// seq starts again; a job directory replaced between two looks (its
-// job.json's submitted_at or kind differ) is reported as Removed and then
-// as a new job.
-//
-// Entries are List's: dot-names, index.json and entries that are not
-// directories are skipped, except a symbolic link, which is an update
-// with Err of kind ErrNotRegular: it is never followed, read or watched. A
-// record that is damaged, too large, a link or a FIFO is that job's Err,
-// and never blocks a read; the tolerant reader's retries of a damaged
-// record (DefaultReadAttempts reads DefaultReadDelay apart) are spent on
-// one of several reading goroutines, without holding up other jobs. A
-// root that becomes unreadable after the start is an update with Err and
-// no Dir, once until its error changes; a root that is removed has its
-// jobs Removed, and is listed again if it comes back.
-//
-// How changes are seen. Events, from the process's one shared OS watcher
-// (as for Watch): one watch on root, one on each job directory. A job
-// directory on a filesystem whose every change is told by an event (on
-// Linux: ext2/3/4, xfs, btrfs, tmpfs, ramfs, f2fs, zfs, bcachefs, jfs,
-// reiserfs, nilfs2) and watched is left to its events. Every other job
-// directory is polled: on NFS, SMB, Ceph, FUSE, overlayfs and any
-// filesystem not known to be local (on every OS but Linux), where another
-// host or a FUSE server changes files without an event; and where no
-// watch could be had (beyond fs.inotify.max_user_watches, with events
-// unavailable, or WatchRoot's events turned off). The poll runs every
-// interval (WithPollInterval, default DefaultPollInterval): one lstat of
-// each polled job directory, relative to a descriptor of root, and when
-// the directory's modification time changed (a write renames status.json
-// into it; cancel.json is linked or renamed in), its status.json and
-// cancel.json are read again (job.json only while it has not been read).
-// A directory whose time stays the same is read once more when the tick
-// of the filesystem's clock that gave it is surely over (100 ms after the
-// time was first seen, or 2 s for a time in whole seconds, as FAT, ext3
-// and HFS+ write them), since a second change within one tick leaves the
-// same time ("racily clean", as git calls it): such a change is seen that
-// much later. The root itself is stat'ed at each poll, and listed again
-// when its path names another directory or, unless its events tell
-// everything, when its time changed.
-//
-// The first listing's jobs are read before Synced and watched (or handed
-// to the poll) right after it, each followed by a stat of its directory:
-// one whose time is not older than the listing (less 2 s, and a minute
-// more where the time may come from another host's clock) is read again,
-// since a change between its read and its watch told nobody. When the OS
-// drops events (its queue overflowed), the root is listed again and every
-// job directory stat'ed, and the jobs whose time moved since their last
-// read are read again.
-//
-// What the poll does not see: a record rewritten in place (not renamed
-// into place) changes no directory time; on a polled job only an event
-// tells of it. On NFS a stat may be answered from the client's attribute
-// cache, so a change made by another host may reach the poll only after
-// the mount's directory attribute timeout (acdirmin to acdirmax, 30 to 60
-// s by default; lower them, or mount with noac, for less).
-//
-// The channel is closed when ctx is done; by then every goroutine, watch
-// and descriptor of the WatchRoot is released. A receiver that stops
-// receiving must cancel ctx. Cost: one goroutine and max(4, GOMAXPROCS)
-// readers (GOMAXPROCS more while the first listing is read), a descriptor
-// of root during each poll, one OS watch per job directory plus one for
-// root (see Watch for the limits), and, per job, its records and a few
-// hundred bytes (BenchmarkWatchRootMemoryPerJob).
+// How changes are seen (events, a poll every WithPollInterval), what the
+// poll sees late or not at all, and the cost: docs/mechanisms.md#watchroot.
 func WatchRoot(ctx context.Context, root string, opts ...WatchOption) (<-chan RootUpdate, error) {
 	o := watchOptions{poll: DefaultPollInterval, events: true}
 	for _, opt := range opts {
@@ -120,4 +63,152 @@ func WatchRoot(ctx context.Context, root string, opts ...WatchOption) (<-chan Ro
 	}
 	go w.loop(ctx)
 	return w.out, nil
+}
+
+// rootWatch is the state of one WatchRoot. Everything but the readers runs
+// on the goroutine of loop.
+type rootWatch struct {
+	o       watchOptions
+	root    string // as the caller gave it: the JobDirs are root + name
+	rootAbs string // as events name it
+	scan    *rootScan
+	start   time.Time
+	out     chan RootUpdate
+
+	sink     *fsevents.Sink // nil without events
+	jobFiles []string       // what a job directory's subscription follows: job.json, status.json, cancel.json
+	rootSub  *fsevents.Subscription
+	local    bool // events tell every change on root's filesystem
+	watched  int  // job directories with a subscription
+
+	jobs   map[string]*rootJob // by name, the live ones
+	polled map[*rootJob]struct{}
+
+	first     jobQueue      // jobs of the first listing, before Synced
+	changes   jobQueue      // jobs whose update waits, after Synced
+	synced    bool          // Synced was delivered
+	unsettled jobQueue      // jobs of the first listing not yet watched or stamped (settle)
+	scanned   []*rootJob    // the first listing, until its reads are all taken in
+	scanReads []jobRead     // their reads, by the scan's workers
+	scanDone  []atomic.Bool // which reads are done
+	scanReady chan struct{} // buffered 1: a read is done
+	scanNext  int           // the first read not yet taken in
+	listed    int64         // the wall clock (UnixNano) before the first listing
+
+	rootErr     error  // the root's problem, while it lasts
+	rootErrSent string // the last one delivered
+	rootErrDue  bool
+
+	gen int // counts polls and listings
+
+	toRead  jobQueue // jobs waiting for a reader
+	reads   chan readRequest
+	results chan jobRead
+	stop    chan struct{}
+	readers sync.WaitGroup
+
+	next     RootUpdate // the update offered to the receiver
+	nextKind int        // what next is (nothing, jobUpdate, ...)
+	nextJob  *rootJob
+	nextVer  uint64
+	changed  []fsevents.Change
+}
+
+// rootJob is one job as the watch knows it.
+type rootJob struct {
+	name  string
+	dir   JobDir
+	sub   *fsevents.Subscription // nil: not watched
+	link  bool                   // a symbolic link: never watched nor read through
+	stamp dirstamp.Seen          // for the poll
+	gen   int                    // the poll that last stat'ed it
+	seen  int                    // the listing that last saw it
+
+	// The view: the records as last read.
+	spec                                *JobSpec
+	status                              *JobStatus
+	cancel                              *CancelRequest
+	dirErr, specErr, statusErr, cancErr error
+	loaded                              bool     // read at least once
+	ver                                 uint64   // bumped on every change of the view
+	topSeq                              uint64   // the highest seq seen: never delivered backwards
+	ident                               *JobSpec // the last job.json read: which job this is
+
+	want    readMask // to read once the read in flight is back
+	reading bool     // a read is in flight
+	waiting bool     // in toRead
+
+	// Delivery.
+	inFirst   bool // in the first queue, not yet delivered
+	queued    bool // in the changes queue
+	delivered bool
+	sent      sentView // what the receiver has
+	gone      bool     // removed: a Removed update waits, or nothing is owed
+}
+
+// readClock is the watch's monotonic clock, in nanoseconds (never 0).
+func (w *rootWatch) readClock() int64 { return int64(time.Since(w.start)) + 1 }
+
+// sentView is what the last update delivered of a job said.
+type sentView struct {
+	seq                           uint64
+	spec, status, cancel, removed bool
+	err                           string
+}
+
+// jobQueue is a FIFO of jobs.
+type jobQueue struct {
+	items []*rootJob
+	head  int
+}
+
+func (q *jobQueue) enqueue(j *rootJob) { q.items = append(q.items, j) }
+
+func (q *jobQueue) peek() *rootJob {
+	if q.head < len(q.items) {
+		return q.items[q.head]
+	}
+	return nil
+}
+
+func (q *jobQueue) pop() {
+	q.items[q.head] = nil
+	q.head++
+	switch {
+	case q.head == len(q.items):
+		q.items, q.head = q.items[:0], 0
+	case q.head >= 64 && 2*q.head >= len(q.items):
+		n := copy(q.items, q.items[q.head:])
+		clear(q.items[n:])
+		q.items, q.head = q.items[:n], 0
+	}
+}
+
+// readMask says which records of a job to read.
+type readMask uint8
+
+const (
+	maskSpec readMask = 1 << iota
+	maskStatus
+	maskCancel
+	maskAll = maskSpec | maskStatus | maskCancel
+)
+
+// readRequest asks a reader to read the records mask names of a job.
+type readRequest struct {
+	job   *rootJob
+	mask  readMask
+	stamp bool // take the directory's time first (a watched job)
+}
+
+// jobRead is what a reader found.
+type jobRead struct {
+	job                                 *rootJob
+	mask                                readMask
+	missing                             bool  // the directory is gone
+	mtime                               int64 // the directory's modification time before the read; 0: unknown
+	spec                                *JobSpec
+	status                              *JobStatus
+	cancel                              *CancelRequest
+	dirErr, specErr, statusErr, cancErr error
 }

@@ -71,7 +71,7 @@ func churner() int {
 		case p < 60 && len(queued) > 0:
 			dir := pick(&queued)
 			r, err := jobstore.Start(dir, jobstore.WithProgressInterval(0))
-			if errors.Is(err, jobstore.ErrCancelRequested) || errors.Is(err, jobstore.ErrInvalid) {
+			if errors.Is(err, jobstore.ErrCancelRequested) || errors.Is(err, jobstore.ErrWrongState) {
 				finished = append(finished, dir) // cancelled while queued
 				continue
 			}
@@ -116,7 +116,7 @@ func churner() int {
 			case errors.Is(err, jobstore.ErrLocked): // a canceller's lock or claim, for a moment
 				finished = append(finished, dir)
 				continue
-			case errors.As(err, &je) && je.Subject == "state" && je.Found != string(jobstore.Running):
+			case errors.Is(err, jobstore.ErrWrongState) && errors.As(err, &je) && je.Found != string(jobstore.Running):
 				// Start said ErrCancelRequested while the canceller was
 				// still writing cancelled: the job is queued a moment more.
 				finished = append(finished, dir)

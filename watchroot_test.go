@@ -226,7 +226,7 @@ func summary(spec *jobstore.JobSpec, st *jobstore.JobStatus, err error) string {
 		s += fmt.Sprintf(" status:%s/%d", st.State, st.Seq)
 	}
 	if err != nil {
-		s += " err:" + jobstore.ErrorCode(err)
+		s += " err:" + string(jobstore.ErrorCode(err))
 	}
 	return s
 }

@@ -9,13 +9,6 @@ import (
 // listing's jobs, then Synced, then the root's problem and the changes in
 // the order they were seen, each job's latest view only.
 
-// sentView is what the last update delivered of a job said.
-type sentView struct {
-	seq                           uint64
-	spec, status, cancel, removed bool
-	err                           string
-}
-
 // offer queues j's update if the receiver does not have its view yet.
 // A job of the first listing waits in its queue until its first update.
 func (w *rootWatch) offer(j *rootJob) {
@@ -181,32 +174,4 @@ func copySpec(spec JobSpec) JobSpec {
 	spec.Params = bytes.Clone(spec.Params)
 	spec.Labels = maps.Clone(spec.Labels)
 	return spec
-}
-
-// jobQueue is a FIFO of jobs.
-type jobQueue struct {
-	items []*rootJob
-	head  int
-}
-
-func (q *jobQueue) enqueue(j *rootJob) { q.items = append(q.items, j) }
-
-func (q *jobQueue) peek() *rootJob {
-	if q.head < len(q.items) {
-		return q.items[q.head]
-	}
-	return nil
-}
-
-func (q *jobQueue) pop() {
-	q.items[q.head] = nil
-	q.head++
-	switch {
-	case q.head == len(q.items):
-		q.items, q.head = q.items[:0], 0
-	case q.head >= 64 && 2*q.head >= len(q.items):
-		n := copy(q.items, q.items[q.head:])
-		clear(q.items[n:])
-		q.items, q.head = q.items[:n], 0
-	}
 }

@@ -6,18 +6,8 @@ import (
 )
 
 // The poll of the job directories no event covers (one stat each, their
-// records read again when their time moved: watchrootscan.go's stamps), and
-// the pool of readers that read a job's records off the watch's goroutine.
-
-// readMask says which records of a job to read.
-type readMask uint8
-
-const (
-	maskSpec readMask = 1 << iota
-	maskStatus
-	maskCancel
-	maskAll = maskSpec | maskStatus | maskCancel
-)
+// records read again when their time moved: dirstamp.Seen), and the pool
+// of readers that read a job's records off the watch's goroutine.
 
 // pollJobs is the safety poll: the root, unless its events tell everything,
 // and one stat of each polled job directory.
@@ -47,7 +37,7 @@ func (w *rootWatch) statJob(jobs map[*rootJob]struct{}, now int64) {
 			continue
 		}
 		j.gen = w.gen
-		if fi, ok := w.lookAtJob(j); ok && j.stamp.settledBy(fi.ModTime().UnixNano(), now) {
+		if fi, ok := w.lookAtJob(j); ok && j.stamp.Look(fi.ModTime().UnixNano(), now) {
 			w.schedule(j, w.pollMask(j))
 		}
 	}
@@ -84,26 +74,6 @@ func (w *rootWatch) pollMask(j *rootJob) readMask {
 	return maskStatus | maskCancel
 }
 
-// readRequest asks a reader to read the records mask names of a job.
-type readRequest struct {
-	job   *rootJob
-	mask  readMask
-	stamp bool // take the directory's time first (a watched job)
-}
-
-// schedule has mask of j's records read, after the read in flight if any.
-func (w *rootWatch) schedule(j *rootJob, mask readMask) {
-	if j.gone {
-		return
-	}
-	j.want |= mask
-	if j.want == 0 || j.reading || j.waiting {
-		return
-	}
-	j.waiting = true
-	w.toRead.enqueue(j)
-}
-
 // readLoop reads jobs until the watch stops. It touches nothing of a
 // rootJob but its dir, which never changes.
 func (w *rootWatch) readLoop() {
@@ -120,18 +90,6 @@ func (w *rootWatch) readLoop() {
 			}
 		}
 	}
-}
-
-// jobRead is what a reader found.
-type jobRead struct {
-	job                                 *rootJob
-	mask                                readMask
-	missing                             bool  // the directory is gone
-	mtime                               int64 // the directory's modification time before the read; 0: unknown
-	spec                                *JobSpec
-	status                              *JobStatus
-	cancel                              *CancelRequest
-	dirErr, specErr, statusErr, cancErr error
 }
 
 // readJob reads the records mask names of j, opening its directory once

@@ -116,7 +116,7 @@ func NewWorker(root string, h Handler, opts ...WorkerOption) (*Worker, error) {
 	case o.grace < 0:
 		return nil, errInvalid(op, root, invalid{subject: "grace", found: o.grace, supported: "0 or more", msg: fmt.Sprintf("%v is negative", o.grace)})
 	}
-	so, err := newStartOptions(op, JobDir(root), o.start)
+	so, err := newStartOptions(op, root, o.start)
 	if err != nil {
 		return nil, err
 	}
@@ -179,7 +179,7 @@ func (w *Worker) Run(ctx context.Context) error {
 	w.mu.Unlock()
 	defer func() { w.mu.Lock(); w.busy = false; w.mu.Unlock() }()
 
-	so, _ := newStartOptions(op, JobDir(w.root), w.o.start) // checked by NewWorker
+	so, _ := newStartOptions(op, w.root, w.o.start) // checked by NewWorker
 	c := newOwnedCache(w.root)
 	defer c.close()
 	stopped, stop := context.WithCancelCause(context.Background())
@@ -385,11 +385,23 @@ func (w *Worker) end(run *Run, ctx, runCtx context.Context, err error) error {
 	case err == nil:
 		return run.Finish(Outcome{State: Succeeded, Message: msg})
 	case errors.Is(cause, ErrCancelRequested):
-		return run.Finish(Outcome{State: Cancelled, Message: "stopped: " + err.Error()})
+		return run.Finish(Outcome{State: Cancelled, Message: stoppedMessage(err, cause)})
 	case errors.Is(cause, context.DeadlineExceeded):
 		return run.Finish(Outcome{State: Failed, Message: msg, Error: causeMessage(cause), Remedy: "raise the job's timeout, or make its work faster"})
 	}
 	return run.Finish(Outcome{State: Failed, Message: msg, Error: err.Error()})
+}
+
+// stoppedMessage is the message of a job that a cancel request (cause)
+// stopped and whose handler returned err: who asked and why, and err when
+// it says more than the end of its context. It never holds the request's
+// remedy, which speaks to the handler's author, not to the job's readers.
+func stoppedMessage(err, cause error) string {
+	msg := "stopped: " + causeMessage(cause)
+	if errors.Is(err, ErrCancelRequested) || errors.Is(err, context.Canceled) {
+		return msg
+	}
+	return msg + "; the handler returned: " + err.Error()
 }
 
 // causeMessage is an *Error's message without its op and path.

@@ -505,3 +505,40 @@ func TestWorker_StopAndCancelPutsTheRunningJobBackAtOnce(t *testing.T) {
 	require.NoError(t, w.Run(context.Background()), "a Worker stopped so runs no more")
 	assert.Equal(t, jobstore.Queued, readStatus(t, other).State)
 }
+
+// The message of a job a cancel request stopped says who asked and why,
+// whatever the handler returned, and never the request's remedy for Go
+// callers (Finish(...)), which readers of the record cannot act on.
+func TestWorker_ACancelledJobsMessageNamesTheRequestNotAGoRemedy(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		returns func(ctx context.Context) error
+		says    string // besides the request
+	}{
+		{"the context's cause", func(ctx context.Context) error { return context.Cause(ctx) }, ""},
+		{"the cause, wrapped", func(ctx context.Context) error { return fmt.Errorf("frame 3: %w", context.Cause(ctx)) }, ""},
+		{"the context's error", func(ctx context.Context) error { return ctx.Err() }, ""},
+		{"an error of its own", func(context.Context) error { return errors.New("left frame 3 half drawn") }, "left frame 3 half drawn"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			root := tempDir(t)
+			dir := submitKind(t, root, jobstore.JobSpec{})
+			started := make(chan struct{})
+			stop := runWorker(t, root, func(ctx context.Context, run *jobstore.Run) error {
+				close(started)
+				<-ctx.Done()
+				return tc.returns(ctx)
+			})
+			<-started
+			require.NoError(t, jobstore.RequestCancel(dir, jobstore.CancelRequest{RequestedBy: "ana", Reason: "wrong scene"}))
+			st := waitState(t, dir, jobstore.Cancelled, jobstore.Failed, jobstore.Queued)
+			require.NoError(t, stop())
+			require.Equal(t, jobstore.Cancelled, st.State)
+			assert.Contains(t, st.Message, `"ana"`)
+			assert.Contains(t, st.Message, `"wrong scene"`)
+			assert.Contains(t, st.Message, tc.says)
+			assert.NotContains(t, st.Message, "Remedy")
+			assert.NotContains(t, st.Message, "Finish(")
+		})
+	}
+}

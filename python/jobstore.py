@@ -164,6 +164,12 @@ class Invalid(JobstoreError, ValueError):
     code = "invalid"
 
 
+class WrongState(JobstoreError):
+    """The job's state refuses the operation, e.g. a cancel of a finished
+    job; nothing was written (ErrWrongState)."""
+    code = "wrong_state"
+
+
 class NewerSchema(JobstoreError):
     """The record was written by a newer jobstore; found and supported hold
     the two versions (ErrNewerSchema)."""
@@ -215,6 +221,9 @@ _ID_RULE = ("1-128 characters of [A-Za-z0-9._-], not starting with '.' or '-', n
 
 
 def _not_job(op, job_dir):
+    if not os.path.lexists(job_dir):  # as Go's: a missing directory says so
+        return NotJob("no such directory", op=op, path=job_dir,
+                      remedy="check the path: no directory is there (a removed job leaves none)")
     return NotJob("no job.json here", op=op, path=job_dir, remedy=_NOT_JOB_REMEDY)
 
 
@@ -277,7 +286,8 @@ def validate_job_id(job_id, op="validate job ID", path=""):
         raise bad("%r starts with %r" % (job_id, job_id[0]))
     if not _ID_CHARS.match(job_id) or not job_id.isascii():
         i = next(i for i, c in enumerate(job_id) if not (c.isascii() and _ID_CHARS.match(c)))
-        raise bad("%r has the character %r at %d" % (job_id, job_id[i], i))
+        at = len(job_id[:i].encode("utf-8", "surrogatepass"))  # a byte offset, as Go's ValidateJobID says
+        raise bad("%r has the character %r at byte %d" % (job_id, job_id[i], at))
     if job_id.endswith("."):
         raise bad("%r ends with '.', which Windows drops from a file name" % job_id)
     stem = job_id.split(".", 1)[0].upper()
@@ -1041,7 +1051,7 @@ def request_cancel(job_dir, by=None, reason=None):
     queued job is cancelled by the next Start (or `jobstore cancel`, or
     Reconcile), which this module does not do (it takes no lock).
 
-    NotJob if job_dir is not a job; Invalid (subject "state") if the job
+    NotJob if job_dir is not a job; WrongState (subject "state") if the job
     has already ended (unless it was cancelled on a request: False);
     Invalid (subject "job_id") for a job_dir whose last element is not a
     job ID, before anything is touched."""
@@ -1057,9 +1067,9 @@ def request_cancel(job_dir, by=None, reason=None):
     if st is not None and st["state"] in FINAL_STATES:
         if st["state"] == "cancelled" and os.path.lexists(target):
             return False
-        raise _invalid(op, os.path.join(job_dir, STATUS_FILE), "state",
-                       "the job is already %s; a finished job cannot be cancelled" % st["state"],
-                       found=st["state"], supported=["queued", "running"], remedy="nothing to cancel: the job has ended")
+        raise WrongState("the job is already %s; a finished job cannot be cancelled" % st["state"],
+                         op=op, path=os.path.join(job_dir, STATUS_FILE), subject="state",
+                         found=st["state"], supported=["queued", "running"], remedy="nothing to cancel: the job has ended")
     record = {"schema_version": CANCEL_SCHEMA_VERSION, "job_id": job_id, "requested_at": now()}
     if by:
         record["requested_by"] = by

@@ -99,7 +99,9 @@ class Module(Case):
 class ErrorCodes(Case):
     def test_every_go_sentinel_has_a_class_with_its_code(self):
         with open(os.path.join(REPO, "errors.go"), encoding="utf-8") as fh:
-            go = dict(re.findall(r'\n\t(Err\w+) error = &sentinel\{"(\w+)"', fh.read()))
+            src = fh.read()
+        consts = dict(re.findall(r'\n\t(Code\w+)\s+Code = "(\w+)"', src))
+        go = {name: consts[c] for name, c in re.findall(r'\n\t(Err\w+) error = &sentinel\{(Code\w+),', src)}
         self.assertIn("ErrNotOwner", go, "errors.go was not read as expected")
         ours = {cls.__name__: cls.code for cls in jobstore.JobstoreError.__subclasses__()}
         self.assertEqual({name[3:]: code for name, code in go.items()}, ours)
@@ -137,6 +139,14 @@ class JobIDs(Case):
                     jobstore.validate_job_id(i)
                 self.assertEqual("job_id", cm.exception.subject)
                 self.assertEqual("invalid", cm.exception.code)
+
+    def test_validate_names_the_character_at_its_byte(self):
+        # As Go's ValidateJobID: the whole character, at the byte where it starts.
+        for job_id, want in (("caf\u00e9", "'\u00e9' at byte 3"), ("\u65e5x", "'\u65e5' at byte 0"), ("a\u00e9\u00e9", "'\u00e9' at byte 1")):
+            with self.subTest(id=job_id):
+                with self.assertRaises(jobstore.Invalid) as cm:
+                    jobstore.validate_job_id(job_id)
+                self.assertIn("has the character " + want, str(cm.exception))
 
     def test_temp_names(self):
         self.assertTrue(jobstore.is_temp_name(".status.json123"))
@@ -610,9 +620,10 @@ class RequestCancel(Case):
         for state in ("succeeded", "failed", "lost", "cancelled"):
             with self.subTest(state=state):
                 d = self.job(state, status=status(job_id=state, state=state))
-                with self.assertRaises(jobstore.Invalid) as cm:
+                with self.assertRaises(jobstore.WrongState) as cm:
                     jobstore.request_cancel(d, "me")
                 self.assertEqual("state", cm.exception.subject)
+                self.assertEqual("wrong_state", cm.exception.code)
                 self.assertFalse(os.path.exists(os.path.join(d, "cancel.json")))
         d = os.path.join(self.root, "cancelled")
         self.put(d, "cancel.json", b"{}")

@@ -8,7 +8,7 @@ microseconds, a whole second (isoformat then leaves out the fraction), an
 offset other than UTC, and a naive datetime (no offset, meaning UTC).
 
 The Go tests read these files and compare every field with the values
-below (golden_test.go, TestPythonFixtures_ReadBackExactly). Run it again
+below (recordjson_golden_test.go, TestPythonFixtures_ReadBackExactly). Run it again
 only if the fixtures must change:
 
     python3 testdata/make_python_fixtures.py [output directory]

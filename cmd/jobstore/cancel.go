@@ -51,9 +51,8 @@ func defineCancel(fs *pflag.FlagSet) runFunc {
 			req.RequestedBy = requester()
 		}
 		if err := jobstore.RequestCancel(dir, req); err != nil {
-			var je *jobstore.Error
-			if errors.As(err, &je) && errors.Is(err, jobstore.ErrInvalid) && je.Subject == "state" {
-				fmt.Fprintln(e.stderr, oneLine(errorLine(err)))
+			if errors.Is(err, jobstore.ErrWrongState) {
+				fmt.Fprintln(e.stderr, escapeTerminal(oneLine(errorLine(withCLIRemedy(err, "nothing to cancel: the job has ended ('jobstore show "+string(dir)+"' says how)")))))
 				return &exitError{code: exitUnsuccessful}
 			}
 			if errors.Is(err, os.ErrPermission) {
@@ -162,10 +161,12 @@ func readCancel(dir jobstore.JobDir) (*jobstore.CancelRequest, recordInfo) {
 	c, _, err := jobstore.DecodeCancel(raw)
 	if err == nil && c.JobID != dir.ID() {
 		err = &jobstore.Error{Subject: "job_id", Sentinel: jobstore.ErrInvalid,
-			Msg:    fmt.Sprintf("%q differs from the directory name %q", c.JobID, dir.ID()),
-			Remedy: "the request names another job; remove it if it was copied here by mistake"}
+			Msg: fmt.Sprintf("%q differs from the directory name %q", c.JobID, dir.ID())}
 	}
 	info.Err = at(err, "read cancel request", dir.CancelPath())
+	if err != nil && c != nil && c.JobID != dir.ID() {
+		info.Err = withCLIRemedy(info.Err, "the request names another job; remove it if it was copied here by mistake")
+	}
 	info.Migrated = err == nil && info.Written != nil && *info.Written != info.Current
 	if err != nil {
 		return nil, info

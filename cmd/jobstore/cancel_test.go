@@ -206,7 +206,7 @@ except Exception as e:
 // A cancel request has one meaning whoever makes it: RequestCancel, jobstore
 // cancel and the Python function of docs/format.md, each on its own copy of
 // a job in each state, accept it (nil, exit 0, True or False), refuse it for
-// a job that has ended (ErrInvalid, exit 1, ValueError) or fail (status.json
+// a job that has ended (ErrWrongState, exit 1, ValueError) or fail (status.json
 // is a FIFO: ErrNotRegular, exit 3, OSError) alike; and each says whether
 // its request is the one that stands (the first one does).
 func TestCancel_PythonGoAndTheCommandAgreeInEveryState(t *testing.T) {
@@ -264,7 +264,7 @@ func TestCancel_PythonGoAndTheCommandAgreeInEveryState(t *testing.T) {
 			err := jobstore.RequestCancel(dir, jobstore.CancelRequest{RequestedBy: "go"})
 			goSaid := "accepted"
 			switch {
-			case errors.Is(err, jobstore.ErrInvalid):
+			case errors.Is(err, jobstore.ErrWrongState):
 				goSaid = "refused"
 			case err != nil:
 				goSaid = "failed"

@@ -64,8 +64,8 @@ func defineDemo(fs *pflag.FlagSet) runFunc {
 			fmt.Fprintf(e.stdout, "jobstore demo, in %s\n\n", root)
 		} else {
 			if root, err = os.MkdirTemp("", "jobstore-demo-"); err != nil {
-				return &jobstore.Error{Op: "create temp dir", Err: err, Msg: "cannot create the demo's root",
-					Remedy: "give a writable ROOT: jobstore demo ROOT"}
+				return withCLIRemedy(&jobstore.Error{Op: "create temp dir", Err: err, Msg: "cannot create the demo's root"},
+					"give a writable ROOT: jobstore demo ROOT")
 			}
 			fmt.Fprintf(e.stdout, "jobstore demo, in a fresh temporary directory: %s\n(it is left there for you to look at; remove it when done)\n\n", root)
 		}

@@ -3,14 +3,15 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"go/ast"
 	"go/parser"
 	"go/token"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -19,60 +20,21 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// libraryErrorCodes reads the library's errors.go for every sentinel
-// literal (&sentinel{"code", ...}) and every code of contextCodes (the
-// names of a context's end), and returns the codes, so that a code added
-// there is seen here without anyone updating a list.
+// libraryErrorCodes are the codes jobstore.ErrorCode can return (the
+// library's Codes, which its own tests hold to its constants).
 func libraryErrorCodes(t *testing.T) []string {
 	t.Helper()
-	path := filepath.Join("..", "..", "errors.go")
-	f, err := parser.ParseFile(token.NewFileSet(), path, nil, 0)
-	require.NoError(t, err)
 	var codes []string
-	contexts := 0
-	ast.Inspect(f, func(n ast.Node) bool {
-		if vs, ok := n.(*ast.ValueSpec); ok && len(vs.Names) == 1 && vs.Names[0].Name == "contextCodes" {
-			for _, v := range vs.Values {
-				for _, e := range v.(*ast.CompositeLit).Elts {
-					row := e.(*ast.CompositeLit)
-					b, ok := row.Elts[len(row.Elts)-1].(*ast.BasicLit)
-					require.True(t, ok && b.Kind == token.STRING, "a row of contextCodes in %s does not end with its code", path)
-					code, err := strconv.Unquote(b.Value)
-					require.NoError(t, err)
-					codes = append(codes, code)
-					contexts++
-				}
-			}
-			return false
-		}
-		lit, ok := n.(*ast.CompositeLit)
-		if !ok {
-			return true
-		}
-		if id, ok := lit.Type.(*ast.Ident); !ok || id.Name != "sentinel" || len(lit.Elts) == 0 {
-			return true
-		}
-		b, ok := lit.Elts[0].(*ast.BasicLit)
-		require.True(t, ok && b.Kind == token.STRING, "a sentinel literal in %s does not start with its code", path)
-		code, err := strconv.Unquote(b.Value)
-		require.NoError(t, err)
-		codes = append(codes, code)
-		return true
-	})
-	require.Equal(t, 2, contexts, "contextCodes in %s was not read as expected", path)
-	return append(codes, "io") // ErrorCode's name for an error of no kind
+	for _, c := range jobstore.Codes() {
+		codes = append(codes, string(c))
+	}
+	require.Contains(t, codes, "not_owner", "jobstore.Codes was not read as expected")
+	return codes
 }
 
 // Every code jobstore.ErrorCode can return is listed in `list --help`,
 // where scripts that read --json learn the kinds.
 func TestListHelp_NamesEveryErrorKind(t *testing.T) {
-	codes := libraryErrorCodes(t)
-	// The parse must find the sentinels the CLI knows of, or it proves nothing.
-	for _, s := range []error{jobstore.ErrNotJob, jobstore.ErrExists, jobstore.ErrCorrupt, jobstore.ErrTooLarge,
-		jobstore.ErrInvalid, jobstore.ErrNewerSchema, jobstore.ErrNoMigration, jobstore.ErrLocked,
-		jobstore.ErrCancelRequested, jobstore.ErrNotRegular, jobstore.ErrNotOwner, jobstore.ErrNotDue} {
-		require.Contains(t, codes, jobstore.ErrorCode(s), "errors.go was not read as expected")
-	}
 	help := runCLI(t, "list", "--help").stdout
 	m := regexp.MustCompile(`"kind" is one of ([a-z_,\s]+);`).FindStringSubmatch(help)
 	require.NotNil(t, m, "list --help has no sentence listing the error kinds")
@@ -80,139 +42,133 @@ func TestListHelp_NamesEveryErrorKind(t *testing.T) {
 	for _, k := range strings.Split(m[1], ",") {
 		listed[strings.TrimSpace(k)] = true
 	}
-	for _, code := range codes {
+	for _, code := range libraryErrorCodes(t) {
 		require.True(t, listed[code], "list --help does not name the error kind %q (it lists %s)", code, m[1])
 	}
 }
 
-// librarySentinels are the library's sentinels, by their ErrorCode.
-func librarySentinels(t *testing.T) map[string]error {
+// errorOfCode is an error whose jobstore.ErrorCode is code, with the
+// library's remedy libRemedy where it has one.
+func errorOfCode(t *testing.T, code jobstore.Code, libRemedy string) error {
 	t.Helper()
-	byCode := map[string]error{"io": nil, "timeout": context.DeadlineExceeded, "interrupted": context.Canceled}
-	for _, s := range []error{jobstore.ErrNotJob, jobstore.ErrExists, jobstore.ErrCorrupt, jobstore.ErrTooLarge,
-		jobstore.ErrInvalid, jobstore.ErrNewerSchema, jobstore.ErrNoMigration, jobstore.ErrLocked,
-		jobstore.ErrCancelRequested, jobstore.ErrNotRegular, jobstore.ErrNotOwner, jobstore.ErrNotDue} {
-		byCode[jobstore.ErrorCode(s)] = s
+	sentinels := []error{jobstore.ErrNotJob, jobstore.ErrExists, jobstore.ErrCorrupt, jobstore.ErrTooLarge,
+		jobstore.ErrInvalid, jobstore.ErrWrongState, jobstore.ErrNewerSchema, jobstore.ErrNoMigration, jobstore.ErrLocked,
+		jobstore.ErrCancelRequested, jobstore.ErrNotRegular, jobstore.ErrNotOwner, jobstore.ErrNotDue}
+	for _, s := range sentinels {
+		if jobstore.ErrorCode(s) == code {
+			return &jobstore.Error{Op: "read status", Path: "p", Subject: "state", Sentinel: s, Remedy: libRemedy}
+		}
 	}
-	for _, code := range libraryErrorCodes(t) {
-		require.Contains(t, byCode, code, "a sentinel of errors.go is missing from this test's list")
+	switch code {
+	case jobstore.CodeTimeout:
+		return &jobstore.Error{Op: "wait", Err: context.DeadlineExceeded, Remedy: libRemedy}
+	case jobstore.CodeInterrupted:
+		return &jobstore.Error{Op: "wait", Err: context.Canceled, Remedy: libRemedy}
+	case jobstore.CodeIO:
+		return &jobstore.Error{Op: "fsync", Path: "p", Err: fs.ErrPermission, Remedy: libRemedy}
 	}
-	return byCode
+	t.Fatalf("no error of code %q here: add its sentinel to errorOfCode", code)
+	return nil
 }
 
-// For every kind of error, the library's remedy is what the CLI shows,
-// unless it speaks to Go programmers: then the CLI's remedy for the kind,
-// which names no Go function or option. A missing job and a taken ID
-// always get the CLI's, which names the argument as typed.
-func TestCLIRemedy_EachKindShowsTheLibrarysUnlessItSpeaksGo(t *testing.T) {
-	const english = "wait for the other process, then try again"
-	const goSpeak = "call Flush, or read it with a larger WithMaxSize"
-	require.False(t, speaksGo(english))
-	require.True(t, speaksGo(goSpeak))
-	for code, s := range librarySentinels(t) {
-		t.Run(code, func(t *testing.T) {
-			lib := &jobstore.Error{Op: "read status", Path: "p", Subject: "state", Sentinel: s, Remedy: english}
-			wrapped := fmt.Errorf("context: %w", lib)
-			goLib := &jobstore.Error{Op: "read status", Path: "p", Subject: "state", Sentinel: s, Remedy: goSpeak}
-			bare := &jobstore.Error{Op: "read status", Path: "p", Subject: "state", Sentinel: s}
-			switch code {
-			case "not_job", "exists":
-				for _, err := range []error{lib, goLib, bare} {
-					require.Contains(t, cliRemedy(err), "jobstore ", "the CLI's remedy, naming a command")
-				}
-				return
-			}
-			require.Equal(t, english, cliRemedy(lib))
-			require.Equal(t, english, cliRemedy(wrapped), "found through a wrapping error")
-			require.Equal(t, english, cliRemedy(&jobstore.Error{Op: "start", Err: lib}), "the outermost remedy there is")
-			require.Equal(t, "mine", cliRemedy(&jobstore.Error{Op: "start", Err: lib, Remedy: "mine"}), "the outermost remedy there is")
-			for _, err := range []error{goLib, bare} {
-				remedy := cliRemedy(err)
-				require.Equal(t, kindRemedy(err), remedy)
-				require.NotEmpty(t, remedy)
-				require.False(t, speaksGo(remedy), "%q", remedy)
-				require.NotContains(t, remedy, "WithMaxSize")
-			}
-		})
-	}
-}
-
-// The library's remedies that name Go API (an exported identifier of the
-// package, in a string literal of its sources) are all recognised as such,
-// so that none reaches a user of the command.
-func TestSpeaksGo_RecognisesEveryLibraryStringThatNamesGoAPI(t *testing.T) {
-	fset := token.NewFileSet()
+// goAPI is the set of the exported names of the library (its functions,
+// types, constants and variables, read from its sources), that a user of
+// the command cannot call.
+func goAPI(t *testing.T) map[string]bool {
+	t.Helper()
 	files, err := filepath.Glob(filepath.Join("..", "..", "*.go"))
 	require.NoError(t, err)
-	exported := map[string]bool{}
-	var lits []string
+	names := map[string]bool{}
 	for _, path := range files {
 		if strings.HasSuffix(path, "_test.go") {
 			continue
 		}
-		f, err := parser.ParseFile(fset, path, nil, 0)
+		f, err := parser.ParseFile(token.NewFileSet(), path, nil, 0)
 		require.NoError(t, err)
 		for _, d := range f.Decls {
 			switch d := d.(type) {
 			case *ast.FuncDecl:
-				exported[d.Name.Name] = d.Name.IsExported()
+				names[d.Name.Name] = d.Name.IsExported()
 			case *ast.GenDecl:
 				for _, spec := range d.Specs {
 					switch spec := spec.(type) {
 					case *ast.TypeSpec:
-						exported[spec.Name.Name] = spec.Name.IsExported()
+						names[spec.Name.Name] = spec.Name.IsExported()
 					case *ast.ValueSpec:
 						for _, n := range spec.Names {
-							exported[n.Name] = n.IsExported()
+							names[n.Name] = n.IsExported()
 						}
 					}
 				}
 			}
 		}
-		ast.Inspect(f, func(n ast.Node) bool {
-			if b, ok := n.(*ast.BasicLit); ok && b.Kind == token.STRING {
-				if s, err := strconv.Unquote(b.Value); err == nil && strings.Contains(s, " ") {
-					lits = append(lits, s)
-				}
-			}
-			return true
-		})
 	}
-	require.True(t, exported["WithMaxSize"] && exported["Flush"], "the package's declarations were not read")
-	word := regexp.MustCompile(`[A-Za-z][A-Za-z0-9_]*`)
-	named := 0
-	for _, lit := range lits {
-		for _, loc := range word.FindAllStringIndex(lit, -1) {
-			w := lit[loc[0]:loc[1]]
-			// An identifier as a word of the text, not the first word of
-			// a sentence, nor an acronym (ID) that English uses as well.
-			first := strings.TrimSpace(lit[:loc[0]]) == "" || strings.HasSuffix(strings.TrimSpace(lit[:loc[0]]), ".")
-			if !exported[w] || first || w == strings.ToUpper(w) {
-				continue
-			}
-			named++
-			require.True(t, speaksGo(lit), "%q names %s, which a command-line user cannot call", lit, w)
-			break
-		}
-	}
-	require.GreaterOrEqual(t, named, 5, "the library's remedies that name Go API were not found")
+	require.True(t, names["WithMaxSize"] && names["Flush"] && names["ErrWrongState"], "the package's declarations were not read")
+	return names
 }
 
-// The remedies the CLI writes itself never look like Go to speaksGo.
-func TestSpeaksGo_NotTheCLIsOwnRemedies(t *testing.T) {
-	for code, s := range librarySentinels(t) {
-		for _, subject := range []string{"", "state"} {
-			remedy := kindRemedy(&jobstore.Error{Sentinel: s, Subject: subject})
-			require.False(t, speaksGo(remedy), "%s: %q", code, remedy)
+// goAPIIn is what of the library's Go API remedy names: a call
+// ("Finish("), a dotted name ("Run.Progress"), or one of its exported
+// names that is not an acronym (ID) nor the first word of a sentence.
+func goAPIIn(api map[string]bool, remedy string) []string {
+	found := regexp.MustCompile(`[A-Za-z]+\(|[A-Z][A-Za-z]*\.[A-Z][A-Za-z]*`).FindAllString(remedy, -1)
+	for _, loc := range regexp.MustCompile(`[A-Za-z][A-Za-z0-9_]*`).FindAllStringIndex(remedy, -1) {
+		w := remedy[loc[0]:loc[1]]
+		before := strings.TrimSpace(remedy[:loc[0]])
+		if api[w] && w != strings.ToUpper(w) && before != "" && !strings.HasSuffix(before, ".") {
+			found = append(found, w)
 		}
 	}
-	for _, remedy := range []string{notAJobDirRemedy, "nothing to cancel: the job has ended",
-		"use it on Windows, e.g. with Python 3.7", "check the path: ROOT is the directory that holds the job directories"} {
-		require.False(t, speaksGo(remedy), "%q", remedy)
+	return found
+}
+
+// requireNoGoAPI fails if remedy names the library's Go API (goAPIIn).
+func requireNoGoAPI(t *testing.T, api map[string]bool, remedy string) {
+	t.Helper()
+	require.Empty(t, goAPIIn(api, remedy), "%q names Go API, which a user of the command cannot call", remedy)
+}
+
+// The CLI has its own remedy, in its own words, for every code the library
+// can return: a library remedy (for Go callers) is never shown, however it
+// is worded, and none of the CLI's names Go API.
+func TestCLIRemedy_EveryCodeHasTheCLIsOwn(t *testing.T) {
+	api := goAPI(t)
+	const libRemedy = "wait for the other process, then try again" // plain words, as a library remedy may be
+	seen := map[string]jobstore.Code{}
+	for _, code := range jobstore.Codes() {
+		t.Run(string(code), func(t *testing.T) {
+			err := errorOfCode(t, code, libRemedy)
+			require.Equal(t, code, jobstore.ErrorCode(err))
+			remedy, known := codeRemedy(err)
+			require.True(t, known, "the CLI has no remedy of its own for %q: add it to codeRemedy", code)
+			require.NotEmpty(t, remedy)
+			require.Equal(t, remedy, cliRemedy(err))
+			require.Equal(t, remedy, cliRemedy(fmt.Errorf("context: %w", err)), "found through a wrapping error")
+			require.Equal(t, remedy, cliRemedy(&jobstore.Error{Op: "start", Err: err, Remedy: "call Flush"}), "not the outer library remedy either")
+			require.NotContains(t, remedy, libRemedy)
+			require.Equal(t, "mine", cliRemedy(withCLIRemedy(err, "mine")), "a command's own remedy comes first")
+			requireNoGoAPI(t, api, remedy)
+			if other, dup := seen[remedy]; dup && code != jobstore.CodeIO {
+				t.Errorf("%s and %s share the remedy %q", code, other, remedy)
+			}
+			seen[remedy] = code
+		})
 	}
+	_, known := codeRemedy(&jobstore.Error{Sentinel: errors.New("a kind of elsewhere")})
+	require.True(t, known, "an *Error of no jobstore kind is an I/O error to the CLI")
+}
+
+// The check for Go API above finds it where it is: the library's own
+// remedies that name Go functions, options or calls.
+func TestRequireNoGoAPI_FindsTheLibrarysGoRemedies(t *testing.T) {
+	api := goAPI(t)
 	for _, remedy := range []string{"read it with a larger WithMaxSize", "the first Submit creates it",
 		"stop, then call Finish(Outcome{State: Cancelled})", "a NoSync write (Run.Progress)", "write updates before Close"} {
-		require.True(t, speaksGo(remedy), "%q", remedy)
+		require.NotEmpty(t, goAPIIn(api, remedy), "%q names Go API, and was not found to", remedy)
+	}
+	for _, remedy := range []string{notAJobDirRemedy, "nothing to cancel: the job has ended",
+		"Wait for it to end ('jobstore wait ROOT/ID')", "check the path: ROOT is the directory that holds the job directories"} {
+		requireNoGoAPI(t, api, remedy)
 	}
 }
 
@@ -224,94 +180,110 @@ func stderrRemedy(t *testing.T, r result) string {
 	return remedy
 }
 
-// remedyOf is the remedy the library gave err.
-func remedyOf(t *testing.T, err error) string {
+// libraryErr is the error the library gives, for the same input as the
+// command's: its remedy is for Go callers, never shown by the command.
+func libraryErr(t *testing.T, err error) error {
 	t.Helper()
 	var je *jobstore.Error
 	require.ErrorAs(t, err, &je)
 	require.NotEmpty(t, je.Remedy)
-	return je.Remedy
+	return err
 }
 
 // Each error kind the command meets, met for real: the remedy on stderr is
-// the library's own for that failure (read from the library's error for the
-// same input), except where the CLI knows better: the argument names no
-// job directory (ROOT/ID), the ID is taken (--id), or the library's remedy
-// names Go API.
-func TestCLIRemedy_OnTheCommandLineIsTheLibrarysUnlessTheCLIKnowsBetter(t *testing.T) {
+// the CLI's for the kind of the library's error for the same input
+// (codeRemedy), or the command's own where it knows what its argument was
+// meant to be; never the library's remedy, however it is worded.
+func TestCLIRemedy_OnTheCommandLineIsTheCLIsNeverTheLibrarys(t *testing.T) {
 	fixture := func(name string) jobstore.JobDir { return jobstore.JobDir(filepath.Join(brokenRoot, name)) }
 	readStatusErr := func(t *testing.T, dir jobstore.JobDir) error {
 		_, err := jobstore.ReadStatus(dir)
 		require.Error(t, err)
-		return err
+		return libraryErr(t, err)
 	}
+	byCode := func(t *testing.T, err error) string {
+		remedy, known := codeRemedy(err)
+		require.True(t, known)
+		return remedy
+	}
+	api := goAPI(t)
 	for _, tc := range []struct {
 		name string
-		kind string
-		// run makes the failure and runs the command; want is the remedy
-		// it must show.
-		run  func(t *testing.T) (r result, want string)
+		// run makes the failure and runs the command; it returns the
+		// library's error for the same input and the remedy the command
+		// must show.
+		run  func(t *testing.T) (r result, lib error, want string)
 		code int
 	}{
-		{"cancel a finished job", "invalid", func(t *testing.T) (result, string) {
+		{"cancel a finished job", func(t *testing.T) (result, error, string) {
 			dir := runJob(t, testdir.New(t), "done", jobstore.Outcome{State: jobstore.Succeeded})
-			libErr := jobstore.RequestCancel(dir, jobstore.CancelRequest{})
-			require.Equal(t, "nothing to cancel: the job has ended", remedyOf(t, libErr))
-			return runCLI(t, "cancel", string(dir)), remedyOf(t, libErr)
+			libErr := libraryErr(t, jobstore.RequestCancel(dir, jobstore.CancelRequest{}))
+			require.ErrorIs(t, libErr, jobstore.ErrWrongState)
+			return runCLI(t, "cancel", string(dir)), libErr, "nothing to cancel: the job has ended ('jobstore show " + string(dir) + "' says how)"
 		}, exitUnsuccessful},
-		{"show a progress out of range", "invalid", func(t *testing.T) (result, string) {
+		{"show a progress out of range", func(t *testing.T) (result, error, string) {
 			dir := fixture("status-bad-progress")
-			return runCLI(t, "show", string(dir)), remedyOf(t, readStatusErr(t, dir))
+			lib := readStatusErr(t, dir)
+			return runCLI(t, "show", string(dir)), lib, byCode(t, lib)
 		}, exitRuntime},
-		{"show a status from a newer jobstore", "newer_schema", func(t *testing.T) (result, string) {
+		{"show a status from a newer jobstore", func(t *testing.T) (result, error, string) {
 			dir := fixture("status-newer")
-			return runCLI(t, "show", string(dir)), remedyOf(t, readStatusErr(t, dir))
+			lib := readStatusErr(t, dir)
+			return runCLI(t, "show", string(dir)), lib, byCode(t, lib)
 		}, exitRuntime},
-		{"show a status with no migration", "no_migration", func(t *testing.T) (result, string) {
+		{"show a status with no migration", func(t *testing.T) (result, error, string) {
 			dir := fixture("status-v0")
-			return runCLI(t, "show", string(dir)), remedyOf(t, readStatusErr(t, dir))
+			lib := readStatusErr(t, dir)
+			return runCLI(t, "show", string(dir)), lib, byCode(t, lib)
 		}, exitRuntime},
-		{"show a status that is a FIFO", "not_regular", func(t *testing.T) (result, string) {
+		{"show a status that is a FIFO", func(t *testing.T) (result, error, string) {
 			dir := submit(t, testdir.New(t), "j")
 			require.NoError(t, os.Remove(dir.StatusPath()))
 			if err := mkfifo(dir.StatusPath()); err != nil {
 				t.Skipf("no FIFOs here: %v", err)
 			}
-			return runCLI(t, "show", string(dir)), remedyOf(t, readStatusErr(t, dir))
+			lib := readStatusErr(t, dir)
+			return runCLI(t, "show", string(dir)), lib, byCode(t, lib)
 		}, exitRuntime},
-		{"submit into a file", "io", func(t *testing.T) (result, string) {
+		{"submit into a file", func(t *testing.T) (result, error, string) {
 			file := filepath.Join(testdir.New(t), "file")
 			require.NoError(t, os.WriteFile(file, nil, 0o644))
 			_, libErr := jobstore.Submit(file, jobstore.JobSpec{ID: "j", Kind: "k"})
-			return runCLI(t, "submit", file, "--kind", "k", "--id", "j"), remedyOf(t, libErr)
+			lib := libraryErr(t, libErr)
+			return runCLI(t, "submit", file, "--kind", "k", "--id", "j"), lib, byCode(t, lib)
 		}, exitRuntime},
-		// The library's remedy names Go API: the CLI's for the kind.
-		{"show a truncated status", "corrupt", func(t *testing.T) (result, string) {
+		{"show a truncated status", func(t *testing.T) (result, error, string) {
 			dir := fixture("status-truncated")
-			require.True(t, speaksGo(remedyOf(t, readStatusErr(t, dir))))
-			return runCLI(t, "show", string(dir)), kindRemedy(readStatusErr(t, dir))
+			lib := readStatusErr(t, dir)
+			return runCLI(t, "show", string(dir)), lib, byCode(t, lib)
 		}, exitRuntime},
-		{"show a status of 17 MiB", "too_large", func(t *testing.T) (result, string) {
+		{"show a status of 17 MiB", func(t *testing.T) (result, error, string) {
 			dir := submit(t, testdir.New(t), "j")
 			require.NoError(t, os.WriteFile(dir.StatusPath(), bytes.Repeat([]byte(" "), 17<<20), 0o644))
-			require.True(t, speaksGo(remedyOf(t, readStatusErr(t, dir))))
-			return runCLI(t, "show", string(dir)), kindRemedy(readStatusErr(t, dir))
+			lib := readStatusErr(t, dir)
+			return runCLI(t, "show", string(dir)), lib, byCode(t, lib)
 		}, exitRuntime},
-		// The CLI knows what the argument was meant to be.
-		{"show a directory that is no job", "not_job", func(t *testing.T) (result, string) {
-			return runCLI(t, "show", testdir.New(t)), notAJobDirRemedy
+		{"show a directory that is no job", func(t *testing.T) (result, error, string) {
+			dir := testdir.New(t)
+			_, err := jobstore.ReadSpec(jobstore.JobDir(dir))
+			return runCLI(t, "show", dir), libraryErr(t, err), notAJobDirRemedy
 		}, exitRuntime},
-		{"submit a taken ID", "exists", func(t *testing.T) (result, string) {
+		{"submit a taken ID", func(t *testing.T) (result, error, string) {
 			root := testdir.New(t)
 			submit(t, root, "j")
-			return runCLI(t, "submit", root, "--kind", "k", "--id", "j"), "choose another --id; 'jobstore show ROOT/ID' shows the existing job"
+			_, err := jobstore.Submit(root, jobstore.JobSpec{ID: "j", Kind: "k"})
+			return runCLI(t, "submit", root, "--kind", "k", "--id", "j"), libraryErr(t, err), "choose another --id; 'jobstore show ROOT/ID' shows the existing job"
 		}, exitRuntime},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			r, want := tc.run(t)
+			r, lib, want := tc.run(t)
 			requireCode(t, r, tc.code)
-			require.Equal(t, want, stderrRemedy(t, r))
-			require.False(t, speaksGo(want), "%q", want)
+			got := stderrRemedy(t, r)
+			require.Equal(t, want, got)
+			var je *jobstore.Error
+			require.ErrorAs(t, lib, &je)
+			require.NotEqual(t, je.Remedy, got, "the library's remedy, for Go callers")
+			requireNoGoAPI(t, api, got)
 		})
 	}
 }
@@ -328,6 +300,53 @@ func TestCLIRemedy_AFileForAJobDirectoryIsAMistypedArgument(t *testing.T) {
 			requireCode(t, r, exitRuntime)
 			require.Equal(t, notAJobDirRemedy, stderrRemedy(t, r))
 			require.Empty(t, r.stdout)
+		})
+	}
+}
+
+// The messages a new user meets name what was typed, say what is wrong in
+// the command's words, and what to do.
+func TestCLIMessages_NameWhatWasTypedAndWhatToDo(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		// run makes the case and runs the command.
+		run  func(t *testing.T) result
+		code int
+		says []string // parts of stderr, or of stdout for rm's report
+		not  []string
+	}{
+		{"submit --id with a character of two bytes", func(t *testing.T) result {
+			return runCLI(t, "submit", testdir.New(t), "--kind", "k", "--id", "café")
+		}, exitUsage, []string{`--id: "café" has the character 'é' at byte 3`, "Remedy: choose an ID of letters"}, []string{"Ã"}},
+		{"wait on a directory that holds no job", func(t *testing.T) result {
+			dir := filepath.Join(testdir.New(t), "j")
+			require.NoError(t, os.Mkdir(dir, 0o755))
+			require.NoError(t, os.WriteFile(filepath.Join(dir, jobstore.StatusFile), []byte("{"), 0o644))
+			return runCLI(t, "wait", dir)
+		}, exitRuntime, []string{"jobstore: wait ", "no job.json here", "Remedy: " + notAJobDirRemedy}, []string{"watch"}},
+		{"rm of a directory that does not exist", func(t *testing.T) result {
+			return runCLI(t, "rm", filepath.Join(testdir.New(t), "nope"))
+		}, exitRuntime, []string{string(filepath.Separator) + "nope: no such directory", "Remedy: " + notAJobDirRemedy}, []string{"job.json"}},
+		{"show of a status from a newer jobstore", func(t *testing.T) result {
+			return runCLI(t, "show", filepath.Join(brokenRoot, "status-newer"))
+		}, exitRuntime, []string{"jobstore: read status ", "written by a newer jobstore (schema_version 3); this version understands up to 2",
+			"Remedy: upgrade jobstore ('jobstore --version' shows this one)"}, []string{"migrate"}},
+		{"cancel of a finished job", func(t *testing.T) result {
+			dir := runJob(t, testdir.New(t), "done", jobstore.Outcome{State: jobstore.Succeeded})
+			return runCLI(t, "cancel", string(dir))
+		}, exitUnsuccessful, []string{"the job is already succeeded; a finished job cannot be cancelled", "Remedy: nothing to cancel: the job has ended ('jobstore show "},
+			[]string{"Finish(", "RequestCancel"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := tc.run(t)
+			requireCode(t, r, tc.code)
+			out := r.stderr + r.stdout
+			for _, s := range tc.says {
+				require.Contains(t, out, s)
+			}
+			for _, s := range tc.not {
+				require.NotContains(t, out, s)
+			}
 		})
 	}
 }

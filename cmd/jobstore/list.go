@@ -110,8 +110,8 @@ stopped:
 
 "index" is present only with --rebuild. The keys of "error" are always all
 present: "kind" is one of not_job, exists, corrupt, too_large, invalid,
-newer_schema, no_migration, locked, cancel_requested, not_regular,
-not_owner, not_due, timeout, interrupted, io; "subject" is the field
+wrong_state, newer_schema, no_migration, locked, cancel_requested,
+not_regular, not_owner, not_due, timeout, interrupted, io; "subject" is the field
 concerned, or "" when none; "message" is the error as on stderr without its
 remedy; "remedy" is what to do. Every --json output reports errors this way. An
 error that stops the command (exit 2 or 3) is one line on stderr, with

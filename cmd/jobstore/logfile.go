@@ -24,9 +24,9 @@ func openLogForRead(dir jobstore.JobDir, name string) (*os.File, int64, error) {
 	if err != nil {
 		var nr *notRegularError
 		if errors.As(err, &nr) {
-			return nil, 0, &jobstore.Error{Op: "open log", Path: nr.path, Sentinel: jobstore.ErrNotRegular,
-				Msg:    "not a regular file (a link, a FIFO or a device): it is not read",
-				Remedy: "the job's output is kept in regular files by 'jobstore work'; remove this entry"}
+			return nil, 0, withCLIRemedy(&jobstore.Error{Op: "open log", Path: nr.path, Sentinel: jobstore.ErrNotRegular,
+				Msg: "not a regular file (a link, a FIFO or a device): it is not read"},
+				"the job's output is kept in regular files by 'jobstore work'; remove this entry")
 		}
 		return nil, 0, err
 	}

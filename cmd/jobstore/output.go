@@ -109,7 +109,7 @@ func newErrorJSON(err error) *errorJSON {
 	if err == nil {
 		return nil
 	}
-	j := &errorJSON{Kind: jobstore.ErrorCode(err), Message: errorMessage(err), Remedy: oneLine(cliRemedy(err))}
+	j := &errorJSON{Kind: string(jobstore.ErrorCode(err)), Message: errorMessage(err), Remedy: oneLine(cliRemedy(err))}
 	var e *jobstore.Error
 	if errors.As(err, &e) {
 		j.Subject = e.Subject

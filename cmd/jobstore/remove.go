@@ -172,19 +172,16 @@ func (out *removeJSON) add(dir jobstore.JobDir, st *jobstore.JobStatus, done str
 	out.Jobs = append(out.Jobs, j)
 }
 
-// refused reports a refusal of Remove: the job is not finished (ErrInvalid,
-// subject "state") or a process holds it or its next attempt (ErrLocked).
+// refused reports a refusal of Remove: the job is not finished
+// (ErrWrongState) or a process holds it or its next attempt (ErrLocked).
 func refused(err error) bool {
-	var je *jobstore.Error
-	return errors.Is(err, jobstore.ErrLocked) ||
-		(errors.As(err, &je) && errors.Is(err, jobstore.ErrInvalid) && je.Subject == "state")
+	return errors.Is(err, jobstore.ErrLocked) || errors.Is(err, jobstore.ErrWrongState)
 }
 
 // withRemoveRemedy gives a refusal for the job's state a remedy that names
 // the commands to run (the library's names Go functions).
 func withRemoveRemedy(err error, dir jobstore.JobDir, st *jobstore.JobStatus) error {
-	var je *jobstore.Error
-	if !errors.As(err, &je) || !errors.Is(err, jobstore.ErrInvalid) || je.Subject != "state" {
+	if !errors.Is(err, jobstore.ErrWrongState) {
 		return err
 	}
 	if st != nil && st.State == jobstore.Running {
@@ -251,7 +248,7 @@ func notFinished(dir jobstore.JobDir, st *jobstore.JobStatus) error {
 		state = string(st.State)
 		msg = "the job is " + state
 	}
-	return &jobstore.Error{Op: "remove", Path: dir.StatusPath(), Subject: "state", Sentinel: jobstore.ErrInvalid,
+	return &jobstore.Error{Op: "remove", Path: dir.StatusPath(), Subject: "state", Sentinel: jobstore.ErrWrongState,
 		Found: state, Msg: msg + "; only a finished job is removed"}
 }
 

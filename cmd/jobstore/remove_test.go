@@ -93,7 +93,7 @@ func TestRm_JSON(t *testing.T) {
 	require.NotNil(t, out.Jobs[0].FinishedAt)
 	require.Nil(t, out.Jobs[0].Error)
 	require.Equal(t, outcomeRefused, out.Jobs[1].Outcome)
-	require.Equal(t, "invalid", out.Jobs[1].Error.Kind)
+	require.Equal(t, "wrong_state", out.Jobs[1].Error.Kind)
 	require.Equal(t, "state", out.Jobs[1].Error.Subject)
 	require.Equal(t, outcomeFailed, out.Jobs[2].Outcome)
 	require.Equal(t, "not_job", out.Jobs[2].Error.Kind)

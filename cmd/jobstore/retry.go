@@ -42,8 +42,7 @@ func defineRetry(fs *pflag.FlagSet) runFunc {
 	return func(e *env, args, pos []string) error {
 		dir := jobstore.JobDir(pos[0])
 		if err := jobstore.Retry(dir); err != nil {
-			var je *jobstore.Error
-			if errors.As(err, &je) && errors.Is(err, jobstore.ErrInvalid) && je.Subject == "state" {
+			if errors.Is(err, jobstore.ErrWrongState) {
 				fmt.Fprintln(e.stderr, escapeTerminal(oneLine("jobstore retry: "+refusal(dir))))
 				return &exitError{code: exitUnsuccessful}
 			}

@@ -94,7 +94,7 @@ func (s *server) jobAction(w http.ResponseWriter, r *http.Request) {
 	}
 	if err != nil {
 		code := http.StatusInternalServerError
-		if errors.Is(err, jobstore.ErrInvalid) || errors.Is(err, jobstore.ErrLocked) {
+		if errors.Is(err, jobstore.ErrWrongState) || errors.Is(err, jobstore.ErrInvalid) || errors.Is(err, jobstore.ErrLocked) {
 			code = http.StatusConflict
 		}
 		s.refuse(w, code, action+" failed", oneLine(errorLine(err)), back)

@@ -262,9 +262,8 @@ func rootExists(root string) error {
 	if errors.As(err, &pe) {
 		err = pe.Err // the path is the error's own
 	}
-	return &jobstore.Error{Op: "submit", Path: root, Err: err,
-		Msg:    "no such root: nothing was submitted",
-		Remedy: "check the path: ROOT is the directory the workers take jobs from; add --create to make a new root"}
+	return withCLIRemedy(&jobstore.Error{Op: "submit", Path: root, Err: err, Msg: "no such root: nothing was submitted"},
+		"check the path: ROOT is the directory the workers take jobs from; add --create to make a new root")
 }
 
 // readParams reads --params: inline JSON, @FILE or @-. A value longer than

@@ -308,7 +308,7 @@ func (wk *worker) loop(parallel int, untilEmpty bool, opts []jobstore.StartOptio
 		n := wk.active
 		stoppedBy = sig
 		wk.mu.Unlock()
-		wk.warnf("%s: taking no more jobs; waiting for %s to end (interrupt again to stop them: they are queued again)", signalName(sig), plural(n, "running job"))
+		wk.warnf("%s", stopNote(sig, n))
 		stopTaking()
 		if sig, ok = <-sigs; !ok {
 			return
@@ -333,6 +333,19 @@ func (wk *worker) loop(parallel int, untilEmpty bool, opts []jobstore.StartOptio
 		fatal = &exitError{code: exitUnsuccessful} // each end line said how
 	}
 	return fatal
+}
+
+// stopNote is what the worker says when sig stops it taking jobs while n
+// of its jobs run: what it waits for, and what a second signal does.
+func stopNote(sig os.Signal, n int) string {
+	head := signalName(sig) + ": taking no more jobs; "
+	switch n {
+	case 0:
+		return head + "no job is running: the worker ends"
+	case 1:
+		return head + "waiting for the running job to end (interrupt again to stop it: it is queued again)"
+	}
+	return head + fmt.Sprintf("waiting for %d running jobs to end (interrupt again to stop them: they are queued again)", n)
 }
 
 // gate is the Worker's take gate: the next job is taken only once the
@@ -381,11 +394,11 @@ func (wk *worker) handle(ctx context.Context, run *jobstore.Run) error {
 	wk.startLine(run)
 	began := time.Now()
 	end := wk.runJob(ctx, run, hasStarted)
-	wk.endLine(run, end, time.Since(began))
 	wk.mu.Lock()
-	wk.active--
+	wk.active-- // before the end line: whoever reads that line sees the count without the job
 	n := wk.active
 	wk.mu.Unlock()
+	wk.endLine(run, end, time.Since(began))
 	if stop, why := wk.judge(run, end); stop {
 		if why != "" && n > 0 { // else the error that ends the worker says it at once
 			wk.warnf("taking no more jobs: %s; waiting for %s to end", why, plural(n, "running job"))

@@ -148,7 +148,7 @@ func TestRetry_ArgumentsAndWhatIsNotAJob(t *testing.T) {
 	}{
 		{"no dir", []string{"retry"}, exitUsage, "missing DIR"},
 		{"two dirs", []string{"retry", root, root}, exitUsage, "unexpected argument"},
-		{"not a job", []string{"retry", filepath.Join(root, "nope")}, exitRuntime, "no job.json here"},
+		{"not a job", []string{"retry", filepath.Join(root, "nope")}, exitRuntime, "no such directory"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := runCLI(t, tc.args...)

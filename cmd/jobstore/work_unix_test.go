@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"strings"
 	"syscall"
@@ -60,6 +61,42 @@ func TestWork_CancelStopsTheCommandAndItsGroup(t *testing.T) {
 			require.NoError(t, w.cmd.Process.Signal(os.Interrupt))
 			w.wait(t)
 			requireEndedBy(t, w.cmd, syscall.SIGINT)
+		})
+	}
+}
+
+// An interrupt says what the worker waits for: never "0 running jobs".
+func TestWork_InterruptSaysWhatItWaitsFor(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		running int
+		says    string
+	}{
+		{"none running", 0, "SIGINT: taking no more jobs; no job is running: the worker ends"},
+		{"one running", 1, "SIGINT: taking no more jobs; waiting for the running job to end (interrupt again to stop it: it is queued again)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			root := testdir.New(t)
+			done := submitKind(t, root, "done", "k", "")
+			w := startWorker(t, "hold", nil, root)
+			writeFileT(t, filepath.Join(string(done), releaseFile), "")
+			waitUntil(t, "the first job's end line", func() bool { return regexp.MustCompile(`end +done succeeded`).MatchString(w.stdout.String()) })
+			if tc.running == 1 {
+				held := submitKind(t, root, "held", "k", "")
+				waitUntil(t, "the second job to run", func() bool { return exists(filepath.Join(string(held), pidFile)) })
+				t.Cleanup(func() { writeFileT(t, filepath.Join(string(held), releaseFile), "") })
+				require.NoError(t, w.cmd.Process.Signal(os.Interrupt))
+				waitUntil(t, "the worker to say it stops taking jobs", func() bool {
+					return strings.Contains(w.stderr.String(), "taking no more jobs")
+				})
+				writeFileT(t, filepath.Join(string(held), releaseFile), "")
+			} else {
+				require.NoError(t, w.cmd.Process.Signal(os.Interrupt))
+			}
+			r := w.wait(t)
+			requireEndedBy(t, w.cmd, syscall.SIGINT)
+			require.Contains(t, r.stderr, tc.says)
+			require.NotContains(t, r.stderr, "0 running")
 		})
 	}
 }

@@ -12,12 +12,12 @@
 // "racily clean" index entries: a change made in the same clock tick as
 // the look that read the directory's files leaves the stamp as it was. So
 // a stamp whose times are not clearly older than the look (Stamp.Racy) must
-// not be trusted, and the files are read again.
+// not be trusted, and the files are read again. The policy for that, its
+// figures and the watch of a time over a tick (Seen), is in racy.go.
 package dirstamp
 
 import (
 	"errors"
-	"time"
 )
 
 // Errors of Lstat and FileStamp for an entry of the wrong type (a symbolic
@@ -26,15 +26,6 @@ var (
 	ErrNotDir     = errors.New("not a directory")
 	ErrNotRegular = errors.New("not a regular file")
 )
-
-// RacyWindow is how much older than a look a stamp's times must be for a
-// change after the look to change the stamp. It covers the coarsest
-// common granularity (2 s on FAT, 1 s on ext3 and HFS+; ext4, XFS, Btrfs,
-// NTFS, NFS and SMB keep at most 100 ns units, but stamp them from a clock
-// that ticks every few milliseconds) and some skew between this host's
-// clock and that of the host that stamps the times (an NFS server):
-// beyond it, a change may go unseen until the directory changes again.
-const RacyWindow = 3 * time.Second
 
 // Stamp is what one stat of a directory says about its entries. Two equal
 // stamps of the same path mean the same directory (device and inode, where
@@ -45,15 +36,6 @@ type Stamp struct {
 	Mtime    int64  // modification time, ns since the Unix epoch
 	Ctime    int64  // change time (Unix), creation time (Windows), ns; 0 where unknown
 	Size     int64
-}
-
-// Racy reports whether s cannot be trusted to change with the next change
-// of the directory after readAt, the moment (on this host's clock) just
-// before the directory's files were read: its modification or change time
-// is within RacyWindow of readAt, or later.
-func (s Stamp) Racy(readAt time.Time) bool {
-	limit := readAt.Add(-RacyWindow).UnixNano()
-	return s.Mtime >= limit || s.Ctime >= limit
 }
 
 // SameDir reports whether s and o are stamps of the same directory (not one

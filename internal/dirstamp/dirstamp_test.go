@@ -13,26 +13,6 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-func TestRacy(t *testing.T) {
-	read := time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
-	at := func(d time.Duration) int64 { return read.Add(d).UnixNano() }
-	for _, tc := range []struct {
-		name string
-		s    dirstamp.Stamp
-		racy bool
-	}{
-		{"older than the window", dirstamp.Stamp{Mtime: at(-dirstamp.RacyWindow - time.Nanosecond), Ctime: at(-time.Hour)}, false},
-		{"mtime within the window", dirstamp.Stamp{Mtime: at(-time.Second), Ctime: at(-time.Hour)}, true},
-		{"ctime within the window", dirstamp.Stamp{Mtime: at(-time.Hour), Ctime: at(-time.Second)}, true},
-		{"after the read (a clock ahead)", dirstamp.Stamp{Mtime: at(time.Minute), Ctime: at(time.Minute)}, true},
-		{"exactly the window", dirstamp.Stamp{Mtime: at(-dirstamp.RacyWindow), Ctime: at(-time.Hour)}, true},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			require.Equal(t, tc.racy, tc.s.Racy(read))
-		})
-	}
-}
-
 // A stamp changes when an entry is created, replaced by a rename, or
 // removed in the directory, and not when a file in it is written in place.
 func TestStamp_ChangesWithTheDirectorysEntries(t *testing.T) {

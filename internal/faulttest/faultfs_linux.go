@@ -183,14 +183,28 @@ func (n *node) Create(ctx context.Context, name string, flags uint32, mode uint3
 }
 
 func (n *node) Open(ctx context.Context, flags uint32) (fs.FileHandle, uint32, syscall.Errno) {
-	if errno := n.layer.check(Open, n.name(), ""); errno != 0 {
+	return n.open(Open, ctx, flags, n.LoopbackNode.Open, func(fh fs.FileHandle) (fs.FileHandle, syscall.Errno) {
+		return noPassthrough{fh.(*fs.LoopbackFile)}, 0
+	})
+}
+
+// open is an open of n that the layer may fail (op): through the loopback's
+// open, its handle then wrapped so that the layer sees what is done with it.
+func (n *node) open(op Op, ctx context.Context, flags uint32,
+	open func(context.Context, uint32) (fs.FileHandle, uint32, syscall.Errno),
+	wrap func(fs.FileHandle) (fs.FileHandle, syscall.Errno)) (fs.FileHandle, uint32, syscall.Errno) {
+	if errno := n.layer.check(op, n.name(), ""); errno != 0 {
 		return nil, 0, errno
 	}
-	fh, fuseFlags, errno := n.LoopbackNode.Open(ctx, flags)
+	fh, fuseFlags, errno := open(ctx, flags)
 	if errno != 0 {
 		return nil, 0, errno
 	}
-	return noPassthrough{fh.(*fs.LoopbackFile)}, fuseFlags, 0
+	w, errno := wrap(fh)
+	if errno != 0 {
+		return nil, 0, errno
+	}
+	return w, fuseFlags, 0
 }
 
 // noPassthrough is a loopback file whose I/O goes through the server.
@@ -270,18 +284,13 @@ func (n *node) Rmdir(ctx context.Context, name string) syscall.Errno {
 // OpendirHandle wraps the loopback's directory handle: the kernel sends a
 // directory fsync to the handle (FUSE_FSYNCDIR), not to the node.
 func (n *node) OpendirHandle(ctx context.Context, flags uint32) (fs.FileHandle, uint32, syscall.Errno) {
-	if errno := n.layer.check(Opendir, n.name(), ""); errno != 0 {
-		return nil, 0, errno
-	}
-	fh, fuseFlags, errno := n.LoopbackNode.OpendirHandle(ctx, flags)
-	if errno != 0 {
-		return nil, 0, errno
-	}
-	ld, ok := fh.(loopbackDir)
-	if !ok {
-		return nil, 0, syscall.ENOTSUP // go-fuse changed; the layer cannot wrap this handle
-	}
-	return dirHandle{loopbackDir: ld, node: n}, fuseFlags, 0
+	return n.open(Opendir, ctx, flags, n.LoopbackNode.OpendirHandle, func(fh fs.FileHandle) (fs.FileHandle, syscall.Errno) {
+		ld, ok := fh.(loopbackDir)
+		if !ok {
+			return nil, syscall.ENOTSUP // go-fuse changed; the layer cannot wrap this handle
+		}
+		return dirHandle{loopbackDir: ld, node: n}, 0
+	})
 }
 
 // loopbackDir is what go-fuse's loopback directory handle implements.

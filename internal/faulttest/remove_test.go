@@ -87,7 +87,7 @@ func TestRemove_HiddenDirectoryStaleBeyondTheBudgetIsAnIOError(t *testing.T) {
 
 	require.Error(t, err)
 	assert.ErrorIs(t, err, syscall.ESTALE)
-	assert.Equal(t, "io", jobstore.ErrorCode(err))
+	assert.Equal(t, jobstore.CodeIO, jobstore.ErrorCode(err))
 	var e *jobstore.Error
 	require.ErrorAs(t, err, &e)
 	assert.True(t, hiddenName(e.Path[strings.LastIndexByte(e.Path, '/')+1:]), "the error names the hidden directory: %s", e.Path)

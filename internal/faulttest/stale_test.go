@@ -75,7 +75,7 @@ func TestReadStatus_FileGoneAfterItsOpenIsReopenedNotAbsent(t *testing.T) {
 	assert.Nil(t, st)
 	require.Error(t, err, "a file that keeps vanishing after its open is an error, not an absent file")
 	assert.NotErrorIs(t, err, os.ErrNotExist, "only a failed open means absent: %v", err)
-	assert.Equal(t, "io", jobstore.ErrorCode(err))
+	assert.Equal(t, jobstore.CodeIO, jobstore.ErrorCode(err))
 }
 
 // WithRetries sets the torn-read attempts only: one attempt still bears
@@ -107,7 +107,7 @@ func TestReadStatus_StaleHandleBeyondTheBudgetIsAnIOErrorWrappingESTALE(t *testi
 	assert.Nil(t, st)
 	require.Error(t, err)
 	assert.ErrorIs(t, err, syscall.ESTALE)
-	assert.Equal(t, "io", jobstore.ErrorCode(err), "a stale handle is an I/O error, not damage: %v", err)
+	assert.Equal(t, jobstore.CodeIO, jobstore.ErrorCode(err), "a stale handle is an I/O error, not damage: %v", err)
 	assert.NotErrorIs(t, err, jobstore.ErrCorrupt)
 	var e *jobstore.Error
 	require.ErrorAs(t, err, &e)

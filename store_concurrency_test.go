@@ -49,7 +49,7 @@ func hammerStatus(seq uint64) jobstore.JobStatus {
 // goroutine that reads status.json with ReadStatus and no retry at all, as
 // fast as it can, while a writer rewrites it 1,000 times with 64 KiB
 // statuses. Every read must succeed at the first attempt and return exactly
-// one of the values written. (torn_read_test.go checks the raw bytes from
+// one of the values written. (atomic_torn_read_test.go checks the raw bytes from
 // other processes; this checks the values ReadStatus returns.)
 func TestReadStatus_DuringRewritesReturnsOnlyValuesWritten(t *testing.T) {
 	fast, durable := uint64(hammerWrites), uint64(hammerWritesShort)

@@ -82,7 +82,7 @@ func TestTakeOver_AFenceLoserStandsDownWhenTheWinnersRecordLanded(t *testing.T) 
 		subject string
 	}{
 		{"running", Running, ErrLocked, func(d JobDir) string { return fencedPath(d, 1) }, ""},
-		{"terminal", Lost, ErrInvalid, JobDir.StatusPath, "state"},
+		{"terminal", Lost, ErrWrongState, JobDir.StatusPath, "state"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -104,7 +104,7 @@ func TestTakeOver_AFenceLoserStandsDownWhenTheWinnersRecordLanded(t *testing.T) 
 			t.Cleanup(func() { _ = lk.Unlock() })
 			host, err := HostID()
 			require.NoError(t, err)
-			c, now, err := takeOver("start", jd, lk, &last, true, startOptions{host: host, lease: DefaultLease})
+			c, now, err := takeOver("start", jd, lk, &last, true, claimOptions{host: host, lease: DefaultLease})
 			require.ErrorIs(t, err, tc.want)
 			require.Nil(t, c)
 			require.Nil(t, now)

@@ -75,7 +75,7 @@ func claimFromOldView(t *testing.T, dir JobDir) error {
 	_, last, err := readForStart(op, jd)
 	require.NoError(t, err)
 	require.Equal(t, Queued, last.State, "the old view")
-	c, _, err := claimForStart(op, jd, lk, last, o)
+	c, _, err := claimForStart(op, jd, lk, last, o.claimOptions)
 	if err == nil {
 		_ = c.Withdraw()
 	}
@@ -111,7 +111,7 @@ func TestClaim_OldViewOfAnEndedAttemptNeverWritesOverItsRecord(t *testing.T) {
 		}},
 		{"Start/view catches up", true, func(t *testing.T, dir JobDir) {
 			err := claimFromOldView(t, dir)
-			require.ErrorIs(t, err, ErrInvalid, "a cancelled job is not started")
+			require.ErrorIs(t, err, ErrWrongState, "a cancelled job is not started")
 			var e *Error
 			require.ErrorAs(t, err, &e)
 			require.Equal(t, "state", e.Subject)

@@ -84,7 +84,7 @@ func twoHostRemover() int {
 	stop := make(chan struct{})
 	go func() { _, _ = in.ReadString('\n'); close(stop) }()
 	refusal := func(err error) bool {
-		return errors.Is(err, jobstore.ErrInvalid) || errors.Is(err, jobstore.ErrLocked) || errors.Is(err, jobstore.ErrNotJob)
+		return errors.Is(err, jobstore.ErrWrongState) || errors.Is(err, jobstore.ErrLocked) || errors.Is(err, jobstore.ErrNotJob)
 	}
 	jobs := strings.Fields(os.Getenv("JOBS"))
 	removed := map[string]bool{}
@@ -198,7 +198,7 @@ func TestTwoHosts_RemoveAndPruneRaceStart(t *testing.T) {
 				for line := canceller.line(t); line != "done"; line = canceller.line(t) {
 					_, rest, _ := strings.Cut(line, " ")
 					id, _, _ := strings.Cut(rest, " ")
-					cancelFailed[id] = true // the job ended first (ErrInvalid) or was gone (ErrNotJob)
+					cancelFailed[id] = true // the job ended first (ErrWrongState) or was gone (ErrNotJob)
 				}
 
 				// Every job is now running (held) or finished: the remover takes
