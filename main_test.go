@@ -24,6 +24,7 @@ func TestMain(m *testing.M) {
 		os.Exit(body())
 	}
 	code := m.Run()
+	removeScaleFixtures()
 	prereq.Report("github.com/axqua/jobstore")
 	os.Exit(code)
 }
