@@ -31,3 +31,13 @@ func (s nextState) String() string {
 	}
 	return fmt.Sprintf("nextState(%d)", int(s))
 }
+
+// waitScan returns once the view's full scan, if one runs, has ended.
+func (c *nextCache) waitScan() {
+	c.mu.Lock()
+	s := c.scan
+	c.mu.Unlock()
+	if s != nil {
+		s.wait()
+	}
+}

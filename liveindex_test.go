@@ -49,8 +49,8 @@ func requireIndexAgrees(t *testing.T, root string) {
 }
 
 // A Submit stopped at any of its steps (a crash there leaves what the pause
-// leaves on disk) leaves the index and the jobs agreeing after the next full
-// look; the job, once whole, is started once.
+// leaves on disk) leaves the index and the jobs agreeing once a view's
+// first full scan has run; the job, once whole, is a candidate.
 func TestLiveIndex_SubmitStoppedAtAnyStepAgreesAfterTheNextLook(t *testing.T) {
 	for _, step := range []string{"mkdir", SpecFile, StatusFile, "published", "indexed"} {
 		t.Run(step, func(t *testing.T) {
@@ -76,8 +76,10 @@ func TestLiveIndex_SubmitStoppedAtAnyStepAgreesAfterTheNextLook(t *testing.T) {
 			submitSeam.Store(nil)
 			t.Cleanup(func() { close(release); <-done })
 
-			tc := newTestNextCache(root, 0) // a fresh view: its first look is a full scan
-			names, _, _ := tc.lookCounting(t)
+			tc := newTestNextCache(root, 0) // a fresh view: its first look begins a full scan
+			tc.lookCounting(t)
+			tc.waitScan()
+			names, _, _ := tc.lookCounting(t) // takes what the scan found
 			requireIndexAgrees(t, root)
 			want := []string{"other"}
 			if _, err := os.Lstat(filepath.Join(root, "new", StatusFile)); err == nil {
@@ -135,6 +137,8 @@ func TestLiveIndex_JobWithoutEntryIsFoundByEventsOrTheNextFullScan(t *testing.T)
 		names, _, _ = tc.lookCounting(t)
 		require.Equal(t, []string{"first"}, names, "no entry, no event, no full scan due: not seen yet")
 		tc.skew += RepairInterval
+		tc.lookCounting(t) // begins the full scan, on its own goroutine
+		tc.waitScan()
 		names, _, _ = tc.lookCounting(t)
 		assert.ElementsMatch(t, []string{"first", "bare"}, names, "the full scan finds it")
 		assert.Contains(t, liveEntries(t, root), "bare", "and indexes it")
@@ -270,8 +274,10 @@ func TestLiveIndex_AFileInItsPlaceLeavesTheJobsStartable(t *testing.T) {
 	_, err := Submit(root, JobSpec{ID: "j", Kind: "test"})
 	require.NoError(t, err)
 	tc := newTestNextCache(root, 0)
+	tc.lookCounting(t) // begins the full scan
+	tc.waitScan()
 	names, _, _ := tc.lookCounting(t)
-	assert.Equal(t, []string{"j"}, names)
+	assert.Equal(t, []string{"j"}, names, "found by the full scan, though it could make no entry")
 	b, err := os.ReadFile(filepath.Join(root, LiveDir))
 	require.NoError(t, err)
 	assert.Equal(t, "not an index", string(b), "left as it was")

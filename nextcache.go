@@ -72,10 +72,7 @@ func dropOldestIdle() bool {
 	if oldest.idle != nil {
 		oldest.idle.Stop()
 	}
-	if oldest.events != nil {
-		oldest.events.stop()
-		oldest.events = nil
-	}
+	oldest.stop()
 	return true
 }
 
@@ -101,10 +98,7 @@ func (c *nextCache) drop() {
 		return
 	}
 	delete(nextCaches.m, c.root)
-	if c.events != nil {
-		c.events.stop()
-		c.events = nil
-	}
+	c.stop()
 }
 
 // newOwnedCache is a cache of root that no StartNext shares: a Worker's
@@ -117,9 +111,19 @@ func newOwnedCache(root string) *nextCache {
 func (c *nextCache) close() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.stop()
+}
+
+// stop ends c's watch and its full scan, if any, and returns once their
+// goroutines have. The caller holds c.mu (a scan never takes it).
+func (c *nextCache) stop() {
 	if c.events != nil {
 		c.events.stop()
 		c.events = nil
+	}
+	if c.scan != nil {
+		c.scan.close()
+		c.scan = nil
 	}
 }
 

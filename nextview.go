@@ -150,8 +150,7 @@ type nextCache struct {
 	liveRead   bool
 	entries    map[string]*nextEntry // the live jobs: LiveDir's entries, and those a scan indexed
 	active     nextActive            // since LiveDir was last read (see look)
-	kept       map[string]uint64     // the ended jobs at the last full scan: their directory's stampHash
-	repairedAt time.Time             // when the last full scan began (zero: none yet)
+	scan       *fullScan             // nil until the first look
 	repairs    time.Duration         // RepairInterval; tests shorten it
 	incomplete map[*nextEntry]bool   // the entries in stateIncomplete, for follow
 	users      int                   // StartNext calls in progress
@@ -194,10 +193,11 @@ func (c *nextCache) fileStamp(d *dirstamp.Dir, rel string) (dirstamp.Stamp, erro
 //
 // What it reads grows with the live jobs, not with the root: LiveDir when
 // its stamp changed, then a stat of each live job of kinds (and a read of
-// those whose directory changed). The whole root is read only by a full
-// scan (the first look, then every RepairInterval, or when the root's
-// events were lost), and the names the root's events named alone between
-// them: both index the live jobs that have no entry.
+// those whose directory changed), and the directories the root's events
+// named. The whole root is read only by a full scan (fullScan), which a
+// look begins on its own goroutine (the first look, then every
+// RepairInterval, or when the root's events were lost) and never waits
+// for; the live jobs without an entry it found join at a later look.
 func (c *nextCache) look(kinds []string) ([]*nextEntry, []nextReport, error) {
 	const op = "start next"
 	c.mu.Lock()
@@ -211,13 +211,14 @@ func (c *nextCache) look(kinds []string) ([]*nextEntry, []nextReport, error) {
 	var reports []nextReport
 	changed := c.readLive(now)
 	names, full := c.events.takeHints()
-	switch {
-	case full || c.repairedAt.IsZero() || now.Sub(c.repairedAt) >= c.repairInterval():
-		if reports, err = c.repair(d, now, reports); err != nil {
-			return nil, nil, rootError(op, c.root, err)
-		}
-		changed = true
-	case len(names) > 0:
+	if c.scan == nil {
+		c.scan = newFullScan(c.root)
+	}
+	if c.scan.startIfDue(now, c.repairInterval(), full, c.liveNames) {
+		changed = true // and once a scan interval, every live job is stated
+	}
+	names = append(names, c.scan.takeFound()...)
+	if len(names) > 0 {
 		var added bool
 		reports, added = c.indexNames(d, names, reports)
 		changed = changed || added
@@ -520,31 +521,14 @@ func (c *nextCache) readLive(now time.Time) bool {
 	return true
 }
 
-// repair is a full scan: it reads every job directory of root d that
-// c.entries does not hold, but those whose directory is as it was when an
-// earlier scan found them ended, and indexes the live ones it finds. The
-// caller holds c.mu.
-func (c *nextCache) repair(d *dirstamp.Dir, now time.Time, reports []nextReport) ([]nextReport, error) {
-	names, err := d.Names()
-	if err != nil {
-		return reports, err
+// liveNames are the names of the jobs c holds as live, for a full scan to
+// skip. The caller holds c.mu.
+func (c *nextCache) liveNames() map[string]bool {
+	m := make(map[string]bool, len(c.entries))
+	for name := range c.entries {
+		m[name] = true
 	}
-	c.repairedAt = now
-	old := c.kept
-	c.kept = make(map[string]uint64, len(old))
-	for _, name := range names {
-		if strings.HasPrefix(name, ".") || name == IndexFile || c.entries[name] != nil {
-			continue
-		}
-		if h, ok := old[name]; ok {
-			if st, err := c.lstat(d, name); err == nil && stampHash(st) == h {
-				c.kept[name] = h // ended, and unchanged since
-				continue
-			}
-		}
-		reports, _ = c.index(d, name, reports)
-	}
-	return reports, nil
+	return m
 }
 
 // indexNames reads the directories of names, which the root's events
@@ -568,22 +552,15 @@ func (c *nextCache) indexNames(d *dirstamp.Dir, names []string, reports []nextRe
 	return reports, any
 }
 
-// index reads the directory name of root d: an ended job's stamp goes to
-// c.kept, a live job (or a directory that is not yet one) joins c.entries
-// and gets its entry in LiveDir. It reports whether it joined. The caller
-// holds c.mu.
+// index reads the directory name of root d, which the root's events named:
+// a live job (or a directory that is not yet one) joins c.entries and gets
+// its entry in LiveDir. It reports whether it joined. The caller holds
+// c.mu.
 func (c *nextCache) index(d *dirstamp.Dir, name string, reports []nextReport) ([]nextReport, bool) {
-	delete(c.kept, name)
 	e := &nextEntry{name: name}
 	reports = c.refresh(d, e, reports)
-	switch {
-	case e.gone || e.state == stateUnknown:
-		return reports, false // not a directory, or gone
-	case e.state == stateSettled:
-		if !e.stamp.Racy(e.readAt) {
-			c.kept[name] = stampHash(e.stamp)
-		}
-		return reports, false
+	if e.gone || e.state == stateUnknown || e.state == stateSettled {
+		return reports, false // not a directory, gone, or ended
 	}
 	c.entries[name] = e
 	if ValidateJobID(name) == nil {

@@ -1,0 +1,139 @@
+package jobstore
+
+import (
+	"errors"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/axqua/jobstore/internal/dirstamp"
+)
+
+// fullScan is a view's full scan of its root, which repairs the live index:
+// it reads every job directory the view does not know as live, but those
+// whose directory is as an earlier scan left it when it found the job
+// ended, and makes the LiveDir entry of each live job that has none. The
+// view finds those jobs through LiveDir, as it finds every other.
+//
+// A scan runs on its own goroutine, so that no look waits for it: the cost
+// of reading every job a root keeps (the first scan of a view reads each
+// one's records once; later ones stat each directory and read only those
+// that changed) is paid beside the work, never before a start.
+type fullScan struct {
+	root string
+
+	mu      sync.Mutex
+	running bool
+	began   time.Time // when the last scan began; zero: none yet
+	stopped bool
+	found   []string // live jobs without an entry the scans found, for the view's next look
+
+	kept map[string]uint64 // the ended jobs the last scan found: their directory's stampHash (the running scan's alone)
+	stop chan struct{}     // closed by close
+	wg   sync.WaitGroup
+}
+
+func newFullScan(root string) *fullScan {
+	return &fullScan{root: root, stop: make(chan struct{})}
+}
+
+// startIfDue begins a scan on its own goroutine unless one runs, the view
+// was closed, or the last began less than every ago (force: whenever none
+// runs), and reports whether it began one. known are the names the view
+// holds as live, which the scan skips.
+func (s *fullScan) startIfDue(now time.Time, every time.Duration, force bool, known func() map[string]bool) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.running || s.stopped || !force && !s.began.IsZero() && now.Sub(s.began) < every {
+		return false
+	}
+	s.running, s.began = true, now
+	names := known()
+	s.wg.Go(func() {
+		defer func() {
+			s.mu.Lock()
+			s.running = false
+			s.mu.Unlock()
+		}()
+		s.run(names)
+	})
+	return true
+}
+
+// takeFound returns the live jobs without an entry that the scans found
+// since the last call: the view reads them (their entry may be missing
+// still, if LiveDir cannot be written).
+func (s *fullScan) takeFound() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	found := s.found
+	s.found = nil
+	return found
+}
+
+// wait returns once the running scan, if any, has ended.
+func (s *fullScan) wait() { s.wg.Wait() }
+
+// close ends the running scan, if any, and returns once it has; no scan
+// begins after.
+func (s *fullScan) close() {
+	s.mu.Lock()
+	if !s.stopped {
+		s.stopped = true
+		close(s.stop)
+	}
+	s.mu.Unlock()
+	s.wg.Wait()
+}
+
+func (s *fullScan) run(known map[string]bool) {
+	d, err := dirstamp.Open(s.root)
+	if err != nil {
+		return // the look reports it
+	}
+	defer d.Close()
+	names, err := d.Names()
+	if err != nil {
+		return
+	}
+	kept := make(map[string]uint64, len(s.kept))
+	for _, name := range names {
+		select {
+		case <-s.stop:
+			return
+		default:
+		}
+		if strings.HasPrefix(name, ".") || name == IndexFile || known[name] {
+			continue
+		}
+		st, err := d.Lstat(name)
+		if err != nil {
+			continue // gone, or not a directory: no job
+		}
+		h := stampHash(st)
+		if old, ok := s.kept[name]; ok && old == h {
+			kept[name] = h // ended, and unchanged since
+			continue
+		}
+		readAt := time.Now()
+		dir := JobDir(filepath.Join(s.root, name))
+		je, gone := readEntry(dir)
+		switch {
+		case gone, errors.Is(je.Err, ErrNotJob):
+			// gone, or a directory without job.json: no job
+		case je.Status != nil && je.Status.State.Terminal():
+			if !st.Racy(readAt) {
+				kept[name] = h
+			}
+		default: // live (or unreadable, which a look reports): index it
+			if ValidateJobID(name) == nil {
+				markLiveIn(dir)
+			}
+			s.mu.Lock()
+			s.found = append(s.found, name)
+			s.mu.Unlock()
+		}
+	}
+	s.kept = kept
+}
