@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -191,7 +192,16 @@ func writeFinishedJobs(root string, from, to int) error {
 		if err := jobstore.WriteSpec(dir, spec, jobstore.NoSync()); err != nil {
 			return err
 		}
-		return jobstore.WriteStatus(dir, st, jobstore.NoSync())
+		if err := jobstore.WriteStatus(dir, st, jobstore.NoSync()); err != nil {
+			return err
+		}
+		// The job ended long ago: the look that saw it end took it out of
+		// the live index, as in a root kept for its history.
+		err = os.Remove(filepath.Join(root, jobstore.LiveDir, spec.ID))
+		if errors.Is(err, fs.ErrNotExist) {
+			err = nil
+		}
+		return err
 	})
 }
 
