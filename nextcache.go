@@ -140,10 +140,8 @@ func (c *nextCache) runningDirs() []JobDir {
 	}
 	defer d.Close()
 	var dirs []JobDir
-	for e := range c.active.of(nil) {
-		if e.state == stateRunning {
-			c.refresh(d, e, nil)
-		}
+	for e := range c.running { // refresh may take e out: a map allows it
+		c.refresh(d, e, nil)
 		if e.state == stateRunning {
 			dirs = append(dirs, JobDir(filepath.Join(c.root, e.name)))
 		}

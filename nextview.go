@@ -153,6 +153,7 @@ type nextCache struct {
 	scan       *fullScan             // nil until the first look
 	repairs    time.Duration         // RepairInterval; tests shorten it
 	incomplete map[*nextEntry]bool   // the entries in stateIncomplete, for follow
+	running    map[*nextEntry]bool   // the entries in stateRunning, for a rescue pass
 	users      int                   // StartNext calls in progress
 	idle       *time.Timer           // drops the cache once nobody used it for nextCacheIdle
 	wake       time.Time             // when the earliest job not due at the last look is due
@@ -295,7 +296,7 @@ func rootError(op, root string, err error) error {
 // refresh stats e's directory and reads its records if the stamp says they
 // may have changed. The caller holds c.mu.
 func (c *nextCache) refresh(d *dirstamp.Dir, e *nextEntry, reports []nextReport) []nextReport {
-	defer c.noteIncomplete(e)
+	defer c.noteState(e)
 	st, err := c.lstat(d, e.name)
 	e.gone = errors.Is(err, fs.ErrNotExist)
 	if err != nil {
@@ -334,18 +335,25 @@ func (c *nextCache) refresh(d *dirstamp.Dir, e *nextEntry, reports []nextReport)
 	return reports
 }
 
-// noteIncomplete keeps c.incomplete true of e, whose state may have
-// changed. The caller holds c.mu.
-func (c *nextCache) noteIncomplete(e *nextEntry) {
+// noteState keeps c.incomplete and c.running true of e, whose state may
+// have changed. The caller holds c.mu.
+func (c *nextCache) noteState(e *nextEntry) {
+	c.incomplete = noteIn(c.incomplete, e, e.state == stateIncomplete)
+	c.running = noteIn(c.running, e, e.state == stateRunning)
+}
+
+// noteIn makes e a member of set, or not, and returns set.
+func noteIn(set map[*nextEntry]bool, e *nextEntry, member bool) map[*nextEntry]bool {
 	switch {
-	case e.state == stateIncomplete && !c.incomplete[e]:
-		if c.incomplete == nil {
-			c.incomplete = map[*nextEntry]bool{}
+	case member && !set[e]:
+		if set == nil {
+			set = map[*nextEntry]bool{}
 		}
-		c.incomplete[e] = true
-	case e.state != stateIncomplete && c.incomplete[e]:
-		delete(c.incomplete, e)
+		set[e] = true
+	case !member && set[e]:
+		delete(set, e)
 	}
+	return set
 }
 
 // read reads the records of dir into e. A directory that is not a job yet
@@ -409,6 +417,7 @@ func (c *nextCache) settle(e *nextEntry, err error) {
 	default:
 		e.state, e.retryAt, e.errText = stateBroken, c.now().Add(nextRetry), err.Error()
 	}
+	c.noteState(e)
 }
 
 // watch returns a channel that is closed at the next file system event of
@@ -495,12 +504,14 @@ func (c *nextCache) readLive(now time.Time) bool {
 	} else {
 		ld = nil
 	}
-	if c.liveRead && ls == c.liveStamp && !ls.Racy(c.liveReadAt) {
+	same := c.liveRead && ls == c.liveStamp
+	if same && !ls.Racy(c.liveReadAt) {
 		return false
 	}
 	if ld != nil {
 		names, _ = ld.Names()
 	}
+	changed := !same // a new stamp: an entry may have been made again under its name
 	seen := make(map[string]bool, len(names))
 	for _, name := range names {
 		if ValidateJobID(name) != nil {
@@ -509,16 +520,22 @@ func (c *nextCache) readLive(now time.Time) bool {
 		seen[name] = true
 		if c.entries[name] == nil {
 			c.entries[name] = &nextEntry{name: name}
+			changed = true
 		}
 	}
 	for name, e := range c.entries {
 		if !seen[name] {
 			delete(c.entries, name)
 			delete(c.incomplete, e)
+			delete(c.running, e)
+			changed = true
 		}
 	}
+	// Read again only because its stamp is racy, with the same names: what
+	// the last read found holds (a look does not state every live job
+	// again for it).
 	c.liveStamp, c.liveReadAt, c.liveRead = ls, now, true
-	return true
+	return changed
 }
 
 // liveNames are the names of the jobs c holds as live, for a full scan to
