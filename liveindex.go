@@ -66,13 +66,16 @@ func markLive(rd *fsys.Dir, id string) {
 }
 
 // markLiveIn is markLive for the root of dir.
-func markLiveIn(dir JobDir) {
+func markLiveIn(dir JobDir) { inRootOf(dir, func(rd *fsys.Dir) { markLive(rd, dir.ID()) }) }
+
+// inRootOf calls f with the root of dir opened, unless it cannot be opened.
+func inRootOf(dir JobDir, f func(rd *fsys.Dir)) {
 	rd, err := openDirAt("index live job", recordAt{dir: filepath.Dir(string(dir))})
 	if err != nil {
 		return
 	}
 	defer rd.Close()
-	markLive(rd, dir.ID())
+	f(rd)
 }
 
 // unmarkLive removes the entry of the job id from the root rd's LiveDir, if

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/axqua/jobstore/internal/dirstamp"
+	"github.com/axqua/jobstore/internal/fsys"
 )
 
 // nextRetry is how long StartNext leaves a job whose Start failed with an
@@ -464,15 +465,12 @@ func (c *nextCache) follow() bool {
 // (or a Submit under the name) that wrote it live and added its entry
 // before the removal would otherwise lose it.
 func retire(dir JobDir) {
-	rd, err := openDirAt("index live job", recordAt{dir: filepath.Dir(string(dir))})
-	if err != nil {
-		return
-	}
-	defer rd.Close()
-	unmarkLive(rd, dir.ID())
-	if je, gone := readEntry(dir); !gone && !errors.Is(je.Err, ErrNotJob) && (je.Status == nil || !je.Status.State.Terminal()) {
-		markLive(rd, dir.ID())
-	}
+	inRootOf(dir, func(rd *fsys.Dir) {
+		unmarkLive(rd, dir.ID())
+		if je, gone := readEntry(dir); !gone && !errors.Is(je.Err, ErrNotJob) && (je.Status == nil || !je.Status.State.Terminal()) {
+			markLive(rd, dir.ID())
+		}
+	})
 }
 
 // repairInterval is c's RepairInterval.

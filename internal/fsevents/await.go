@@ -29,12 +29,7 @@ type Await struct {
 // Await's goroutine and must not call Stop.
 func StartAwait(dir, name string, poll time.Duration, events bool, found func()) *Await {
 	a := &Await{done: make(chan struct{}), exited: make(chan struct{})}
-	var sink *Sink
-	var sub *Subscription
-	if events {
-		sink = NewSink()
-		sub = Subscribe(dir, []string{name}, sink)
-	}
+	sink, sub := awaitWatch(dir, name, events)
 	path := filepath.Join(dir, name)
 	if there(path) {
 		if sub != nil {
@@ -57,12 +52,7 @@ func StartAwait(dir, name string, poll time.Duration, events bool, found func())
 func StartAwaitLater(dir, name string, poll time.Duration, events bool, found func()) *Await {
 	a := &Await{done: make(chan struct{}), exited: make(chan struct{})}
 	go func() {
-		var sink *Sink
-		var sub *Subscription
-		if events {
-			sink = NewSink()
-			sub = Subscribe(dir, []string{name}, sink)
-		}
+		sink, sub := awaitWatch(dir, name, events)
 		path := filepath.Join(dir, name)
 		if !there(path) {
 			a.run(path, poll, sink, sub, found)
@@ -119,6 +109,16 @@ func (a *Await) run(path string, poll time.Duration, sink *Sink, sub *Subscripti
 	default:
 		found()
 	}
+}
+
+// awaitWatch watches dir for name into a new sink, if events; its
+// subscription is nil when it does not or the OS gives no events.
+func awaitWatch(dir, name string, events bool) (*Sink, *Subscription) {
+	if !events {
+		return nil, nil
+	}
+	sink := NewSink()
+	return sink, Subscribe(dir, []string{name}, sink)
 }
 
 func there(path string) bool {
