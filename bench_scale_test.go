@@ -101,38 +101,6 @@ func scaleRoot(b *testing.B, n int) string {
 	return root
 }
 
-// scaleQueuedJobs is the number of queued jobs of scaleQueuedRoot, of a
-// kind the idle worker does not take.
-const scaleQueuedJobs = 20_000
-
-// scaleQueuedRoot is a root of 20,000 queued jobs of kind "k", made by
-// Submit (so that whatever Submit adds for a queued job is there), built
-// on first use and shared.
-func scaleQueuedRoot(b *testing.B) string {
-	b.Helper()
-	scaleFixtures.mu.Lock()
-	defer scaleFixtures.mu.Unlock()
-	if scaleFixtures.queued != "" {
-		return scaleFixtures.queued
-	}
-	root := filepath.Join(scaleFixtureDir(b), "queued-"+strconv.Itoa(scaleQueuedJobs))
-	if err := os.Mkdir(root, 0o755); err != nil {
-		b.Fatal(err)
-	}
-	t0 := time.Now()
-	err := inParallel(scaleQueuedJobs, func(i int) error {
-		_, err := jobstore.Submit(root, jobstore.JobSpec{ID: fmt.Sprintf("queued-%05d", i), Kind: "k"})
-		return err
-	})
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Logf("submitted %d queued jobs in %v", scaleQueuedJobs, time.Since(t0).Round(time.Millisecond))
-	time.Sleep(dirstamp.RacyWindow + time.Second)
-	scaleFixtures.queued = root
-	return root
-}
-
 // fixtureWriters is how many goroutines write a fixture: Submit's fsyncs
 // overlap, and a FUSE mount's round trips.
 const fixtureWriters = 32

@@ -6,7 +6,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"runtime/debug"
+	"strconv"
 	"testing"
 	"time"
 
@@ -194,4 +197,36 @@ func BenchmarkScaleIdleCPU(b *testing.B) {
 			b.ReportMetric(float64(cpu.Microseconds())/1e3/wall.Seconds(), "cpu-ms/s")
 		})
 	}
+}
+
+// scaleQueuedJobs is the number of queued jobs of scaleQueuedRoot, of a
+// kind the idle worker does not take.
+const scaleQueuedJobs = 20_000
+
+// scaleQueuedRoot is a root of 20,000 queued jobs of kind "k", made by
+// Submit (so that whatever Submit adds for a queued job is there), built
+// on first use and shared.
+func scaleQueuedRoot(b *testing.B) string {
+	b.Helper()
+	scaleFixtures.mu.Lock()
+	defer scaleFixtures.mu.Unlock()
+	if scaleFixtures.queued != "" {
+		return scaleFixtures.queued
+	}
+	root := filepath.Join(scaleFixtureDir(b), "queued-"+strconv.Itoa(scaleQueuedJobs))
+	if err := os.Mkdir(root, 0o755); err != nil {
+		b.Fatal(err)
+	}
+	t0 := time.Now()
+	err := inParallel(scaleQueuedJobs, func(i int) error {
+		_, err := jobstore.Submit(root, jobstore.JobSpec{ID: fmt.Sprintf("queued-%05d", i), Kind: "k"})
+		return err
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Logf("submitted %d queued jobs in %v", scaleQueuedJobs, time.Since(t0).Round(time.Millisecond))
+	time.Sleep(dirstamp.RacyWindow + time.Second)
+	scaleFixtures.queued = root
+	return root
 }

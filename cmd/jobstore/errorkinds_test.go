@@ -212,71 +212,71 @@ func TestCLIRemedy_OnTheCommandLineIsTheCLIsNeverTheLibrarys(t *testing.T) {
 		// run makes the failure and runs the command; it returns the
 		// library's error for the same input and the remedy the command
 		// must show.
-		run  func(t *testing.T) (r result, lib error, want string)
+		run  func(t *testing.T) (r result, want string, lib error)
 		code int
 	}{
-		{"cancel a finished job", func(t *testing.T) (result, error, string) {
+		{"cancel a finished job", func(t *testing.T) (result, string, error) {
 			dir := runJob(t, testdir.New(t), "done", jobstore.Outcome{State: jobstore.Succeeded})
 			libErr := libraryErr(t, jobstore.RequestCancel(dir, jobstore.CancelRequest{}))
 			require.ErrorIs(t, libErr, jobstore.ErrWrongState)
-			return runCLI(t, "cancel", string(dir)), libErr, "nothing to cancel: the job has ended ('jobstore show " + string(dir) + "' says how)"
+			return runCLI(t, "cancel", string(dir)), "nothing to cancel: the job has ended ('jobstore show " + string(dir) + "' says how)", libErr
 		}, exitUnsuccessful},
-		{"show a progress out of range", func(t *testing.T) (result, error, string) {
+		{"show a progress out of range", func(t *testing.T) (result, string, error) {
 			dir := fixture("status-bad-progress")
 			lib := readStatusErr(t, dir)
-			return runCLI(t, "show", string(dir)), lib, byCode(t, lib)
+			return runCLI(t, "show", string(dir)), byCode(t, lib), lib
 		}, exitRuntime},
-		{"show a status from a newer jobstore", func(t *testing.T) (result, error, string) {
+		{"show a status from a newer jobstore", func(t *testing.T) (result, string, error) {
 			dir := fixture("status-newer")
 			lib := readStatusErr(t, dir)
-			return runCLI(t, "show", string(dir)), lib, byCode(t, lib)
+			return runCLI(t, "show", string(dir)), byCode(t, lib), lib
 		}, exitRuntime},
-		{"show a status with no migration", func(t *testing.T) (result, error, string) {
+		{"show a status with no migration", func(t *testing.T) (result, string, error) {
 			dir := fixture("status-v0")
 			lib := readStatusErr(t, dir)
-			return runCLI(t, "show", string(dir)), lib, byCode(t, lib)
+			return runCLI(t, "show", string(dir)), byCode(t, lib), lib
 		}, exitRuntime},
-		{"show a status that is a FIFO", func(t *testing.T) (result, error, string) {
+		{"show a status that is a FIFO", func(t *testing.T) (result, string, error) {
 			dir := submit(t, testdir.New(t), "j")
 			require.NoError(t, os.Remove(dir.StatusPath()))
 			if err := mkfifo(dir.StatusPath()); err != nil {
 				t.Skipf("no FIFOs here: %v", err)
 			}
 			lib := readStatusErr(t, dir)
-			return runCLI(t, "show", string(dir)), lib, byCode(t, lib)
+			return runCLI(t, "show", string(dir)), byCode(t, lib), lib
 		}, exitRuntime},
-		{"submit into a file", func(t *testing.T) (result, error, string) {
+		{"submit into a file", func(t *testing.T) (result, string, error) {
 			file := filepath.Join(testdir.New(t), "file")
 			require.NoError(t, os.WriteFile(file, nil, 0o644))
 			_, libErr := jobstore.Submit(file, jobstore.JobSpec{ID: "j", Kind: "k"})
 			lib := libraryErr(t, libErr)
-			return runCLI(t, "submit", file, "--kind", "k", "--id", "j"), lib, byCode(t, lib)
+			return runCLI(t, "submit", file, "--kind", "k", "--id", "j"), byCode(t, lib), lib
 		}, exitRuntime},
-		{"show a truncated status", func(t *testing.T) (result, error, string) {
+		{"show a truncated status", func(t *testing.T) (result, string, error) {
 			dir := fixture("status-truncated")
 			lib := readStatusErr(t, dir)
-			return runCLI(t, "show", string(dir)), lib, byCode(t, lib)
+			return runCLI(t, "show", string(dir)), byCode(t, lib), lib
 		}, exitRuntime},
-		{"show a status of 17 MiB", func(t *testing.T) (result, error, string) {
+		{"show a status of 17 MiB", func(t *testing.T) (result, string, error) {
 			dir := submit(t, testdir.New(t), "j")
 			require.NoError(t, os.WriteFile(dir.StatusPath(), bytes.Repeat([]byte(" "), 17<<20), 0o644))
 			lib := readStatusErr(t, dir)
-			return runCLI(t, "show", string(dir)), lib, byCode(t, lib)
+			return runCLI(t, "show", string(dir)), byCode(t, lib), lib
 		}, exitRuntime},
-		{"show a directory that is no job", func(t *testing.T) (result, error, string) {
+		{"show a directory that is no job", func(t *testing.T) (result, string, error) {
 			dir := testdir.New(t)
 			_, err := jobstore.ReadSpec(jobstore.JobDir(dir))
-			return runCLI(t, "show", dir), libraryErr(t, err), notAJobDirRemedy
+			return runCLI(t, "show", dir), notAJobDirRemedy, libraryErr(t, err)
 		}, exitRuntime},
-		{"submit a taken ID", func(t *testing.T) (result, error, string) {
+		{"submit a taken ID", func(t *testing.T) (result, string, error) {
 			root := testdir.New(t)
 			submit(t, root, "j")
 			_, err := jobstore.Submit(root, jobstore.JobSpec{ID: "j", Kind: "k"})
-			return runCLI(t, "submit", root, "--kind", "k", "--id", "j"), libraryErr(t, err), "choose another --id; 'jobstore show ROOT/ID' shows the existing job"
+			return runCLI(t, "submit", root, "--kind", "k", "--id", "j"), "choose another --id; 'jobstore show ROOT/ID' shows the existing job", libraryErr(t, err)
 		}, exitRuntime},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			r, lib, want := tc.run(t)
+			r, want, lib := tc.run(t)
 			requireCode(t, r, tc.code)
 			got := stderrRemedy(t, r)
 			require.Equal(t, want, got)
