@@ -26,6 +26,7 @@ type fullScan struct {
 	mu      sync.Mutex
 	running bool
 	began   time.Time // when the last scan began; zero: none yet
+	scans   int       // scans that ended
 	stopped bool
 	found   []string // live jobs without an entry the scans found, for the view's next look
 
@@ -54,6 +55,7 @@ func (s *fullScan) startIfDue(now time.Time, every time.Duration, force bool, kn
 		defer func() {
 			s.mu.Lock()
 			s.running = false
+			s.scans++
 			s.mu.Unlock()
 		}()
 		s.run(names)
@@ -74,6 +76,21 @@ func (s *fullScan) takeFound() []string {
 
 // wait returns once the running scan, if any, has ended.
 func (s *fullScan) wait() { s.wg.Wait() }
+
+// awaitFirst waits for the first scan to end, if none has yet, and reports
+// whether it waited: a caller that must not call a root empty before it was
+// read whole (a look that is the only one, a worker about to end idle)
+// looks again then.
+func (s *fullScan) awaitFirst() bool {
+	s.mu.Lock()
+	done := s.scans > 0 || s.stopped || !s.running
+	s.mu.Unlock()
+	if done {
+		return false
+	}
+	s.wg.Wait()
+	return true
+}
 
 // close ends the running scan, if any, and returns once it has; no scan
 // begins after.

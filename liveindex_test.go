@@ -282,3 +282,26 @@ func TestLiveIndex_AFileInItsPlaceLeavesTheJobsStartable(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "not an index", string(b), "left as it was")
 }
+
+// A look that is the only one (StartNext with a done context) on a root it
+// has no view of yet reads the root whole first: a job without an entry is
+// not missed by it, nor by a Worker about to end idle (WithUntilIdle).
+func TestLiveIndex_TheOnlyLookOfAFreshViewReadsTheRootWhole(t *testing.T) {
+	t.Cleanup(DropNextCaches)
+	root := testdir.New(t)
+	dir := writeUnindexed(t, root, "bare")
+	done, cancel := context.WithCancel(context.Background())
+	cancel()
+	r, err := StartNext(done, root)
+	require.NoError(t, err)
+	assert.Equal(t, dir, r.Dir())
+	require.NoError(t, r.Close())
+
+	root2 := testdir.New(t)
+	writeUnindexed(t, root2, "bare")
+	ran := 0
+	w, err := NewWorker(root2, func(context.Context, *Run) error { ran++; return nil }, WithUntilIdle())
+	require.NoError(t, err)
+	require.NoError(t, w.Run(context.Background()))
+	assert.Equal(t, 1, ran, "the worker ran the job before it ended idle")
+}

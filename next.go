@@ -20,7 +20,8 @@ import (
 // When no job is startable it waits until one is (a file system event, a
 // job's due time, or every WithScanInterval) or ctx is done, and then
 // returns an *Error that matches ctx.Err() (ErrorCode "interrupted" or
-// "timeout"); with ctx already done it looks once. A missing or unreadable
+// "timeout"); with ctx already done it looks once (on a root it has no view
+// of yet, once that root was read whole). A missing or unreadable
 // root is an error at once. The cache it keeps per root between calls, and
 // what a look costs, are in docs/lifecycle.md ("Workers"); a program that
 // waits for jobs in a loop should use a Worker.
@@ -65,6 +66,9 @@ func (c *nextCache) next(ctx context.Context, op, root string, no nextOptions, o
 		run, err := c.startOldest(ctx, once, no, opts)
 		if run != nil || err != nil {
 			return run, err
+		}
+		if once && c.awaitFirstScan() {
+			continue // the only look: not before the root was read whole once
 		}
 		if once || ctx.Err() != nil {
 			return nil, nextCtxError(op, root, ctx)

@@ -148,3 +148,12 @@ func (c *nextCache) runningDirs() []JobDir {
 	}
 	return dirs
 }
+
+// awaitFirstScan waits for c's first full scan to end, if it runs, and
+// reports whether it waited (see fullScan.awaitFirst).
+func (c *nextCache) awaitFirstScan() bool {
+	c.mu.Lock()
+	s := c.scan
+	c.mu.Unlock()
+	return s != nil && s.awaitFirst()
+}

@@ -105,7 +105,7 @@ func churner() int {
 		case p < 75:
 			dir := jobstore.JobDir(filepath.Join(root, fmt.Sprintf("job-%04d", rng.IntN(stressJobs))))
 			err := jobstore.RequestCancel(dir, jobstore.CancelRequest{Reason: "stress"})
-			if err != nil && !errors.Is(err, jobstore.ErrInvalid) && !errors.Is(err, jobstore.ErrNotJob) && !errors.Is(err, jobstore.ErrLocked) {
+			if err != nil && !errors.Is(err, jobstore.ErrWrongState) && !errors.Is(err, jobstore.ErrNotJob) && !errors.Is(err, jobstore.ErrLocked) {
 				return fail("cancel "+dir.ID(), err)
 			}
 		case len(finished) > 0:

@@ -265,6 +265,9 @@ func (w *Worker) lookOnce(taking context.Context, c *nextCache, no nextOptions, 
 		changed = c.watch()
 	}
 	run, err := c.startOldest(taking, true, no, w.o.start)
+	if run == nil && err == nil && !busy && c.awaitFirstScan() {
+		return nil, false, nil // idle only once the root was read whole: look again
+	}
 	if run != nil || err != nil || !busy {
 		return run, run == nil && err == nil, err
 	}
