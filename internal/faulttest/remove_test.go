@@ -4,6 +4,7 @@ package faulttest_test
 
 import (
 	"os"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -37,15 +38,23 @@ func finishedJob(t *testing.T, fsys *ft.FS) jobstore.JobDir {
 }
 
 // backingNames lists the jobs root below FUSE, but for the directory new
-// jobs are built in.
+// jobs are built in and the live index (which must hold no entry for a job
+// that is not in the root).
 func backingNames(t *testing.T, fsys *ft.FS) []string {
 	t.Helper()
 	ents, err := os.ReadDir(fsys.Backing)
 	require.NoError(t, err)
 	var names []string
 	for _, e := range ents {
-		if e.Name() != ".submit" {
+		if e.Name() != ".submit" && e.Name() != jobstore.LiveDir {
 			names = append(names, e.Name())
+		}
+	}
+	live, err := os.ReadDir(filepath.Join(fsys.Backing, jobstore.LiveDir))
+	if err == nil {
+		for _, e := range live {
+			_, err := os.Lstat(filepath.Join(fsys.Backing, e.Name()))
+			assert.NoError(t, err, "the live index names %s, which is not in the root", e.Name())
 		}
 	}
 	return names
