@@ -292,37 +292,11 @@ func goroutinesBackTo(t *testing.T, want int) int {
 	}
 }
 
-// sharedWatcherStays: on Windows the process's one OS watcher stays once
-// made (fsnotify's Close can hang there) instead of closing with its last
-// watch.
-const sharedWatcherStays = runtime.GOOS == "windows"
-
-// requireNothingWatched checks that the shared watcher is closed (on
-// Windows, that it watches nothing).
+// requireNothingWatched checks that the shared watcher is closed.
 func requireNothingWatched(t *testing.T, msg string) {
 	t.Helper()
 	n, hub := jobstore.WatchedDirs()
-	if sharedWatcherStays {
-		assert.Zero(t, n, msg)
-	} else {
-		assert.False(t, hub, "%s (%d watches left)", msg, n)
-	}
-}
-
-// watcherMade makes the shared watcher where it stays once made, so that
-// goroutines counted next include its own; dir is a job to watch.
-func watcherMade(t *testing.T, dir jobstore.JobDir) {
-	t.Helper()
-	if !sharedWatcherStays {
-		return
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	ch, err := jobstore.Watch(ctx, dir)
-	require.NoError(t, err)
-	<-ch
-	cancel()
-	for range ch {
-	}
+	assert.False(t, hub, "%s (%d watches left)", msg, n)
 }
 
 func TestWatch_ReleasesGoroutinesAndDescriptorsWhenCtxIsDone(t *testing.T) {
@@ -333,7 +307,6 @@ func TestWatch_ReleasesGoroutinesAndDescriptorsWhenCtxIsDone(t *testing.T) {
 		dirs[i] = writeJob(t, root, specAt(fmt.Sprintf("j%d", i), i), statusIn(jobstore.Running, 1))
 	}
 	requireNothingWatched(t, "no other test's watcher is left")
-	watcherMade(t, dirs[0])
 	goroutines, fds := runtime.NumGoroutine(), openFiles(t)
 
 	ctx, cancel := context.WithCancel(context.Background())

@@ -237,7 +237,6 @@ func TestWorker_RunReturnsLeavingNothingBehind(t *testing.T) {
 		submitKind(t, root, jobstore.JobSpec{ID: fmt.Sprint("j", i)})
 	}
 	requireNothingWatched(t, "no other test's watcher is left")
-	watcherMade(t, jobstore.JobDir(filepath.Join(root, "j0")))
 	goroutines, fds := runtime.NumGoroutine(), openFiles(t)
 	var done atomic.Int32
 	stop := runWorker(t, root, func(ctx context.Context, run *jobstore.Run) error {
@@ -377,7 +376,6 @@ func TestWorker_RunReturnsMidWorkLeavingNothingBehind(t *testing.T) {
 	held := submitKind(t, root, jobstore.JobSpec{ID: "a-held"})
 	submitKind(t, root, jobstore.JobSpec{ID: "b-later", NotBefore: jobstore.Now().Add(time.Hour)})
 	requireNothingWatched(t, "no other test's watcher is left")
-	watcherMade(t, held)
 	goroutines, fds := runtime.NumGoroutine(), openFiles(t)
 	started := make(chan struct{})
 	stop := runWorker(t, root, func(ctx context.Context, run *jobstore.Run) error {

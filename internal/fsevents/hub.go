@@ -1,5 +1,6 @@
-// Package fsevents shares one OS file watcher (fsnotify: inotify on Linux,
-// kqueue on macOS and the BSDs, ReadDirectoryChangesW on Windows) among
+// Package fsevents shares one OS file watcher (fsnotify's inotify on Linux
+// and kqueue on macOS and the BSDs; on Windows its own ReadDirectoryChangesW
+// watcher, watcher_windows.go) among
 // every watch of the process, so that N watches cost one inotify instance
 // (fs.inotify.max_user_instances is often 128) and one goroutine, not N.
 //
@@ -42,15 +43,16 @@ import (
 // shared is the process's one OS watcher, shared by every subscription: created by
 // the first, closed with the last. mu serializes the hub's life and every
 // Add and Remove of its watcher; it is never taken by the goroutine that
-// reads events, which on Windows must keep reading for an Add to return.
+// reads events, which must keep reading for an Add to return (on Windows
+// the watcher's reader runs each Add, and may be sending an event).
 var shared struct {
 	mu  sync.Mutex
 	hub *hub // nil while nobody watches
 }
 
-// hub is one fsnotify watcher and the subscriptions it serves.
+// hub is one OS watcher and the subscriptions it serves.
 type hub struct {
-	w     *fsnotify.Watcher
+	w     *osWatcher
 	done  chan struct{} // closed when dispatch has returned
 	quit  chan struct{} // closed when the hub is shut down
 	fix   chan struct{} // buffered 1: wakes the repairer
@@ -115,7 +117,7 @@ func subscribe(dir string, names []string, sink *Sink) (s *Subscription, closed 
 		shared.hub = h
 	}
 	if !h.ensure(dir) {
-		if h.n == 0 && closesWhenUnused {
+		if h.n == 0 {
 			h.shutdown()
 			return nil, h
 		}
@@ -133,8 +135,7 @@ func subscribe(dir string, names []string, sink *Sink) (s *Subscription, closed 
 // Cancel ends the subscription: no change is added to its sink after
 // Cancel returns. The last subscription of a directory removes its watch;
 // the last of all closes the OS watcher and waits for the hub's
-// goroutines, so that nothing of it is left (except on Windows, see
-// closesWhenUnused). Cancelling twice is fine.
+// goroutines, so that nothing of it is left. Cancelling twice is fine.
 func (s *Subscription) Cancel() {
 	shared.mu.Lock()
 	if s.cancelled {
@@ -152,7 +153,7 @@ func (s *Subscription) Cancel() {
 		}
 	}
 	h.n--
-	all := h.n == 0 && closesWhenUnused
+	all := h.n == 0
 	h.mu.Unlock()
 	if all {
 		h.shutdown() // Close drops every watch
@@ -192,8 +193,7 @@ func (s *Subscription) wants(name string) bool {
 }
 
 // Watched reports how many directories the process's OS watcher watches,
-// and whether it exists at all (on Windows it stays once made): a
-// diagnostic, for tests.
+// and whether it exists at all: a diagnostic, for tests.
 func Watched() (dirs int, exists bool) {
 	shared.mu.Lock()
 	defer shared.mu.Unlock()
@@ -212,7 +212,7 @@ func Watched() (dirs int, exists bool) {
 }
 
 func newHub() *hub {
-	w, err := fsnotify.NewWatcher()
+	w, err := newOSWatcher()
 	if err != nil {
 		return nil
 	}
@@ -416,7 +416,7 @@ func (h *hub) check(dir string) {
 // event queue tells every sink that events were lost and has every watch
 // checked. Other watcher errors lose nothing: fsnotify failing to remove a
 // watch the kernel had already dropped (EINVAL: a directory moved away,
-// then deleted), or to restart a read on Windows after a Remove.
+// then deleted).
 func (h *hub) dispatch() {
 	defer close(h.done)
 	evs, errs := h.w.Events, h.w.Errors
@@ -463,14 +463,6 @@ func (h *hub) event(ev fsnotify.Event) {
 		h.schedule(ev.Name)
 	}
 }
-
-// closesWhenUnused: the OS watcher is closed with the last subscription.
-// Not on Windows, where fsnotify 1.10.1's Close can wait for ever: its
-// reader, when Close comes while it is sending an error (a read of a
-// deleted directory failing, say), takes Close's request and drops it.
-// There the watcher, its goroutines and its completion port stay from the
-// first subscription to the end of the process, without watches.
-const closesWhenUnused = runtime.GOOS != "windows"
 
 // checksAfterLoss: after an overflow the hub checks each live watch with
 // an Add, which is harmless only with inotify (it keeps the watch as it

@@ -200,26 +200,17 @@ func TestSubscribe_NewSubscriberOfADirectoryMadeAgainGetsEvents(t *testing.T) {
 	waitFor(t, sink, Change{dir, "cancel.json"})
 }
 
-// requireNothingWatched checks that the hub is gone (on Windows, where it
-// stays once made, that it watches nothing).
+// requireNothingWatched checks that the hub is gone.
 func requireNothingWatched(t *testing.T, msg string) {
 	t.Helper()
 	n, exists := Watched()
-	if closesWhenUnused {
-		assert.False(t, exists, "%s (%d watches left)", msg, n)
-	} else {
-		assert.Zero(t, n, msg)
-	}
+	assert.False(t, exists, "%s (%d watches left)", msg, n)
 }
 
 // baselineGoroutines is the count of goroutines a test of what the hub
-// leaves compares with: on Windows, where the hub stays once made, with
-// the hub made.
+// leaves compares with.
 func baselineGoroutines(t *testing.T) int {
 	t.Helper()
-	if !closesWhenUnused {
-		mustSubscribe(t, newDir(t), nil, NewSink()).Cancel()
-	}
 	return runtime.NumGoroutine()
 }
 
