@@ -193,64 +193,148 @@ func (w *Worker) Run(ctx context.Context) error {
 		case <-taking.Done():
 		}
 	}()
-	slots := make(chan struct{}, w.o.parallel)
-	ended := make(chan struct{}, 1) // a handler returned (WithUntilIdle looks again)
-	var active atomic.Int32
-	var handlers, rescuer sync.WaitGroup
+	t := &taker{w: w, c: c, no: so.next, op: op, taking: taking, stopped: stopped,
+		slots: make(chan struct{}, w.o.parallel), ended: make(chan struct{}, 1), done: make(chan struct{})}
+	var rescuer sync.WaitGroup
 	rescuer.Go(func() { w.rescueLoop(taking, c, so.next.scan) })
 	defer rescuer.Wait()
-	var err error
-	gated := false // the gate allowed a take that has not yet found a job
+	t.handlers.Go(t.take)
+	select {
+	case <-t.done:
+	case <-taking.Done(): // the taking ends as soon as its goroutine sees it
+	}
+	stopTaking()
+	w.drain(stopped, stop, &t.handlers)
+	return t.err // set before every goroutine of t.handlers returned
+}
+
+// taker is one Run's taking of jobs. One goroutine at a time takes jobs
+// (the taker); the one that finds a job runs the job's handler itself, so
+// that nothing stands between the job's start and its handler but the
+// handler's context. It hands the taking to a new goroutine first if a
+// slot is free; if none is, the first of the running handlers' goroutines
+// to return takes over (with WithParallel(1), the default, one goroutine
+// takes and runs every job in turn).
+type taker struct {
+	w       *Worker
+	c       *nextCache
+	no      nextOptions
+	op      string
+	taking  context.Context // done: take no more jobs
+	stopped context.Context // done: the handlers' contexts end (drain)
+	slots   chan struct{}   // one per handler running or about to
+	ended   chan struct{}   // buffered 1: a handler returned (WithUntilIdle looks again)
+	done    chan struct{}   // closed when the taking has ended, err set
+
+	active   atomic.Int32
+	handlers sync.WaitGroup // every goroutine that takes or runs a handler
+	gated    bool           // the gate allowed a take that has not yet found a job (the taker's)
+	err      error          // what ended the taking (the taker's, until done)
+
+	mu        sync.Mutex
+	vacant    bool // nobody takes: every slot was taken; the next handler to return takes over
+	finishing bool // the taking has ended: nobody takes over
+}
+
+// take is the taker's loop: find a job, hand the taking on, run the
+// handler; again afterwards if the taking was left to this goroutine.
+func (t *taker) take() {
+	for {
+		run := t.find()
+		if run == nil {
+			return
+		}
+		t.mu.Lock()
+		if len(t.slots) < cap(t.slots) {
+			t.handlers.Go(t.take)
+		} else {
+			t.vacant = true
+		}
+		t.mu.Unlock()
+		if !t.run(run) {
+			return
+		}
+	}
+}
+
+// run runs run's handler and releases its slot; it reports whether this
+// goroutine takes jobs next (the taking was vacant).
+func (t *taker) run(run *Run) (again bool) {
+	returned := false
+	defer func() {
+		t.active.Add(-1)
+		t.mu.Lock()
+		<-t.slots
+		again = t.vacant && !t.finishing
+		t.vacant = false
+		t.mu.Unlock()
+		select {
+		case t.ended <- struct{}{}:
+		default:
+		}
+		if again && !returned { // the handler called runtime.Goexit: the goroutine ends
+			t.handlers.Go(t.take)
+		}
+	}()
+	t.w.work(t.stopped, run)
+	returned = true
+	return false
+}
+
+// find takes a slot and finds a job to run; nil when the taking has ended
+// (t.done).
+func (t *taker) find() *Run {
+	w := t.w
 	for {
 		select {
-		case slots <- struct{}{}:
-		case <-taking.Done():
+		case t.slots <- struct{}{}:
+		case <-t.taking.Done():
 		}
-		if taking.Err() != nil {
-			break
+		if t.taking.Err() != nil {
+			t.end(nil)
+			return nil
 		}
-		if w.o.gate != nil && !gated {
-			if err = w.o.gate(taking); err != nil || taking.Err() != nil {
-				<-slots
-				break
+		if w.o.gate != nil && !t.gated {
+			if err := w.o.gate(t.taking); err != nil || t.taking.Err() != nil {
+				<-t.slots
+				t.end(err)
+				return nil
 			}
-			gated = true
+			t.gated = true
 		}
 		var run *Run
+		var err error
 		if w.o.untilIdle {
 			var idle bool
-			run, idle, err = w.lookOnce(taking, c, so.next, &active, ended)
+			run, idle, err = w.lookOnce(t.taking, t.c, t.no, &t.active, t.ended)
 			if run == nil && err == nil && !idle {
-				<-slots
+				<-t.slots
 				continue
 			}
 		} else {
-			run, err = c.next(taking, op, w.root, so.next, w.o.start)
+			run, err = t.c.next(t.taking, t.op, w.root, t.no, w.o.start)
 		}
 		if run == nil {
-			<-slots
-			if taking.Err() != nil {
+			<-t.slots
+			if t.taking.Err() != nil {
 				err = nil // stopped by ctx or StopAndCancel, while looking
 			}
-			break
+			t.end(err)
+			return nil
 		}
-		gated = false
-		active.Add(1)
-		handlers.Go(func() {
-			defer func() {
-				active.Add(-1)
-				<-slots
-				select {
-				case ended <- struct{}{}:
-				default:
-				}
-			}()
-			w.work(stopped, run)
-		})
+		t.gated = false
+		t.active.Add(1)
+		return run
 	}
-	stopTaking()
-	w.drain(stopped, stop, &handlers)
-	return err
+}
+
+// end ends the taking with err.
+func (t *taker) end(err error) {
+	t.mu.Lock()
+	t.finishing = true
+	t.mu.Unlock()
+	t.err = err
+	close(t.done)
 }
 
 // lookOnce is WithUntilIdle's take: one look at the root. It returns the

@@ -115,6 +115,59 @@ func TestWorker_RunsJobsInParallelAndRecordsEachOutcome(t *testing.T) {
 	require.NoError(t, stop())
 }
 
+// TestWorker_ASlotFreedWhileAnotherHandlerRunsIsFilled: with two slots,
+// a's handler returns once b runs, and b's returns only once c runs: c
+// must start while b still runs, taken by the goroutine that ran a (the
+// one that ran b, which took the last slot, is busy).
+func TestWorker_ASlotFreedWhileAnotherHandlerRunsIsFilled(t *testing.T) {
+	root := tempDir(t)
+	var dirs []jobstore.JobDir
+	for _, id := range []string{"a", "b", "c"} {
+		dirs = append(dirs, submitKind(t, root, jobstore.JobSpec{ID: id}))
+		time.Sleep(2 * time.Millisecond) // oldest first: a, b, c
+	}
+	started := map[string]chan struct{}{"a": make(chan struct{}), "b": make(chan struct{}), "c": make(chan struct{})}
+	stop := runWorker(t, root, func(ctx context.Context, run *jobstore.Run) error {
+		id := run.Dir().ID()
+		close(started[id])
+		wait := map[string]string{"a": "b", "b": "c"}[id]
+		if wait == "" {
+			return nil
+		}
+		select {
+		case <-started[wait]:
+			return nil
+		case <-time.After(waitGuard):
+			return fmt.Errorf("%s never started while %s ran", wait, id)
+		}
+	}, jobstore.WithParallel(2))
+	for _, dir := range dirs {
+		st := waitState(t, dir, jobstore.Succeeded, jobstore.Failed)
+		assert.Equal(t, jobstore.Succeeded, st.State, "%s: %s", dir.ID(), st.Error)
+	}
+	require.NoError(t, stop())
+}
+
+// TestWorker_AHandlerThatEndsItsGoroutineDoesNotEndTheTaking: a handler
+// that calls runtime.Goexit (t.FailNow in a test, say) ends the goroutine
+// that ran it, which with one slot was the one taking jobs: the next job
+// is taken all the same.
+func TestWorker_AHandlerThatEndsItsGoroutineDoesNotEndTheTaking(t *testing.T) {
+	root := tempDir(t)
+	gone := submitKind(t, root, jobstore.JobSpec{ID: "a-goexit"})
+	stop := runWorker(t, root, func(ctx context.Context, run *jobstore.Run) error {
+		if run.Dir() == gone {
+			require.NoError(t, run.Finish(jobstore.Outcome{State: jobstore.Failed, Error: "the handler's goroutine ended"}))
+			runtime.Goexit()
+		}
+		return nil
+	})
+	waitState(t, gone, jobstore.Failed)
+	next := submitKind(t, root, jobstore.JobSpec{ID: "b-next"})
+	waitState(t, next, jobstore.Succeeded)
+	require.NoError(t, stop())
+}
+
 func TestWorker_APanickingHandlerFailsItsAttemptAndTheWorkerGoesOn(t *testing.T) {
 	root := tempDir(t)
 	bad := submitKind(t, root, jobstore.JobSpec{ID: "a-bad", Params: []byte(`"panic"`)})
