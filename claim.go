@@ -431,7 +431,8 @@ func lostClaim(err error) bool {
 // is gone: passStaleClaims), so that of removers, retriers, starters and
 // cancellers on any number of hosts one goes on. refuse says whether a
 // status may be acted on (refuseUnfinished for Remove, refuseUnretryable
-// for Retry); it is asked before the claim and again of the status read
+// for Retry), and refuses every status that is not terminal (nil
+// included); it is asked before the claim and again of the status read
 // once the claim is held, which must have no later attempt. It returns that
 // status. A claim in progress is ErrLocked naming it.
 func claimFinished(op string, jd *fsys.Dir, lk *Lock, o startOptions, refuse func(string, *fsys.Dir, *JobStatus) error) (*attempt.Claim, *JobStatus, error) {
@@ -453,9 +454,6 @@ func claimFinished(op string, jd *fsys.Dir, lk *Lock, o startOptions, refuse fun
 	case err != nil:
 	case now == nil || !now.State.Terminal():
 		err = refuse(op, jd, now)
-		if err == nil {
-			err = refuseUnfinished(op, jd, now)
-		}
 	case now.Attempt > max(a, p.taken):
 		err = errLocked(op, dir.StatusPath(), fmt.Sprintf("attempt %d claimed the job meanwhile", now.Attempt))
 	default:
@@ -519,39 +517,4 @@ func claimPending(jd *fsys.Dir, st *JobStatus) bool {
 	for ; there(attempt.FencedName(n)); n++ {
 	}
 	return there(attempt.RunName(n))
-}
-
-// finishedStates are the states a job may be removed in.
-var finishedStates = []State{Succeeded, Failed, Cancelled, Lost}
-
-// refuseUnfinished is Remove's refusal of a job whose status st (nil: none
-// yet) is not terminal, naming the state; a job without job.json is
-// ErrNotJob.
-func refuseUnfinished(op string, jd *fsys.Dir, st *JobStatus) error {
-	dir := jobDir(jd)
-	if st != nil && st.State.Terminal() {
-		return nil
-	}
-	if _, err := jd.Lstat(SpecFile); errors.Is(err, fs.ErrNotExist) {
-		return errNotJob(op, dir)
-	}
-	var state State
-	msg := "the job has no status yet (it was submitted a moment ago, or its submission stopped after job.json)"
-	remedy := "cancel the job first (RequestCancel), then remove it"
-	if st != nil {
-		state = st.State
-		msg = "the job is " + string(st.State)
-		if st.State == Running {
-			msg += fmt.Sprintf(" (pid %d on host %q)", st.PID, st.Host)
-			remedy = "wait for the job to end, or cancel it (RequestCancel) and remove it once it has; " +
-				"if its runner is gone, Reconcile marks it lost first"
-		}
-	}
-	if state != Running && findCancelIn(jd) != nil {
-		// Start answers ErrCancelRequested as soon as it sees the request,
-		// while the canceller may still be writing cancelled.
-		msg += ", with a cancel request not yet carried out"
-		remedy = "remove it once it is cancelled: its canceller marks it so in a moment (if the canceller died, ReconcileAll or the next Start does)"
-	}
-	return errWrongState(op, dir.StatusPath(), invalid{found: string(state), supported: finishedStates, msg: msg + "; only a finished job is removed", remedy: remedy})
 }

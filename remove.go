@@ -276,3 +276,38 @@ func hideJob(op string, dir JobDir, id fsys.ID) (*fsys.Dir, string, error) {
 	}
 	return rd, trash, nil
 }
+
+// finishedStates are the states a job may be removed in.
+var finishedStates = []State{Succeeded, Failed, Cancelled, Lost}
+
+// refuseUnfinished is Remove's refusal of a job whose status st (nil: none
+// yet) is not terminal, naming the state; a job without job.json is
+// ErrNotJob.
+func refuseUnfinished(op string, jd *fsys.Dir, st *JobStatus) error {
+	dir := jobDir(jd)
+	if st != nil && st.State.Terminal() {
+		return nil
+	}
+	if _, err := jd.Lstat(SpecFile); errors.Is(err, fs.ErrNotExist) {
+		return errNotJob(op, dir)
+	}
+	var state State
+	msg := "the job has no status yet (it was submitted a moment ago, or its submission stopped after job.json)"
+	remedy := "cancel the job first (RequestCancel), then remove it"
+	if st != nil {
+		state = st.State
+		msg = "the job is " + string(st.State)
+		if st.State == Running {
+			msg += fmt.Sprintf(" (pid %d on host %q)", st.PID, st.Host)
+			remedy = "wait for the job to end, or cancel it (RequestCancel) and remove it once it has; " +
+				"if its runner is gone, Reconcile marks it lost first"
+		}
+	}
+	if state != Running && findCancelIn(jd) != nil {
+		// Start answers ErrCancelRequested as soon as it sees the request,
+		// while the canceller may still be writing cancelled.
+		msg += ", with a cancel request not yet carried out"
+		remedy = "remove it once it is cancelled: its canceller marks it so in a moment (if the canceller died, ReconcileAll or the next Start does)"
+	}
+	return errWrongState(op, dir.StatusPath(), invalid{found: string(state), supported: finishedStates, msg: msg + "; only a finished job is removed", remedy: remedy})
+}

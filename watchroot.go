@@ -2,36 +2,15 @@ package jobstore
 
 import (
 	"context"
-	"sync"
+	"io/fs"
+	"path/filepath"
+	"runtime"
 	"sync/atomic"
 	"time"
 
 	"github.com/axqua/jobstore/internal/dirstamp"
 	"github.com/axqua/jobstore/internal/fsevents"
 )
-
-// RootUpdate is one thing WatchRoot learned about a jobs root.
-//
-// An update about a job has Dir and the job's records as read just before
-// it was sent, by List's rules: Spec nil if job.json is unreadable, Status
-// nil if there is no status.json yet or it is unreadable, Cancel nil if
-// there is no cancel request or it is unreadable, and Err the first
-// problem (the directory's own, then job.json's, status.json's,
-// cancel.json's). Removed: the job directory is gone (only Dir is set).
-// Synced: every job has had its first update (nothing else is set). An
-// update with neither Dir nor Synced is about the root itself: Err says
-// what is wrong with it.
-//
-// The records are the receiver's own: no other update shares them.
-type RootUpdate struct {
-	Dir     JobDir
-	Spec    *JobSpec
-	Status  *JobStatus
-	Cancel  *CancelRequest
-	Removed bool
-	Synced  bool
-	Err     error
-}
 
 // WatchRoot follows every job under root, as List finds them, until ctx is
 // done. It returns an *Error at once if root cannot be read. Otherwise the
@@ -65,150 +44,288 @@ func WatchRoot(ctx context.Context, root string, opts ...WatchOption) (<-chan Ro
 	return w.out, nil
 }
 
-// rootWatch is the state of one WatchRoot. Everything but the readers runs
-// on the goroutine of loop.
-type rootWatch struct {
-	o       watchOptions
-	root    string // as the caller gave it: the JobDirs are root + name
-	rootAbs string // as events name it
-	scan    *rootScan
-	start   time.Time
-	out     chan RootUpdate
+// The goroutine of one WatchRoot (loop): the first listing, read in
+// parallel and settled after Synced; then the OS watcher's events and the
+// poll's ticks, reads handed to the readers (watchrootpoll.go) and taken
+// in (watchrootjobs.go), and updates delivered (watchrootdelivery.go).
 
-	sink     *fsevents.Sink // nil without events
-	jobFiles []string       // what a job directory's subscription follows: job.json, status.json, cancel.json
-	rootSub  *fsevents.Subscription
-	local    bool // events tell every change on root's filesystem
-	watched  int  // job directories with a subscription
-
-	jobs   map[string]*rootJob // by name, the live ones
-	polled map[*rootJob]struct{}
-
-	first     jobQueue      // jobs of the first listing, before Synced
-	changes   jobQueue      // jobs whose update waits, after Synced
-	synced    bool          // Synced was delivered
-	unsettled jobQueue      // jobs of the first listing not yet watched or stamped (settle)
-	scanned   []*rootJob    // the first listing, until its reads are all taken in
-	scanReads []jobRead     // their reads, by the scan's workers
-	scanDone  []atomic.Bool // which reads are done
-	scanReady chan struct{} // buffered 1: a read is done
-	scanNext  int           // the first read not yet taken in
-	listed    int64         // the wall clock (UnixNano) before the first listing
-
-	rootErr     error  // the root's problem, while it lasts
-	rootErrSent string // the last one delivered
-	rootErrDue  bool
-
-	gen int // counts polls and listings
-
-	toRead  jobQueue // jobs waiting for a reader
-	reads   chan readRequest
-	results chan jobRead
-	stop    chan struct{}
-	readers sync.WaitGroup
-
-	next     RootUpdate // the update offered to the receiver
-	nextKind int        // what next is (nothing, jobUpdate, ...)
-	nextJob  *rootJob
-	nextVer  uint64
-	changed  []fsevents.Change
-}
-
-// rootJob is one job as the watch knows it.
-type rootJob struct {
-	name  string
-	dir   JobDir
-	sub   *fsevents.Subscription // nil: not watched
-	link  bool                   // a symbolic link: never watched nor read through
-	stamp dirstamp.Seen          // for the poll
-	gen   int                    // the poll that last stat'ed it
-	seen  int                    // the listing that last saw it
-
-	// The view: the records as last read.
-	spec                                *JobSpec
-	status                              *JobStatus
-	cancel                              *CancelRequest
-	dirErr, specErr, statusErr, cancErr error
-	loaded                              bool     // read at least once
-	ver                                 uint64   // bumped on every change of the view
-	topSeq                              uint64   // the highest seq seen: never delivered backwards
-	ident                               *JobSpec // the last job.json read: which job this is
-
-	want    readMask // to read once the read in flight is back
-	reading bool     // a read is in flight
-	waiting bool     // in toRead
-
-	// Delivery.
-	inFirst   bool // in the first queue, not yet delivered
-	queued    bool // in the changes queue
-	delivered bool
-	sent      sentView // what the receiver has
-	gone      bool     // removed: a Removed update waits, or nothing is owed
-}
-
-// readClock is the watch's monotonic clock, in nanoseconds (never 0).
-func (w *rootWatch) readClock() int64 { return int64(time.Since(w.start)) + 1 }
-
-// sentView is what the last update delivered of a job said.
-type sentView struct {
-	seq                           uint64
-	spec, status, cancel, removed bool
-	err                           string
-}
-
-// jobQueue is a FIFO of jobs.
-type jobQueue struct {
-	items []*rootJob
-	head  int
-}
-
-func (q *jobQueue) enqueue(j *rootJob) { q.items = append(q.items, j) }
-
-func (q *jobQueue) peek() *rootJob {
-	if q.head < len(q.items) {
-		return q.items[q.head]
+// newRootWatch subscribes to root's events (unless they are off), lists it
+// and makes its jobs; its readers and goroutine start with loop.
+func newRootWatch(root string, o watchOptions) (*rootWatch, error) {
+	const op = "watch root"
+	abs, err := filepath.Abs(root)
+	if err != nil {
+		return nil, errReadRoot(op, root, err)
 	}
-	return nil
+	w := &rootWatch{
+		o: o, root: root, rootAbs: abs, start: time.Now(), out: make(chan RootUpdate, 64),
+		jobs: map[string]*rootJob{}, polled: map[*rootJob]struct{}{},
+		reads: make(chan readRequest), results: make(chan jobRead), stop: make(chan struct{}),
+	}
+	if o.events {
+		w.sink, w.jobFiles = fsevents.NewSink(), []string{SpecFile, StatusFile, CancelFile}
+		// Before the listing, so that nothing added after it goes unseen.
+		w.rootSub = fsevents.Subscribe(abs, nil, w.sink)
+		w.local = w.rootSub != nil && fsevents.Local(abs)
+	}
+	w.scan = newRootScan(op, root)
+	w.listed = time.Now().UnixNano()
+	des, err := w.scan.list(w.readClock(), true)
+	if err != nil {
+		if w.rootSub != nil {
+			w.rootSub.Cancel()
+		}
+		return nil, err
+	}
+	w.firstScan(des)
+	return w, nil
 }
 
-func (q *jobQueue) pop() {
-	q.items[q.head] = nil
-	q.head++
-	switch {
-	case q.head == len(q.items):
-		q.items, q.head = q.items[:0], 0
-	case q.head >= 64 && 2*q.head >= len(q.items):
-		n := copy(q.items, q.items[q.head:])
-		clear(q.items[n:])
-		q.items, q.head = q.items[:n], 0
+// loop is the watch's goroutine: it hands reads to the readers, applies
+// what they find, follows events and the poll, and delivers.
+func (w *rootWatch) loop(ctx context.Context) {
+	defer close(w.out)
+	defer w.releaseAll()
+	w.startScan()
+	for range max(4, runtime.GOMAXPROCS(0)) {
+		w.readers.Go(w.readLoop)
+	}
+	tick := time.NewTicker(w.o.poll)
+	defer tick.Stop()
+	var wake <-chan struct{} // nil: no events
+	if w.sink != nil {
+		wake = w.sink.Ready()
+	}
+	always := make(chan struct{})
+	close(always)
+	for {
+		var settle <-chan struct{}
+		if w.synced && w.unsettled.peek() != nil {
+			settle = always
+		}
+		w.prepare()
+		var out chan<- RootUpdate
+		if w.nextKind != noUpdate {
+			out = w.out
+		}
+		var reads chan<- readRequest
+		var req readRequest
+		if j := w.toRead.peek(); j != nil {
+			_, polled := w.polled[j]
+			reads, req = w.reads, readRequest{j, j.want, !polled}
+		}
+		select {
+		case out <- w.next:
+			w.delivered()
+		case reads <- req:
+			w.toRead.pop()
+			req.job.waiting, req.job.reading, req.job.want = false, true, 0
+		case r := <-w.results:
+			w.applyRead(r)
+		case <-wake:
+			w.onEvents()
+		case <-tick.C:
+			w.pollJobs()
+		case <-settle:
+			w.settle(256)
+		case <-w.scanReady: // nil once the scan is taken in
+			w.takeScan()
+		case <-ctx.Done():
+			return
+		}
 	}
 }
 
-// readMask says which records of a job to read.
-type readMask uint8
-
-const (
-	maskSpec readMask = 1 << iota
-	maskStatus
-	maskCancel
-	maskAll = maskSpec | maskStatus | maskCancel
-)
-
-// readRequest asks a reader to read the records mask names of a job.
-type readRequest struct {
-	job   *rootJob
-	mask  readMask
-	stamp bool // take the directory's time first (a watched job)
+// releaseAll stops the readers and releases every watch and the root's
+// descriptor.
+func (w *rootWatch) releaseAll() {
+	close(w.stop)
+	w.readers.Wait()
+	for _, j := range w.jobs {
+		if j.sub != nil {
+			j.sub.Cancel()
+		}
+	}
+	if w.rootSub != nil {
+		w.rootSub.Cancel()
+	}
 }
 
-// jobRead is what a reader found.
-type jobRead struct {
-	job                                 *rootJob
-	mask                                readMask
-	missing                             bool  // the directory is gone
-	mtime                               int64 // the directory's modification time before the read; 0: unknown
-	spec                                *JobSpec
-	status                              *JobStatus
-	cancel                              *CancelRequest
-	dirErr, specErr, statusErr, cancErr error
+// onEvents follows what the OS watcher reported.
+func (w *rootWatch) onEvents() {
+	var lost bool
+	w.changed, lost = w.sink.Take(w.changed[:0])
+	if lost {
+		// Events were dropped: list the root again, and read again the jobs
+		// whose directory changed since it was last read, as a poll would.
+		w.relist()
+		all := make(map[*rootJob]struct{}, len(w.jobs))
+		for _, j := range w.jobs {
+			all[j] = struct{}{}
+		}
+		w.statJob(all, w.readClock())
+		return
+	}
+	for _, c := range w.changed {
+		if c.Dir == w.rootAbs {
+			if c.Name == "" { // the root went, or is watched again
+				w.relist()
+			} else {
+				w.examine(c.Name)
+			}
+			continue
+		}
+		if filepath.Dir(c.Dir) != w.rootAbs {
+			continue
+		}
+		j := w.jobs[filepath.Base(c.Dir)]
+		if j == nil {
+			continue
+		}
+		switch c.Name {
+		case "": // the directory went, or is watched again
+			w.watchedNow(j)
+			w.examine(j.name)
+		case SpecFile:
+			w.schedule(j, maskAll)
+		case StatusFile:
+			w.schedule(j, w.statusMask(j))
+		case CancelFile:
+			w.schedule(j, maskCancel)
+		}
+	}
+}
+
+// statusMask is what to read when status.json changed: cancel.json too
+// until it is known (written once), so that the read covers every record
+// whose change moves the directory's time, and stamps it.
+func (w *rootWatch) statusMask(j *rootJob) readMask {
+	if j.cancel == nil {
+		return maskStatus | maskCancel
+	}
+	return maskStatus
+}
+
+// watchedNow moves j in or out of the poll as its watch lives or dies.
+func (w *rootWatch) watchedNow(j *rootJob) {
+	if j.sub == nil {
+		return
+	}
+	if j.sub.Live() && w.local {
+		delete(w.polled, j)
+	} else if _, ok := w.polled[j]; !ok {
+		w.polled[j] = struct{}{}
+		if fi, err := w.scan.stat(j.name); err == nil {
+			j.stamp.Look(fi.ModTime().UnixNano(), w.readClock())
+		}
+	}
+}
+
+// relist lists the root again (events were lost, or the root was
+// replaced) and reconciles the jobs with it.
+func (w *rootWatch) relist() {
+	now := w.readClock()
+	w.gen++
+	des, err := w.scan.list(now, true)
+	w.rootProblem(err)
+	if des != nil {
+		w.syncRoot(des, now)
+	}
+}
+
+// firstScan makes the jobs of the first listing; startScan reads them.
+func (w *rootWatch) firstScan(des []fs.DirEntry) {
+	w.scanned = make([]*rootJob, 0, len(des))
+	for _, de := range des {
+		if j := w.newJob(de.Name(), de.Type()); j != nil {
+			j.inFirst, j.reading = true, true // read by the scan, not the readers
+			w.jobs[j.name] = j
+			w.scanned = append(w.scanned, j)
+		}
+	}
+	w.scanReads = make([]jobRead, len(w.scanned))
+	w.scanDone = make([]atomic.Bool, len(w.scanned))
+	w.scanReady = make(chan struct{}, 1)
+	// A root with no job has nothing to read: the listing is taken in now,
+	// so that Synced comes at once (no read will ever wake takeScan).
+	w.takeScan()
+}
+
+// startScan reads every job of the first listing, in parallel as List does
+// and nothing more, so that Synced costs what List costs and a look for
+// cancel.json per job; the watch takes in and delivers what is read as it
+// comes (takeScan). Their directories are watched, or handed to the poll,
+// after Synced (settle).
+func (w *rootWatch) startScan() {
+	jobs, reads, done, ready := w.scanned, w.scanReads, w.scanDone, w.scanReady
+	w.readers.Go(func() {
+		parallel(len(jobs), func(i int) {
+			select {
+			case <-w.stop:
+				return
+			default:
+			}
+			reads[i] = readJob(jobs[i], maskAll, false)
+			done[i].Store(true)
+			select {
+			case ready <- struct{}{}:
+			default: // a wake is already waiting
+			}
+		})
+	})
+}
+
+// takeScan takes in the first listing's reads that are done, in order.
+func (w *rootWatch) takeScan() {
+	for w.scanNext < len(w.scanned) && w.scanDone[w.scanNext].Load() {
+		j := w.scanned[w.scanNext]
+		w.scanned[w.scanNext] = nil
+		w.applyRead(w.scanReads[w.scanNext])
+		w.scanReads[w.scanNext] = jobRead{}
+		w.scanNext++
+		if j.gone {
+			j.inFirst = false
+			continue
+		}
+		w.first.enqueue(j)
+		w.unsettled.enqueue(j)
+	}
+	if w.scanNext == len(w.scanned) {
+		w.scanned, w.scanReads, w.scanDone, w.scanReady = nil, nil, nil, nil
+	}
+}
+
+// settle watches up to n jobs of the first listing, or hands them to the
+// poll, after Synced: a watch, then one stat of the directory. A directory
+// whose time is Settled at the listing's start (dirstamp, by a clock that
+// may be another host's unless the root's events tell everything) was not
+// changed since before it was read, and is settled; any other is read
+// again, since a change between its read and its watch told nobody.
+func (w *rootWatch) settle(n int) {
+	w.scan.beginScan()
+	defer w.scan.endScan()
+	listed := time.Unix(0, w.listed)
+	for ; n > 0; n-- {
+		j := w.unsettled.peek()
+		if j == nil {
+			return
+		}
+		w.unsettled.pop()
+		if j.gone {
+			continue
+		}
+		if w.subscribe(j) == nil || !w.local {
+			w.polled[j] = struct{}{}
+		}
+		fi, ok := w.lookAtJob(j)
+		if !ok {
+			continue
+		}
+		if mtime := fi.ModTime().UnixNano(); dirstamp.Settled(mtime, listed, !w.local) {
+			j.stamp = dirstamp.SettledAt(mtime, w.readClock())
+		} else {
+			j.stamp.Look(mtime, w.readClock())
+			w.schedule(j, w.pollMask(j))
+		}
+	}
 }

@@ -3,14 +3,11 @@ package faulttest
 import (
 	"context"
 	"fmt"
-	"strings"
 	"sync"
 	"syscall"
 
 	"github.com/hanwen/go-fuse/v2/fs"
 	"github.com/hanwen/go-fuse/v2/fuse"
-
-	"github.com/axqua/jobstore"
 )
 
 // Op is an operation the fault layer can fail and counts.
@@ -34,11 +31,6 @@ type Match func(name string) bool
 
 // Named matches one base name.
 func Named(name string) Match { return func(n string) bool { return n == name } }
-
-// TempOf matches jobstore's temp files for target ("." + target + digits).
-func TempOf(target string) Match {
-	return func(n string) bool { return jobstore.IsTempName(n) && strings.HasPrefix(n, "."+target) }
-}
 
 // Fault makes Op on files that Match fail with Errno. Times > 0 fails only
 // that many calls, then lets the rest through (as Linux does after a failed

@@ -27,6 +27,11 @@ import (
 
 const jobID = "job-1"
 
+// tempOf matches jobstore's temp files for target ("." + target + digits).
+func tempOf(target string) ft.Match {
+	return func(n string) bool { return jobstore.IsTempName(n) && strings.HasPrefix(n, "."+target) }
+}
+
 func TestWriteStatus_FailedStepKeepsOldRecordAndLeavesNoTemp(t *testing.T) {
 	tests := []struct {
 		name       string
@@ -38,7 +43,7 @@ func TestWriteStatus_FailedStepKeepsOldRecordAndLeavesNoTemp(t *testing.T) {
 		{
 			name: "fsync of the temp file fails",
 			// Times 1: like Linux after a failed fsync, a retry would "succeed".
-			fault:     ft.Fault{Op: ft.Fsync, Match: ft.TempOf(jobstore.StatusFile), Errno: syscall.EIO, Times: 1},
+			fault:     ft.Fault{Op: ft.Fsync, Match: tempOf(jobstore.StatusFile), Errno: syscall.EIO, Times: 1},
 			wantErrno: syscall.EIO, wantOp: "fsync", wantFsyncs: 1,
 		},
 		{
@@ -48,12 +53,12 @@ func TestWriteStatus_FailedStepKeepsOldRecordAndLeavesNoTemp(t *testing.T) {
 		},
 		{
 			name:      "write fails, disk full",
-			fault:     ft.Fault{Op: ft.Write, Match: ft.TempOf(jobstore.StatusFile), Errno: syscall.ENOSPC},
+			fault:     ft.Fault{Op: ft.Write, Match: tempOf(jobstore.StatusFile), Errno: syscall.ENOSPC},
 			wantErrno: syscall.ENOSPC, wantOp: "write", wantFsyncs: 0,
 		},
 		{
 			name:      "close fails",
-			fault:     ft.Fault{Op: ft.Flush, Match: ft.TempOf(jobstore.StatusFile), Errno: syscall.EIO},
+			fault:     ft.Fault{Op: ft.Flush, Match: tempOf(jobstore.StatusFile), Errno: syscall.EIO},
 			wantErrno: syscall.EIO, wantOp: "close", wantFsyncs: 1,
 		},
 	}
@@ -66,7 +71,7 @@ func TestWriteStatus_FailedStepKeepsOldRecordAndLeavesNoTemp(t *testing.T) {
 
 			err := jobstore.WriteStatus(job, jobstore.JobStatus{State: jobstore.Succeeded, Seq: 2})
 
-			assert.Len(t, fsys.Calls(ft.Fsync, ft.TempOf(jobstore.StatusFile)), tt.wantFsyncs,
+			assert.Len(t, fsys.Calls(ft.Fsync, tempOf(jobstore.StatusFile)), tt.wantFsyncs,
 				"fsync of the temp file must be called exactly this often: a failed fsync is never retried")
 			assert.Error(t, err, "the fault layer failed a step; WriteStatus must say so")
 			assert.ErrorIs(t, err, tt.wantErrno)
@@ -149,12 +154,12 @@ func TestWriteSpec_FailedStepPublishesNothing(t *testing.T) {
 	}{
 		{
 			name:      "fsync of the temp file fails",
-			fault:     ft.Fault{Op: ft.Fsync, Match: ft.TempOf(jobstore.SpecFile), Errno: syscall.EIO, Times: 1},
+			fault:     ft.Fault{Op: ft.Fsync, Match: tempOf(jobstore.SpecFile), Errno: syscall.EIO, Times: 1},
 			wantErrno: syscall.EIO, wantOp: "fsync", wantFsyncs: 1,
 		},
 		{
 			name:      "write fails, disk full",
-			fault:     ft.Fault{Op: ft.Write, Match: ft.TempOf(jobstore.SpecFile), Errno: syscall.ENOSPC},
+			fault:     ft.Fault{Op: ft.Write, Match: tempOf(jobstore.SpecFile), Errno: syscall.ENOSPC},
 			wantErrno: syscall.ENOSPC, wantOp: "write", wantFsyncs: 0,
 		},
 		{
@@ -179,7 +184,7 @@ func TestWriteSpec_FailedStepPublishesNothing(t *testing.T) {
 
 			err := jobstore.WriteSpec(job, jobstore.JobSpec{ID: newID, Kind: "render"})
 
-			assert.Len(t, fsys.Calls(ft.Fsync, ft.TempOf(jobstore.SpecFile)), tt.wantFsyncs,
+			assert.Len(t, fsys.Calls(ft.Fsync, tempOf(jobstore.SpecFile)), tt.wantFsyncs,
 				"fsync of the temp file must be called exactly this often: a failed fsync is never retried")
 			assert.Error(t, err, "the fault layer failed a step; WriteSpec must say so")
 			assert.ErrorIs(t, err, tt.wantErrno)
