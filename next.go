@@ -76,7 +76,7 @@ func (c *nextCache) next(ctx context.Context, op, root string, no nextOptions, o
 		if changed != nil && c.follow() {
 			continue // a directory followed only now may have completed meanwhile
 		}
-		due := newWake(c.wakeAt())
+		due := newDueTimer(c.wakeAt())
 		select {
 		case <-changed:
 		case <-tick.C:
@@ -89,26 +89,26 @@ func (c *nextCache) next(ctx context.Context, op, root string, no nextOptions, o
 	}
 }
 
-// wake is a timer for the moment the earliest job not yet due becomes
+// dueTimer is a timer for the moment the earliest job not yet due becomes
 // due: a waiting StartNext or Worker starts it then, not at its next scan.
-type wake struct{ t *time.Timer }
+type dueTimer struct{ t *time.Timer }
 
-// newWake arms a timer for at; a zero at arms none (C is then nil).
-func newWake(at time.Time) wake {
+// newDueTimer arms a timer for at; a zero at arms none (C is then nil).
+func newDueTimer(at time.Time) dueTimer {
 	if at.IsZero() {
-		return wake{}
+		return dueTimer{}
 	}
-	return wake{time.NewTimer(time.Until(at))}
+	return dueTimer{time.NewTimer(time.Until(at))}
 }
 
-func (w wake) C() <-chan time.Time {
+func (w dueTimer) C() <-chan time.Time {
 	if w.t == nil {
 		return nil
 	}
 	return w.t.C
 }
 
-func (w wake) Stop() {
+func (w dueTimer) Stop() {
 	if w.t != nil {
 		w.t.Stop()
 	}

@@ -485,7 +485,7 @@ func (r *Run) noteLost(err error) {
 type runContext struct {
 	ctx    context.Context
 	cancel context.CancelCauseFunc
-	watch  *fsevents.Await // nil when the context ended before it was needed
+	await  *fsevents.Await // nil when the context ended before it was needed
 	timer  *time.Timer     // ends it at the job's timeout; nil without one
 }
 
@@ -503,7 +503,7 @@ func newRunContext(dir JobDir, ended error, poll time.Duration) *runContext {
 		cancel(ended)
 		return rc
 	}
-	rc.watch = fsevents.StartAwaitLater(string(dir), CancelFile, poll, true, func() {
+	rc.await = fsevents.StartAwaitLater(string(dir), CancelFile, poll, true, func() {
 		p := findCancel(dir)
 		if p == nil { // removed by hand between the look and the read
 			p = &pendingCancel{err: errBecause("read cancel request", dir.CancelPath(), nil, "vanished after it appeared", "")}
@@ -517,8 +517,8 @@ func newRunContext(dir JobDir, ended error, poll time.Duration) *runContext {
 // watch, releasing its goroutine and OS handles.
 func (rc *runContext) finish(cause error) {
 	rc.cancel(cause)
-	if rc.watch != nil {
-		rc.watch.Stop()
+	if rc.await != nil {
+		rc.await.Stop()
 	}
 	if rc.timer != nil {
 		rc.timer.Stop()
