@@ -3,6 +3,7 @@ package jobstore
 import (
 	"context"
 	"path/filepath"
+	"runtime"
 	"time"
 )
 
@@ -93,12 +94,31 @@ func (c *nextCache) next(ctx context.Context, op, root string, no nextOptions, o
 // due: a waiting StartNext or Worker starts it then, not at its next scan.
 type dueTimer struct{ t *time.Timer }
 
-// newDueTimer arms a timer for at; a zero at arms none (C is then nil).
+// dueLead is how long before a job's due time (not_before, retry_at) a
+// waiting StartNext or Worker wakes and looks: the job is then taken and
+// started at its due time (waitDue), not after a look begun at it. A timer
+// of an idle Go process on Linux fires up to a millisecond late (epoll
+// waits in whole milliseconds), and a look takes a fraction of one.
+const dueLead = 2 * time.Millisecond
+
+// newDueTimer arms a timer for dueLead before at; a zero at arms none (C
+// is then nil).
 func newDueTimer(at time.Time) dueTimer {
 	if at.IsZero() {
 		return dueTimer{}
 	}
-	return dueTimer{time.NewTimer(time.Until(at))}
+	return dueTimer{time.NewTimer(time.Until(at) - dueLead)}
+}
+
+// waitDue returns once this host's clock has reached due (a look takes a
+// job due within dueLead), or after dueLead at most, should the clock be
+// set back meanwhile: Start then refuses the job as not yet due. It yields
+// the processor meanwhile rather than sleep, which could overshoot by as
+// much again.
+func waitDue(due time.Time) {
+	for begun := time.Now(); time.Now().Before(due) && time.Since(begun) < dueLead; {
+		runtime.Gosched()
+	}
 }
 
 func (w dueTimer) C() <-chan time.Time {
@@ -150,6 +170,7 @@ func (c *nextCache) startOldest(ctx context.Context, once bool, no nextOptions, 
 			continue // another StartNext of this process is starting it
 		}
 		dir := JobDir(filepath.Join(c.root, e.name))
+		waitDue(e.due)
 		run, err := Start(dir, opts...)
 		c.settle(e, err)
 		if err == nil {

@@ -340,3 +340,27 @@ func TestNextState_String(t *testing.T) {
 	require.Equal(t, "running", stateRunning.String())
 	require.Equal(t, "settled", stateSettled.String())
 }
+
+// TestWaitDue_ReturnsAtTheDueTimeNeverBeforeAndNeverWaitsPastTheLead: a
+// job a look takes within dueLead of its due time is started once this
+// host's clock has reached it; a due time further off (the clock set back
+// after the look) is waited for dueLead at most, and Start then refuses
+// the job as not yet due.
+func TestWaitDue_ReturnsAtTheDueTimeNeverBeforeAndNeverWaitsPastTheLead(t *testing.T) {
+	for range 50 {
+		due := Now().Add(dueLead / 2)
+		waitDue(due)
+		require.False(t, time.Now().Before(due), "returned before the due time")
+	}
+	done := make(chan struct{})
+	go func() {
+		waitDue(time.Now().Add(time.Hour))
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second): // a deadlock guard, not a speed limit
+		t.Fatal("waitDue waited for a due time an hour off")
+	}
+	waitDue(time.Time{}) // a job with no due time: at once
+}

@@ -119,9 +119,9 @@ func (a nextActive) of(kinds []string) iter.Seq[*nextEntry] {
 }
 
 // appendIfCandidate appends e to cands if a call that takes kinds may
-// start it now (wall: this host's clock); a job of those kinds that is not
-// due yet moves c.wake to its due time, if that is sooner. The caller holds
-// c.mu.
+// start it by wall (this host's clock); a job of those kinds that is not
+// due by then moves c.wake to its due time, if that is sooner. The caller
+// holds c.mu.
 func (c *nextCache) appendIfCandidate(cands []*nextEntry, e *nextEntry, kinds []string, wall time.Time) []*nextEntry {
 	if e.state != stateQueued || e.taking || (len(kinds) > 0 && !slices.Contains(kinds, e.kind)) {
 		return cands
@@ -227,7 +227,7 @@ func (c *nextCache) look(kinds []string) ([]*nextEntry, []nextReport, error) {
 	}
 	var cands []*nextEntry
 	c.wake = time.Time{}
-	wall := time.Now()
+	wall := time.Now().Add(dueLead) // a job due within dueLead is taken, and started at its due time
 	if changed {
 		// Every live job is looked at: one may have been replaced under
 		// its name (a job of another kind, now).
