@@ -102,7 +102,8 @@ func BenchmarkStartNext(b *testing.B) {
 // (when StartNext returned) for each job, which it then finishes. With
 // $FLOOR set it is the floor to compare with instead: it reads the ID of
 // the next job on stdin, polls that job's status every millisecond until it
-// is queued, and Starts it.
+// is queued, and Starts it. With $CONTEXT set, it takes the Run's Context
+// (what a caller passes to the job's work) before it prints "started".
 const latencyWorkerRole = "latency-worker"
 
 func init() { roles[latencyWorkerRole] = latencyWorker }
@@ -121,7 +122,7 @@ func latencyWorker() int {
 			next <- in.Text()
 		}
 	}()
-	root, floor := os.Getenv("ROOT"), os.Getenv("FLOOR") != ""
+	root, floor, withContext := os.Getenv("ROOT"), os.Getenv("FLOOR") != "", os.Getenv("CONTEXT") != ""
 	var opts []jobstore.StartOption
 	if d, err := time.ParseDuration(os.Getenv("SCAN")); err == nil {
 		opts = append(opts, jobstore.WithScanInterval(d))
@@ -140,10 +141,13 @@ func latencyWorker() int {
 		} else {
 			r, err = jobstore.StartNext(ctx, root, opts...)
 		}
-		at := time.Now().UnixNano()
 		if err != nil {
 			return 0
 		}
+		if withContext {
+			_ = r.Context()
+		}
+		at := time.Now().UnixNano()
 		fmt.Printf("started %s %d\n", r.Dir().ID(), at)
 		_ = r.Finish(jobstore.Outcome{State: jobstore.Succeeded})
 		_ = r.Close()

@@ -53,16 +53,18 @@ func workerLatency() int {
 	return 0
 }
 
-// BenchmarkWorkerLatency: two worker processes idle on this host, each on
-// its own root: a Worker (its handler prints when it begins) and StartNext
-// in a loop (latencyWorkerRole, which prints when StartNext returns). The
-// benchmark submits 100 jobs to each, one at a time, alternating between
-// them (and which goes first, every pair), each once its worker is waiting
-// again, and measures from Submit's return to the start of the job's work
-// in the worker (one host, one clock). Both include Start's durable write
-// of the running status. The pairing makes both see the same load, so the
-// ratios (worker/startnext of p50 and of p99, and the median of the
-// ratios of the pairs of samples taken back to back) are what counts; also
+// BenchmarkWorkerLatency: three worker processes idle on this host, each
+// on its own root: a Worker (its handler, which gets the Run's Context,
+// prints when it begins), StartNext in a loop (latencyWorkerRole, which
+// prints when StartNext returns), and StartNext in a loop that takes the
+// Run's Context first, as a caller does to pass it to the job's work
+// (startnext+context). The benchmark submits 100 jobs to each, one at a
+// time, in rounds (the order rotated every round), each once its worker
+// is waiting again, and measures from Submit's return to the start of the
+// job's work in the worker (one host, one clock). All include Start's
+// durable write of the running status. The rounds make all see the same
+// load, so the ratios (worker to each StartNext: of p50, of p99, and the
+// median of the ratios of the samples of one round) are what counts; also
 // reported, per impl, p50, p99 and max in milliseconds, and the p50 of
 // started_at (which Start records after its claim, before its durable
 // write) after Submit's return: what finding and claiming the job takes.
@@ -70,7 +72,11 @@ func workerLatency() int {
 //	go test -run '^$' -bench 'WorkerLatency' -benchtime 1x -count 6 . | tee worker-latency.txt
 func BenchmarkWorkerLatency(b *testing.B) {
 	const samples = 100
-	impls := []struct{ name, role string }{{"startnext", latencyWorkerRole}, {"worker", workerLatencyRole}}
+	impls := []struct{ name, role, env string }{
+		{"startnext", latencyWorkerRole, ""},
+		{"startnext+context", latencyWorkerRole, "CONTEXT=1"},
+		{"worker", workerLatencyRole, ""},
+	}
 	for b.Loop() {
 		type side struct {
 			root       string
@@ -80,7 +86,7 @@ func BenchmarkWorkerLatency(b *testing.B) {
 		sides := make([]*side, len(impls))
 		for i, im := range impls {
 			root := benchDir(b)
-			sides[i] = &side{root: root, k: startRole(b, im.role, "ROOT="+root)}
+			sides[i] = &side{root: root, k: startRole(b, im.role, "ROOT="+root, im.env)}
 		}
 		for n := range samples {
 			for j := range sides {
@@ -89,14 +95,18 @@ func BenchmarkWorkerLatency(b *testing.B) {
 				s.lat, s.claim = append(s.lat, lat), append(s.claim, claim)
 			}
 		}
-		// Each pair of samples was taken back to back: the median of their
-		// ratios compares the two under the same load, sample by sample.
-		pairs := make([]float64, samples)
-		for n := range samples {
-			pairs[n] = float64(sides[1].lat[n]) / float64(sides[0].lat[n])
+		// Each round's samples were taken back to back: the median of their
+		// ratios compares two impls under the same load, sample by sample.
+		wk := sides[2]
+		for _, base := range sides[:2] {
+			pairs := make([]float64, samples)
+			for n := range samples {
+				pairs[n] = float64(wk.lat[n]) / float64(base.lat[n])
+			}
+			slices.Sort(pairs)
+			name := impls[slices.Index(sides, base)].name
+			b.ReportMetric(pairs[samples/2], "pairs-p50-worker/"+name)
 		}
-		slices.Sort(pairs)
-		b.ReportMetric(pairs[samples/2], "pairs-p50-worker/startnext")
 		for i, s := range sides {
 			fmt.Fprintln(s.k.stdin, "stop")
 			_ = s.k.cmd.Wait()
@@ -108,9 +118,10 @@ func BenchmarkWorkerLatency(b *testing.B) {
 			b.ReportMetric(ms(s.lat[len(s.lat)-1]), name+"-max-ms")
 			b.ReportMetric(ms(quantile(s.claim, 0.5)), name+"-started-at-p50-ms")
 		}
-		sn, wk := sides[0], sides[1]
-		b.ReportMetric(float64(quantile(wk.lat, 0.5))/float64(quantile(sn.lat, 0.5)), "p50-worker/startnext")
-		b.ReportMetric(float64(quantile(wk.lat, 0.99))/float64(quantile(sn.lat, 0.99)), "p99-worker/startnext")
+		for i, base := range sides[:2] {
+			b.ReportMetric(float64(quantile(wk.lat, 0.5))/float64(quantile(base.lat, 0.5)), "p50-worker/"+impls[i].name)
+			b.ReportMetric(float64(quantile(wk.lat, 0.99))/float64(quantile(base.lat, 0.99)), "p99-worker/"+impls[i].name)
+		}
 	}
 }
 
