@@ -110,8 +110,11 @@ func (w *osWatcher) Remove(dir string) error { return w.do(reqRemove, dir) }
 // Errors. Closing twice is fine.
 func (w *osWatcher) Close() error {
 	err := w.do(reqClose, "")
-	if errors.Is(err, fsnotify.ErrClosed) {
-		err = nil
+	switch {
+	case errors.Is(err, fsnotify.ErrClosed):
+		err = nil // closed already, or closing: the reader ends all the same
+	case err != nil:
+		return err // the reader could not be woken: it never takes the Close
 	}
 	<-w.done
 	return err
