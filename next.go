@@ -166,11 +166,12 @@ func (c *nextCache) startOldest(ctx context.Context, once bool, no nextOptions, 
 		if !once && ctx.Err() != nil {
 			return nil, nil
 		}
-		if !c.take(e) {
+		due, ok := c.take(e)
+		if !ok {
 			continue // another StartNext of this process is starting it
 		}
 		dir := JobDir(filepath.Join(c.root, e.name))
-		waitDue(e.due)
+		waitDue(due)
 		run, err := Start(dir, opts...)
 		c.settle(e, err)
 		if err == nil {

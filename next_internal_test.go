@@ -230,7 +230,8 @@ func TestNextCache_FailedStartIsRetriedLater(t *testing.T) {
 	cands, _, err := tc.look(nil)
 	require.NoError(t, err)
 	require.Len(t, cands, 1)
-	require.True(t, tc.take(cands[0]))
+	_, took := tc.take(cands[0])
+	require.True(t, took)
 	tc.settle(cands[0], errIO("start", root, os.ErrPermission, "cannot write", ""))
 
 	names, _, _ := tc.lookCounting(t)

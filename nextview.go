@@ -393,15 +393,16 @@ func (e *nextEntry) read(dir JobDir) error {
 }
 
 // take marks e as being started by the caller, unless another StartNext of
-// this process is starting it.
-func (c *nextCache) take(e *nextEntry) bool {
+// this process is starting it (ok false), and returns its due time as the
+// look saw it.
+func (c *nextCache) take(e *nextEntry) (due time.Time, ok bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if e.taking || e.state != stateQueued {
-		return false
+		return time.Time{}, false
 	}
 	e.taking = true
-	return true
+	return e.due, true
 }
 
 // settle records what Start's err says of e: started (running), passed over
