@@ -231,9 +231,8 @@ type taker struct {
 	gated    bool           // the gate allowed a take that has not yet found a job (the taker's)
 	err      error          // what ended the taking (the taker's, until done)
 
-	mu        sync.Mutex
-	vacant    bool // nobody takes: every slot was taken; the next handler to return takes over
-	finishing bool // the taking has ended: nobody takes over
+	mu     sync.Mutex
+	vacant bool // nobody takes: every slot was taken; the next handler to return takes over
 }
 
 // take is the taker's loop: find a job, hand the taking on, run the
@@ -265,7 +264,7 @@ func (t *taker) run(run *Run) (again bool) {
 		t.active.Add(-1)
 		t.mu.Lock()
 		<-t.slots
-		again = t.vacant && !t.finishing
+		again = t.vacant // never after end: only a taker ends the taking, and none exists while vacant
 		t.vacant = false
 		t.mu.Unlock()
 		select {
@@ -328,11 +327,9 @@ func (t *taker) find() *Run {
 	}
 }
 
-// end ends the taking with err.
+// end ends the taking with err. Only the taker calls it, so nobody is
+// left to take over: the taking is vacant only while no taker exists.
 func (t *taker) end(err error) {
-	t.mu.Lock()
-	t.finishing = true
-	t.mu.Unlock()
 	t.err = err
 	close(t.done)
 }
