@@ -94,13 +94,6 @@ func (c *nextCache) next(ctx context.Context, op, root string, no nextOptions, o
 // due: a waiting StartNext or Worker starts it then, not at its next scan.
 type dueTimer struct{ t *time.Timer }
 
-// dueLead is how long before a job's due time (not_before, retry_at) a
-// waiting StartNext or Worker wakes and looks: the job is then taken and
-// started at its due time (waitDue), not after a look begun at it. A timer
-// of an idle Go process on Linux fires up to a millisecond late (epoll
-// waits in whole milliseconds), and a look takes a fraction of one.
-const dueLead = 2 * time.Millisecond
-
 // newDueTimer arms a timer for dueLead before at; a zero at arms none (C
 // is then nil).
 func newDueTimer(at time.Time) dueTimer {

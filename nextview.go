@@ -118,6 +118,14 @@ func (a nextActive) of(kinds []string) iter.Seq[*nextEntry] {
 	}
 }
 
+// dueLead is how long before a job's due time (not_before, retry_at) a
+// waiting StartNext or Worker wakes and looks: a look takes a job due
+// within dueLead, which is then started at its due time (waitDue), not
+// after a look begun at it. A timer of an idle Go process on Linux fires
+// up to a millisecond late (epoll waits in whole milliseconds), and a look
+// takes a fraction of one.
+const dueLead = 2 * time.Millisecond
+
 // appendIfCandidate appends e to cands if a call that takes kinds may
 // start it by wall (this host's clock); a job of those kinds that is not
 // due by then moves c.wake to its due time, if that is sooner. The caller
