@@ -48,10 +48,11 @@ type Update struct {
 // Watch works on events alone, on the poll alone, or both.
 //
 // Cost: one goroutine per Watch. All the Watch calls of a process share one
-// OS watcher, made by the first and closed with the last: on Linux one inotify instance (one
-// descriptor and three goroutines, however many jobs are watched) and one
-// inotify watch per watched directory, so 1,000 concurrent watchers hold about 1,000 goroutines,
-// 1 descriptor and 1,000 watches. The limits are fs.inotify.max_user_watches
+// OS watcher, made by the first and closed with the last: on Linux one
+// inotify instance (one descriptor and three goroutines, however many jobs
+// are watched) and one inotify watch per watched directory, so 1,000
+// concurrent watchers hold about 1,000 goroutines, 1 descriptor and 1,000
+// watches. The limits are fs.inotify.max_user_watches
 // (often 8,192 or more) for directories, and memory for goroutines. With
 // kqueue each watched directory costs a descriptor per file in it (about
 // four), so the process's descriptor limit (ulimit -n, often 256 on macOS)

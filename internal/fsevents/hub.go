@@ -1,8 +1,8 @@
 // Package fsevents shares one OS file watcher (fsnotify's inotify on Linux
 // and kqueue on macOS and the BSDs; on Windows its own ReadDirectoryChangesW
-// watcher, watcher_windows.go) among
-// every watch of the process, so that N watches cost one inotify instance
-// (fs.inotify.max_user_instances is often 128) and one goroutine, not N.
+// watcher, watcher_windows.go) among every watch of the process, so that N
+// watches cost one inotify instance (fs.inotify.max_user_instances is often
+// 128) and one goroutine, not N.
 //
 // A consumer makes a Sink and subscribes directories to it: one name in a
 // directory, a few names, or every entry. Events wake the Sink and name

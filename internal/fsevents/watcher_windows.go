@@ -36,12 +36,13 @@ type osWatcher struct {
 	port windows.Handle
 	done chan struct{} // closed when the reader has returned
 
-	mu      sync.Mutex
-	reqs    []*watchReq // for the reader, which a wake-up packet sends to them
-	closing bool        // Close was called: no request is taken
 	// closeHandle closes a watch's handle: windows.CloseHandle, or a
 	// test's count of closes.
 	closeHandle func(windows.Handle) error
+
+	mu      sync.Mutex
+	reqs    []*watchReq // for the reader, which a wake-up packet sends to them
+	closing bool        // Close was called: no request is taken
 }
 
 // watchReq is one Add, Remove or Close, done by the reader.
