@@ -1,0 +1,19 @@
+// Command peers measures jobstore beside two durable job queues, river
+// (PostgreSQL, synchronous_commit on) and asynq (Redis, appendfsync
+// always), in one run whose rounds alternate the systems, so that a change
+// of the machine's load reaches all of them alike.
+//
+// For each system it measures: enqueue of no-op jobs one at a time and in
+// batches, the drain of the queued jobs by a worker running 1 and 8 at a
+// time, the CPU time spent per drained job, and the latency from the call
+// that enqueues a job to the start of its handler in an idle worker. It
+// also measures the fsync rate of the disk that holds jobstore's root, the
+// ceiling that jobstore's fsyncs per job put on its rates.
+//
+// run.sh starts the servers (from Debian's packages) with durable settings
+// and runs this command; a peer whose server cannot be reached is skipped
+// with one line. docs/benchmarks.md ("Beside river and asynq") has a run.
+//
+// This is a module of its own, so that the library never depends on the
+// peers' clients.
+package main

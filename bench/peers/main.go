@@ -1,0 +1,190 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"log"
+	"os"
+	"os/signal"
+	"slices"
+	"strings"
+	"time"
+)
+
+// config is the command line.
+type config struct {
+	jobs, batch, latencySamples, rounds int
+	parallel                            int
+	dir                                 string
+	only                                string
+	pgDSN, pgPIDFile                    string
+	redisAddr, redisPIDFile             string
+	riverCooldown, asynqCheck           time.Duration
+	diskTime                            time.Duration
+	fsyncs                              fsyncCounts
+}
+
+func parseFlags() config {
+	var c config
+	flag.IntVar(&c.jobs, "jobs", 2000, "no-op jobs per measurement")
+	flag.IntVar(&c.batch, "batch", 100, "jobs per batched enqueue call")
+	flag.IntVar(&c.parallel, "parallel", 8, "handlers at once in the parallel drain")
+	flag.IntVar(&c.latencySamples, "latency", 100, "latency samples per round and system")
+	flag.IntVar(&c.rounds, "rounds", 3, "rounds; each runs every system once, in a rotated order")
+	flag.StringVar(&c.dir, "dir", ".", "directory under which jobstore's roots and the fsync loop's files go (not tmpfs)")
+	flag.StringVar(&c.only, "only", "", "comma-separated systems to run (jobstore,river,asynq); empty: all")
+	flag.StringVar(&c.pgDSN, "pg", "", "PostgreSQL connection string for river; empty: river is skipped")
+	flag.StringVar(&c.pgPIDFile, "pg-pidfile", "", "PostgreSQL's postmaster.pid, to count the server's CPU time")
+	flag.StringVar(&c.redisAddr, "redis", "", "Redis address for asynq; empty: asynq is skipped")
+	flag.StringVar(&c.redisPIDFile, "redis-pidfile", "", "Redis's pidfile, to count the server's CPU time")
+	flag.DurationVar(&c.riverCooldown, "river-fetch-cooldown", time.Millisecond, "river's FetchCooldown (river's default: 100ms)")
+	flag.DurationVar(&c.asynqCheck, "asynq-check-interval", time.Millisecond, "asynq's TaskCheckInterval (asynq's default: 1s)")
+	flag.DurationVar(&c.diskTime, "disk-time", 2*time.Second, "how long each fsync loop runs")
+	flag.IntVar(&c.fsyncs.submitFiles, "fsyncs-submit-files", 2, "file fsyncs of one jobstore Submit")
+	flag.IntVar(&c.fsyncs.submitDirs, "fsyncs-submit-dirs", 4, "directory fsyncs of one jobstore Submit")
+	flag.IntVar(&c.fsyncs.runFiles, "fsyncs-run-files", 2, "file fsyncs of one job run by a Worker (start and finish)")
+	flag.IntVar(&c.fsyncs.runDirs, "fsyncs-run-dirs", 2, "directory fsyncs of one job run by a Worker")
+	flag.Parse()
+	return c
+}
+
+func main() {
+	log.SetFlags(0)
+	log.SetPrefix("peers: ")
+	c := parseFlags()
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+
+	systems := openSystems(ctx, c)
+	defer func() {
+		for _, s := range systems {
+			s.close()
+		}
+	}()
+
+	disk, err := measureDisk(c.dir, c.diskTime)
+	if err != nil {
+		log.Fatalf("fsync loop: %v", err)
+	}
+	res := newResults(systems)
+	for r := range c.rounds {
+		for i := range systems {
+			s := systems[(r+i)%len(systems)]
+			if err := measureRound(ctx, c, s, res.of(s.name())); err != nil {
+				log.Fatalf("round %d, %s: %v", r+1, s.name(), err)
+			}
+		}
+		fmt.Fprintf(os.Stderr, "round %d of %d done\n", r+1, c.rounds)
+	}
+	res.print(os.Stdout, c)
+	printDisk(os.Stdout, c, disk)
+}
+
+func wanted(c config, name string) bool {
+	return c.only == "" || slices.Contains(strings.Split(c.only, ","), name)
+}
+
+// openSystems returns the systems to measure, jobstore first, and says in
+// one line why a peer is left out.
+func openSystems(ctx context.Context, c config) []system {
+	var out []system
+	if wanted(c, "jobstore") {
+		s, err := newJobstore(c.dir)
+		if err != nil {
+			log.Fatalf("jobstore: %v", err)
+		}
+		out = append(out, s)
+	}
+	if wanted(c, "river") {
+		if c.pgDSN == "" {
+			fmt.Println("river: skipped: no PostgreSQL given (-pg; run.sh starts one)")
+		} else if s, err := newRiver(ctx, c.pgDSN, c.pgPIDFile, c.riverCooldown); err != nil {
+			fmt.Printf("river: skipped: PostgreSQL at %q: %v\n", c.pgDSN, err)
+		} else {
+			out = append(out, s)
+		}
+	}
+	if wanted(c, "asynq") {
+		if c.redisAddr == "" {
+			fmt.Println("asynq: skipped: no Redis given (-redis; run.sh starts one)")
+		} else if s, err := newAsynq(ctx, c.redisAddr, c.redisPIDFile, c.asynqCheck); err != nil {
+			fmt.Printf("asynq: skipped: Redis at %s: %v\n", c.redisAddr, err)
+		} else {
+			out = append(out, s)
+		}
+	}
+	if len(out) == 0 {
+		log.Fatal("no system to measure")
+	}
+	return out
+}
+
+// measureRound measures one system once: enqueue one at a time, drain at
+// 1, enqueue in batches (or, without a batch call, one at a time again,
+// unmeasured), drain at c.parallel, then latency.
+func measureRound(ctx context.Context, c config, s system, r *systemResults) error {
+	if err := s.reset(ctx); err != nil {
+		return fmt.Errorf("reset: %w", err)
+	}
+	start := time.Now()
+	if err := s.enqueueOne(ctx, c.jobs); err != nil {
+		return fmt.Errorf("enqueue: %w", err)
+	}
+	r.add(rowEnqueueOne, float64(c.jobs)/time.Since(start).Seconds())
+	if err := measureDrain(ctx, c, s, r, 1); err != nil {
+		return err
+	}
+
+	start = time.Now()
+	ok, err := s.enqueueBatch(ctx, c.jobs, c.batch)
+	if err != nil {
+		return fmt.Errorf("batched enqueue: %w", err)
+	}
+	if ok {
+		r.add(rowEnqueueBatch, float64(c.jobs)/time.Since(start).Seconds())
+	} else if err := s.enqueueOne(ctx, c.jobs); err != nil {
+		return fmt.Errorf("enqueue: %w", err)
+	}
+	if err := measureDrain(ctx, c, s, r, c.parallel); err != nil {
+		return err
+	}
+
+	lat, err := s.latency(ctx, c.latencySamples)
+	if err != nil {
+		return fmt.Errorf("latency: %w", err)
+	}
+	r.latencies = append(r.latencies, lat...)
+	return nil
+}
+
+func measureDrain(ctx context.Context, c config, s system, r *systemResults, parallel int) error {
+	self0, err := selfCPU()
+	if err != nil {
+		return err
+	}
+	srv0, err := s.serverCPU()
+	if err != nil {
+		return err
+	}
+	start := time.Now()
+	if err := s.drain(ctx, c.jobs, parallel); err != nil {
+		return fmt.Errorf("drain at %d: %w", parallel, err)
+	}
+	elapsed := time.Since(start)
+	self1, err := selfCPU()
+	if err != nil {
+		return err
+	}
+	srv1, err := s.serverCPU()
+	if err != nil {
+		return err
+	}
+	perJob := func(d time.Duration) float64 { return float64(d.Microseconds()) / float64(c.jobs) }
+	rows := drainRowsFor(parallel != 1)
+	r.add(rows.rate, float64(c.jobs)/elapsed.Seconds())
+	r.add(rows.cpuSelf, perJob(self1-self0))
+	r.add(rows.cpuServer, perJob(srv1-srv0))
+	r.add(rows.cpuTotal, perJob(self1-self0+srv1-srv0))
+	return nil
+}

@@ -1,0 +1,186 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"slices"
+	"time"
+)
+
+// row is one line of the table.
+type row int
+
+const (
+	rowEnqueueOne row = iota
+	rowEnqueueBatch
+	rowDrain1
+	rowDrainN
+	rowCPUSelf1
+	rowCPUServer1
+	rowCPUTotal1
+	rowCPUSelfN
+	rowCPUServerN
+	rowCPUTotalN
+	rowLatency50
+	rowLatency99
+	rowCount
+)
+
+// drainRows are the rows a drain fills: one at a time, or in parallel.
+type drainRows struct{ rate, cpuSelf, cpuServer, cpuTotal row }
+
+func drainRowsFor(parallel bool) drainRows {
+	if parallel {
+		return drainRows{rowDrainN, rowCPUSelfN, rowCPUServerN, rowCPUTotalN}
+	}
+	return drainRows{rowDrain1, rowCPUSelf1, rowCPUServer1, rowCPUTotal1}
+}
+
+func (r row) label(c config) string {
+	return [...]string{
+		"enqueue, one at a time (jobs/s)",
+		fmt.Sprintf("enqueue, batches of %d (jobs/s)", c.batch),
+		"drain, 1 at a time (jobs/s)",
+		fmt.Sprintf("drain, %d at a time (jobs/s)", c.parallel),
+		"CPU per job, drain at 1: this process (µs)",
+		"CPU per job, drain at 1: server (µs)",
+		"CPU per job, drain at 1: total (µs)",
+		fmt.Sprintf("CPU per job, drain at %d: this process (µs)", c.parallel),
+		fmt.Sprintf("CPU per job, drain at %d: server (µs)", c.parallel),
+		fmt.Sprintf("CPU per job, drain at %d: total (µs)", c.parallel),
+		"submit → handler, p50 (ms)",
+		"submit → handler, p99 (ms)",
+	}[r]
+}
+
+// systemResults holds one system's figures: one per round for each row,
+// and every latency sample of every round.
+type systemResults struct {
+	name      string
+	rounds    [rowCount][]float64
+	latencies []time.Duration
+}
+
+func (s *systemResults) add(r row, v float64) { s.rounds[r] = append(s.rounds[r], v) }
+
+// value is a row's median over the rounds, with the range; ok is false
+// when the row was never measured. The latency rows are percentiles of the
+// samples of all rounds.
+func (s *systemResults) value(r row) (med, lo, hi float64, ok bool) {
+	switch r {
+	case rowLatency50, rowLatency99:
+		if len(s.latencies) == 0 {
+			return 0, 0, 0, false
+		}
+		q := map[row]float64{rowLatency50: 0.50, rowLatency99: 0.99}[r]
+		v := float64(percentile(s.latencies, q)) / float64(time.Millisecond)
+		return v, v, v, true
+	}
+	v := slices.Clone(s.rounds[r])
+	if len(v) == 0 {
+		return 0, 0, 0, false
+	}
+	slices.Sort(v)
+	return v[len(v)/2], v[0], v[len(v)-1], true
+}
+
+func percentile(d []time.Duration, q float64) time.Duration {
+	s := slices.Clone(d)
+	slices.Sort(s)
+	return s[min(len(s)-1, int(q*float64(len(s))))]
+}
+
+type results struct{ systems []*systemResults }
+
+func newResults(systems []system) *results {
+	var r results
+	for _, s := range systems {
+		r.systems = append(r.systems, &systemResults{name: s.name()})
+	}
+	return &r
+}
+
+func (r *results) of(name string) *systemResults {
+	for _, s := range r.systems {
+		if s.name == name {
+			return s
+		}
+	}
+	panic("no system " + name)
+}
+
+// print writes the table in Markdown: each system's median over the
+// rounds (with the range when the rounds differ), then jobstore's figure
+// divided by each peer's.
+func (r *results) print(w io.Writer, c config) {
+	fmt.Fprintf(w, "\n%d no-op jobs per measurement, %d rounds, %d latency samples per round and system\n\n",
+		c.jobs, c.rounds, c.latencySamples)
+	fmt.Fprint(w, "| |")
+	for _, s := range r.systems {
+		fmt.Fprintf(w, " %s |", s.name)
+	}
+	js := r.systems[0]
+	hasJobstore := js.name == "jobstore"
+	if hasJobstore {
+		for _, s := range r.systems[1:] {
+			fmt.Fprintf(w, " jobstore / %s |", s.name)
+		}
+	}
+	fmt.Fprint(w, "\n|---|")
+	for range r.systems {
+		fmt.Fprint(w, "---|")
+	}
+	if hasJobstore {
+		for range r.systems[1:] {
+			fmt.Fprint(w, "---|")
+		}
+	}
+	fmt.Fprintln(w)
+	for row := range rowCount {
+		fmt.Fprintf(w, "| %s |", row.label(c))
+		for _, s := range r.systems {
+			fmt.Fprintf(w, " %s |", cell(s, row))
+		}
+		if hasJobstore {
+			for _, s := range r.systems[1:] {
+				a, _, _, okA := js.value(row)
+				b, _, _, okB := s.value(row)
+				if okA && okB && b != 0 {
+					fmt.Fprintf(w, " %.2f |", a/b)
+				} else {
+					fmt.Fprint(w, " n/a |")
+				}
+			}
+		}
+		fmt.Fprintln(w)
+	}
+	for _, s := range r.systems {
+		if _, _, _, ok := s.value(rowEnqueueBatch); !ok {
+			fmt.Fprintf(w, "\n%s: no batched enqueue (n/a); its jobs for the parallel drain were enqueued one at a time.", s.name)
+		}
+	}
+	fmt.Fprintln(w)
+}
+
+func cell(s *systemResults, r row) string {
+	med, lo, hi, ok := s.value(r)
+	if !ok {
+		return "n/a"
+	}
+	if lo == hi {
+		return num(med)
+	}
+	return fmt.Sprintf("%s (%s–%s)", num(med), num(lo), num(hi))
+}
+
+// num prints three significant figures at most, without exponents.
+func num(v float64) string {
+	switch {
+	case v >= 100:
+		return fmt.Sprintf("%.0f", v)
+	case v >= 10:
+		return fmt.Sprintf("%.1f", v)
+	default:
+		return fmt.Sprintf("%.2f", v)
+	}
+}

@@ -1,0 +1,30 @@
+package main
+
+import (
+	"context"
+	"time"
+)
+
+// system is one job queue under measurement. Each method measures one
+// thing and leaves the queue holding the jobs it says.
+type system interface {
+	name() string
+	// reset empties the queue and its history; not measured.
+	reset(ctx context.Context) error
+	// enqueueOne enqueues n no-op jobs one call at a time.
+	enqueueOne(ctx context.Context, n int) error
+	// enqueueBatch enqueues n no-op jobs in calls of batch jobs; ok is
+	// false when the system has no batch call (nothing is enqueued).
+	enqueueBatch(ctx context.Context, n, batch int) (ok bool, err error)
+	// drain starts a worker running parallel handlers at once and returns
+	// once the n queued jobs are recorded as done, and the worker stopped.
+	drain(ctx context.Context, n, parallel int) error
+	// latency starts an idle worker and, samples times, enqueues one job and
+	// measures from the enqueue call to its handler's start, waiting for the
+	// job to be recorded done before the next.
+	latency(ctx context.Context, samples int) ([]time.Duration, error)
+	// serverCPU is the CPU time used so far by the system's server
+	// processes (zero for none).
+	serverCPU() (time.Duration, error)
+	close()
+}
