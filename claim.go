@@ -91,8 +91,8 @@ func heldBy(n uint64, who string, owner *attempt.Owner, host string, v attempt.V
 
 // attemptError names a failure of the attempt layer: a link or special file
 // where an attempt directory or its lease should be is ErrNotRegular, a
-// stale handle that outlasted the retries is ErrIO, anything else a step
-// error of op.
+// stale handle that outlasted the retries an *Error wrapping the
+// filesystem's error (errIO), anything else a step error of op.
 func attemptError(op string, dir JobDir, n uint64, err error, msg string) error {
 	path := filepath.Join(string(dir), attempt.RunName(n))
 	var nr *fsys.NotRegularError

@@ -20,8 +20,8 @@ const maxHostIDLen = 255
 // when it is set and not empty, else os.Hostname(), else "" (unknown).
 //
 // Two processes with the same host identity are taken to share a process
-// table only if they also share its pid scope (see ownerRecord): the identity
-// alone never lets one host judge another's pids. An unknown identity ("")
+// table only if they also share its pid scope (JobStatus.PIDScope): the
+// identity alone never lets one host judge another's pids. An unknown identity ("")
 // matches nobody, so a runner with no name is judged by its lease alone.
 //
 // A value of $JOBSTORE_HOST that is longer than 255 bytes or holds control

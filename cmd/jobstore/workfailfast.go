@@ -15,7 +15,7 @@ import (
 // A worker stops taking jobs when its command cannot run them: when the
 // command cannot be started (one job fails: the next is claimed only once
 // a command has started), or when failFast.after jobs in a row fail fast
-// the same way. It exits with exitCommandBroken, saying why.
+// the same way. It exits with exitBroken (7), saying why.
 
 // Defaults of --fail-fast and --fail-fast-within.
 const (
