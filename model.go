@@ -120,86 +120,84 @@ func (s State) Terminal() bool {
 
 // JobStatus is status.json: the runner's latest word on a job, rewritten
 // whole on every update by the one process that holds job.lock. Its JSON
-// Schema is docs/schema/status.schema.json in the repository. The fields,
-// with their JSON names (optional ones are left out of the file when nil,
-// zero or empty):
-//
-//   - SchemaVersion (schema_version): the record's format version.
-//     WriteStatus stamps StatusSchemaVersion; a reader migrates an older
-//     record in memory and refuses a newer one with ErrNewerSchema.
-//   - JobID (job_id): the job ID, which should be the job directory's
-//     name: WriteStatus fills that in when it is empty and refuses an
-//     invalid ID, but does not compare the two (jobstore check does).
-//   - State (state): where the job is in its life, one of States().
-//     Succeeded, Failed, Cancelled and Lost are final.
-//   - Seq (seq): the update counter. WriteStatus writes it as given;
-//     Submit writes 1, and the Run handle and Reconcile write one more than
-//     the record they replace, so a poller can tell a new record from one
-//     it has seen.
-//   - Progress (progress, optional): how far along the job is, within
-//     [0, 1]; nil means unknown. WriteStatus refuses a value outside
-//     [0, 1], and NaN.
-//   - Message (message, optional): the runner's latest human-readable word.
-//   - UpdatedAt (updated_at): when this record was written. WriteStatus
-//     stamps Now() when it is zero. Written in UTC to the microsecond; its
-//     year must be within 1..9999, as for every timestamp here.
-//   - StartedAt (started_at, optional): when a runner started the job
-//     (Start).
-//   - FinishedAt (finished_at, optional): when the job ended (Finish, or
-//     Reconcile marking it lost).
-//   - PID (pid, optional): the runner's process ID on Host, written by
-//     Start.
-//   - Host (host, optional): the runner's host identity (HostID, or
-//     WithHost).
-//   - PIDScope (pid_scope, optional) and PIDStart (pid_start, optional):
-//     where PID names a process (the boot and pid namespace of Host's
-//     kernel) and that process's start token, written by a Run so that a
-//     process on the same host can tell at once whether the runner is
-//     alive (PID alone may have been reused). Opaque strings: compare them,
-//     never parse them.
-//   - Lease (lease_ms, optional, in milliseconds in the file): the Run's
-//     lease (WithLease), by which a process on another host judges the
-//     runner gone. 0 or absent: not written by a Run.
-//   - Attempt (attempt, optional): which run of the job wrote the record:
-//     Start claims attempt N+1 over a record of attempt N (0 or absent:
-//     written before a runner claimed one, by Submit, or by a jobstore
-//     without attempts). Every write of a Run carries its attempt, and a
-//     Reconcile or Start that takes a job over keeps the attempt it
-//     fenced, so the record says which attempt's runner it is about. A
-//     reader may use it to tell a re-run from a continuation; seq alone
-//     orders records.
-//   - ExitCode (exit_code, optional): the job's exit code, when the runner
-//     gave one; 0 is written, nil is left out.
-//   - Error (error, optional): what went wrong, for a failed or lost job.
-//   - Remedy (remedy, optional): what to do about it.
-//
-// Retries (schema version 2; left out when empty):
-//
-//   - RetryAt (retry_at): in a queued record, a retry is pending and the
-//     job is not started before this time.
-//   - Attempts (attempts): the outcome of each attempt that ended, oldest
-//     first, kept for a job with MaxAttempts above 1 or retried by hand.
+// names are the file format, shared with non-Go tools; its JSON Schema is
+// docs/schema/status.schema.json in the repository. An optional field is
+// left out of the file when nil, zero or empty, and every timestamp is
+// written in UTC to the microsecond, its year within 1..9999. RetryAt and
+// Attempts are schema version 2.
 type JobStatus struct {
-	SchemaVersion int           `json:"schema_version"`
-	JobID         string        `json:"job_id"`
-	State         State         `json:"state"`
-	Seq           uint64        `json:"seq"`
-	Progress      *float64      `json:"progress,omitempty"` // nil: unknown; else within [0, 1]
-	Message       string        `json:"message,omitempty"`
-	UpdatedAt     time.Time     `json:"updated_at"`
-	StartedAt     *time.Time    `json:"started_at,omitempty"`
-	FinishedAt    *time.Time    `json:"finished_at,omitempty"`
-	PID           int           `json:"pid,omitempty"`
-	Host          string        `json:"host,omitempty"`
-	PIDScope      string        `json:"pid_scope,omitempty"`
-	PIDStart      string        `json:"pid_start,omitempty"`
-	Lease         time.Duration `json:"lease_ms,omitempty"` // written in milliseconds
-	Attempt       uint64        `json:"attempt,omitempty"`
-	ExitCode      *int          `json:"exit_code,omitempty"`
-	Error         string        `json:"error,omitempty"`
-	Remedy        string        `json:"remedy,omitempty"`
-	RetryAt       *time.Time    `json:"retry_at,omitempty"`
-	Attempts      []AttemptEnd  `json:"attempts,omitempty"`
+	// SchemaVersion (schema_version) is the record's format version.
+	// WriteStatus stamps StatusSchemaVersion; a reader migrates an older
+	// record in memory and refuses a newer one with ErrNewerSchema.
+	SchemaVersion int `json:"schema_version"`
+	// JobID (job_id) should be the job directory's name: WriteStatus fills
+	// it in when empty and refuses an invalid ID, but does not compare the
+	// two (jobstore check does).
+	JobID string `json:"job_id"`
+	// State (state) is where the job is in its life, one of States().
+	// Succeeded, Failed, Cancelled and Lost are final.
+	State State `json:"state"`
+	// Seq (seq) is the update counter. WriteStatus writes it as given;
+	// Submit writes 1, and the Run handle and Reconcile write one more than
+	// the record they replace, so a poller can tell a new record from one
+	// it has seen.
+	Seq uint64 `json:"seq"`
+	// Progress (progress, optional) is how far along the job is, within
+	// [0, 1]; nil means unknown. WriteStatus refuses a value outside
+	// [0, 1], and NaN.
+	Progress *float64 `json:"progress,omitempty"`
+	// Message (message, optional) is the runner's latest human-readable word.
+	Message string `json:"message,omitempty"`
+	// UpdatedAt (updated_at) is when this record was written. WriteStatus
+	// stamps Now() when it is zero.
+	UpdatedAt time.Time `json:"updated_at"`
+	// StartedAt (started_at, optional) is when a runner started the job
+	// (Start).
+	StartedAt *time.Time `json:"started_at,omitempty"`
+	// FinishedAt (finished_at, optional) is when the job ended (Finish, or
+	// Reconcile marking it lost).
+	FinishedAt *time.Time `json:"finished_at,omitempty"`
+	// PID (pid, optional) is the runner's process ID on Host, written by
+	// Start.
+	PID int `json:"pid,omitempty"`
+	// Host (host, optional) is the runner's host identity (HostID, or
+	// WithHost).
+	Host string `json:"host,omitempty"`
+	// PIDScope (pid_scope, optional) is where PID names a process: the boot
+	// and pid namespace of Host's kernel. With PIDStart, written by a Run,
+	// it lets a process on the same host tell at once whether the runner
+	// is alive (PID alone may have been reused). Opaque: compare it, never
+	// parse it.
+	PIDScope string `json:"pid_scope,omitempty"`
+	// PIDStart (pid_start, optional) is the start token of the process PID
+	// names, written by a Run. Opaque: compare it, never parse it.
+	PIDStart string `json:"pid_start,omitempty"`
+	// Lease (lease_ms, optional, in milliseconds in the file) is the Run's
+	// lease (WithLease), by which a process on another host judges the
+	// runner gone. 0 or absent: not written by a Run.
+	Lease time.Duration `json:"lease_ms,omitempty"`
+	// Attempt (attempt, optional) is which run of the job wrote the record:
+	// Start claims attempt N+1 over a record of attempt N (0 or absent:
+	// written before a runner claimed one, by Submit, or by a jobstore
+	// without attempts). Every write of a Run carries its attempt, and a
+	// Reconcile or Start that takes a job over keeps the attempt it fenced.
+	// A reader may use it to tell a re-run from a continuation; Seq alone
+	// orders records.
+	Attempt uint64 `json:"attempt,omitempty"`
+	// ExitCode (exit_code, optional) is the job's exit code, when the
+	// runner gave one; 0 is written, nil is left out.
+	ExitCode *int `json:"exit_code,omitempty"`
+	// Error (error, optional) is what went wrong, for a failed or lost job.
+	Error string `json:"error,omitempty"`
+	// Remedy (remedy, optional) is what to do about Error.
+	Remedy string `json:"remedy,omitempty"`
+	// RetryAt (retry_at, schema version 2), in a queued record, says a
+	// retry is pending: the job is not started before this time.
+	RetryAt *time.Time `json:"retry_at,omitempty"`
+	// Attempts (attempts, schema version 2) are the outcomes of the
+	// attempts that ended, oldest first, kept for a job with MaxAttempts
+	// above 1 or retried by hand.
+	Attempts []AttemptEnd `json:"attempts,omitempty"`
 }
 
 // retries reports whether s uses a field of schema version 2.
