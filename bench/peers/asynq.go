@@ -51,7 +51,16 @@ func newAsynq(ctx context.Context, addr, pidFile string, checkInterval time.Dura
 
 func (s *asynqSystem) name() string { return "asynq" }
 
-func (s *asynqSystem) reset(ctx context.Context) error { return s.rdb.FlushDB(ctx).Err() }
+// reset empties Redis and makes a new client: a client registers a queue
+// in Redis once, at its first task, and would not after the flush.
+func (s *asynqSystem) reset(ctx context.Context) error {
+	if err := s.rdb.FlushDB(ctx).Err(); err != nil {
+		return err
+	}
+	s.client.Close()
+	s.client = asynq.NewClient(s.opt)
+	return nil
+}
 
 func (s *asynqSystem) enqueueOne(ctx context.Context, n int) error {
 	for range n {

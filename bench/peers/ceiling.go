@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"slices"
 )
 
 // fsyncCounts is how many fsyncs jobstore spends per job, counted with
@@ -18,8 +19,22 @@ func ceiling(files, dirs int, d diskRates) float64 {
 	return 1 / (float64(files)/d.fileSync + float64(dirs)/d.dirSync)
 }
 
-func printDisk(w io.Writer, c config, d diskRates) {
+// medianDisk is the median of each rate over the rounds.
+func medianDisk(rounds []diskRates) diskRates {
+	var files, dirs []float64
+	for _, r := range rounds {
+		files = append(files, r.fileSync)
+		dirs = append(dirs, r.dirSync)
+	}
+	slices.Sort(files)
+	slices.Sort(dirs)
+	return diskRates{fileSync: files[len(files)/2], dirSync: dirs[len(dirs)/2]}
+}
+
+func printDisk(w io.Writer, c config, rounds []diskRates) {
 	f := c.fsyncs
+	d := medianDisk(rounds)
+	fmt.Fprintf(w, "\nThe fsync loops ran once per round, before the systems; medians of %d rounds.", len(rounds))
 	fmt.Fprintf(w, "\nThe disk under %s: %.0f write+fsync of a small file per second, %.0f rename+directory fsync per second.\n",
 		c.dir, d.fileSync, d.dirSync)
 	fmt.Fprintf(w, "jobstore enqueue, one at a time: %d file + %d directory fsyncs per job: ceiling 1 / (%d/%.0f + %d/%.0f) = %.0f jobs/s\n",

@@ -40,7 +40,7 @@ func parseFlags() config {
 	flag.StringVar(&c.redisPIDFile, "redis-pidfile", "", "Redis's pidfile, to count the server's CPU time")
 	flag.DurationVar(&c.riverCooldown, "river-fetch-cooldown", time.Millisecond, "river's FetchCooldown (river's default: 100ms)")
 	flag.DurationVar(&c.asynqCheck, "asynq-check-interval", time.Millisecond, "asynq's TaskCheckInterval (asynq's default: 1s)")
-	flag.DurationVar(&c.diskTime, "disk-time", 2*time.Second, "how long each fsync loop runs")
+	flag.DurationVar(&c.diskTime, "disk-time", time.Second, "how long each fsync loop runs, once per round")
 	flag.IntVar(&c.fsyncs.submitFiles, "fsyncs-submit-files", 2, "file fsyncs of one jobstore Submit")
 	flag.IntVar(&c.fsyncs.submitDirs, "fsyncs-submit-dirs", 4, "directory fsyncs of one jobstore Submit")
 	flag.IntVar(&c.fsyncs.runFiles, "fsyncs-run-files", 2, "file fsyncs of one job run by a Worker (start and finish)")
@@ -63,12 +63,14 @@ func main() {
 		}
 	}()
 
-	disk, err := measureDisk(c.dir, c.diskTime)
-	if err != nil {
-		log.Fatalf("fsync loop: %v", err)
-	}
 	res := newResults(systems)
+	var disk []diskRates
 	for r := range c.rounds {
+		d, err := measureDisk(c.dir, c.diskTime)
+		if err != nil {
+			log.Fatalf("fsync loop: %v", err)
+		}
+		disk = append(disk, d)
 		for i := range systems {
 			s := systems[(r+i)%len(systems)]
 			if err := measureRound(ctx, c, s, res.of(s.name())); err != nil {
