@@ -266,7 +266,8 @@ func takeAttempt(op string, jd *fsys.Dir, n uint64) (*attempt.Claim, error) {
 
 // How long, and how often, rereadStatus reads a record that is older than
 // an attempt its owner ended: a network filesystem client's caches keep
-// what they fetched for a while (GlusterFS: about 1 s).
+// what they fetched for a while (GlusterFS: its cache-timeout, 1 s by
+// default; docs/benchmarks.md#glusterfs-how-long-a-client-lags).
 const (
 	staleViewBudget = 2 * time.Second
 	staleViewPoll   = 50 * time.Millisecond

@@ -214,9 +214,10 @@ func checkJobDir(op string, dir JobDir) error {
 //
 // Builds live in a directory of their own rather than beside the jobs so
 // that a listing of the root never names a directory about to be renamed:
-// on GlusterFS (10.3, measured), a directory renamed while another client
-// lists its parent can stay unopenable (ESTALE, "stale file handle") from
-// every client until the brick restarts, about 1 in 100 such renames.
+// on GlusterFS, a directory renamed while another client lists its parent
+// can stay unopenable (ESTALE, "stale file handle") from every client until
+// the brick restarts (how often:
+// docs/benchmarks.md#glusterfs-how-long-a-client-lags).
 const submitDir = ".submit"
 
 // openJobDir opens a job directory for reading: never through a link; a

@@ -296,12 +296,13 @@ func removeLeftover(root, id string, cutoff time.Time) bool {
 // before the rename wrote into it) is tried again at once, purgeRounds
 // times in all. A network filesystem's client may, for a moment after the
 // rename, not find the directory under its new name, or find a name it
-// lists already gone (ENOENT), or hold a stale handle of it (ESTALE):
-// GlusterFS clients were seen to for up to a second while another client
-// listed the root. Such a round, and a round that still finds the
-// directory not empty after that, is tried again, paced as a stale read is
-// (staleRetry), for up to staleRetryFor. The directory counts as gone only
-// when its removal says so or it cannot be found after a failed round.
+// lists already gone (ENOENT), or hold a stale handle of it (ESTALE), as
+// GlusterFS clients do while another client lists the root (for how long:
+// docs/benchmarks.md#glusterfs-how-long-a-client-lags).
+// Such a round, and a round that still finds the directory not empty after
+// that, is tried again, paced as a stale read is (staleRetry), for up to
+// staleRetryFor. The directory counts as gone only when its removal says so
+// or it cannot be found after a failed round.
 func purgeHidden(rd *fsys.Dir, name string) error {
 	var stale staleRetry
 	for round := 1; ; round++ {

@@ -28,10 +28,10 @@ import (
 // a budget of its own, which these attempts do not spend: it is what a
 // network filesystem client (NFS, GlusterFS) answers while it still holds
 // the handle of a file that another host replaced, until its cache lets go
-// of it (on GlusterFS with its default 1 s cache-timeout, measured up to
-// about 1 s, and 2 s on a loaded machine). The file is reopened 5 ms after
-// the first, then at twice the pause each time up to 100 ms, until 2 s have
-// passed since the first. A handle still stale then is an *Error (kind
+// of it (on GlusterFS, about its cache-timeout of 1 s; measured in
+// docs/benchmarks.md#glusterfs-how-long-a-client-lags).
+// The file is reopened 5 ms after the first, then at twice the pause each
+// time up to 100 ms, until 2 s have passed since the first. A handle still stale then is an *Error (kind
 // "io") naming the path; it unwraps to syscall.ESTALE, or for a file that
 // vanished after its open to an error that does not match fs.ErrNotExist
 // (only a failed open means that the file is absent). Not
@@ -120,17 +120,14 @@ func osCause(err error) error {
 }
 
 // How long a reader reopens a file whose handle is stale (see
-// ReadJSONTolerant). On GlusterFS with its default 1 s cache-timeout, a
-// poller through one client of a status.json rewritten every 100 ms through
-// another saw ESTALE last 0.87 s (median) and at most 1.0 s, 1.3 s through a
-// bindfs on the client, and close to 2 s on a heavily loaded machine.
+// ReadJSONTolerant): longer than a GlusterFS client was measured to keep a
+// stale handle (docs/benchmarks.md#glusterfs-how-long-a-client-lags).
 //
 // Listing the directory before reopening would end it sooner (the client
-// refreshes the name from the listing: 11 ms median, 0.11 s at most), but
-// the listing also caches what a writer's temp file looks like before its
-// rename: with it, pollers read status.json as empty (4 reads in a row) or
-// absent, which without it they never did. A slow answer is better than a
-// wrong one.
+// refreshes the name from the listing), but the listing also caches what a
+// writer's temp file looks like before its rename: with it, pollers read
+// status.json as empty (4 reads in a row) or absent, which without it they
+// never did. A slow answer is better than a wrong one.
 const (
 	staleRetryFor   = 2 * time.Second
 	staleRetryFirst = 5 * time.Millisecond

@@ -115,7 +115,9 @@ func judge(job *fsys.Dir, key string, n uint64, owner *Owner, host string, fallb
 // staleBudget is how long a judge keeps reading a lease that fails with a
 // stale handle (ESTALE: another client of a network filesystem replaced or
 // renamed what this one had cached), from staleFirstDelay doubling to
-// staleMaxDelay: GlusterFS clients were seen to need up to about 2 s.
+// staleMaxDelay: as long as a reader's budget for a stale handle, which
+// GlusterFS clients need (the repository's
+// docs/benchmarks.md#glusterfs-how-long-a-client-lags).
 const (
 	staleBudget     = 2 * time.Second
 	staleFirstDelay = 5 * time.Millisecond
