@@ -137,23 +137,10 @@ func (s *asynqSystem) latency(ctx context.Context, samples int) ([]time.Duration
 		return nil, err
 	}
 	defer srv.Shutdown()
-	lat := make([]time.Duration, 0, samples)
-	for range samples {
-		t0 := time.Now()
-		if _, err := s.client.EnqueueContext(ctx, asynq.NewTask("noop", nil)); err != nil {
-			return nil, err
-		}
-		select {
-		case t1 := <-began:
-			lat = append(lat, t1.Sub(t0))
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		}
-		if err := s.waitEmpty(ctx); err != nil {
-			return nil, err
-		}
-	}
-	return lat, nil
+	return sampleLatency(ctx, samples, began, func() error {
+		_, err := s.client.EnqueueContext(ctx, asynq.NewTask("noop", nil))
+		return err
+	}, func() error { return s.waitEmpty(ctx) })
 }
 
 func (s *asynqSystem) close() {

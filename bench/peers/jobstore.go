@@ -98,29 +98,23 @@ func (s *jobstoreSystem) latency(ctx context.Context, samples int) ([]time.Durat
 	if err != nil {
 		return nil, err
 	}
+	// A Run that returns ends the sampling (its ctx), and says why.
 	ctx, stop := context.WithCancel(ctx)
 	ran := make(chan error, 1)
-	go func() { ran <- w.Run(ctx) }()
-	defer func() { stop(); <-ran }()
-
-	lat := make([]time.Duration, 0, samples)
-	for range samples {
-		t0 := time.Now()
-		dir, err := jobstore.Submit(s.root, noopSpec())
-		if err != nil {
-			return nil, err
-		}
-		select {
-		case t1 := <-began:
-			lat = append(lat, t1.Sub(t0))
-		case err := <-ran:
-			return nil, errors.Join(errors.New("jobstore: worker stopped"), err)
-		}
-		if _, err := jobstore.Wait(ctx, dir); err != nil {
-			return nil, err
-		}
+	go func() { ran <- w.Run(ctx); stop() }()
+	var dir jobstore.JobDir
+	lat, err := sampleLatency(ctx, samples, began, func() (err error) {
+		dir, err = jobstore.Submit(s.root, noopSpec())
+		return err
+	}, func() error {
+		_, err := jobstore.Wait(ctx, dir)
+		return err
+	})
+	stop()
+	if runErr := <-ran; err != nil && runErr != nil {
+		err = errors.Join(err, runErr)
 	}
-	return lat, nil
+	return lat, err
 }
 
 func (s *jobstoreSystem) serverCPU() (time.Duration, error) { return 0, nil }

@@ -161,25 +161,17 @@ func (s *riverSystem) latency(ctx context.Context, samples int) ([]time.Duration
 		return nil, err
 	}
 	defer c.Stop(context.WithoutCancel(ctx))
-	lat := make([]time.Duration, 0, samples)
-	for range samples {
-		t0 := time.Now()
-		if _, err := s.inserter.Insert(ctx, noopArgs{}, nil); err != nil {
-			return nil, err
-		}
-		select {
-		case t1 := <-began:
-			lat = append(lat, t1.Sub(t0))
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		}
+	return sampleLatency(ctx, samples, began, func() error {
+		_, err := s.inserter.Insert(ctx, noopArgs{}, nil)
+		return err
+	}, func() error {
 		select {
 		case <-events:
+			return nil
 		case <-ctx.Done():
-			return nil, ctx.Err()
+			return ctx.Err()
 		}
-	}
-	return lat, nil
+	})
 }
 
 func (s *riverSystem) close() { s.pool.Close() }

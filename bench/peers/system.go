@@ -28,3 +28,26 @@ type system interface {
 	serverCPU() (time.Duration, error)
 	close()
 }
+
+// sampleLatency enqueues samples jobs one at a time with enqueue and
+// measures from its call to the time the handler sent on began; before the
+// next it calls done, which returns once the job is recorded done.
+func sampleLatency(ctx context.Context, samples int, began <-chan time.Time, enqueue, done func() error) ([]time.Duration, error) {
+	lat := make([]time.Duration, 0, samples)
+	for range samples {
+		t0 := time.Now()
+		if err := enqueue(); err != nil {
+			return nil, err
+		}
+		select {
+		case t1 := <-began:
+			lat = append(lat, t1.Sub(t0))
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		if err := done(); err != nil {
+			return nil, err
+		}
+	}
+	return lat, nil
+}
