@@ -7,6 +7,7 @@ import (
 	"log"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"slices"
 	"strings"
 	"time"
@@ -23,6 +24,7 @@ type config struct {
 	riverCooldown, asynqCheck           time.Duration
 	diskTime                            time.Duration
 	fsyncs                              fsyncCounts
+	cpuProfile                          string
 }
 
 func parseFlags() config {
@@ -45,6 +47,7 @@ func parseFlags() config {
 	flag.IntVar(&c.fsyncs.submitDirs, "fsyncs-submit-dirs", 4, "directory fsyncs of one jobstore Submit")
 	flag.IntVar(&c.fsyncs.runFiles, "fsyncs-run-files", 2, "file fsyncs of one job run by a Worker (start and finish)")
 	flag.IntVar(&c.fsyncs.runDirs, "fsyncs-run-dirs", 2, "directory fsyncs of one job run by a Worker")
+	flag.StringVar(&c.cpuProfile, "cpuprofile", "", "write this process's CPU profile of the whole run to this file")
 	flag.Parse()
 	return c
 }
@@ -56,6 +59,16 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 
+	if c.cpuProfile != "" {
+		f, err := os.Create(c.cpuProfile)
+		if err != nil {
+			log.Fatal(err)
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			log.Fatal(err)
+		}
+		defer pprof.StopCPUProfile()
+	}
 	systems := openSystems(ctx, c)
 	defer func() {
 		for _, s := range systems {
