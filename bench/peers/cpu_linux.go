@@ -36,14 +36,14 @@ func treeCPU(pidFile string, tree bool) (time.Duration, error) {
 		return 0, fmt.Errorf("%s: no pid on its first line", pidFile)
 	}
 	if !tree {
-		_, ticks, err := procTicks(pid, true)
-		return time.Duration(ticks) * clockTick, err
+		t, err := procTicks(pid)
+		return time.Duration(t.own+t.reaped) * clockTick, err
 	}
 	// A child reaped while its siblings are read would be counted in
-	// neither place: read the parent before and after, and again until it
-	// has not changed.
+	// neither place: read the parent's reaped children before and after,
+	// and again until they have not changed.
 	for range consistentReads {
-		_, before, err := procTicks(pid, true)
+		before, err := procTicks(pid)
 		if err != nil {
 			return 0, err
 		}
@@ -51,12 +51,12 @@ func treeCPU(pidFile string, tree bool) (time.Duration, error) {
 		if err != nil {
 			return 0, err
 		}
-		_, after, err := procTicks(pid, true)
+		after, err := procTicks(pid)
 		if err != nil {
 			return 0, err
 		}
-		if after == before {
-			return time.Duration(after+children) * clockTick, nil
+		if after.reaped == before.reaped {
+			return time.Duration(after.own+after.reaped+children) * clockTick, nil
 		}
 	}
 	return 0, fmt.Errorf("pid %d: its children kept exiting through %d reads", pid, consistentReads)
@@ -72,32 +72,37 @@ func childTicks(pid int) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
-	var ticks int64
+	var sum int64
 	for _, d := range dirs {
 		child, err := strconv.Atoi(filepath.Base(d))
 		if err != nil || child == pid {
 			continue
 		}
-		parent, t, err := procTicks(child, false)
-		if err != nil || parent != pid {
+		t, err := procTicks(child)
+		if err != nil || t.ppid != pid {
 			continue // gone, or not the server's
 		}
-		ticks += t
+		sum += t.own
 	}
-	return ticks, nil
+	return sum, nil
 }
 
-// procTicks reads a process's parent and its utime+stime, with its waited
-// children's cutime+cstime when withChildren is set (proc(5)).
-func procTicks(pid int, withChildren bool) (ppid int, ticks int64, err error) {
+// ticks is what /proc/PID/stat says of a process's CPU time (proc(5)).
+type ticks struct {
+	ppid   int
+	own    int64 // utime + stime
+	reaped int64 // cutime + cstime: its children that exited and were waited for
+}
+
+func procTicks(pid int) (ticks, error) {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
-		return 0, 0, err
+		return ticks{}, err
 	}
 	// The command name, field 2, is in parentheses and may hold spaces.
 	i := bytes.LastIndexByte(b, ')')
 	if i < 0 {
-		return 0, 0, fmt.Errorf("/proc/%d/stat: no command name", pid)
+		return ticks{}, fmt.Errorf("/proc/%d/stat: no command name", pid)
 	}
 	sc := bufio.NewScanner(bytes.NewReader(b[i+1:]))
 	sc.Split(bufio.ScanWords)
@@ -106,15 +111,11 @@ func procTicks(pid int, withChildren bool) (ppid int, ticks int64, err error) {
 		f = append(f, sc.Text())
 	}
 	if len(f) < 15 {
-		return 0, 0, fmt.Errorf("/proc/%d/stat: %d fields", pid, len(f)+2)
+		return ticks{}, fmt.Errorf("/proc/%d/stat: %d fields", pid, len(f)+2)
 	}
 	num := func(field int) int64 { // field as proc(5) numbers it
 		v, _ := strconv.ParseInt(f[field-3], 10, 64)
 		return v
 	}
-	ticks = num(14) + num(15)
-	if withChildren {
-		ticks += num(16) + num(17)
-	}
-	return int(num(4)), ticks, nil
+	return ticks{ppid: int(num(4)), own: num(14) + num(15), reaped: num(16) + num(17)}, nil
 }

@@ -54,11 +54,11 @@ func TestTreeCPU_CountsTheProcessNamedByThePIDFile(t *testing.T) {
 }
 
 func TestProcTicks_ReadsTheParent(t *testing.T) {
-	ppid, _, err := procTicks(os.Getpid(), false)
+	got, err := procTicks(os.Getpid())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ppid != os.Getppid() {
-		t.Errorf("procTicks says the parent is %d, want %d", ppid, os.Getppid())
+	if got.ppid != os.Getppid() {
+		t.Errorf("procTicks says the parent is %d, want %d", got.ppid, os.Getppid())
 	}
 }
