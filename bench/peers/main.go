@@ -115,7 +115,7 @@ func openSystems(ctx context.Context, c config) []system {
 		if c.pgDSN == "" {
 			fmt.Println("river: skipped: no PostgreSQL given (-pg; run.sh starts one)")
 		} else if s, err := newRiver(ctx, c.pgDSN, c.pgPIDFile, c.riverCooldown); err != nil {
-			fmt.Printf("river: skipped: PostgreSQL at %q: %v\n", c.pgDSN, err)
+			fmt.Printf("river: skipped: PostgreSQL at %q: %s\n", c.pgDSN, oneLine(err))
 		} else {
 			out = append(out, s)
 		}
@@ -124,7 +124,7 @@ func openSystems(ctx context.Context, c config) []system {
 		if c.redisAddr == "" {
 			fmt.Println("asynq: skipped: no Redis given (-redis; run.sh starts one)")
 		} else if s, err := newAsynq(ctx, c.redisAddr, c.redisPIDFile, c.asynqCheck); err != nil {
-			fmt.Printf("asynq: skipped: Redis at %s: %v\n", c.redisAddr, err)
+			fmt.Printf("asynq: skipped: Redis at %s: %s\n", c.redisAddr, oneLine(err))
 		} else {
 			out = append(out, s)
 		}
@@ -134,6 +134,10 @@ func openSystems(ctx context.Context, c config) []system {
 	}
 	return out
 }
+
+// oneLine is err's text on one line (pgx names each address tried on a
+// line of its own).
+func oneLine(err error) string { return strings.Join(strings.Fields(err.Error()), " ") }
 
 // measureRound measures one system once: enqueue one at a time, drain at
 // 1, enqueue in batches (or, without a batch call, one at a time again,
