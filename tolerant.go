@@ -31,13 +31,14 @@ import (
 // of it (on GlusterFS, about its cache-timeout of 1 s; measured in
 // docs/benchmarks.md#glusterfs-how-long-a-client-lags).
 // The file is reopened 5 ms after the first, then at twice the pause each
-// time up to 100 ms, until 2 s have passed since the first. A handle still stale then is an *Error (kind
-// "io") naming the path; it unwraps to syscall.ESTALE, or for a file that
-// vanished after its open to an error that does not match fs.ErrNotExist
-// (only a failed open means that the file is absent). Not
-// retried: permission denied, a file larger than WithMaxSize (ErrTooLarge),
-// JSON that is valid but does not fit v (ErrInvalid), and anything at path
-// that is not a regular file (ErrNotRegular): a directory, a symbolic link
+// time up to 100 ms, until 2 s have passed since the first. A handle still
+// stale then is an *Error (kind "io") naming the path; it unwraps to
+// syscall.ESTALE, or for a file that vanished after its open to an error
+// that does not match fs.ErrNotExist (only a failed open means that the
+// file is absent). Not retried: permission denied, a file larger than
+// WithMaxSize (ErrTooLarge), JSON that is valid but does not fit v
+// (ErrInvalid), and anything at path that is not a regular file
+// (ErrNotRegular): a directory, a symbolic link
 // (never followed), a FIFO, socket or device (opened without blocking, then
 // refused at once, never read). path's directory may be reached through
 // links.
