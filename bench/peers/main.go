@@ -21,7 +21,8 @@ type config struct {
 	only                                string
 	pgDSN, pgPIDFile                    string
 	redisAddr, redisPIDFile             string
-	riverCooldown, asynqCheck           time.Duration
+	riverCooldown, riverPoll            time.Duration
+	asynqCheck                          time.Duration
 	diskTime                            time.Duration
 	fsyncs                              fsyncCounts
 	cpuProfile                          string
@@ -41,6 +42,7 @@ func parseFlags() config {
 	flag.StringVar(&c.redisAddr, "redis", "", "Redis address for asynq; empty: asynq is skipped")
 	flag.StringVar(&c.redisPIDFile, "redis-pidfile", "", "Redis's pidfile, to count the server's CPU time")
 	flag.DurationVar(&c.riverCooldown, "river-fetch-cooldown", time.Millisecond, "river's FetchCooldown (river's default: 100ms)")
+	flag.DurationVar(&c.riverPoll, "river-fetch-poll-interval", time.Second, "river's FetchPollInterval (river's default: 1s)")
 	flag.DurationVar(&c.asynqCheck, "asynq-check-interval", time.Millisecond, "asynq's TaskCheckInterval (asynq's default: 1s)")
 	flag.DurationVar(&c.diskTime, "disk-time", time.Second, "how long each fsync loop runs, once per round")
 	flag.IntVar(&c.fsyncs.submitFiles, "fsyncs-submit-files", 2, "file fsyncs of one jobstore Submit")
@@ -114,7 +116,7 @@ func openSystems(ctx context.Context, c config) []system {
 	if wanted(c, "river") {
 		if c.pgDSN == "" {
 			fmt.Println("river: skipped: no PostgreSQL given (-pg; run.sh starts one)")
-		} else if s, err := newRiver(ctx, c.pgDSN, c.pgPIDFile, c.riverCooldown); err != nil {
+		} else if s, err := newRiver(ctx, c.pgDSN, c.pgPIDFile, c.riverCooldown, c.riverPoll); err != nil {
 			fmt.Printf("river: skipped: PostgreSQL at %q: %s\n", c.pgDSN, oneLine(err))
 		} else {
 			out = append(out, s)

@@ -34,15 +34,16 @@ func (w *noopWorker) Work(context.Context, *river.Job[noopArgs]) error {
 // riverSystem is river on PostgreSQL through pgx. Its clients fetch after
 // riverFetchCooldown (river's default is 100 ms, which caps a worker
 // running one job at a time near 10 jobs/s), and hear of new jobs through
-// LISTEN/NOTIFY.
+// LISTEN/NOTIFY, with a look every poll (FetchPollInterval) besides.
 type riverSystem struct {
 	pool     *pgxpool.Pool
 	inserter *river.Client[pgx.Tx]
 	cooldown time.Duration
+	poll     time.Duration
 	serverPID
 }
 
-func newRiver(ctx context.Context, dsn, pidFile string, cooldown time.Duration) (*riverSystem, error) {
+func newRiver(ctx context.Context, dsn, pidFile string, cooldown, poll time.Duration) (*riverSystem, error) {
 	pool, err := pgxpool.New(ctx, dsn)
 	if err != nil {
 		return nil, err
@@ -69,7 +70,7 @@ func newRiver(ctx context.Context, dsn, pidFile string, cooldown time.Duration) 
 		pool.Close()
 		return nil, err
 	}
-	s := &riverSystem{pool: pool, cooldown: cooldown, serverPID: serverPID{pidFile: pidFile, tree: true}}
+	s := &riverSystem{pool: pool, cooldown: cooldown, poll: poll, serverPID: serverPID{pidFile: pidFile, tree: true}}
 	// An insert-only client: no queues, so it works no job.
 	s.inserter, err = river.NewClient(riverpgxv5.New(pool), &river.Config{Logger: quietLogger()})
 	if err != nil {
@@ -118,10 +119,11 @@ func (s *riverSystem) worker(parallel int, began chan<- time.Time) (*river.Clien
 		return nil, err
 	}
 	return river.NewClient(riverpgxv5.New(s.pool), &river.Config{
-		Logger:        quietLogger(),
-		FetchCooldown: s.cooldown,
-		Queues:        map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: parallel}},
-		Workers:       workers,
+		Logger:            quietLogger(),
+		FetchCooldown:     s.cooldown,
+		FetchPollInterval: s.poll,
+		Queues:            map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: parallel}},
+		Workers:           workers,
 	})
 }
 
