@@ -179,12 +179,19 @@ func measureRound(ctx context.Context, c config, s system, r *systemResults) err
 	return nil
 }
 
-func measureDrain(ctx context.Context, c config, s system, r *systemResults, parallel int) error {
-	self0, err := selfCPU()
-	if err != nil {
-		return err
+// cpuUsed is the CPU time used so far by this process and by s's server.
+func cpuUsed(s system) (self, server time.Duration, err error) {
+	if self, err = selfCPU(); err != nil {
+		return 0, 0, err
 	}
-	srv0, err := s.serverCPU()
+	server, err = s.serverCPU()
+	return self, server, err
+}
+
+// measureDrain times a drain of c.jobs at parallel, and the CPU time it
+// used per job.
+func measureDrain(ctx context.Context, c config, s system, r *systemResults, parallel int) error {
+	self0, srv0, err := cpuUsed(s)
 	if err != nil {
 		return err
 	}
@@ -193,11 +200,7 @@ func measureDrain(ctx context.Context, c config, s system, r *systemResults, par
 		return fmt.Errorf("drain at %d: %w", parallel, err)
 	}
 	elapsed := time.Since(start)
-	self1, err := selfCPU()
-	if err != nil {
-		return err
-	}
-	srv1, err := s.serverCPU()
+	self1, srv1, err := cpuUsed(s)
 	if err != nil {
 		return err
 	}
