@@ -90,6 +90,7 @@ func (s *server) handler() http.Handler {
 	mux.HandleFunc("GET /jobs/{id}", s.jobPage)
 	mux.HandleFunc("GET /jobs/{id}/log", s.jobLog)
 	mux.HandleFunc("POST /jobs/{id}/{action}", s.jobAction)
+	mux.HandleFunc("POST /bulk/{action}", s.bulkAction)
 	mux.HandleFunc("GET /api/rows", s.apiRows)
 	mux.HandleFunc("GET /api/jobs", s.apiJobs)
 	mux.HandleFunc("GET /api/jobs/{id}", s.apiJob)

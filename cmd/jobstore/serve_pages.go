@@ -156,6 +156,9 @@ type rootView struct {
 	Prev, Next  string
 	Flash       string
 	Now         time.Time
+	CSRF        string // the root page's CSRF token (serve_actions.go)
+	Self        string // this page's address, to come back to after an action
+	Failed      int    // failed jobs the filters choose (all pages): the bulk retry's
 }
 
 func (s *server) rootPage(w http.ResponseWriter, r *http.Request) {
@@ -173,9 +176,12 @@ func (s *server) rootPage(w http.ResponseWriter, r *http.Request) {
 	if v.Page < v.Pages {
 		v.Next = rq.with("page", strconv.Itoa(v.Page+1))
 	}
-	if r.URL.Query().Get("done") == "removed" {
-		v.Flash = "removed job " + r.URL.Query().Get("id")
+	v.CSRF = s.listCSRF()
+	if !s.cfg.readOnly {
+		v.Failed = s.failedCount(rq)
 	}
+	v.Self = rq.with("page", strconv.Itoa(v.Page))
+	v.Flash = listFlash(r.URL.Query())
 	s.render(w, "root.html", v)
 }
 
@@ -301,27 +307,44 @@ func (s *server) jobPage(w http.ResponseWriter, r *http.Request) {
 // all: as ?back= names it (the page reloaded by its script), or as the
 // Referer tells (a page of this server); "/" otherwise.
 func listBack(r *http.Request) string {
-	ref, err := url.Parse(r.Referer())
-	if back := r.URL.Query().Get("back"); back != "" {
-		ref, err = url.Parse(back)
-		if err == nil && (ref.Scheme != "" || ref.Host != "") {
-			return "/"
-		}
-		if err == nil {
-			ref.Host = r.Host
+	if list, ok := listAddress(r.URL.Query().Get("back")); ok {
+		return list
+	}
+	if ref, err := url.Parse(r.Referer()); err == nil && ref.Host == r.Host {
+		if list, ok := listAddress(ref.RequestURI()); ok {
+			return list
 		}
 	}
-	if err != nil || ref.Host != r.Host || ref.Path != "/" {
-		return "/"
+	return "/"
+}
+
+// listAddress is addr, an address of the root's page on this server
+// ("/" with a query), without the query's token and flash (done, id);
+// ok false when addr is anything else (another site, another page).
+func listAddress(addr string) (string, bool) {
+	u, err := url.Parse(addr)
+	if addr == "" || err != nil || u.Scheme != "" || u.Host != "" || u.User != nil || u.Path != "/" {
+		return "", false
 	}
-	q := ref.Query()
-	q.Del("done")
-	q.Del("id")
-	q.Del("token")
+	q := u.Query()
+	for _, k := range []string{"done", "id", "n", "token"} {
+		q.Del(k)
+	}
 	if len(q) == 0 {
-		return "/"
+		return "/", true
 	}
-	return "/?" + q.Encode()
+	return "/?" + q.Encode(), true
+}
+
+// withQuery is addr (a path, with or without a query) with the pairs of
+// kv added to its query.
+func withQuery(addr string, kv ...string) string {
+	path, raw, _ := strings.Cut(addr, "?")
+	q, _ := url.ParseQuery(raw)
+	for i := 0; i+1 < len(kv); i += 2 {
+		q.Set(kv[i], kv[i+1])
+	}
+	return path + "?" + q.Encode()
 }
 
 // firstErr is the first error that is not nil.
@@ -488,9 +511,11 @@ func parsePages() *template.Template {
 			}
 			return t.UTC().Format(time.RFC3339Nano)
 		},
-		"link":    func(rq rowsQuery, k, v string) string { return rq.with(k, v) },
-		"due":     dueText,
-		"attempt": rowAttemptText,
+		"link":       func(rq rowsQuery, k, v string) string { return rq.with(k, v) },
+		"due":        dueText,
+		"rowActions": rowActions,
+		"actionPath": actionPath,
+		"attempt":    rowAttemptText,
 	}
 	return template.Must(template.New("").Funcs(funcs).ParseFS(webFiles, "web/*.html"))
 }

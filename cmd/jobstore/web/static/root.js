@@ -9,6 +9,7 @@
   const range = document.getElementById("range");
   const query = new URLSearchParams(location.search);
   query.delete("done"); query.delete("id");
+  const actions = document.body.dataset.actions === "1"; // not --read-only
   let shown = new Map(); // job ID -> its row
   for (const tr of tbody.rows) shown.set(tr.dataset.id, tr);
 
@@ -39,6 +40,12 @@
   function build(row) {
     const tr = document.createElement("tr");
     tr.dataset.id = row.id;
+    if (actions) {
+      const box = document.createElement("input");
+      box.type = "checkbox"; box.name = "id"; box.value = row.id;
+      box.setAttribute("form", "bulk"); box.setAttribute("aria-label", "select " + row.id);
+      cell(tr, "pick", "").appendChild(box);
+    }
     const a = document.createElement("a");
     a.href = "/jobs/" + encodeURIComponent(row.id); a.textContent = row.id;
     cell(tr, "id", "ID").appendChild(a);
@@ -60,6 +67,7 @@
     const msg = document.createElement("span"); msg.className = "msg"; pr.appendChild(msg);
     cell(tr, "attempt", "attempt"); cell(tr, "host", "host");
     cell(tr, "age", "age");
+    if (actions) cell(tr, "act", "");
     update(tr, row);
     return tr;
   }
@@ -74,6 +82,7 @@
     if (!newer(tr, row)) return;
     tr.dataset.seq = String(row.seq);
     tr.dataset.updated = row.updated_at || "";
+    if (actions && tr.className !== "st-" + row.state) setActions(tr.querySelector("td.act"), row);
     tr.className = "st-" + row.state;
     tr.querySelector("td.kind").firstChild.nodeValue = row.kind;
     tr.querySelector(".prio").textContent = row.priority ? " priority " + row.priority : "";
@@ -92,6 +101,29 @@
     const age = tr.querySelector("td.age");
     age.dataset.at = row.submitted_at || "";
     age.textContent = row.submitted_at ? fmtAge(Date.now() - Date.parse(row.submitted_at)) : "-";
+  }
+  // rowActions are the buttons of a row in state (serve_bulk.go's rowActions).
+  function rowActions(state) {
+    switch (state) {
+      case "queued": case "running": return ["cancel"];
+      case "failed": case "lost": case "cancelled": return ["retry", "remove"];
+      case "succeeded": return ["remove"];
+    }
+    return [];
+  }
+  function setActions(td, row) {
+    const buttons = rowActions(row.state).map((action) => {
+      const b = document.createElement("button");
+      b.type = "submit"; b.textContent = action; b.dataset.action = action;
+      b.setAttribute("form", "rowact");
+      if (action === "remove") {
+        b.setAttribute("formaction", "/bulk/remove"); b.name = "id"; b.value = row.id; b.className = "danger";
+      } else {
+        b.setAttribute("formaction", "/jobs/" + encodeURIComponent(row.id) + "/" + action);
+      }
+      return b;
+    });
+    td.replaceChildren(...buttons);
   }
   function setCounts(counts) {
     for (const b of document.querySelectorAll("[data-count]")) {
