@@ -60,6 +60,7 @@ func newServer(ctx context.Context, cfg serverConfig) (*server, error) {
 	hub := newEventHub()
 	s := &server{cfg: cfg, cookie: fmt.Sprintf("jobstore_token_%d", cfg.port), key: key,
 		table: newJobTable(cfg.root, hub), hub: hub, pages: parsePages(), done: make(chan struct{}), stop: stop}
+	s.table.metrics.reg.MustRegister(newTableCollector(s.table, hub, s.table.metrics.started))
 	go s.table.follow(ctx, updates)
 	return s, nil
 }
@@ -97,7 +98,7 @@ func (s *server) handler() http.Handler {
 	mux.HandleFunc("GET /events", func(w http.ResponseWriter, r *http.Request) {
 		s.serveEvents(w, r, r.URL.Query().Get("job"))
 	})
-	mux.HandleFunc("GET /metrics", s.metrics)
+	mux.Handle("GET /metrics", s.metricsHandler())
 	mux.Handle("GET /static/", http.StripPrefix("/static/", staticFiles()))
 	return s.guard(mux)
 }

@@ -83,6 +83,9 @@ func (t *jobTable) take(u jobstore.RootUpdate) {
 	prev := t.jobs[u.Dir]
 	j := jobFromUpdate(u, nil)
 	t.jobs[u.Dir] = j
+	if j.spec != nil {
+		t.metrics.declare(j.spec.Kind)
+	}
 	t.dirty = true
 	if t.synced {
 		t.metrics.observe(prev, j)
