@@ -92,7 +92,9 @@ func (s *server) handler() http.Handler {
 	mux.HandleFunc("GET /jobs/{id}/log", s.jobLog)
 	mux.HandleFunc("POST /jobs/{id}/{action}", s.jobAction)
 	mux.HandleFunc("POST /bulk/{action}", s.bulkAction)
+	mux.HandleFunc("GET /kinds", s.kindsPageHandler)
 	mux.HandleFunc("GET /api/rows", s.apiRows)
+	mux.HandleFunc("GET /api/kinds", s.apiKinds)
 	mux.HandleFunc("GET /api/jobs", s.apiJobs)
 	mux.HandleFunc("GET /api/jobs/{id}", s.apiJob)
 	mux.HandleFunc("GET /events", func(w http.ResponseWriter, r *http.Request) {
@@ -141,7 +143,7 @@ func (s *server) guard(next http.Handler) http.Handler {
 
 // isPage reports whether path is one of the HTML pages.
 func isPage(path string) bool {
-	return path == "/" || (strings.HasPrefix(path, "/jobs/") && strings.Count(path, "/") == 2)
+	return path == "/" || path == "/kinds" || (strings.HasPrefix(path, "/jobs/") && strings.Count(path, "/") == 2)
 }
 
 // authorized reports whether r carries the token, and whether it came as

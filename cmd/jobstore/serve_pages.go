@@ -511,11 +511,15 @@ func parsePages() *template.Template {
 			}
 			return t.UTC().Format(time.RFC3339Nano)
 		},
-		"link":       func(rq rowsQuery, k, v string) string { return rq.with(k, v) },
-		"due":        dueText,
-		"rowActions": rowActions,
-		"actionPath": actionPath,
-		"attempt":    rowAttemptText,
+		"link":        func(rq rowsQuery, k, v string) string { return rq.with(k, v) },
+		"due":         dueText,
+		"rowActions":  rowActions,
+		"states":      func() []string { return append(stateNames(), unreadableState, noStatusState) },
+		"kindLink":    func(kind string) string { return rowsQuery{Order: "newest"}.with("kind", kind) },
+		"sparkWidth":  func() int { return sparkWidth },
+		"sparkHeight": func() int { return sparkHeight },
+		"actionPath":  actionPath,
+		"attempt":     rowAttemptText,
 	}
 	return template.Must(template.New("").Funcs(funcs).ParseFS(webFiles, "web/*.html"))
 }
