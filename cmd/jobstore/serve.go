@@ -41,9 +41,13 @@ loopback lets other machines in: the token then travels in clear text
 (there is no TLS), as stderr warns.
 
 Pages:
-  /             one row a job (ID, kind, state, progress and message,
-                attempt, host, age), counts by state, filters by state and
-                kind, a text search, 100 rows a page
+  /             one row a job (ID, kind, state, when a queued job is due,
+                progress and message, attempt, host, age), counts by state,
+                filters by state (and scheduled, retrying) and kind, a text
+                search, 100 rows a page; each row's actions, and remove
+                selected and retry all failed of the filters, confirmed first
+  /kinds        each kind's jobs by state, and its ends and failures over
+                the last hour, as bars
   /jobs/ID      the job's spec (params as formatted JSON, labels), status,
                 attempts, cancel request and the end of its output (stdout.log and
                 stderr.log, kept by 'jobstore work'), followed live; and
@@ -54,6 +58,7 @@ API, for scripts:
   /api/jobs     as 'jobstore list --json', with ?state=, ?kind=, ?label=k=v,
                 ?search=, ?limit=N and ?order=newest|oldest
   /api/jobs/ID  as 'jobstore show --json'
+  /api/kinds    the summary by kind
   /metrics      Prometheus text format (docs/cli.md lists the metrics)
 
 --read-only shows no action and refuses every POST (403).
