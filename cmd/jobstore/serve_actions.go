@@ -68,15 +68,25 @@ func (s *server) refuse(w http.ResponseWriter, code int, title, msg, back string
 	s.render(w, "message.html", messageView{title, msg, back})
 }
 
-func (s *server) jobAction(w http.ResponseWriter, r *http.Request) {
-	id, action := r.PathValue("id"), r.PathValue("action")
-	back := "/jobs/" + url.PathEscape(id)
+// mayChange reports whether r may change anything: not when the server is
+// --read-only or r comes from another site, which it answers (403, with a
+// link to back).
+func (s *server) mayChange(w http.ResponseWriter, r *http.Request, back string) bool {
 	if s.cfg.readOnly {
 		s.refuse(w, http.StatusForbidden, "read-only", "this server was started with --read-only: it changes nothing", back)
-		return
+		return false
 	}
 	if !sameOrigin(r) {
 		s.refuse(w, http.StatusForbidden, "refused", "the request comes from another site", back)
+		return false
+	}
+	return true
+}
+
+func (s *server) jobAction(w http.ResponseWriter, r *http.Request) {
+	id, action := r.PathValue("id"), r.PathValue("action")
+	back := "/jobs/" + url.PathEscape(id)
+	if !s.mayChange(w, r, back) {
 		return
 	}
 	r.Body = http.MaxBytesReader(w, r.Body, maxFormBytes)

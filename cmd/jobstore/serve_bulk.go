@@ -41,12 +41,7 @@ func (s *server) bulkAction(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	back := "/"
-	if s.cfg.readOnly {
-		s.refuse(w, http.StatusForbidden, "read-only", "this server was started with --read-only: it changes nothing", back)
-		return
-	}
-	if !sameOrigin(r) {
-		s.refuse(w, http.StatusForbidden, "refused", "the request comes from another site", back)
+	if !s.mayChange(w, r, back) {
 		return
 	}
 	r.Body = http.MaxBytesReader(w, r.Body, maxBulkBytes)
