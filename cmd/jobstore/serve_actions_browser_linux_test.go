@@ -38,6 +38,23 @@ func TestServeBrowser_RowAndBulkActionsFromTheList(t *testing.T) {
 	require.Equal(t, "retry due in 1h59m", eval[string](t, tab, `document.querySelector('tr[data-id="b-retry"] .due').textContent`))
 	screenshots(t, tab, "list-actions")
 
+	// Rows the page's script builds (jobs that came after the page) carry
+	// the same schedule, checkbox and buttons.
+	runJob(t, root, "g-failed-later", jobstore.Outcome{State: jobstore.Failed})
+	_, err := jobstore.Submit(root, jobstore.JobSpec{ID: "h-later", Kind: "render", NotBefore: jobstore.Now().Add(scheduleLead), MaxAttempts: 2})
+	require.NoError(t, err)
+	waitDOM(t, tab, browserWait, `document.querySelector('tr[data-id="h-later"]') && document.querySelector('tr[data-id="g-failed-later"]')`,
+		"the new rows are shown")
+	for _, c := range []struct{ expr, want string }{
+		{`document.querySelector('tr[data-id="h-later"] .due').textContent`, "due in 1h59m"},
+		{`document.querySelector('tr[data-id="h-later"] td.attempt').textContent`, "0/2"},
+		{`[...document.querySelectorAll('tr[data-id="g-failed-later"] button')].map(b => b.dataset.action).join(",")`, "retry,remove"},
+		{`document.querySelector('tr[data-id="g-failed-later"] td.pick input').getAttribute("form")`, "bulk"},
+		{`[...document.querySelectorAll('tr[data-id="h-later"] button')].map(b => b.getAttribute("formaction")).join(",")`, "/jobs/h-later/cancel"},
+	} {
+		require.Equal(t, c.want, eval[string](t, tab, c.expr), c.expr)
+	}
+
 	// A row's retry: back on the same list, the job queued again.
 	runIn(t, tab, chromedp.Click(chromedp.CSS(`tr[data-id="e-failed"] button[data-action="retry"]`)))
 	waitDOM(t, tab, browserWait, `document.querySelector(".flash") && document.querySelector(".flash").textContent === "queued job e-failed again"`,
