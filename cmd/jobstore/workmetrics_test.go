@@ -1,7 +1,9 @@
 package main
 
 import (
+	"net"
 	"net/http"
+	"os"
 	"regexp"
 	"runtime"
 	"strings"
@@ -91,4 +93,21 @@ func TestWork_MetricsCountTheJobsItRan(t *testing.T) {
 	}
 	require.Equal(t, jobstore.Queued, status(t, later).State, "the job not yet due was not taken")
 	require.False(t, strings.Contains(w.stdout.String(), "metrics"), "stdout holds the job lines only")
+}
+
+// A --metrics address that cannot be listened on stops the worker before
+// it takes a job.
+func TestWork_MetricsAddressInUseIsExit3(t *testing.T) {
+	root := testdir.New(t)
+	dir := submitKind(t, root, "a", "k", `{}`)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	t.Cleanup(func() { ln.Close() })
+	self, err := os.Executable()
+	require.NoError(t, err)
+	r := runCLI(t, "work", root, "--until-empty", "--metrics", ln.Addr().String(), "--", self)
+	requireCode(t, r, exitRuntime)
+	requireErrorLine(t, r)
+	require.Contains(t, r.stderr, "cannot listen for --metrics")
+	require.Equal(t, jobstore.Queued, status(t, dir).State, "no job taken")
 }
