@@ -186,9 +186,10 @@ type worker struct {
 	grace    time.Duration
 	asJSON   bool
 	stderr   io.Writer
-	logLimit int64        // the most bytes kept of each output file; 0: no limit
-	failFast failFast     // when a run of fast failures stops the worker
-	metrics  *workMetrics // --metrics; nil: none
+	logLimit int64    // the most bytes kept of each output file; 0: no limit
+	failFast failFast // when a run of fast failures stops the worker
+
+	metrics *workMetrics // --metrics; nil: none
 
 	mu  sync.Mutex // serialises lines on out and stderr; guards what follows
 	out io.Writer
