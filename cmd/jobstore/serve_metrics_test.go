@@ -1,6 +1,7 @@
 package main
 
 import (
+	"io"
 	"net/http"
 	"runtime"
 	"strings"
@@ -21,9 +22,16 @@ func (ts *testServer) scrape(t *testing.T) map[string]*dto.MetricFamily {
 	t.Helper()
 	code, body := ts.get(t, "/metrics")
 	require.Equal(t, http.StatusOK, code)
+	return parseExposition(t, strings.NewReader(body))
+}
+
+// parseExposition parses metrics in the text format with Prometheus's
+// parser.
+func parseExposition(t *testing.T, r io.Reader) map[string]*dto.MetricFamily {
+	t.Helper()
 	p := expfmt.NewTextParser(model.UTF8Validation)
-	fams, err := p.TextToMetricFamilies(strings.NewReader(body))
-	require.NoError(t, err, body)
+	fams, err := p.TextToMetricFamilies(r)
+	require.NoError(t, err)
 	return fams
 }
 

@@ -13,8 +13,6 @@ import (
 	"github.com/axqua/jobstore"
 	"github.com/axqua/jobstore/internal/testdir"
 	dto "github.com/prometheus/client_model/go"
-	"github.com/prometheus/common/expfmt"
-	"github.com/prometheus/common/model"
 	"github.com/stretchr/testify/require"
 )
 
@@ -28,10 +26,7 @@ func scrapeURL(t *testing.T, url string) map[string]*dto.MetricFamily {
 	require.NoError(t, err)
 	defer res.Body.Close()
 	require.Equal(t, http.StatusOK, res.StatusCode)
-	p := expfmt.NewTextParser(model.UTF8Validation)
-	fams, err := p.TextToMetricFamilies(res.Body)
-	require.NoError(t, err)
-	return fams
+	return parseExposition(t, res.Body)
 }
 
 // A worker started with --metrics serves its own metrics: the series of
