@@ -101,6 +101,9 @@ func (s *server) jobAction(w http.ResponseWriter, r *http.Request) {
 	}
 	var err error
 	next := back + "?done=" + action
+	if list, ok := listAddress(r.PostForm.Get("list")); ok && list != "/" { // the job's page keeps its way back
+		next = withQuery(back, "done", action, "back", list)
+	}
 	if list, ok := listAddress(r.PostForm.Get("back")); ok { // a row's button on the root's page
 		back = list
 		next = withQuery(list, "done", action, "id", id)

@@ -71,6 +71,20 @@ func TestServe_RowActionsComeBackToTheList(t *testing.T) {
 			require.Equal(t, c.location, loc)
 		})
 	}
+	// From the job's page: back to it, which keeps its way to the list.
+	for _, c := range []struct{ name, id, list, location string }{
+		{"a filtered list", "p-1", "/?state=queued", "/jobs/p-1?back=%2F%3Fstate%3Dqueued&done=cancel"},
+		{"the whole list", "p-2", "/", "/jobs/p-2?done=cancel"},
+		{"another site", "p-3", "//evil.example/", "/jobs/p-3?done=cancel"},
+	} {
+		t.Run("from the job's page, "+c.name, func(t *testing.T) {
+			dir := submit(t, root, c.id)
+			waitUntil(t, "the server sees "+c.id, func() bool { return ts.table.job(dir) != nil })
+			code, loc := ts.postTo(t, "/jobs/"+c.id+"/cancel", url.Values{"csrf": {ts.csrfOf(t, c.id)}, "list": {c.list}})
+			require.Equal(t, http.StatusSeeOther, code)
+			require.Equal(t, c.location, loc)
+		})
+	}
 	require.Equal(t, jobstore.Queued, stateOf(t, failed), "retried")
 	require.FileExists(t, queued.CancelPath(), "cancel requested")
 	_, page = ts.get(t, "/?done=retry&id=a-failed")
