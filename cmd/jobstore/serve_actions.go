@@ -100,13 +100,20 @@ func (s *server) jobAction(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var err error
+	// After an action: the job's page, which keeps its way back to the
+	// list it came from ("list"), or a row's list ("back"); after a
+	// removal, that list.
 	next := back + "?done=" + action
-	if list, ok := listAddress(r.PostForm.Get("list")); ok && list != "/" { // the job's page keeps its way back
-		next = withQuery(back, "done", action, "back", list)
+	list := "/"
+	if l, ok := listAddress(r.PostForm.Get("list")); ok {
+		list = l
+		if l != "/" {
+			next = withQuery(back, "done", action, "back", l)
+		}
 	}
-	if list, ok := listAddress(r.PostForm.Get("back")); ok { // a row's button on the root's page
-		back = list
-		next = withQuery(list, "done", action, "id", id)
+	if l, ok := listAddress(r.PostForm.Get("back")); ok {
+		back, list = l, l
+		next = withQuery(l, "done", action, "id", id)
 	}
 	switch action {
 	case "cancel":
@@ -114,10 +121,7 @@ func (s *server) jobAction(w http.ResponseWriter, r *http.Request) {
 			RequestedBy: "jobstore serve (" + requester() + ")", Reason: "cancelled from the web page"})
 	case "remove":
 		err = jobstore.Remove(dir)
-		next = withQuery(back, "done", "removed", "id", id)
-		if strings.HasPrefix(back, "/jobs/") {
-			next = "/?done=removed&id=" + url.QueryEscape(id)
-		}
+		next = withQuery(list, "done", "removed", "id", id)
 	case "retry":
 		err = jobstore.Retry(dir)
 	default:

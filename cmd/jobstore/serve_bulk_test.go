@@ -85,6 +85,12 @@ func TestServe_RowActionsComeBackToTheList(t *testing.T) {
 			require.Equal(t, c.location, loc)
 		})
 	}
+	// A removal from the job's page goes back to the list it came from.
+	gone := runJob(t, root, "q-done", jobstore.Outcome{State: jobstore.Succeeded})
+	code, loc := ts.postTo(t, "/jobs/q-done/remove", url.Values{"csrf": {ts.csrfOf(t, "q-done")}, "list": {"/?kind=render"}})
+	require.Equal(t, http.StatusSeeOther, code)
+	require.Equal(t, "/?done=removed&id=q-done&kind=render", loc)
+	require.NoDirExists(t, string(gone))
 	require.Equal(t, jobstore.Queued, stateOf(t, failed), "retried")
 	require.FileExists(t, queued.CancelPath(), "cancel requested")
 	_, page = ts.get(t, "/?done=retry&id=a-failed")
