@@ -41,9 +41,13 @@ loopback lets other machines in: the token then travels in clear text
 (there is no TLS), as stderr warns.
 
 Pages:
-  /             one row a job (ID, kind, state, progress and message,
-                attempt, host, age), counts by state, filters by state and
-                kind, a text search, 100 rows a page
+  /             one row a job (ID, kind, state, when a queued job is due,
+                progress and message, attempt, host, age), counts by state,
+                filters by state (and scheduled, retrying) and kind, a text
+                search, 100 rows a page; each row's actions, and remove
+                selected and retry all failed of the filters, confirmed first
+  /kinds        each kind's jobs by state, and its ends and failures over
+                the last hour, as bars
   /jobs/ID      the job's spec (params as formatted JSON, labels), status,
                 attempts, cancel request and the end of its output (stdout.log and
                 stderr.log, kept by 'jobstore work'), followed live; and
@@ -54,6 +58,7 @@ API, for scripts:
   /api/jobs     as 'jobstore list --json', with ?state=, ?kind=, ?label=k=v,
                 ?search=, ?limit=N and ?order=newest|oldest
   /api/jobs/ID  as 'jobstore show --json'
+  /api/kinds    the summary by kind
   /metrics      Prometheus text format (docs/cli.md lists the metrics)
 
 --read-only shows no action and refuses every POST (403).
@@ -81,64 +86,83 @@ const (
 	serveShutdownWait  = 5 * time.Second
 )
 
+// serveOptions are what "jobstore serve" is told: ROOT and its flags.
+type serveOptions struct {
+	Root      string
+	Addr      string // HOST:PORT to listen on (port 0: a free one)
+	ReadOnly  bool   // show no action, refuse every POST
+	TokenFile string // the token is its first line; "": a random token
+}
+
 func defineServe(fs *pflag.FlagSet) runFunc {
-	addr := fs.String("addr", defaultServeAddr, "listen on HOST:PORT (port 0: a free port)")
-	readOnly := fs.Bool("read-only", false, "show no action and refuse every POST")
-	tokenFile := fs.String("token-file", "", "read the access token from the first line of FILE instead of making one")
+	var opts serveOptions
+	fs.StringVar(&opts.Addr, "addr", defaultServeAddr, "listen on HOST:PORT (port 0: a free port)")
+	fs.BoolVar(&opts.ReadOnly, "read-only", false, "show no action and refuse every POST")
+	fs.StringVar(&opts.TokenFile, "token-file", "", "read the access token from the first line of FILE instead of making one")
 	return func(e *env, args, pos []string) error {
-		root := pos[0]
-		if _, err := rootJobDirs("serve", root); err != nil {
-			return err
-		}
-		token, err := serveToken(*tokenFile)
-		if err != nil {
-			return err
-		}
+		opts.Root = pos[0]
 		ctx, release := untilStopped(context.Background())
 		defer release()
-		ln, err := net.Listen("tcp", *addr)
-		if err != nil {
-			return withCLIRemedy(&jobstore.Error{Op: "listen", Path: *addr, Msg: "cannot listen", Err: err},
-				"give another --addr, or port 0 for a free one")
-		}
-		defer ln.Close()
-		s, err := newServer(ctx, serverConfig{root: root, token: token, readOnly: *readOnly, port: portOf(ln.Addr())})
-		if err != nil {
-			return err
-		}
-		if err := s.waitSynced(ctx); err != nil {
-			return stopOr(ctx, err)
-		}
-		host := ln.Addr().(*net.TCPAddr)
-		fmt.Fprintf(e.stdout, "http://%s/?token=%s\n", host.String(), token)
-		mode := ""
-		if *readOnly {
-			mode = " (read-only)"
-		}
-		fmt.Fprintf(e.stdout, "serving %s%s; Ctrl-C stops\n", root, mode)
-		if !host.IP.IsLoopback() {
-			fmt.Fprintf(e.stderr, "jobstore serve: listening on %s, beyond this machine: the token travels in clear text (no TLS)\n", host)
-		}
-		hs := &http.Server{Handler: s.handler(), ReadHeaderTimeout: serveHeaderTimeout, ReadTimeout: serveReadTimeout,
-			IdleTimeout: serveIdleTimeout, MaxHeaderBytes: 64 << 10}
-		served := make(chan error, 1)
-		go func() { served <- hs.Serve(ln) }()
-		select {
-		case err := <-served:
-			s.close()
-			return err
-		case <-ctx.Done():
-		}
-		s.close()
-		sctx, cancel := context.WithTimeout(context.Background(), serveShutdownWait)
-		defer cancel()
-		hs.Shutdown(sctx)
-		fmt.Fprintf(e.stdout, "stopped serving %s\n", root)
-		if stop := stopCause(ctx); stop != nil {
-			return stop
-		}
-		return nil
+		return runServe(ctx, e, opts)
 	}
+}
+
+// runServe serves opts.Root until ctx ends: it prints the address to open
+// (with the token) as its first line on e.stdout, and "stopped serving
+// ROOT" once the server is shut down. It returns ctx's stop signal
+// (stopCause) when one ended it, nil when ctx ended otherwise, or why it
+// could not serve (ROOT unreadable, the address in use, a bad token file).
+func runServe(ctx context.Context, e *env, opts serveOptions) error {
+	root := opts.Root
+	if _, err := rootJobDirs("serve", root); err != nil {
+		return err
+	}
+	token, err := serveToken(opts.TokenFile)
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", opts.Addr)
+	if err != nil {
+		return withCLIRemedy(&jobstore.Error{Op: "listen", Path: opts.Addr, Msg: "cannot listen", Err: err},
+			"give another --addr, or port 0 for a free one")
+	}
+	defer ln.Close()
+	s, err := newServer(ctx, serverConfig{root: root, token: token, readOnly: opts.ReadOnly, port: portOf(ln.Addr())})
+	if err != nil {
+		return err
+	}
+	if err := s.waitSynced(ctx); err != nil {
+		return stopOr(ctx, err)
+	}
+	host := ln.Addr().(*net.TCPAddr)
+	fmt.Fprintf(e.stdout, "http://%s/?token=%s\n", host.String(), token)
+	mode := ""
+	if opts.ReadOnly {
+		mode = " (read-only)"
+	}
+	fmt.Fprintf(e.stdout, "serving %s%s; Ctrl-C stops\n", root, mode)
+	if !host.IP.IsLoopback() {
+		fmt.Fprintf(e.stderr, "jobstore serve: listening on %s, beyond this machine: the token travels in clear text (no TLS)\n", host)
+	}
+	hs := &http.Server{Handler: s.handler(), ReadHeaderTimeout: serveHeaderTimeout, ReadTimeout: serveReadTimeout,
+		IdleTimeout: serveIdleTimeout, MaxHeaderBytes: 64 << 10}
+	served := make(chan error, 1)
+	go func() { served <- hs.Serve(ln) }()
+	select {
+	case err := <-served:
+		s.close()
+		return err
+	case <-ctx.Done():
+	}
+	s.close()
+	sctx, cancel := context.WithTimeout(context.Background(), serveShutdownWait)
+	defer cancel()
+	hs.Shutdown(sctx)
+	fmt.Fprintf(e.stdout, "stopped serving %s\n", root)
+	if stop := stopCause(ctx); stop != nil {
+		return stop
+	}
+	return nil
 }
 
 // stopOr is the stop signal that ended ctx, or err.

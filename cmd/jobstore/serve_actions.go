@@ -20,27 +20,39 @@ import (
 // csrfToken is a new CSRF token for a page of job id: a random nonce and
 // its HMAC with the server's key over the job's ID. It is good for any
 // action on that job, from this server, until it stops.
-func (s *server) csrfToken(id string) string {
+func (s *server) csrfToken(id string) string { return s.scopedCSRF("job\x00" + id) }
+
+// listCSRF is a new CSRF token for the root's page: good for the bulk
+// actions and for an action on any job, from this server, until it stops.
+func (s *server) listCSRF() string { return s.scopedCSRF("list") }
+
+func (s *server) scopedCSRF(scope string) string {
 	nonce := make([]byte, 16)
 	rand.Read(nonce)
 	n := hex.EncodeToString(nonce)
-	return n + "." + s.csrfMAC(id, n)
+	return n + "." + s.csrfMAC(scope, n)
 }
 
-func (s *server) csrfMAC(id, nonce string) string {
+func (s *server) csrfMAC(scope, nonce string) string {
 	m := hmac.New(sha256.New, s.key)
-	m.Write([]byte("job\x00" + id + "\x00" + nonce))
+	m.Write([]byte(scope + "\x00" + nonce))
 	return hex.EncodeToString(m.Sum(nil))
 }
 
 // validCSRF reports whether tok is a CSRF token this server made for job
-// id.
+// id, or for the root's page.
 func (s *server) validCSRF(id, tok string) bool {
+	return s.validScoped("job\x00"+id, tok) || s.validScoped("list", tok)
+}
+
+// validScoped reports whether tok is a CSRF token this server made for
+// scope.
+func (s *server) validScoped(scope, tok string) bool {
 	nonce, mac, ok := strings.Cut(tok, ".")
 	if !ok || len(nonce) != 32 {
 		return false
 	}
-	return hmac.Equal([]byte(mac), []byte(s.csrfMAC(id, nonce)))
+	return hmac.Equal([]byte(mac), []byte(s.csrfMAC(scope, nonce)))
 }
 
 // maxFormBytes bounds an action's request body.
@@ -56,15 +68,25 @@ func (s *server) refuse(w http.ResponseWriter, code int, title, msg, back string
 	s.render(w, "message.html", messageView{title, msg, back})
 }
 
-func (s *server) jobAction(w http.ResponseWriter, r *http.Request) {
-	id, action := r.PathValue("id"), r.PathValue("action")
-	back := "/jobs/" + url.PathEscape(id)
+// mayChange reports whether r may change anything: not when the server is
+// --read-only or r comes from another site, which it answers (403, with a
+// link to back).
+func (s *server) mayChange(w http.ResponseWriter, r *http.Request, back string) bool {
 	if s.cfg.readOnly {
 		s.refuse(w, http.StatusForbidden, "read-only", "this server was started with --read-only: it changes nothing", back)
-		return
+		return false
 	}
 	if !sameOrigin(r) {
 		s.refuse(w, http.StatusForbidden, "refused", "the request comes from another site", back)
+		return false
+	}
+	return true
+}
+
+func (s *server) jobAction(w http.ResponseWriter, r *http.Request) {
+	id, action := r.PathValue("id"), r.PathValue("action")
+	back := "/jobs/" + url.PathEscape(id)
+	if !s.mayChange(w, r, back) {
 		return
 	}
 	r.Body = http.MaxBytesReader(w, r.Body, maxFormBytes)
@@ -78,14 +100,28 @@ func (s *server) jobAction(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var err error
+	// After an action: the job's page, which keeps its way back to the
+	// list it came from ("list"), or a row's list ("back"); after a
+	// removal, that list.
 	next := back + "?done=" + action
+	list := "/"
+	if l, ok := listAddress(r.PostForm.Get("list")); ok {
+		list = l
+		if l != "/" {
+			next = withQuery(back, "done", action, "back", l)
+		}
+	}
+	if l, ok := listAddress(r.PostForm.Get("back")); ok {
+		back, list = l, l
+		next = withQuery(l, "done", action, "id", id)
+	}
 	switch action {
 	case "cancel":
 		err = jobstore.RequestCancel(dir, jobstore.CancelRequest{RequestedAt: jobstore.Now(),
 			RequestedBy: "jobstore serve (" + requester() + ")", Reason: "cancelled from the web page"})
 	case "remove":
 		err = jobstore.Remove(dir)
-		next = "/?done=removed&id=" + url.QueryEscape(id)
+		next = withQuery(list, "done", "removed", "id", id)
 	case "retry":
 		err = jobstore.Retry(dir)
 	default:

@@ -4,13 +4,12 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/axqua/jobstore"
 )
 
 // This file is serve's API for scripts: /api/jobs and /api/jobs/ID, in
-// the shapes of list --json and show --json, and /metrics.
+// the shapes of list --json and show --json.
 
 // apiJobs answers the jobs as list --json prints them, filtered as the
 // list flags filter (?state=, ?kind=, ?label=k=v, ?search=, ?limit=,
@@ -63,9 +62,4 @@ func (s *server) apiJob(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSONAnswer(w, http.StatusOK, newShowJSON(j))
-}
-
-func (s *server) metrics(w http.ResponseWriter, r *http.Request) {
-	w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
-	writeMetrics(w, s.table, s.hub, time.Now())
 }

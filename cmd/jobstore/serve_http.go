@@ -60,6 +60,7 @@ func newServer(ctx context.Context, cfg serverConfig) (*server, error) {
 	hub := newEventHub()
 	s := &server{cfg: cfg, cookie: fmt.Sprintf("jobstore_token_%d", cfg.port), key: key,
 		table: newJobTable(cfg.root, hub), hub: hub, pages: parsePages(), done: make(chan struct{}), stop: stop}
+	s.table.metrics.reg.MustRegister(newTableCollector(s.table, hub, s.table.metrics.started))
 	go s.table.follow(ctx, updates)
 	return s, nil
 }
@@ -90,13 +91,16 @@ func (s *server) handler() http.Handler {
 	mux.HandleFunc("GET /jobs/{id}", s.jobPage)
 	mux.HandleFunc("GET /jobs/{id}/log", s.jobLog)
 	mux.HandleFunc("POST /jobs/{id}/{action}", s.jobAction)
+	mux.HandleFunc("POST /bulk/{action}", s.bulkAction)
+	mux.HandleFunc("GET /kinds", s.kindsPageHandler)
 	mux.HandleFunc("GET /api/rows", s.apiRows)
+	mux.HandleFunc("GET /api/kinds", s.apiKinds)
 	mux.HandleFunc("GET /api/jobs", s.apiJobs)
 	mux.HandleFunc("GET /api/jobs/{id}", s.apiJob)
 	mux.HandleFunc("GET /events", func(w http.ResponseWriter, r *http.Request) {
 		s.serveEvents(w, r, r.URL.Query().Get("job"))
 	})
-	mux.HandleFunc("GET /metrics", s.metrics)
+	mux.Handle("GET /metrics", s.metricsHandler())
 	mux.Handle("GET /static/", http.StripPrefix("/static/", staticFiles()))
 	return s.guard(mux)
 }
@@ -139,7 +143,7 @@ func (s *server) guard(next http.Handler) http.Handler {
 
 // isPage reports whether path is one of the HTML pages.
 func isPage(path string) bool {
-	return path == "/" || (strings.HasPrefix(path, "/jobs/") && strings.Count(path, "/") == 2)
+	return path == "/" || path == "/kinds" || (strings.HasPrefix(path, "/jobs/") && strings.Count(path, "/") == 2)
 }
 
 // authorized reports whether r carries the token, and whether it came as

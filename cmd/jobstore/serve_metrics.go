@@ -1,43 +1,54 @@
 package main
 
 import (
-	"fmt"
-	"io"
-	"maps"
-	"math"
-	"slices"
-	"strconv"
-	"strings"
-	"sync"
+	"net/http"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/axqua/jobstore"
 )
 
-// This file is serve's /metrics, in the Prometheus text format (version
-// 0.0.4). Gauges are counted from the table at each scrape; counters and
-// the histogram from the changes WatchRoot delivered since the server
-// started (docs/cli.md says how each is derived).
+// This file is serve's /metrics. Gauges are counted from the table at
+// each scrape; counters and histograms from the changes WatchRoot
+// delivered since the server started (docs/cli.md says how each is
+// derived); the Go runtime's and the process's own are there too.
 
-// durationBuckets are the histogram's upper bounds, in seconds.
-var durationBuckets = [...]float64{1, 5, 15, 60, 300, 900, 3600, 4 * 3600, 12 * 3600, 24 * 3600}
-
-// serveMetrics are the counters since the server started.
+// serveMetrics are the server's registry and its counters.
 type serveMetrics struct {
-	mu       sync.Mutex
+	reg      *prometheus.Registry
 	started  time.Time
-	starts   map[string]uint64 // by kind
-	rescues  map[string]uint64
-	retries  map[string]uint64
-	failures map[string]uint64
-	buckets  [len(durationBuckets)]uint64
-	count    uint64
-	sum      float64
+	jobs     *jobMetrics
+	rescues  *prometheus.CounterVec
+	retries  *prometheus.CounterVec
+	failures *prometheus.CounterVec
 }
 
 func newServeMetrics() *serveMetrics {
-	return &serveMetrics{started: time.Now(), starts: map[string]uint64{}, rescues: map[string]uint64{},
-		retries: map[string]uint64{}, failures: map[string]uint64{}}
+	reg := prometheus.NewRegistry()
+	counter := func(name, help string) *prometheus.CounterVec {
+		c := prometheus.NewCounterVec(prometheus.CounterOpts{Name: name, Help: help}, []string{"kind"})
+		reg.MustRegister(c)
+		return c
+	}
+	m := &serveMetrics{reg: reg, started: time.Now(),
+		jobs: newJobMetrics(reg, "Runs started since the server started: a status with a started_at (or attempt) not seen before."),
+		rescues: counter("jobstore_job_rescues_total",
+			"Jobs marked lost since the server started: their runner was judged gone and the job taken from it."),
+		retries:  counter("jobstore_job_retries_total", "Jobs queued or running again after they had ended, since the server started."),
+		failures: counter("jobstore_job_failures_total", "Jobs that ended failed since the server started."),
+	}
+	processCollectors(reg)
+	return m
+}
+
+// declare makes the series of kind exist at 0.
+func (m *serveMetrics) declare(kind string) {
+	m.jobs.declare(kind)
+	m.rescues.WithLabelValues(kind)
+	m.retries.WithLabelValues(kind)
+	m.failures.WithLabelValues(kind)
 }
 
 // observe counts what changed from prev (nil: a job new to the server) to
@@ -58,52 +69,89 @@ func (m *serveMetrics) observe(prev, j *watchedJob) {
 	if j.spec != nil {
 		kind = j.spec.Kind
 	}
+	m.declare(kind)
 	wasState := jobstore.State("")
+	var retryAt *time.Time
 	if was != nil {
-		wasState = was.State
+		wasState, retryAt = was.State, was.RetryAt
 	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
 	// A start: a started_at not seen before (a start whose running
 	// record was skipped, the latest record winning, counts too).
 	if st.StartedAt != nil && (was == nil || was.StartedAt == nil || !was.StartedAt.Equal(*st.StartedAt) || was.Attempt != st.Attempt) {
-		m.starts[kind]++
+		m.jobs.started(kind, st.StartedAt.Sub(readyAt(j.spec, st, retryAt)))
 	}
 	// A retry: a job that had ended is queued or running again.
 	if wasState.Terminal() && !st.State.Terminal() {
-		m.retries[kind]++
+		m.retries.WithLabelValues(kind).Inc()
 	}
 	if st.State != wasState {
 		switch st.State {
 		case jobstore.Failed:
-			m.failures[kind]++
+			m.failures.WithLabelValues(kind).Inc()
 		case jobstore.Lost: // its runner judged gone and the job rescued from it
-			m.rescues[kind]++
+			m.rescues.WithLabelValues(kind).Inc()
 		}
 	}
-	if st.State.Terminal() && !wasState.Terminal() && st.StartedAt != nil && st.FinishedAt != nil {
-		d := max(st.FinishedAt.Sub(*st.StartedAt).Seconds(), 0)
-		for i, le := range durationBuckets {
-			if d <= le {
-				m.buckets[i]++
-			}
+	switch {
+	case st.State.Terminal() && !wasState.Terminal():
+		ran := time.Duration(-1)
+		if st.StartedAt != nil && st.FinishedAt != nil {
+			ran = max(st.FinishedAt.Sub(*st.StartedAt), 0)
 		}
-		m.count++
-		m.sum += d
+		m.jobs.ended(kind, st.State, ran)
+	case st.State == jobstore.Queued && wasState == jobstore.Running:
+		// An attempt ended and the job is to run again: its run time
+		// is in its attempts.
+		ran := time.Duration(-1)
+		if n := len(st.Attempts); n > 0 && st.Attempts[n-1].StartedAt != nil {
+			a := st.Attempts[n-1]
+			ran = max(a.EndedAt.Sub(*a.StartedAt), 0)
+		}
+		m.jobs.ended(kind, jobstore.Queued, ran)
 	}
 }
 
-// writeMetrics writes the metrics of t in the Prometheus text format.
-func writeMetrics(w io.Writer, t *jobTable, hub *eventHub, now time.Time) {
-	entries, _, rootErr := t.snapshot()
+// tableCollector is the gauges counted from the table at each scrape.
+type tableCollector struct {
+	t       *jobTable
+	hub     *eventHub
+	started time.Time
+
+	jobs, oldest, readable, streams, dropped, start *prometheus.Desc
+}
+
+func newTableCollector(t *jobTable, hub *eventHub, started time.Time) *tableCollector {
+	return &tableCollector{t: t, hub: hub, started: started,
+		jobs: prometheus.NewDesc("jobstore_jobs",
+			"Jobs under the root by state (a status's state, unreadable, or none before the first status) and kind.", []string{"state", "kind"}, nil),
+		oldest: prometheus.NewDesc("jobstore_oldest_queued_age_seconds",
+			"Age of the oldest queued job by kind, from its submitted_at.", []string{"kind"}, nil),
+		readable: prometheus.NewDesc("jobstore_root_readable", "1 while the root can be read, 0 while it cannot.", nil, nil),
+		streams:  prometheus.NewDesc("jobstore_serve_event_streams", "Event streams (pages) connected now.", nil, nil),
+		dropped: prometheus.NewDesc("jobstore_serve_events_dropped_total",
+			"Events dropped for pages that did not keep up (each such page reloads its rows).", nil, nil),
+		start: prometheus.NewDesc("jobstore_serve_start_time_seconds", "When the server started, in seconds since the Unix epoch.", nil, nil),
+	}
+}
+
+func (c *tableCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{c.jobs, c.oldest, c.readable, c.streams, c.dropped, c.start} {
+		ch <- d
+	}
+}
+
+func (c *tableCollector) Collect(ch chan<- prometheus.Metric) {
+	entries, _, rootErr := c.t.snapshot()
 	type key struct{ state, kind string }
 	jobs := map[key]int{}
+	kinds := map[string]bool{}
 	oldest := map[string]time.Time{}
 	for _, en := range entries {
 		kind := "?"
 		if en.Spec != nil {
 			kind = en.Spec.Kind
 		}
+		kinds[kind] = true
 		state := entryState(en)
 		jobs[key{state, kind}]++
 		if state == string(jobstore.Queued) && en.Spec != nil {
@@ -112,75 +160,27 @@ func writeMetrics(w io.Writer, t *jobTable, hub *eventHub, now time.Time) {
 			}
 		}
 	}
-	fmt.Fprintln(w, "# HELP jobstore_jobs Jobs under the root by state (a status's state, unreadable, or none before the first status) and kind.")
-	fmt.Fprintln(w, "# TYPE jobstore_jobs gauge")
-	keys := slices.SortedFunc(maps.Keys(jobs), func(a, b key) int {
-		return strings.Compare(a.state+"\x00"+a.kind, b.state+"\x00"+b.kind)
-	})
-	for _, k := range keys {
-		fmt.Fprintf(w, "jobstore_jobs{state=%s,kind=%s} %d\n", promLabel(k.state), promLabel(k.kind), jobs[k])
+	// Every state of every kind present, at 0 when no job is in it.
+	for kind := range kinds {
+		for _, s := range append(stateNames(), unreadableState, noStatusState) {
+			ch <- prometheus.MustNewConstMetric(c.jobs, prometheus.GaugeValue, float64(jobs[key{s, kind}]), s, kind)
+		}
 	}
-	fmt.Fprintln(w, "# HELP jobstore_oldest_queued_age_seconds Age of the oldest queued job by kind, from its submitted_at.")
-	fmt.Fprintln(w, "# TYPE jobstore_oldest_queued_age_seconds gauge")
-	for _, kind := range slices.Sorted(maps.Keys(oldest)) {
-		fmt.Fprintf(w, "jobstore_oldest_queued_age_seconds{kind=%s} %s\n", promLabel(kind), promFloat(now.Sub(oldest[kind]).Seconds()))
+	now := time.Now()
+	for kind, at := range oldest {
+		ch <- prometheus.MustNewConstMetric(c.oldest, prometheus.GaugeValue, now.Sub(at).Seconds(), kind)
 	}
-	up := 1
+	up := 1.0
 	if rootErr != nil {
 		up = 0
 	}
-	fmt.Fprintln(w, "# HELP jobstore_root_readable 1 while the root can be read, 0 while it cannot.")
-	fmt.Fprintln(w, "# TYPE jobstore_root_readable gauge")
-	fmt.Fprintf(w, "jobstore_root_readable %d\n", up)
-
-	m := t.metrics
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	counter := func(name, help string, by map[string]uint64) {
-		fmt.Fprintf(w, "# HELP %s %s\n# TYPE %s counter\n", name, help, name)
-		for _, kind := range slices.Sorted(maps.Keys(by)) {
-			fmt.Fprintf(w, "%s{kind=%s} %d\n", name, promLabel(kind), by[kind])
-		}
-	}
-	counter("jobstore_job_starts_total", "Runs started since the server started: a status with a started_at (or attempt) not seen before.", m.starts)
-	counter("jobstore_job_rescues_total", "Jobs marked lost since the server started: their runner was judged gone and the job taken from it.", m.rescues)
-	counter("jobstore_job_retries_total", "Jobs queued or running again after they had ended, since the server started.", m.retries)
-	counter("jobstore_job_failures_total", "Jobs that ended failed since the server started.", m.failures)
-	fmt.Fprintln(w, "# HELP jobstore_job_duration_seconds Run time (finished_at - started_at) of the jobs seen ending since the server started.")
-	fmt.Fprintln(w, "# TYPE jobstore_job_duration_seconds histogram")
-	for i, le := range durationBuckets {
-		fmt.Fprintf(w, "jobstore_job_duration_seconds_bucket{le=%q} %d\n", promFloat(le), m.buckets[i])
-	}
-	fmt.Fprintf(w, "jobstore_job_duration_seconds_bucket{le=\"+Inf\"} %d\n", m.count)
-	fmt.Fprintf(w, "jobstore_job_duration_seconds_sum %s\n", promFloat(m.sum))
-	fmt.Fprintf(w, "jobstore_job_duration_seconds_count %d\n", m.count)
-	fmt.Fprintln(w, "# HELP jobstore_serve_event_streams Event streams (pages) connected now.")
-	fmt.Fprintln(w, "# TYPE jobstore_serve_event_streams gauge")
-	fmt.Fprintf(w, "jobstore_serve_event_streams %d\n", hub.count())
-	fmt.Fprintln(w, "# HELP jobstore_serve_events_dropped_total Events dropped for pages that did not keep up (each such page reloads its rows).")
-	fmt.Fprintln(w, "# TYPE jobstore_serve_events_dropped_total counter")
-	fmt.Fprintf(w, "jobstore_serve_events_dropped_total %d\n", hub.dropped.Load())
-	fmt.Fprintln(w, "# HELP jobstore_serve_start_time_seconds When the server started, in seconds since the Unix epoch.")
-	fmt.Fprintln(w, "# TYPE jobstore_serve_start_time_seconds gauge")
-	fmt.Fprintf(w, "jobstore_serve_start_time_seconds %s\n", promFloat(float64(m.started.UnixNano())/1e9))
+	ch <- prometheus.MustNewConstMetric(c.readable, prometheus.GaugeValue, up)
+	ch <- prometheus.MustNewConstMetric(c.streams, prometheus.GaugeValue, float64(c.hub.count()))
+	ch <- prometheus.MustNewConstMetric(c.dropped, prometheus.CounterValue, float64(c.hub.dropped.Load()))
+	ch <- prometheus.MustNewConstMetric(c.start, prometheus.GaugeValue, float64(c.started.UnixNano())/1e9)
 }
 
-// promLabel is s as a quoted label value of the text format: backslash,
-// double quote and newline escaped, and the bytes that are not valid
-// UTF-8 replaced.
-func promLabel(s string) string {
-	s = strings.ToValidUTF8(s, "\uFFFD")
-	r := strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`)
-	return `"` + r.Replace(s) + `"`
-}
-
-// promFloat is f as the text format writes a number.
-func promFloat(f float64) string {
-	switch {
-	case math.IsInf(f, 1):
-		return "+Inf"
-	case math.IsInf(f, -1):
-		return "-Inf"
-	}
-	return strconv.FormatFloat(f, 'g', -1, 64)
+// metricsHandler serves the metrics of s's registry.
+func (s *server) metricsHandler() http.Handler {
+	return promhttp.HandlerFor(s.table.metrics.reg, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError})
 }

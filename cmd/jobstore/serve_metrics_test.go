@@ -1,13 +1,16 @@
 package main
 
 import (
+	"io"
 	"net/http"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/axqua/jobstore"
 	"github.com/axqua/jobstore/internal/testdir"
+	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
@@ -19,9 +22,16 @@ func (ts *testServer) scrape(t *testing.T) map[string]*dto.MetricFamily {
 	t.Helper()
 	code, body := ts.get(t, "/metrics")
 	require.Equal(t, http.StatusOK, code)
+	return parseExposition(t, strings.NewReader(body))
+}
+
+// parseExposition parses metrics in the text format with Prometheus's
+// parser.
+func parseExposition(t *testing.T, r io.Reader) map[string]*dto.MetricFamily {
+	t.Helper()
 	p := expfmt.NewTextParser(model.UTF8Validation)
-	fams, err := p.TextToMetricFamilies(strings.NewReader(body))
-	require.NoError(t, err, body)
+	fams, err := p.TextToMetricFamilies(r)
+	require.NoError(t, err)
 	return fams
 }
 
@@ -115,14 +125,26 @@ func TestServe_MetricsParseAndCountWhatHappens(t *testing.T) {
 		{"jobstore_job_failures_total", []string{"kind", "render"}, 2},
 		{"jobstore_job_rescues_total", []string{"kind", "render"}, 1},
 		{"jobstore_job_retries_total", []string{"kind", "render"}, 1},
-		{"jobstore_job_duration_seconds", nil, 4},
+		{"jobstore_job_duration_seconds", []string{"kind", "render"}, 4},
+		{"jobstore_jobs_finished_total", []string{"kind", "render", "state", "succeeded"}, 1},
+		{"jobstore_jobs_finished_total", []string{"kind", "render", "state", "failed"}, 2},
+		{"jobstore_jobs_finished_total", []string{"kind", "render", "state", "lost"}, 1},
+		{"jobstore_jobs_finished_total", []string{"kind", "render", "state", "cancelled"}, 0},
+		{"jobstore_jobs_finished_total", []string{"kind", evilKind, "state", "failed"}, 0},
+		{"jobstore_job_queue_wait_seconds", []string{"kind", "render"}, 4},
+		{"jobstore_job_starts_total", []string{"kind", evilKind}, 0},
+		{"jobstore_jobs", []string{"state", "running", "kind", "render"}, 0},
 		{"jobstore_root_readable", nil, 1},
 	} {
 		got, found := metricValue(fams, c.name, c.labels...)
 		require.True(t, found, "%s%v", c.name, c.labels)
 		require.Equal(t, c.want, got, "%s%v", c.name, c.labels)
 	}
-	h := fams["jobstore_job_duration_seconds"].Metric[0].Histogram
+	require.Contains(t, fams, "go_goroutines", "the Go runtime's metrics")
+	if runtime.GOOS == "linux" { // where the process collector has every metric
+		require.Contains(t, fams, "process_start_time_seconds", "the process's metrics")
+	}
+	h := histogramOf(t, fams, "jobstore_job_duration_seconds", "render")
 	require.InDelta(t, 4*90, h.GetSampleSum(), 4)
 	for _, b := range h.Bucket {
 		want := uint64(0)
@@ -138,6 +160,32 @@ func TestServe_MetricsParseAndCountWhatHappens(t *testing.T) {
 	require.InDelta(t, time.Since(spec.SubmittedAt).Seconds(), age, 5)
 }
 
+// histogramOf is the histogram of fams named name of kind.
+func histogramOf(t *testing.T, fams map[string]*dto.MetricFamily, name, kind string) *dto.Histogram {
+	t.Helper()
+	require.Contains(t, fams, name)
+	for _, m := range fams[name].Metric {
+		for _, l := range m.Label {
+			if l.GetName() == "kind" && l.GetValue() == kind {
+				return m.Histogram
+			}
+		}
+	}
+	require.FailNow(t, "no such histogram", "%s{kind=%q}", name, kind)
+	return nil
+}
+
+// valueOf is the value of a counter, or the sample count of a histogram.
+func valueOf(t *testing.T, m prometheus.Metric) uint64 {
+	t.Helper()
+	var d dto.Metric
+	require.NoError(t, m.Write(&d))
+	if d.Histogram != nil {
+		return d.Histogram.GetSampleCount()
+	}
+	return uint64(d.Counter.GetValue())
+}
+
 func TestServeMetrics_ObserveCountsTransitions(t *testing.T) {
 	spec := &jobstore.JobSpec{Kind: "k"}
 	at := func(s int) *time.Time { v := time.Unix(int64(s), 0); return &v }
@@ -145,28 +193,35 @@ func TestServeMetrics_ObserveCountsTransitions(t *testing.T) {
 		return &watchedJob{spec: spec, status: &jobstore.JobStatus{State: state, Seq: seq, Attempt: attempt, StartedAt: started, FinishedAt: finished}}
 	}
 	for _, c := range []struct {
-		name                                  string
-		prev, next                            *watchedJob
-		starts, retries, failures, rescues, n uint64
+		name                                        string
+		prev, next                                  *watchedJob
+		starts, retries, failures, rescues, n, ends uint64
 	}{
-		{"queued to running", job("queued", 1, 0, nil, nil), job("running", 2, 1, at(10), nil), 1, 0, 0, 0, 0},
-		{"running to running", job("running", 2, 1, at(10), nil), job("running", 3, 1, at(10), nil), 0, 0, 0, 0, 0},
-		{"the same record again", job("running", 2, 1, at(10), nil), job("running", 2, 1, at(10), nil), 0, 0, 0, 0, 0},
-		{"queued to succeeded, running skipped", job("queued", 1, 0, nil, nil), job("succeeded", 3, 1, at(10), at(20)), 1, 0, 0, 0, 1},
-		{"running to failed", job("running", 2, 1, at(10), nil), job("failed", 3, 1, at(10), at(20)), 0, 0, 1, 0, 1},
-		{"running to lost", job("running", 2, 1, at(10), nil), job("lost", 3, 1, at(10), at(20)), 0, 0, 0, 1, 1},
-		{"failed to queued: a retry", job("failed", 3, 1, at(10), at(20)), job("queued", 4, 1, nil, nil), 0, 1, 0, 0, 0},
-		{"failed to running: a retry and a start", job("failed", 3, 1, at(10), at(20)), job("running", 5, 2, at(30), nil), 1, 1, 0, 0, 0},
-		{"a new job already finished", nil, job("failed", 3, 1, at(10), at(20)), 1, 0, 1, 0, 1},
+		{"queued to running", job("queued", 1, 0, nil, nil), job("running", 2, 1, at(10), nil), 1, 0, 0, 0, 0, 0},
+		{"running to running", job("running", 2, 1, at(10), nil), job("running", 3, 1, at(10), nil), 0, 0, 0, 0, 0, 0},
+		{"the same record again", job("running", 2, 1, at(10), nil), job("running", 2, 1, at(10), nil), 0, 0, 0, 0, 0, 0},
+		{"queued to succeeded, running skipped", job("queued", 1, 0, nil, nil), job("succeeded", 3, 1, at(10), at(20)), 1, 0, 0, 0, 1, 1},
+		{"running to failed", job("running", 2, 1, at(10), nil), job("failed", 3, 1, at(10), at(20)), 0, 0, 1, 0, 1, 1},
+		{"running to lost", job("running", 2, 1, at(10), nil), job("lost", 3, 1, at(10), at(20)), 0, 0, 0, 1, 1, 1},
+		{"running to queued: an attempt ended, to run again", job("running", 2, 1, at(10), nil), job("queued", 3, 1, nil, nil), 0, 0, 0, 0, 0, 1},
+		{"failed to queued: a retry", job("failed", 3, 1, at(10), at(20)), job("queued", 4, 1, nil, nil), 0, 1, 0, 0, 0, 0},
+		{"failed to running: a retry and a start", job("failed", 3, 1, at(10), at(20)), job("running", 5, 2, at(30), nil), 1, 1, 0, 0, 0, 0},
+		{"a new job already finished", nil, job("failed", 3, 1, at(10), at(20)), 1, 0, 1, 0, 1, 1},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			m := newServeMetrics()
 			m.observe(c.prev, c.next)
-			require.Equal(t, c.starts, m.starts["k"], "starts")
-			require.Equal(t, c.retries, m.retries["k"], "retries")
-			require.Equal(t, c.failures, m.failures["k"], "failures")
-			require.Equal(t, c.rescues, m.rescues["k"], "rescues")
-			require.Equal(t, c.n, m.count, "durations")
+			require.Equal(t, c.starts, valueOf(t, m.jobs.starts.WithLabelValues("k")), "starts")
+			require.Equal(t, c.starts, valueOf(t, m.jobs.queueWait.WithLabelValues("k").(prometheus.Metric)), "queue waits")
+			require.Equal(t, c.retries, valueOf(t, m.retries.WithLabelValues("k")), "retries")
+			require.Equal(t, c.failures, valueOf(t, m.failures.WithLabelValues("k")), "failures")
+			require.Equal(t, c.rescues, valueOf(t, m.rescues.WithLabelValues("k")), "rescues")
+			require.Equal(t, c.n, valueOf(t, m.jobs.duration.WithLabelValues("k").(prometheus.Metric)), "durations")
+			var ends uint64
+			for _, s := range endStates() {
+				ends += valueOf(t, m.jobs.ends.WithLabelValues("k", string(s)))
+			}
+			require.Equal(t, c.ends, ends, "ends")
 		})
 	}
 }

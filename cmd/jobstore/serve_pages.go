@@ -49,13 +49,31 @@ func parseRowsQuery(q url.Values) rowsQuery {
 
 func (rq rowsQuery) filter() *jobFilter {
 	f := &jobFilter{text: rq.Search, newest: rq.Order == "newest"}
-	if rq.State != "" {
+	switch {
+	case isScheduleFilter(rq.State):
+		f.states = []string{string(jobstore.Queued)}
+	case rq.State != "":
 		f.states = []string{rq.State}
 	}
 	if rq.Kind != "" {
 		f.kinds = []string{rq.Kind}
 	}
 	return f
+}
+
+// chosen are the entries the query chooses, in its order, at now.
+func (rq rowsQuery) chosen(entries []jobstore.Entry, now time.Time) ([]jobstore.Entry, int) {
+	chosen, n := rq.filter().apply(entries)
+	if !isScheduleFilter(rq.State) {
+		return chosen, n
+	}
+	kept := chosen[:0]
+	for _, en := range chosen {
+		if matchSchedule(rq.State, en, now) {
+			kept = append(kept, en)
+		}
+	}
+	return kept, len(kept)
 }
 
 // with is the page's address with key set to value (and the first page,
@@ -97,7 +115,7 @@ const maxKinds = 500
 
 func (s *server) rowsPage(rq rowsQuery) rowsPage {
 	entries, jobs, rootErr := s.table.snapshot()
-	chosen, matched := rq.filter().apply(entries)
+	chosen, matched := rq.chosen(entries, time.Now())
 	pages := max((matched+rq.Size-1)/rq.Size, 1)
 	page := min(rq.Page, pages)
 	lo := min((page-1)*rq.Size, matched)
@@ -138,12 +156,15 @@ type rootView struct {
 	Prev, Next  string
 	Flash       string
 	Now         time.Time
+	CSRF        string // the root page's CSRF token (serve_actions.go)
+	Self        string // this page's address, to come back to after an action
+	Failed      int    // failed jobs the filters choose (all pages): the bulk retry's
 }
 
 func (s *server) rootPage(w http.ResponseWriter, r *http.Request) {
 	rq := parseRowsQuery(r.URL.Query())
 	v := rootView{Root: s.cfg.root, ReadOnly: s.cfg.readOnly, Query: rq, rowsPage: s.rowsPage(rq),
-		States: append(stateNames(), unreadableState, noStatusState), Now: time.Now()}
+		States: append(stateNames(), unreadableState, noStatusState, scheduledFilter, retryingFilter), Now: time.Now()}
 	v.Query.Page = v.Page
 	if v.Matched > 0 {
 		v.First = (v.Page-1)*v.Size + 1
@@ -155,9 +176,12 @@ func (s *server) rootPage(w http.ResponseWriter, r *http.Request) {
 	if v.Page < v.Pages {
 		v.Next = rq.with("page", strconv.Itoa(v.Page+1))
 	}
-	if r.URL.Query().Get("done") == "removed" {
-		v.Flash = "removed job " + r.URL.Query().Get("id")
+	v.CSRF = s.listCSRF()
+	if !s.cfg.readOnly {
+		v.Failed = s.failedCount(rq)
 	}
+	v.Self = rq.with("page", strconv.Itoa(v.Page))
+	v.Flash = listFlash(r.URL.Query())
 	s.render(w, "root.html", v)
 }
 
@@ -204,6 +228,7 @@ type logView struct {
 // jobView is what the job's page template renders.
 type jobView struct {
 	Root, ID       string
+	Back           string // the list the page was opened from
 	Row            pageRow
 	Spec           *jobstore.JobSpec
 	SpecError      string
@@ -243,7 +268,7 @@ func (s *server) jobPage(w http.ResponseWriter, r *http.Request) {
 	en := jobstore.Entry{Dir: dir, Spec: j.Spec, Status: j.Status, Err: firstErr(j.SpecInfo.Err, j.StatusInfo.Err)}
 	c, cinfo := readCancel(dir)
 	row := newPageRow(en, &watchedJob{cancel: c, cancelInfo: cinfo})
-	v := jobView{Root: s.cfg.root, ID: id, Row: row, ReadOnly: s.cfg.readOnly, CSRF: s.csrfToken(id), Now: time.Now()}
+	v := jobView{Root: s.cfg.root, ID: id, Back: listBack(r), Row: row, ReadOnly: s.cfg.readOnly, CSRF: s.csrfToken(id), Now: time.Now()}
 	if j.SpecInfo.Err != nil {
 		v.SpecError = oneLine(errorLine(j.SpecInfo.Err))
 	}
@@ -276,6 +301,50 @@ func (s *server) jobPage(w http.ResponseWriter, r *http.Request) {
 		v.Flash = "queued again"
 	}
 	s.render(w, "job.html", v)
+}
+
+// listBack is the root page a job's page was opened from, filters and
+// all: as ?back= names it (the page reloaded by its script), or as the
+// Referer tells (a page of this server); "/" otherwise.
+func listBack(r *http.Request) string {
+	if list, ok := listAddress(r.URL.Query().Get("back")); ok {
+		return list
+	}
+	if ref, err := url.Parse(r.Referer()); err == nil && ref.Host == r.Host {
+		if list, ok := listAddress(ref.RequestURI()); ok {
+			return list
+		}
+	}
+	return "/"
+}
+
+// listAddress is addr, an address of the root's page on this server
+// ("/" with a query), without the query's token and flash (done, id);
+// ok false when addr is anything else (another site, another page).
+func listAddress(addr string) (string, bool) {
+	u, err := url.Parse(addr)
+	if addr == "" || err != nil || u.Scheme != "" || u.Host != "" || u.User != nil || u.Path != "/" {
+		return "", false
+	}
+	q := u.Query()
+	for _, k := range []string{"done", "id", "n", "token"} {
+		q.Del(k)
+	}
+	if len(q) == 0 {
+		return "/", true
+	}
+	return "/?" + q.Encode(), true
+}
+
+// withQuery is addr (a path, with or without a query) with the pairs of
+// kv added to its query.
+func withQuery(addr string, kv ...string) string {
+	path, raw, _ := strings.Cut(addr, "?")
+	q, _ := url.ParseQuery(raw)
+	for i := 0; i+1 < len(kv); i += 2 {
+		q.Set(kv[i], kv[i+1])
+	}
+	return path + "?" + q.Encode()
 }
 
 // firstErr is the first error that is not nil.
@@ -442,7 +511,15 @@ func parsePages() *template.Template {
 			}
 			return t.UTC().Format(time.RFC3339Nano)
 		},
-		"link": func(rq rowsQuery, k, v string) string { return rq.with(k, v) },
+		"link":        func(rq rowsQuery, k, v string) string { return rq.with(k, v) },
+		"due":         dueText,
+		"rowActions":  rowActions,
+		"states":      func() []string { return append(stateNames(), unreadableState, noStatusState) },
+		"kindLink":    func(kind string) string { return rowsQuery{Order: "newest"}.with("kind", kind) },
+		"sparkWidth":  func() int { return sparkWidth },
+		"sparkHeight": func() int { return sparkHeight },
+		"actionPath":  actionPath,
+		"attempt":     rowAttemptText,
 	}
 	return template.Must(template.New("").Funcs(funcs).ParseFS(webFiles, "web/*.html"))
 }

@@ -83,6 +83,9 @@ func (t *jobTable) take(u jobstore.RootUpdate) {
 	prev := t.jobs[u.Dir]
 	j := jobFromUpdate(u, nil)
 	t.jobs[u.Dir] = j
+	if j.spec != nil {
+		t.metrics.declare(j.spec.Kind)
+	}
 	t.dirty = true
 	if t.synced {
 		t.metrics.observe(prev, j)
@@ -124,16 +127,24 @@ func (t *jobTable) job(dir jobstore.JobDir) *watchedJob {
 	return t.jobs[dir]
 }
 
-// counts are the jobs by state (entryState), every known state present.
+// counts are the jobs by state (entryState), every known state present,
+// and by the filters by schedule, at now.
 func (t *jobTable) counts() map[string]int {
-	out := map[string]int{}
+	out := map[string]int{scheduledFilter: 0, retryingFilter: 0}
 	for _, s := range stateNames() {
 		out[s] = 0
 	}
+	now := time.Now()
 	t.mu.RLock()
 	defer t.mu.RUnlock()
 	for _, j := range t.jobs {
-		out[entryState(j.entry())]++
+		en := j.entry()
+		out[entryState(en)]++
+		for _, f := range []string{scheduledFilter, retryingFilter} {
+			if matchSchedule(f, en, now) {
+				out[f]++
+			}
+		}
 	}
 	out["total"] = len(t.jobs)
 	return out
@@ -154,6 +165,13 @@ type pageRow struct {
 	SubmittedAt *time.Time `json:"submitted_at"`
 	UpdatedAt   *time.Time `json:"updated_at"`
 	Error       string     `json:"error"`
+	// The schedule (serve_schedule.go): when a queued job is due (nil: at
+	// once, or not queued), whether that is a pending retry, its priority
+	// and the most attempts it may make (0: one).
+	Due         *time.Time `json:"due"`
+	Retrying    bool       `json:"retrying"`
+	Priority    int        `json:"priority"`
+	MaxAttempts int        `json:"max_attempts"`
 }
 
 // maxRowText is the most of a message or error a row carries; the job's
@@ -166,7 +184,9 @@ func newPageRow(en jobstore.Entry, j *watchedJob) pageRow {
 		r.Kind = s.Kind
 		at := s.SubmittedAt
 		r.SubmittedAt = &at
+		r.Priority, r.MaxAttempts = s.Priority, s.MaxAttempts
 	}
+	r.Due, r.Retrying = scheduleOf(en)
 	if st := en.Status; st != nil {
 		r.Seq, r.Progress, r.Message, r.Attempt, r.Host = st.Seq, st.Progress, cutText(st.Message, maxRowText), st.Attempt, st.Host
 		at := st.UpdatedAt

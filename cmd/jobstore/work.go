@@ -26,7 +26,7 @@ const defaultGrace = 10 * time.Second
 func workCmd() *command {
 	return &command{
 		name:    "work",
-		args:    "ROOT [--kind K]... [--parallel N] [--grace D] [--lease D] [--until-empty] [--fail-fast N] [--fail-fast-within D] [--log-limit SIZE] [--json] [--scan D] -- COMMAND [ARG...]",
+		args:    "ROOT [--kind K]... [--parallel N] [--grace D] [--lease D] [--until-empty] [--fail-fast N] [--fail-fast-within D] [--log-limit SIZE] [--json] [--scan D] [--metrics HOST:PORT] -- COMMAND [ARG...]",
 		summary: "run COMMAND for each queued job of ROOT, N at a time, on this host",
 		doc: `Runs the jobs of ROOT on a jobstore Worker: takes the queued jobs that are
 due, highest priority first, then oldest (as StartNext does), and runs
@@ -144,12 +144,20 @@ stderr. A kind, a message or an error that
 holds terminal controls or invalid UTF-8 is printed escaped (\x1b, \u009b,
 \xff); --json gives the strings as they are.
 
+--metrics HOST:PORT serves this worker's Prometheus metrics at
+http://HOST:PORT/metrics while it runs (port 0: a free port; stderr names
+the address): the jobs it took, how their attempts ended by state and kind,
+their run time and queue wait, the jobs running now, and the process's own
+(docs/cli.md lists them). There is no token: listen on the loopback or a
+private network.
+
 Exit codes: 0 --until-empty found no job left, and every job it ran
 succeeded; 1 --until-empty, and a job it ran did not succeed; 2 bad
-arguments; 3 ROOT cannot be read, COMMAND cannot be found, or a job's
-status could not be written; 7 COMMAND cannot run jobs: it could not be
-started, or --fail-fast jobs failed fast; stopped by SIGINT or SIGTERM:
-ended by that signal (130 or 143 in a shell).`,
+arguments; 3 ROOT cannot be read, COMMAND cannot be found, a job's
+status could not be written, or the --metrics address cannot be listened
+on; 7 COMMAND cannot run jobs: it could not be started, or --fail-fast
+jobs failed fast; stopped by SIGINT or SIGTERM: ended by that signal (130
+or 143 in a shell).`,
 		minPos: 1, maxPos: 1, posNames: "ROOT", commandAfterDash: true,
 		define: defineWork,
 	}
@@ -180,6 +188,8 @@ type worker struct {
 	stderr   io.Writer
 	logLimit int64    // the most bytes kept of each output file; 0: no limit
 	failFast failFast // when a run of fast failures stops the worker
+
+	metrics *workMetrics // --metrics; nil: none
 
 	mu  sync.Mutex // serialises lines on out and stderr; guards what follows
 	out io.Writer
@@ -216,6 +226,7 @@ func defineWork(fs *pflag.FlagSet) runFunc {
 	logLimit := sizeFlag(defaultLogLimit)
 	fs.Var(&logLimit, "log-limit", "keep at most the last `SIZE` bytes of stdout.log and of stderr.log (0: all; units KiB, MiB, GiB)")
 	lease := fs.Duration("lease", jobstore.DefaultLease, "each job's lease: another host may take over a job whose worker has not renewed it for this long")
+	metricsAddr := fs.String("metrics", "", "serve this worker's Prometheus metrics at http://`HOST:PORT`/metrics (port 0: a free one)")
 	return func(e *env, args, pos []string) error {
 		_, argv, dashed := splitCommand(args)
 		switch {
@@ -250,6 +261,15 @@ func defineWork(fs *pflag.FlagSet) runFunc {
 		}
 		wk := &worker{root: root, argv: argv, grace: *grace, asJSON: *asJSON, out: e.stdout, stderr: e.stderr,
 			logLimit: int64(logLimit), failFast: failFast{after: *failFastN, within: *failFastWithin}}
+		if *metricsAddr != "" {
+			wk.metrics = newWorkMetrics(kinds)
+			bound, stop, err := serveWorkMetrics(wk.metrics, *metricsAddr)
+			if err != nil {
+				return err
+			}
+			defer stop()
+			wk.warnf("metrics at http://%s/metrics", bound)
+		}
 		opts := []jobstore.StartOption{jobstore.WithKinds(kinds...), jobstore.WithScanInterval(*scan), jobstore.WithLease(*lease),
 			jobstore.WithSkipped(func(dir jobstore.JobDir, err error) {
 				wk.warnf("passed over job %s: %s", dir.ID(), oneLine(errorLine(err)))
@@ -392,6 +412,7 @@ func (wk *worker) handle(ctx context.Context, run *jobstore.Run) error {
 	defer hasStarted()
 
 	wk.startLine(run)
+	wk.metrics.started(run)
 	began := time.Now()
 	end := wk.runJob(ctx, run, hasStarted)
 	wk.mu.Lock()
@@ -399,6 +420,7 @@ func (wk *worker) handle(ctx context.Context, run *jobstore.Run) error {
 	n := wk.active
 	wk.mu.Unlock()
 	wk.endLine(run, end, time.Since(began))
+	wk.metrics.ended(run, end)
 	if stop, why := wk.judge(run, end); stop {
 		if why != "" && n > 0 { // else the error that ends the worker says it at once
 			wk.warnf("taking no more jobs: %s; waiting for %s to end", why, plural(n, "running job"))

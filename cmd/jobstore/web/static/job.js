@@ -24,7 +24,9 @@
       document.getElementById("message").textContent = row.error || row.message;
       if (row.state !== state) {
         state = row.state;
-        setTimeout(() => location.replace(location.pathname), 300); // fields and actions change with the state
+        // Fields and actions change with the state; the back link stays.
+        const back = document.getElementById("back").getAttribute("href");
+        setTimeout(() => location.replace(location.pathname + "?back=" + encodeURIComponent(back)), 300);
       }
     });
     es.addEventListener("removed", () => {

@@ -9,6 +9,7 @@
   const range = document.getElementById("range");
   const query = new URLSearchParams(location.search);
   query.delete("done"); query.delete("id");
+  const actions = document.body.dataset.actions === "1"; // not --read-only
   let shown = new Map(); // job ID -> its row
   for (const tr of tbody.rows) shown.set(tr.dataset.id, tr);
 
@@ -24,6 +25,13 @@
     if (s < 86400) return h + "h" + two(m % 60) + "m";
     return d + "d" + two(h % 24) + "h";
   }
+  // dueText is what a row's .due says at now (serve_schedule.go's dueText).
+  function dueText(span, now) {
+    if (!span.dataset.due) return "";
+    const left = Date.parse(span.dataset.due) - now;
+    if (!(left > 0)) return "";
+    return (span.dataset.retry ? "retry due in " : "due in ") + fmtAge(left);
+  }
   function pct(p) { return p == null ? "-" : Math.floor(p * 100 + 1e-9) + "%"; }
   function cell(tr, cls, label) {
     const td = document.createElement("td");
@@ -32,12 +40,22 @@
   function build(row) {
     const tr = document.createElement("tr");
     tr.dataset.id = row.id;
+    if (actions) {
+      const box = document.createElement("input");
+      box.type = "checkbox"; box.name = "id"; box.value = row.id;
+      box.setAttribute("form", "bulk"); box.setAttribute("aria-label", "select " + row.id);
+      cell(tr, "pick", "").appendChild(box);
+    }
     const a = document.createElement("a");
     a.href = "/jobs/" + encodeURIComponent(row.id); a.textContent = row.id;
     cell(tr, "id", "ID").appendChild(a);
-    cell(tr, "kind", "kind");
+    const kd = cell(tr, "kind", "kind");
+    kd.appendChild(document.createTextNode(""));
+    const prio = document.createElement("span"); prio.className = "prio"; kd.appendChild(prio);
     const st = cell(tr, "state", "state");
     const badge = document.createElement("span"); badge.className = "badge"; st.appendChild(badge);
+    st.appendChild(document.createTextNode(" "));
+    const due = document.createElement("span"); due.className = "due"; st.appendChild(due);
     st.appendChild(document.createTextNode(" "));
     const note = document.createElement("span"); note.className = "note"; st.appendChild(note);
     const pr = cell(tr, "progress", "progress");
@@ -49,6 +67,7 @@
     const msg = document.createElement("span"); msg.className = "msg"; pr.appendChild(msg);
     cell(tr, "attempt", "attempt"); cell(tr, "host", "host");
     cell(tr, "age", "age");
+    if (actions) cell(tr, "act", "");
     update(tr, row);
     return tr;
   }
@@ -63,19 +82,48 @@
     if (!newer(tr, row)) return;
     tr.dataset.seq = String(row.seq);
     tr.dataset.updated = row.updated_at || "";
+    if (actions && tr.className !== "st-" + row.state) setActions(tr.querySelector("td.act"), row);
     tr.className = "st-" + row.state;
-    tr.querySelector("td.kind").textContent = row.kind;
+    tr.querySelector("td.kind").firstChild.nodeValue = row.kind;
+    tr.querySelector(".prio").textContent = row.priority ? " priority " + row.priority : "";
+    const due = tr.querySelector(".due");
+    due.dataset.due = row.due || ""; due.dataset.retry = row.retrying ? "1" : "";
+    due.textContent = dueText(due, Date.now());
     tr.querySelector(".badge").textContent = row.state;
     tr.querySelector(".note").textContent = row.note;
     const bar = tr.querySelector("progress");
     bar.value = row.progress == null ? 0 : row.progress; // unknown: empty, not the indeterminate animation
     tr.querySelector(".pct").textContent = pct(row.progress);
     tr.querySelector(".msg").textContent = row.error || row.message;
-    tr.querySelector("td.attempt").textContent = row.attempt ? String(row.attempt) : "";
+    tr.querySelector("td.attempt").textContent = row.max_attempts > 1 ? row.attempt + "/" + row.max_attempts :
+      (row.attempt ? String(row.attempt) : "");
     tr.querySelector("td.host").textContent = row.host;
     const age = tr.querySelector("td.age");
     age.dataset.at = row.submitted_at || "";
     age.textContent = row.submitted_at ? fmtAge(Date.now() - Date.parse(row.submitted_at)) : "-";
+  }
+  // rowActions are the buttons of a row in state (serve_bulk.go's rowActions).
+  function rowActions(state) {
+    switch (state) {
+      case "queued": case "running": return ["cancel"];
+      case "failed": case "lost": case "cancelled": return ["retry", "remove"];
+      case "succeeded": return ["remove"];
+    }
+    return [];
+  }
+  function setActions(td, row) {
+    const buttons = rowActions(row.state).map((action) => {
+      const b = document.createElement("button");
+      b.type = "submit"; b.textContent = action; b.dataset.action = action;
+      b.setAttribute("form", "rowact");
+      if (action === "remove") {
+        b.setAttribute("formaction", "/bulk/remove"); b.name = "id"; b.value = row.id; b.className = "danger";
+      } else {
+        b.setAttribute("formaction", "/jobs/" + encodeURIComponent(row.id) + "/" + action);
+      }
+      return b;
+    });
+    td.replaceChildren(...buttons);
   }
   function setCounts(counts) {
     for (const b of document.querySelectorAll("[data-count]")) {
@@ -143,6 +191,7 @@
     for (const td of document.querySelectorAll("td.age[data-at]")) {
       if (td.dataset.at) td.textContent = fmtAge(now - Date.parse(td.dataset.at));
     }
+    for (const span of document.querySelectorAll("span.due")) span.textContent = dueText(span, now);
   }, 5000);
   for (const sel of document.querySelectorAll("#filters select")) {
     sel.addEventListener("change", () => sel.form.submit());
