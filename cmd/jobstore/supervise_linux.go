@@ -63,6 +63,7 @@ type superviseReport struct {
 	StillThere int             `json:"still"`                 // processes killed after the grace (SIGTERM did not end them)
 	Unkilled   int             `json:"unkilled"`              // processes not gone superviseKillWait after SIGKILL
 	WatchdogMS int64           `json:"watchdog_ms"`           // >0: stopped by the watchdog, the lease then unrenewed for this long
+	Stopped    string          `json:"stopped,omitempty"`     // the stop signal the supervisor itself got ("SIGTERM"): its processes are being stopped
 	LeaseMS    int64           `json:"lease_ms"`
 	Note       string          `json:"note,omitempty"` // what went wrong in the supervisor itself
 }
@@ -157,6 +158,7 @@ func supervise(args []string, stderr io.Writer) int {
 	s.cmdPid = pid
 	s.send(superviseReport{Started: pid})
 	s.run(readControl(os.NewFile(3, "control")), reap(), sigs)
+	s.settle(sigs)
 	s.rep.Ended = true
 	s.rep.Status = uint32(s.status)
 	if s.watchdogAt > 0 {
@@ -253,7 +255,8 @@ func (s *supervisor) run(control <-chan controlEvent, reaped <-chan reapEvent, s
 			case ev.word == "kill":
 				s.kill()
 			}
-		case <-sigs:
+		case sig := <-sigs:
+			s.stoppedBy(sig)
 			s.terminate()
 		case <-timer.C:
 			now := time.Now()
@@ -271,6 +274,36 @@ func (s *supervisor) run(control <-chan controlEvent, reaped <-chan reapEvent, s
 			}
 		}
 	}
+}
+
+// stoppedBy notes the first stop signal the supervisor got.
+func (s *supervisor) stoppedBy(sig os.Signal) {
+	if s.rep.Stopped == "" {
+		s.rep.Stopped = unix.SignalName(sig.(syscall.Signal))
+	}
+}
+
+// settle waits up to stopSettle for a stop signal of the supervisor's own
+// when the command died of one that the supervisor did not send.
+func (s *supervisor) settle(sigs <-chan os.Signal) {
+	if s.rep.Stopped != "" || !s.termAt.IsZero() || !s.killAt.IsZero() || !diedOfStop(s.status) {
+		return
+	}
+	t := time.NewTimer(stopSettle)
+	defer t.Stop()
+	select {
+	case sig := <-sigs:
+		s.stoppedBy(sig)
+	case <-t.C:
+	}
+}
+
+// diedOfStop reports whether a command that ended with ws died of a stop
+// signal (SIGTERM, SIGINT, SIGHUP), or exited as a shell does when one
+// ended what it waited for (128 + the signal's number).
+func diedOfStop(ws syscall.WaitStatus) bool {
+	code, _, _ := exitOfStatus(ws)
+	return isStopCode(code)
 }
 
 // next is when the timer should next fire.

@@ -201,6 +201,7 @@ type worker struct {
 	launched chan struct{}
 
 	stopTaking context.CancelFunc // the Worker takes no more jobs
+	stop       *workStop
 }
 
 func defineWork(fs *pflag.FlagSet) runFunc {
@@ -248,7 +249,7 @@ func defineWork(fs *pflag.FlagSet) runFunc {
 		if err != nil {
 			return err
 		}
-		wk := &worker{root: root, argv: argv, grace: *grace, asJSON: *asJSON, out: e.stdout, stderr: e.stderr,
+		wk := &worker{root: root, argv: argv, grace: *grace, asJSON: *asJSON, out: e.stdout, stderr: e.stderr, stop: newWorkStop(),
 			logLimit: int64(logLimit), failFast: failFast{after: *failFastN, within: *failFastWithin}}
 		opts := []jobstore.StartOption{jobstore.WithKinds(kinds...), jobstore.WithScanInterval(*scan), jobstore.WithLease(*lease),
 			jobstore.WithSkipped(func(dir jobstore.JobDir, err error) {
@@ -298,29 +299,33 @@ func (wk *worker) loop(parallel int, untilEmpty bool, opts []jobstore.StartOptio
 		}
 	}
 	defer signal.Stop(sigs)
-	var stoppedBy os.Signal // the first stop signal; guarded by wk.mu
+	wk.stop.force = func() {
+		stopTaking()
+		w.StopAndCancel()
+	}
 	go func() {
 		sig, ok := <-sigs
 		if !ok {
 			return
 		}
-		wk.mu.Lock()
-		n := wk.active
-		stoppedBy = sig
-		wk.mu.Unlock()
-		wk.warnf("%s", stopNote(sig, n))
-		stopTaking()
-		if sig, ok = <-sigs; !ok {
-			return
+		if wk.stop.signalled(sig) {
+			wk.mu.Lock()
+			n := wk.active
+			wk.mu.Unlock()
+			wk.warnf("%s", stopNote(sig, n))
+			stopTaking()
+			if sig, ok = <-sigs; !ok {
+				return
+			}
 		}
 		wk.warnf("%s: stopping the running jobs; they are queued again", signalName(sig))
-		w.StopAndCancel()
+		wk.stop.forced()
 	}()
 
 	fatal := w.Run(taking)
+	sig := wk.stop.signal()
 	wk.mu.Lock()
 	defer wk.mu.Unlock()
-	sig := stoppedBy
 	switch {
 	case fatal != nil:
 	case wk.broken != nil:

@@ -130,6 +130,9 @@ wait:
 		}
 	}
 	ran := time.Since(began)
+	if stopped == "" && wk.stop.stoppedWith(pe) {
+		stopped = wk.stop.stoppedCommand(ctx, pe)
+	}
 	_ = out.Close()
 	if killed {
 		stopped += fmt.Sprintf("; %s sent to the command, then %s after the grace of %v", stopName, killName, wk.grace)

@@ -31,6 +31,10 @@ type procEnd struct {
 	err      error  // the command could not be waited for
 	leftover string // what was done to processes it left running; "" if none
 	watchdog string // why the supervisor stopped the command on its own; "" if it did not
+	// stoppedBy is the stop signal the command's supervisor got itself
+	// ("SIGTERM"): the worker's processes are being stopped together
+	// (a service manager's stop); "" if none.
+	stoppedBy string
 }
 
 // leftoverNote says what happened to the n processes (n < 0: an unknown

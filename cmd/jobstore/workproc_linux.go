@@ -181,6 +181,7 @@ func (p *jobProcess) wait() procEnd {
 		end.exited = true
 		end.code, end.signal, end.how = exitOfStatus(syscall.WaitStatus(last.Status))
 		end.leftover = leftoverNote(last.Left, last.StillThere, last.Unkilled, p.opt.grace)
+		end.stoppedBy = last.Stopped
 		if last.Note != "" {
 			p.opt.warn("%s", last.Note)
 		}

@@ -29,3 +29,14 @@ func exitOfStatus(ws syscall.WaitStatus) (code int, signal, how string) {
 	code = ws.ExitStatus()
 	return code, "", fmt.Sprintf("exited with status %d", code)
 }
+
+// isStopCode reports whether an exit code, as exitOfStatus records it,
+// is a death by a stop signal (SIGTERM, SIGINT, SIGHUP): the command's
+// own, or that of a shell whose foreground command died of one.
+func isStopCode(code int) bool {
+	switch code - 128 {
+	case int(unix.SIGTERM), int(unix.SIGINT), int(unix.SIGHUP):
+		return true
+	}
+	return false
+}

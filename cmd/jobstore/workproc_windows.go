@@ -161,3 +161,7 @@ func exitOf(ps *os.ProcessState) (code int, signal, how string) {
 	code = ps.ExitCode()
 	return code, "", fmt.Sprintf("exited with status %d", code)
 }
+
+// isStopCode reports whether an exit code is a death by a stop signal:
+// never here, where there are no signals.
+func isStopCode(int) bool { return false }
