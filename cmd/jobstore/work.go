@@ -202,6 +202,15 @@ type worker struct {
 
 	stopTaking context.CancelFunc // the Worker takes no more jobs
 	stop       *workStop
+	cgroupNote sync.Once // noCgroup
+}
+
+// noCgroup says, once, why the jobs' processes run without a cgroup of
+// their own (see docs/guarantees.md, "What ends with a job's attempt").
+func (wk *worker) noCgroup(err error) {
+	wk.cgroupNote.Do(func() {
+		wk.warnf("the jobs' commands run without a cgroup of their own (%v): should a job's supervisor be killed, its processes are found by their process group and environment, and one that left both may outlive the attempt", err)
+	})
 }
 
 func defineWork(fs *pflag.FlagSet) runFunc {

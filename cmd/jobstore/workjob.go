@@ -83,7 +83,7 @@ func (wk *worker) runJob(ctx context.Context, run *jobstore.Run, started func())
 	cmd.Stderr = stderr
 	proc := newJobProcess(cmd, procOptions{grace: wk.grace, lease: run, warn: func(format string, args ...any) {
 		wk.warnf("job %s: "+format, append([]any{run.Dir().ID()}, args...)...)
-	}})
+	}, noCgroup: wk.noCgroup})
 	if err := proc.start(); err != nil {
 		end := wk.fail(run, fmt.Sprintf("cannot run %s: %v", wk.argv[0], err),
 			"check the command given to 'jobstore work' on this host, then submit the job again", true)

@@ -19,6 +19,9 @@ type procOptions struct {
 	grace time.Duration // between the stop (SIGTERM) and the kill
 	lease leaseClock
 	warn  func(format string, args ...any) // a note about the worker itself
+	// noCgroup is told why an attempt runs without a cgroup of its own
+	// (Linux); the worker says it once.
+	noCgroup func(err error)
 }
 
 // procEnd is how a job's command and the processes it started ended, as

@@ -2,11 +2,14 @@ package main
 
 import (
 	"bufio"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
 	"sync"
 	"syscall"
@@ -29,18 +32,39 @@ const beatsPerLease = 24
 type jobProcess struct {
 	cmd   *exec.Cmd // the command, as the worker would run it
 	opt   procOptions
-	sup   *exec.Cmd // its supervisor
-	ctrl  *os.File  // the worker's end of the control pipe
+	sup   *exec.Cmd      // its supervisor
+	cg    *attemptCgroup // the attempt's cgroup, the supervisor's and all below it; nil where none can be had
+	mark  string         // without a cgroup: attemptMarkEnv's line in the environment of every process of the attempt
+	ctrl  *os.File       // the worker's end of the control pipe
 	rep   *bufio.Reader
 	repR  *os.File
 	pid   int // the command's
 	pipes *jobPipes
 	beats chan struct{} // closed to stop the heartbeat
 	once  sync.Once     // release
+
+	mu      sync.Mutex
+	forced  string      // why the worker killed the supervisor itself; "" if it did not
+	giveUp  *time.Timer // kills the supervisor that does not end after a kill request
+	endedCh chan struct{}
 }
 
+// attemptMarkEnv is set, where the attempt has no cgroup, in the
+// environment of the supervisor and so of every process of the command
+// that keeps it: should the supervisor be killed, the worker finds its
+// orphans by it.
+const attemptMarkEnv = "JOBSTORE_ATTEMPT_MARK"
+
+// superviseAnswer is how long past superviseKillWait the worker waits for
+// a supervisor asked to kill its tree to end, before it kills the
+// supervisor and the tree itself: a supervisor that does not end by then
+// is stopped (SIGSTOP), starved or broken.
+const superviseAnswer = 2 * time.Second
+
 func newJobProcess(cmd *exec.Cmd, opt procOptions) *jobProcess {
-	return &jobProcess{cmd: cmd, opt: opt}
+	var b [12]byte
+	_, _ = rand.Read(b[:])
+	return &jobProcess{cmd: cmd, opt: opt, mark: hex.EncodeToString(b[:]), endedCh: make(chan struct{})}
 }
 
 // start starts the supervisor, which starts the command, and returns once
@@ -77,17 +101,40 @@ func (p *jobProcess) start() (err error) {
 	period, renewed := p.opt.lease.Lease()
 	// /proc/self/exe: this very binary, even if the file was replaced or
 	// removed since the worker started.
-	sup := exec.Command("/proc/self/exe")
-	sup.Args = append([]string{"jobstore", superviseArg, p.opt.grace.String(), period.String(),
-		time.Since(renewed).String(), p.cmd.Path}, p.cmd.Args...)
-	sup.Env, sup.Dir = p.cmd.Env, p.cmd.Dir
-	sup.Stdin, sup.Stdout, sup.Stderr = p.cmd.Stdin, p.cmd.Stdout, p.cmd.Stderr
-	sup.ExtraFiles = []*os.File{ctrlR, repW}
-	// Its own process group: the terminal's Ctrl-C reaches the worker
-	// alone, which decides.
-	sup.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := sup.Start(); err != nil {
+	newSup := func() *exec.Cmd {
+		sup := exec.Command("/proc/self/exe")
+		sup.Args = append([]string{"jobstore", superviseArg, p.opt.grace.String(), period.String(),
+			time.Since(renewed).String(), p.cmd.Path}, p.cmd.Args...)
+		sup.Env, sup.Dir = p.cmd.Env, p.cmd.Dir
+		sup.Stdin, sup.Stdout, sup.Stderr = p.cmd.Stdin, p.cmd.Stdout, p.cmd.Stderr
+		sup.ExtraFiles = []*os.File{ctrlR, repW}
+		// Its own process group: the terminal's Ctrl-C reaches the worker
+		// alone, which decides.
+		sup.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		if p.cg != nil {
+			sup.SysProcAttr.UseCgroupFD, sup.SysProcAttr.CgroupFD = true, p.cg.fd
+		} else {
+			sup.Env = append(slices.Clone(sup.Env), attemptMarkEnv+"="+p.mark)
+		}
+		return sup
+	}
+	cg, cgErr := newAttemptCgroup()
+	p.cg = cg
+	sup := newSup()
+	err = sup.Start()
+	if err != nil && cg != nil { // clone3 refused (a seccomp filter, a threaded cgroup)
+		cgErr = err
+		p.cg = nil
+		cg.remove()
+		sup = newSup()
+		err = sup.Start()
+	}
+	if cgErr != nil {
+		p.opt.noCgroup(cgErr)
+	}
+	if err != nil {
 		_, _ = ctrlW.Close(), repR.Close()
+		p.removeCgroup()
 		return fmt.Errorf("cannot start the job's supervisor (%s %s): %w", os.Args[0], superviseArg, err)
 	}
 	p.sup, p.ctrl, p.repR, p.rep = sup, ctrlW, repR, bufio.NewReader(repR)
@@ -99,10 +146,13 @@ func (p *jobProcess) start() (err error) {
 		_ = sup.Process.Kill()
 		_ = sup.Wait()
 		p.release()
+		p.killTree()
+		p.removeCgroup()
 		return fmt.Errorf("the job's supervisor did not start the command: %w", rerr)
 	case first.StartError != nil:
 		_ = sup.Wait()
 		p.release()
+		p.removeCgroup()
 		return first.StartError.err()
 	}
 	p.pid = first.Started
@@ -147,14 +197,69 @@ func (p *jobProcess) send(line string) error {
 func (p *jobProcess) terminate() error { return p.send("term") }
 
 // kill asks the supervisor to kill the command and every process it
-// started: SIGKILL.
-func (p *jobProcess) kill() error { return p.send("kill") }
+// started: SIGKILL. A supervisor that is stopped (SIGSTOP), or that has not
+// ended superviseKillWait+superviseAnswer later, is killed by the worker
+// with the whole tree (its cgroup; without one, what it can reach).
+func (p *jobProcess) kill() error {
+	err := p.send("kill")
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.giveUp != nil {
+		return err
+	}
+	wait := superviseKillWait + superviseAnswer
+	if st, ok := readProc(p.sup.Process.Pid); ok && st.stopped {
+		wait = 0
+	}
+	p.giveUp = time.AfterFunc(wait, func() {
+		select {
+		case <-p.endedCh:
+			return
+		default:
+		}
+		p.mu.Lock()
+		p.forced = fmt.Sprintf("was killed with its supervisor, which had not ended %v after it was asked to kill it (stopped, or starved)", wait)
+		p.mu.Unlock()
+		_ = p.sup.Process.Kill()
+	})
+	return err
+}
+
+// killTree kills what is left of the attempt once its supervisor is gone,
+// and returns how many processes had still not ended after
+// superviseKillWait: with a cgroup, every process in it; without one, the
+// command's process group and every process that kept the attempt's mark
+// in its environment, until a scan finds none (a process that changed its
+// environment, and left the group, escapes).
+func (p *jobProcess) killTree() int {
+	if p.cg != nil {
+		return p.cg.killAll(superviseKillWait)
+	}
+	if p.pid > 0 {
+		_ = unix.Kill(-p.pid, unix.SIGKILL)
+	}
+	return killMarked(attemptMarkEnv+"="+p.mark, superviseKillWait)
+}
+
+// removeCgroup removes the attempt's cgroup, if it has one.
+func (p *jobProcess) removeCgroup() {
+	if p.cg != nil {
+		p.cg.remove()
+	}
+}
 
 // wait waits for the supervisor: it ends once the command and every
 // process it started are gone, and reports how the command ended. Then the
 // output is read to its end.
 func (p *jobProcess) wait() procEnd {
 	werr := p.sup.Wait()
+	close(p.endedCh)
+	p.mu.Lock()
+	if p.giveUp != nil {
+		p.giveUp.Stop()
+	}
+	forced := p.forced
+	p.mu.Unlock()
 	close(p.beats) // not waited for: it may be waiting for the Run, which is not ours to wait for
 	var last *superviseReport
 	for {
@@ -167,19 +272,36 @@ func (p *jobProcess) wait() procEnd {
 		}
 	}
 	var end procEnd
+	defer p.removeCgroup()
 	if last == nil {
-		// The supervisor died before its report (killed): the command's
-		// group is killed, as far as it can be reached from here.
-		_ = unix.Kill(-p.pid, unix.SIGKILL)
+		// The supervisor died before its report (killed): everything of
+		// the attempt is killed, and the attempt ends once it is gone, so
+		// that a retry never runs beside what is left of it.
+		unkilled := p.killTree()
 		cause := "it ended without a report"
 		if werr != nil {
 			cause = werr.Error()
 		}
 		end.err = fmt.Errorf("the job's supervisor failed: %s", cause)
-		end.how = "could not be waited for: " + end.err.Error()
+		end.how = "could not be waited for: " + end.err.Error() + "; every process of the attempt was killed"
+		if forced != "" {
+			end.err = errors.New("the job's supervisor did not end")
+			end.how = forced
+		}
+		if unkilled > 0 {
+			end.how += fmt.Sprintf("; %d had not ended when the job was recorded (the kill takes effect when they leave the kernel)", unkilled)
+		}
 	} else {
 		end.exited = true
 		end.code, end.signal, end.how = exitOfStatus(syscall.WaitStatus(last.Status))
+		if p.cg != nil && p.cg.populated() {
+			// What left the supervisor's tree and its scans (it cannot
+			// leave the cgroup).
+			n := len(p.cg.procs())
+			last.Left += n
+			last.StillThere += n
+			last.Unkilled += p.cg.killAll(superviseKillWait)
+		}
 		end.leftover = leftoverNote(last.Left, last.StillThere, last.Unkilled, p.opt.grace)
 		end.stoppedBy = last.Stopped
 		if last.Note != "" {
