@@ -53,6 +53,11 @@ const superviseKillWait = 5 * time.Second
 // for a process forked while the last round was sent.
 const superviseKillRetry = 20 * time.Millisecond
 
+// treeScans bounds the scans of one signalTree: a fork chain that outruns
+// them is caught by the next round (the kill is sent again every
+// superviseKillRetry).
+const treeScans = 50
+
 // superviseReport is a line on the report pipe.
 type superviseReport struct {
 	Started    int             `json:"started,omitempty"`     // the command's pid
@@ -234,12 +239,20 @@ func (s *supervisor) run(control <-chan controlEvent, reaped <-chan reapEvent, s
 			if r.none {
 				return
 			}
-			if r.pid == s.cmdPid {
+			switch {
+			case r.pid == s.cmdPid:
 				s.cmdDone, s.status = true, r.ws
 				if live := descendants(s.self); len(live) > 0 {
 					s.rep.Left = len(live)
 					s.terminate()
 				}
+			case s.cmdDone && s.termAt.IsZero() && s.killAt.IsZero():
+				// A process of the tree ended after the command, unseen by
+				// the scan at its exit (a fork chain: each hop forks and
+				// exits, and one was between the two): what it left is
+				// stopped too.
+				s.rep.Left += 1 + len(descendants(s.self))
+				s.terminate()
 			}
 		case ev := <-control:
 			switch {
@@ -361,8 +374,25 @@ func (s *supervisor) kill() {
 	s.signalTree(unix.SIGKILL)
 }
 
+// signalTree sends sig to every process of the tree, scanning again until
+// a scan finds no process it has not signalled (one forked meanwhile), at
+// most treeScans times.
 func (s *supervisor) signalTree(sig unix.Signal) {
-	for _, p := range descendants(s.self) {
-		signalProc(s.self, p, sig)
+	type procKey struct {
+		pid   int
+		start uint64
+	}
+	done := make(map[procKey]bool)
+	for range treeScans {
+		fresh := false
+		for _, p := range descendants(s.self) {
+			if k := (procKey{p.pid, p.start}); !done[k] {
+				done[k], fresh = true, true
+				signalProc(s.self, p, sig)
+			}
+		}
+		if !fresh {
+			return
+		}
 	}
 }

@@ -213,3 +213,48 @@ func TestWork_StoppedSupervisorDoesNotHoldItsJob(t *testing.T) {
 		})
 	}
 }
+
+// chainScript is a fork chain: each hop appends to $HB, starts the next
+// (its argument one less) in the background and exits, so that at any
+// moment one or two hops live, each for a moment; the last writes $END.
+const chainScript = `echo beat >> "$HB"
+[ "$1" -gt 0 ] || { echo end > "$END"; exit 0; }
+sh "$0" $(($1 - 1)) &
+`
+
+// chainHops is how many hops a chain makes: far longer than a job's end
+// should take once its command exits.
+const chainHops = 5000
+
+// A fork chain that the command leaves behind (each hop forks the next and
+// exits) does not keep the job running until it quits, nor end unnoted:
+// the job is recorded once the chain is stopped, saying what was stopped.
+func TestWork_ForkChainTheCommandLeftIsStopped(t *testing.T) {
+	for i := range 3 { // a scan at the command's exit finds the chain some of the time
+		t.Run(strconv.Itoa(i), func(t *testing.T) {
+			root := testdir.New(t)
+			dir := submitKind(t, root, "j", "k", "")
+			work := testdir.New(t)
+			f := func(name string) string { return filepath.Join(work, name) }
+			require.NoError(t, os.WriteFile(f("chain.sh"), []byte(chainScript), 0o644))
+			job := `sh "$CHAIN" ` + strconv.Itoa(chainHops) + ` &
+while [ ! -s "$HB" ]; do sleep 0.01; done
+exit 0
+`
+			require.NoError(t, os.WriteFile(f("job.sh"), []byte(job), 0o644))
+			env := []string{"HB=" + f("heartbeat"), "END=" + f("end"), "CHAIN=" + f("chain.sh")}
+			r := startBackground(t, env, "work", root, "--until-empty", "--grace", "300ms", "--", "sh", f("job.sh")).wait(t)
+			requireCode(t, r, exitOK)
+			st := status(t, dir)
+			require.Equal(t, jobstore.Succeeded, st.State)
+			require.NoFileExists(t, f("end"), "the job was recorded once the chain had quit by itself")
+			require.Regexp(t, `process(es)? the command left running got SIGTERM`, st.Message)
+			before, err := os.Stat(f("heartbeat"))
+			require.NoError(t, err)
+			time.Sleep(4 * heartbeatPeriod)
+			after, err := os.Stat(f("heartbeat"))
+			require.NoError(t, err)
+			require.Equal(t, before.Size(), after.Size(), "the chain still runs")
+		})
+	}
+}
