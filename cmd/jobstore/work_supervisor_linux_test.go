@@ -159,21 +159,25 @@ func readLines(path string) []string {
 
 // A stopped supervisor (SIGSTOP) does not hold its job: a timeout, a
 // cancel and the worker's forced stop each end the attempt within the
-// grace and the kill's wait, the command's whole tree killed, the
-// supervisor with it.
+// grace and the kill's wait, and so does the command's exit within
+// superviseAnswer or two, the command's whole tree killed, the supervisor
+// with it.
 func TestWork_StoppedSupervisorDoesNotHoldItsJob(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
 		spec  jobstore.JobSpec
-		stop  func(t *testing.T, w *workerProc, dir jobstore.JobDir)
+		stop  func(t *testing.T, w *workerProc, dir jobstore.JobDir, cmd int)
 		state jobstore.State
 		says  string
 	}{
-		{"timeout", jobstore.JobSpec{Timeout: time.Second}, func(*testing.T, *workerProc, jobstore.JobDir) {}, jobstore.Failed, "timed out"},
-		{"cancel", jobstore.JobSpec{}, func(t *testing.T, _ *workerProc, dir jobstore.JobDir) {
+		{"timeout", jobstore.JobSpec{Timeout: time.Second}, func(*testing.T, *workerProc, jobstore.JobDir, int) {}, jobstore.Failed, "timed out"},
+		{"the command's exit", jobstore.JobSpec{}, func(t *testing.T, _ *workerProc, _ jobstore.JobDir, cmd int) {
+			require.NoError(t, syscall.Kill(cmd, syscall.SIGKILL))
+		}, jobstore.Failed, "ended while its supervisor was stopped (SIGSTOP)"},
+		{"cancel", jobstore.JobSpec{}, func(t *testing.T, _ *workerProc, dir jobstore.JobDir, _ int) {
 			require.NoError(t, jobstore.RequestCancel(dir, jobstore.CancelRequest{RequestedBy: "tester"}))
 		}, jobstore.Cancelled, "cancel requested"},
-		{"second interrupt", jobstore.JobSpec{}, func(t *testing.T, w *workerProc, _ jobstore.JobDir) {
+		{"second interrupt", jobstore.JobSpec{}, func(t *testing.T, w *workerProc, _ jobstore.JobDir, _ int) {
 			require.NoError(t, w.cmd.Process.Signal(os.Interrupt))
 			waitUntil(t, "the worker to take the interrupt", func() bool { return len(w.stderr.String()) > 0 })
 			require.NoError(t, w.cmd.Process.Signal(os.Interrupt))
@@ -197,7 +201,7 @@ func TestWork_StoppedSupervisorDoesNotHoldItsJob(t *testing.T) {
 			require.NotZero(t, sup, "no supervisor below the worker")
 			require.NoError(t, syscall.Kill(sup, syscall.SIGSTOP))
 			t.Cleanup(func() { _ = syscall.Kill(sup, syscall.SIGKILL) })
-			tc.stop(t, w, dir)
+			tc.stop(t, w, dir, cmd)
 
 			var st *jobstore.JobStatus
 			waitUntil(t, "the job to end", func() bool {

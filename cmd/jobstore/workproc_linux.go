@@ -163,16 +163,28 @@ func (p *jobProcess) start() (err error) {
 	return nil
 }
 
-// heartbeat tells the supervisor, beatsPerLease times a lease, how long ago
-// the lease was last renewed. It reads what the library knows rather than
-// counting on its own: a worker whose renewals hang (a hung mount) sends
-// the same renewal again, which is what lets the watchdog stop the tree.
+// heartbeat tells the supervisor, beatsPerLease times a lease (at least
+// every superviseAnswer), how long ago the lease was last renewed, and
+// kills a supervisor hung for superviseAnswer (hung): stopped with its
+// command exited, it would hold the attempt running until it runs again.
+// It reads what the library knows rather than counting on its own: a
+// worker whose renewals hang (a hung mount) sends the same renewal again,
+// which is what lets the watchdog stop the tree.
 func (p *jobProcess) heartbeat(period time.Duration) {
-	t := time.NewTicker(max(period/beatsPerLease, time.Millisecond))
+	t := time.NewTicker(max(min(period/beatsPerLease, superviseAnswer), time.Millisecond))
 	defer t.Stop()
+	var hungSince time.Time
 	for {
 		_, renewed := p.opt.lease.Lease()
 		p.send("beat " + strconv.FormatInt(time.Since(renewed).Milliseconds(), 10))
+		switch {
+		case !p.hung():
+			hungSince = time.Time{}
+		case hungSince.IsZero():
+			hungSince = time.Now()
+		case time.Since(hungSince) >= superviseAnswer:
+			p.killSupervisor(fmt.Sprintf("ended while its supervisor was stopped (SIGSTOP) for %v or more, and was killed with it and what it left", superviseAnswer))
+		}
 		select {
 		case <-p.beats:
 			return
@@ -212,17 +224,36 @@ func (p *jobProcess) kill() error {
 		wait = 0
 	}
 	p.giveUp = time.AfterFunc(wait, func() {
-		select {
-		case <-p.endedCh:
-			return
-		default:
-		}
-		p.mu.Lock()
-		p.forced = fmt.Sprintf("was killed with its supervisor, which had not ended %v after it was asked to kill it (stopped, or starved)", wait)
-		p.mu.Unlock()
-		_ = p.sup.Process.Kill()
+		p.killSupervisor(fmt.Sprintf("was killed with its supervisor, which had not ended %v after it was asked to kill it (stopped, or starved)", wait))
 	})
 	return err
+}
+
+// killSupervisor kills the supervisor, unless it has ended: wait then
+// kills the whole tree, and says how the command ended: how.
+func (p *jobProcess) killSupervisor(how string) {
+	select {
+	case <-p.endedCh:
+		return
+	default:
+	}
+	p.mu.Lock()
+	if p.forced == "" {
+		p.forced = how
+	}
+	p.mu.Unlock()
+	_ = p.sup.Process.Kill()
+}
+
+// hung reports whether the supervisor is stopped (SIGSTOP) while its
+// command has exited: it cannot reap it, nor report, until it runs again.
+func (p *jobProcess) hung() bool {
+	sup, ok := readProc(p.sup.Process.Pid)
+	if !ok || !sup.stopped {
+		return false
+	}
+	cmd, ok := readProc(p.pid)
+	return ok && cmd.zombie && cmd.ppid == sup.pid
 }
 
 // killTree kills what is left of the attempt once its supervisor is gone,
