@@ -47,17 +47,13 @@ func TestWork_StopOfTheWholeControlGroupQueuesTheJobAgain(t *testing.T) {
 			j := newTreeJob(t, treeHold, false)
 			w, _ := j.start(t, root)
 			cmd := readPID(t, j.cmdFile)
-			var sup int
+			sup := supervisorOf(t, w)
 			var rest []int
-			for _, p := range descendants(w.cmd.Process.Pid) {
-				switch {
-				case p.ppid == w.cmd.Process.Pid:
-					sup = p.pid
-				case p.pid != cmd:
+			for _, p := range descendants(sup) {
+				if p.pid != cmd {
 					rest = append(rest, p.pid)
 				}
 			}
-			require.NotZero(t, sup, "no supervisor below the worker")
 			order := tc.order(w.cmd.Process.Pid, sup, cmd, rest)
 			t.Logf("SIGTERM to %v (worker %d, supervisor %d, command %d)", order, w.cmd.Process.Pid, sup, cmd)
 			for _, pid := range order {

@@ -104,13 +104,7 @@ func TestWork_KilledSupervisorsJobIsRetriedOnlyOnceItsProcessesAreGone(t *testin
 			env := []string{"HB=" + f("heartbeat"), "PIDS=" + f("pids"), "OVERLAP=" + f("overlap"), "STARTS=" + f("starts")}
 			w := startInCgroup(t, fd, env, "work", root, "--until-empty", "--", "sh", f("job.sh"))
 			waitUntil(t, "the first attempt's processes", func() bool { return len(readLines(f("pids"))) == 3 })
-			var sup int
-			for _, p := range descendants(w.cmd.Process.Pid) {
-				if p.ppid == w.cmd.Process.Pid {
-					sup = p.pid
-				}
-			}
-			require.NotZero(t, sup, "no supervisor below the worker")
+			sup := supervisorOf(t, w)
 			require.NoError(t, syscall.Kill(sup, syscall.SIGKILL))
 
 			r := w.wait(t)
@@ -131,14 +125,22 @@ func TestWork_KilledSupervisorsJobIsRetriedOnlyOnceItsProcessesAreGone(t *testin
 			require.Equal(t, jobstore.Failed, st.Attempts[0].State)
 			require.Equal(t, jobstore.Succeeded, st.Attempts[1].State)
 			require.Contains(t, st.Attempts[0].Error, "the job's supervisor failed")
-			before, err := os.Stat(f("heartbeat"))
-			require.NoError(t, err)
-			time.Sleep(4 * heartbeatPeriod)
-			after, err := os.Stat(f("heartbeat"))
-			require.NoError(t, err)
-			require.Equal(t, before.Size(), after.Size(), "a process of the first attempt still beats")
+			requireFileStill(t, f("heartbeat"), "a process of the first attempt still beats")
 		})
 	}
+}
+
+// supervisorOf is the pid of the job's supervisor of w, a worker running
+// one job.
+func supervisorOf(t *testing.T, w *workerProc) int {
+	t.Helper()
+	for _, p := range descendants(w.cmd.Process.Pid) {
+		if p.ppid == w.cmd.Process.Pid {
+			return p.pid
+		}
+	}
+	t.Fatalf("no supervisor below the worker (pid %d)", w.cmd.Process.Pid)
+	return 0
 }
 
 // dead reports whether pid has ended: gone, or a zombie (an orphan whose
@@ -192,13 +194,7 @@ func TestWork_StoppedSupervisorDoesNotHoldItsJob(t *testing.T) {
 			j := newTreeJob(t, treeHold, true)
 			w, gc := j.start(t, root, "--grace", "300ms")
 			cmd := readPID(t, j.cmdFile)
-			var sup int
-			for _, p := range descendants(w.cmd.Process.Pid) {
-				if p.ppid == w.cmd.Process.Pid {
-					sup = p.pid
-				}
-			}
-			require.NotZero(t, sup, "no supervisor below the worker")
+			sup := supervisorOf(t, w)
 			require.NoError(t, syscall.Kill(sup, syscall.SIGSTOP))
 			t.Cleanup(func() { _ = syscall.Kill(sup, syscall.SIGKILL) })
 			tc.stop(t, w, dir, cmd)
@@ -253,12 +249,7 @@ exit 0
 			require.Equal(t, jobstore.Succeeded, st.State)
 			require.NoFileExists(t, f("end"), "the job was recorded once the chain had quit by itself")
 			require.Regexp(t, `process(es)? the command left running got SIGTERM`, st.Message)
-			before, err := os.Stat(f("heartbeat"))
-			require.NoError(t, err)
-			time.Sleep(4 * heartbeatPeriod)
-			after, err := os.Stat(f("heartbeat"))
-			require.NoError(t, err)
-			require.Equal(t, before.Size(), after.Size(), "the chain still runs")
+			requireFileStill(t, f("heartbeat"), "the chain still runs")
 		})
 	}
 }

@@ -82,9 +82,23 @@ func (j *treeJob) size() int64 {
 // periods: nothing of the tree writes any more.
 func (j *treeJob) requireStill(t *testing.T) {
 	t.Helper()
-	before := j.size()
+	requireFileStill(t, j.heartbeat, "the grandchild's heartbeat goes on")
+}
+
+// requireFileStill fails with msg unless the heartbeat file at path stays
+// as it is for a few heartbeatPeriods.
+func requireFileStill(t *testing.T, path, msg string) {
+	t.Helper()
+	size := func() int64 {
+		fi, err := os.Stat(path)
+		if err != nil {
+			return 0
+		}
+		return fi.Size()
+	}
+	before := size()
 	time.Sleep(4 * heartbeatPeriod)
-	require.Equal(t, before, j.size(), "the grandchild's heartbeat goes on")
+	require.Equal(t, before, size(), msg)
 }
 
 // A cancel ends the command's whole tree before the job says cancelled:
