@@ -214,8 +214,13 @@ type worker struct {
 }
 
 // noCgroup says, once, why the jobs' processes run without a cgroup of
-// their own (see docs/guarantees.md, "What ends with a job's attempt").
+// their own (see docs/guarantees.md, "What ends with a job's attempt"),
+// where the worker runs as root: elsewhere that is the rule (unless the
+// worker's cgroup is delegated to its user), not news.
 func (wk *worker) noCgroup(err error) {
+	if os.Geteuid() != 0 {
+		return
+	}
 	wk.cgroupNote.Do(func() {
 		wk.warnf("the jobs' commands run without a cgroup of their own (%v): should a job's supervisor be killed, its processes are found by their process group and environment, and one that left both may outlive the attempt", err)
 	})
