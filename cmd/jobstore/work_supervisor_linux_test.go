@@ -19,7 +19,8 @@ import (
 
 // workerCgroup is a cgroup v2 of a test's own for a worker to run in;
 // maxDescendants 0 forbids the worker any cgroup below it, as where it is
-// not root and its cgroup is not delegated. It is removed at cleanup.
+// not root and its cgroup is not delegated. It is removed at cleanup,
+// which fails if the worker left a cgroup in it.
 func workerCgroup(t *testing.T, maxDescendants string) (fd int) {
 	t.Helper()
 	if os.Geteuid() != 0 {
@@ -43,12 +44,15 @@ func workerCgroup(t *testing.T, maxDescendants string) (fd int) {
 		cg := &attemptCgroup{dir: dir, fd: -1}
 		cg.killAll(cliTimeout)
 		ents, _ := os.ReadDir(dir)
+		var left []string
 		for _, e := range ents {
 			if e.IsDir() {
+				left = append(left, e.Name())
 				_ = os.Remove(filepath.Join(dir, e.Name()))
 			}
 		}
-		require.NoError(t, os.Remove(dir), "a cgroup below the worker's was left")
+		require.NoError(t, os.Remove(dir))
+		require.Empty(t, left, "the worker left its attempts' cgroups")
 	})
 	return fd
 }
