@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/axqua/jobstore"
+	"github.com/axqua/jobstore/cmd/jobstore/internal/supervise"
 	"github.com/axqua/jobstore/internal/testdir"
 	"github.com/stretchr/testify/require"
 )
@@ -49,9 +50,9 @@ func TestWork_StopOfTheWholeControlGroupQueuesTheJobAgain(t *testing.T) {
 			cmd := readPID(t, j.cmdFile)
 			sup := supervisorOf(t, w)
 			var rest []int
-			for _, p := range descendants(sup) {
-				if p.pid != cmd {
-					rest = append(rest, p.pid)
+			for _, pid := range supervise.Descendants(sup) {
+				if pid != cmd {
+					rest = append(rest, pid)
 				}
 			}
 			order := tc.order(w.cmd.Process.Pid, sup, cmd, rest)

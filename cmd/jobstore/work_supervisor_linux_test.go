@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/axqua/jobstore"
+	"github.com/axqua/jobstore/cmd/jobstore/internal/supervise"
 	"github.com/axqua/jobstore/internal/prereq"
 	"github.com/axqua/jobstore/internal/testdir"
 	"github.com/stretchr/testify/require"
@@ -26,7 +27,7 @@ func workerCgroup(t *testing.T, maxDescendants string) (fd int) {
 	if os.Geteuid() != 0 {
 		prereq.Skip(t, "root", "not root: the worker cannot be put in a cgroup of the test's own")
 	}
-	parent, err := ownCgroupDir()
+	parent, err := supervise.OwnCgroupDir()
 	if err != nil {
 		prereq.Skip(t, "cgroup2", "no cgroup v2 here ("+err.Error()+"): a job's processes are not put in a cgroup")
 	}
@@ -41,8 +42,7 @@ func workerCgroup(t *testing.T, maxDescendants string) (fd int) {
 	require.NoError(t, err)
 	t.Cleanup(func() {
 		_ = unix.Close(fd)
-		cg := &attemptCgroup{dir: dir, fd: -1}
-		cg.killAll(cliTimeout)
+		supervise.KillCgroup(dir, cliTimeout)
 		ents, _ := os.ReadDir(dir)
 		var left []string
 		for _, e := range ents {
@@ -138,21 +138,14 @@ func TestWork_KilledSupervisorsJobIsRetriedOnlyOnceItsProcessesAreGone(t *testin
 // one job.
 func supervisorOf(t *testing.T, w *workerProc) int {
 	t.Helper()
-	for _, p := range descendants(w.cmd.Process.Pid) {
-		if p.ppid == w.cmd.Process.Pid {
-			return p.pid
-		}
-	}
-	t.Fatalf("no supervisor below the worker (pid %d)", w.cmd.Process.Pid)
-	return 0
+	children := supervise.Children(w.cmd.Process.Pid)
+	require.Len(t, children, 1, "the job's supervisor below the worker (pid %d)", w.cmd.Process.Pid)
+	return children[0]
 }
 
 // dead reports whether pid has ended: gone, or a zombie (an orphan whose
 // reaping is up to init, which may take its time).
-func dead(pid int) bool {
-	p, ok := readProc(pid)
-	return gone(pid) || (ok && p.zombie)
-}
+func dead(pid int) bool { return supervise.Ended(pid) }
 
 // readLines is the lines of path; none if it cannot be read.
 func readLines(path string) []string {

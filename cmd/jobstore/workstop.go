@@ -6,6 +6,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/axqua/jobstore/cmd/jobstore/internal/supervise"
 )
 
 // workStop is what the worker knows of a stop of itself: the first stop
@@ -22,14 +24,6 @@ type workStop struct {
 	force func()        // the forced stop: the Worker's StopAndCancel
 	once  sync.Once     // force
 }
-
-// stopSettle is how long, after the command died of a stop signal
-// (SIGTERM, SIGINT, SIGHUP) that did not come from the supervisor, the
-// supervisor waits for one of its own before it reports: a service manager
-// stopping a whole control group signals every process in turn, in no
-// set order, and the command's death is then the stop's, not a failure.
-// The worker waits as long for its own (workStop.underWay).
-const stopSettle = time.Second
 
 func newWorkStop() *workStop { return &workStop{under: make(chan struct{})} }
 
@@ -75,17 +69,17 @@ func (s *workStop) forced() {
 
 // stoppedWith reports whether the stop of the worker's processes ended
 // the command as pe says: its supervisor got a stop signal itself, or the
-// command died of one (isStopCode) while the worker was stopped, or within
-// stopSettle after its death. A command that exited 0 succeeded, stop or
+// command died of one (supervise.IsStopCode) while the worker was stopped, or within
+// supervise.StopSettle after its death. A command that exited 0 succeeded, stop or
 // not.
-func (s *workStop) stoppedWith(pe procEnd) bool {
+func (s *workStop) stoppedWith(pe supervise.End) bool {
 	switch {
-	case !pe.exited || (pe.code == 0 && pe.signal == ""):
+	case !pe.Exited || (pe.Code == 0 && pe.Signal == ""):
 		return false
-	case pe.stoppedBy != "":
+	case pe.StoppedBy != "":
 		return true
 	}
-	return isStopCode(pe.code) && s.underWay(stopSettle)
+	return supervise.IsStopCode(pe.Code) && s.underWay(supervise.StopSettle)
 }
 
 // stoppedCommand is what runJob does when the stop of the worker's
@@ -93,8 +87,8 @@ func (s *workStop) stoppedWith(pe procEnd) bool {
 // stop signal stops it (its exit names the signal), and once ctx, the
 // job's handler's context, ends for it (jobstore.ErrWorkerStopped) it
 // returns why the command stopped, for the interrupted attempt's record.
-func (s *workStop) stoppedCommand(ctx context.Context, pe procEnd) string {
-	sig := pe.stoppedBy
+func (s *workStop) stoppedCommand(ctx context.Context, pe supervise.End) string {
+	sig := pe.StoppedBy
 	if sig == "" {
 		sig = signalName(s.signal())
 	}

@@ -1,4 +1,4 @@
-package main
+package supervise
 
 import (
 	"bufio"
@@ -15,7 +15,7 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// superviseArg is the first argument of a job's supervisor: the jobstore
+// Arg is the first argument of a job's supervisor: the jobstore
 // binary run again by the worker, as "jobstore __supervise GRACE LEASE
 // RENEWED-AGO PATH ARG0 [ARG...]", one per job. The supervisor is a child
 // subreaper: every process the command starts stays below it, whatever
@@ -35,7 +35,13 @@ import (
 // report pipe to the worker, JSON lines (superviseReport): one when the
 // command started or could not be, one when everything is over. Standard
 // input, output and error are the command's.
-const superviseArg = "__supervise"
+const Arg = "__supervise"
+
+// Exit codes of Main, as the jobstore command's own.
+const (
+	exitOK    = 0
+	exitUsage = 2
+)
 
 // The watchdog's points, as parts of the lease since its last renewal.
 const (
@@ -105,10 +111,10 @@ type supervisor struct {
 	rep        superviseReport
 }
 
-// supervise runs the supervisor mode; see superviseArg.
-func supervise(args []string, stderr io.Writer) int {
+// Main runs the supervisor mode (see Arg) and returns its exit code.
+func Main(args []string, stderr io.Writer) int {
 	fail := func(format string, a ...any) int {
-		fmt.Fprintf(stderr, "jobstore %s: "+format+"\n", append([]any{superviseArg}, a...)...)
+		fmt.Fprintf(stderr, "jobstore %s: "+format+"\n", append([]any{Arg}, a...)...)
 		return exitUsage
 	}
 	if len(args) < 5 {
@@ -296,13 +302,13 @@ func (s *supervisor) stoppedBy(sig os.Signal) {
 	}
 }
 
-// settle waits up to stopSettle for a stop signal of the supervisor's own
+// settle waits up to StopSettle for a stop signal of the supervisor's own
 // when the command died of one that the supervisor did not send.
 func (s *supervisor) settle(sigs <-chan os.Signal) {
 	if s.rep.Stopped != "" || !s.termAt.IsZero() || !s.killAt.IsZero() || !diedOfStop(s.status) {
 		return
 	}
-	t := time.NewTimer(stopSettle)
+	t := time.NewTimer(StopSettle)
 	defer t.Stop()
 	select {
 	case sig := <-sigs:
@@ -316,7 +322,7 @@ func (s *supervisor) settle(sigs <-chan os.Signal) {
 // ended what it waited for (128 + the signal's number).
 func diedOfStop(ws syscall.WaitStatus) bool {
 	code, _, _ := exitOfStatus(ws)
-	return isStopCode(code)
+	return IsStopCode(code)
 }
 
 // next is when the timer should next fire.

@@ -1,4 +1,4 @@
-package main
+package supervise
 
 import (
 	"bufio"
@@ -24,14 +24,14 @@ import (
 // well before the watchdog's half.
 const beatsPerLease = 24
 
-// jobProcess is a job's command run under its supervisor (supervise_linux.go),
+// Process is a job's command run under its supervisor (supervisor_linux.go),
 // a process of the jobstore binary that starts the command, is the ancestor
 // of every process the command starts, and ends them all when the command
 // exits, when the worker asks, when the worker dies and when the worker
 // stops renewing the job's lease.
-type jobProcess struct {
+type Process struct {
 	cmd   *exec.Cmd // the command, as the worker would run it
-	opt   procOptions
+	opt   Options
 	sup   *exec.Cmd      // its supervisor
 	cg    *attemptCgroup // the attempt's cgroup, the supervisor's and all below it; nil where none can be had
 	mark  string         // without a cgroup: attemptMarkEnv's line in the environment of every process of the attempt
@@ -61,16 +61,16 @@ const attemptMarkEnv = "JOBSTORE_ATTEMPT_MARK"
 // is stopped (SIGSTOP), starved or broken.
 const superviseAnswer = 2 * time.Second
 
-func newJobProcess(cmd *exec.Cmd, opt procOptions) *jobProcess {
+func New(cmd *exec.Cmd, opt Options) *Process {
 	var b [12]byte
 	_, _ = rand.Read(b[:])
-	return &jobProcess{cmd: cmd, opt: opt, mark: hex.EncodeToString(b[:]), endedCh: make(chan struct{})}
+	return &Process{cmd: cmd, opt: opt, mark: hex.EncodeToString(b[:]), endedCh: make(chan struct{})}
 }
 
-// start starts the supervisor, which starts the command, and returns once
+// Start starts the supervisor, which starts the command, and returns once
 // the command runs, or with the error that kept it from running (as
 // exec.Cmd's Start would return it).
-func (p *jobProcess) start() (err error) {
+func (p *Process) Start() (err error) {
 	if p.cmd.Err != nil {
 		return p.cmd.Err // not found
 	}
@@ -98,12 +98,12 @@ func (p *jobProcess) start() (err error) {
 		return err
 	}
 	files = append(files, repW)
-	period, renewed := p.opt.lease.Lease()
+	period, renewed := p.opt.Lease.Lease()
 	// /proc/self/exe: this very binary, even if the file was replaced or
 	// removed since the worker started.
 	newSup := func() *exec.Cmd {
 		sup := exec.Command("/proc/self/exe")
-		sup.Args = append([]string{"jobstore", superviseArg, p.opt.grace.String(), period.String(),
+		sup.Args = append([]string{"jobstore", Arg, p.opt.Grace.String(), period.String(),
 			time.Since(renewed).String(), p.cmd.Path}, p.cmd.Args...)
 		sup.Env, sup.Dir = p.cmd.Env, p.cmd.Dir
 		sup.Stdin, sup.Stdout, sup.Stderr = p.cmd.Stdin, p.cmd.Stdout, p.cmd.Stderr
@@ -130,12 +130,12 @@ func (p *jobProcess) start() (err error) {
 		err = sup.Start()
 	}
 	if cgErr != nil {
-		p.opt.noCgroup(cgErr)
+		p.opt.NoCgroup(cgErr)
 	}
 	if err != nil {
 		_, _ = ctrlW.Close(), repR.Close()
 		p.removeCgroup()
-		return fmt.Errorf("cannot start the job's supervisor (%s %s): %w", os.Args[0], superviseArg, err)
+		return fmt.Errorf("cannot start the job's supervisor (%s %s): %w", os.Args[0], Arg, err)
 	}
 	p.sup, p.ctrl, p.repR, p.rep = sup, ctrlW, repR, bufio.NewReader(repR)
 	_, _ = ctrlR.Close(), repW.Close()
@@ -145,13 +145,13 @@ func (p *jobProcess) start() (err error) {
 	case rerr != nil:
 		_ = sup.Process.Kill()
 		_ = sup.Wait()
-		p.release()
+		p.Release()
 		p.killTree()
 		p.removeCgroup()
 		return fmt.Errorf("the job's supervisor did not start the command: %w", rerr)
 	case first.StartError != nil:
 		_ = sup.Wait()
-		p.release()
+		p.Release()
 		p.removeCgroup()
 		return first.StartError.err()
 	}
@@ -170,12 +170,12 @@ func (p *jobProcess) start() (err error) {
 // It reads what the library knows rather than counting on its own: a
 // worker whose renewals hang (a hung mount) sends the same renewal again,
 // which is what lets the watchdog stop the tree.
-func (p *jobProcess) heartbeat(period time.Duration) {
+func (p *Process) heartbeat(period time.Duration) {
 	t := time.NewTicker(max(min(period/beatsPerLease, superviseAnswer), time.Millisecond))
 	defer t.Stop()
 	var hungSince time.Time
 	for {
-		_, renewed := p.opt.lease.Lease()
+		_, renewed := p.opt.Lease.Lease()
 		p.send("beat " + strconv.FormatInt(time.Since(renewed).Milliseconds(), 10))
 		switch {
 		case !p.hung():
@@ -195,7 +195,7 @@ func (p *jobProcess) heartbeat(period time.Duration) {
 
 // send writes a line to the supervisor; one that is gone (EPIPE, or its
 // pipe released) has nothing left to stop.
-func (p *jobProcess) send(line string) error {
+func (p *Process) send(line string) error {
 	_, err := p.ctrl.Write([]byte(line + "\n"))
 	if errors.Is(err, syscall.EPIPE) || errors.Is(err, os.ErrClosed) {
 		return nil
@@ -203,16 +203,16 @@ func (p *jobProcess) send(line string) error {
 	return err
 }
 
-// terminate asks the supervisor to stop the command and every process it
+// Terminate asks the supervisor to stop the command and every process it
 // started: SIGTERM, then SIGKILL after the grace (the supervisor keeps the
 // time too, should the worker not).
-func (p *jobProcess) terminate() error { return p.send("term") }
+func (p *Process) Terminate() error { return p.send("term") }
 
-// kill asks the supervisor to kill the command and every process it
+// Kill asks the supervisor to kill the command and every process it
 // started: SIGKILL. A supervisor that is stopped (SIGSTOP), or that has not
 // ended superviseKillWait+superviseAnswer later, is killed by the worker
 // with the whole tree (its cgroup; without one, what it can reach).
-func (p *jobProcess) kill() error {
+func (p *Process) Kill() error {
 	err := p.send("kill")
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -231,7 +231,7 @@ func (p *jobProcess) kill() error {
 
 // killSupervisor kills the supervisor, unless it has ended: wait then
 // kills the whole tree, and says how the command ended: how.
-func (p *jobProcess) killSupervisor(how string) {
+func (p *Process) killSupervisor(how string) {
 	select {
 	case <-p.endedCh:
 		return
@@ -247,7 +247,7 @@ func (p *jobProcess) killSupervisor(how string) {
 
 // hung reports whether the supervisor is stopped (SIGSTOP) while its
 // command has exited: it cannot reap it, nor report, until it runs again.
-func (p *jobProcess) hung() bool {
+func (p *Process) hung() bool {
 	sup, ok := readProc(p.sup.Process.Pid)
 	if !ok || !sup.stopped {
 		return false
@@ -262,7 +262,7 @@ func (p *jobProcess) hung() bool {
 // command's process group and every process that kept the attempt's mark
 // in its environment, until a scan finds none (a process that changed its
 // environment, and left the group, escapes).
-func (p *jobProcess) killTree() int {
+func (p *Process) killTree() int {
 	if p.cg != nil {
 		return p.cg.killAll(superviseKillWait)
 	}
@@ -273,16 +273,16 @@ func (p *jobProcess) killTree() int {
 }
 
 // removeCgroup removes the attempt's cgroup, if it has one.
-func (p *jobProcess) removeCgroup() {
+func (p *Process) removeCgroup() {
 	if p.cg != nil {
 		p.cg.remove()
 	}
 }
 
-// wait waits for the supervisor: it ends once the command and every
+// Wait waits for the supervisor: it ends once the command and every
 // process it started are gone, and reports how the command ended. Then the
 // output is read to its end.
-func (p *jobProcess) wait() procEnd {
+func (p *Process) Wait() End {
 	werr := p.sup.Wait()
 	close(p.endedCh)
 	p.mu.Lock()
@@ -302,7 +302,7 @@ func (p *jobProcess) wait() procEnd {
 			last = &r
 		}
 	}
-	var end procEnd
+	var end End
 	defer p.removeCgroup()
 	if last == nil {
 		// The supervisor died before its report (killed): everything of
@@ -313,18 +313,18 @@ func (p *jobProcess) wait() procEnd {
 		if werr != nil {
 			cause = werr.Error()
 		}
-		end.err = fmt.Errorf("the job's supervisor failed: %s", cause)
-		end.how = "could not be waited for: " + end.err.Error() + "; every process of the attempt was killed"
+		end.Err = fmt.Errorf("the job's supervisor failed: %s", cause)
+		end.How = "could not be waited for: " + end.Err.Error() + "; every process of the attempt was killed"
 		if forced != "" {
-			end.err = errors.New("the job's supervisor did not end")
-			end.how = forced
+			end.Err = errors.New("the job's supervisor did not end")
+			end.How = forced
 		}
 		if unkilled > 0 {
-			end.how += fmt.Sprintf("; %d had not ended when the job was recorded (the kill takes effect when they leave the kernel)", unkilled)
+			end.How += fmt.Sprintf("; %d had not ended when the job was recorded (the kill takes effect when they leave the kernel)", unkilled)
 		}
 	} else {
-		end.exited = true
-		end.code, end.signal, end.how = exitOfStatus(syscall.WaitStatus(last.Status))
+		end.Exited = true
+		end.Code, end.Signal, end.How = exitOfStatus(syscall.WaitStatus(last.Status))
 		if p.cg != nil && p.cg.populated() {
 			// What left the supervisor's tree and its scans (it cannot
 			// leave the cgroup).
@@ -333,21 +333,21 @@ func (p *jobProcess) wait() procEnd {
 			last.StillThere += n
 			last.Unkilled += p.cg.killAll(superviseKillWait)
 		}
-		end.leftover = leftoverNote(last.Left, last.StillThere, last.Unkilled, p.opt.grace)
-		end.stoppedBy = last.Stopped
+		end.Leftover = leftoverNote(last.Left, last.StillThere, last.Unkilled, p.opt.Grace)
+		end.StoppedBy = last.Stopped
 		if last.Note != "" {
-			p.opt.warn("%s", last.Note)
+			p.opt.Warn("%s", last.Note)
 		}
 		if last.WatchdogMS > 0 {
-			end.watchdog = fmt.Sprintf("stopped by the supervisor: the worker did not renew its lease for %v (the lease is %v; the command is stopped once half of it passes unrenewed, before another host may take the job over)",
+			end.Watchdog = fmt.Sprintf("stopped by the supervisor: the worker did not renew its lease for %v (the lease is %v; the command is stopped once half of it passes unrenewed, before another host may take the job over)",
 				time.Duration(last.WatchdogMS)*time.Millisecond, time.Duration(last.LeaseMS)*time.Millisecond)
 		}
 	}
-	p.pipes.drain(outputWaitDelay)
+	p.pipes.drain(OutputWaitDelay)
 	return end
 }
 
-func (p *jobProcess) readReport() (superviseReport, error) {
+func (p *Process) readReport() (superviseReport, error) {
 	var r superviseReport
 	line, err := p.rep.ReadBytes('\n')
 	if err != nil {
@@ -359,9 +359,9 @@ func (p *jobProcess) readReport() (superviseReport, error) {
 	return r, nil
 }
 
-// release closes the pipes to the supervisor; one still running (it
+// Release closes the pipes to the supervisor; one still running (it
 // should not be) then kills what it supervises.
-func (p *jobProcess) release() {
+func (p *Process) Release() {
 	p.once.Do(func() {
 		if p.ctrl != nil {
 			_ = p.ctrl.Close()

@@ -1,4 +1,4 @@
-package main
+package supervise
 
 import (
 	"bufio"
@@ -77,6 +77,16 @@ func sweepCgroups(parent string) {
 			_ = os.Remove(filepath.Join(parent, e.Name()))
 		}
 	}
+}
+
+// OwnCgroupDir is the directory of this process's cgroup v2 (see
+// ownCgroupDir).
+func OwnCgroupDir() (string, error) { return ownCgroupDir() }
+
+// KillCgroup kills every process of the cgroup v2 dir and waits up to
+// limit for them to be gone; it returns how many are still there then.
+func KillCgroup(dir string, limit time.Duration) int {
+	return (&attemptCgroup{dir: dir, fd: -1}).killAll(limit)
 }
 
 // ownCgroupDir is the directory of the worker's own cgroup v2.

@@ -1,4 +1,4 @@
-package main
+package supervise
 
 import (
 	"bytes"
@@ -157,4 +157,32 @@ func killMarked(mark string, limit time.Duration) int {
 		}
 		time.Sleep(superviseKillRetry)
 	}
+}
+
+// Descendants lists the pids of the live processes below pid, from one
+// scan of /proc (see descendants).
+func Descendants(pid int) []int {
+	var out []int
+	for _, p := range descendants(pid) {
+		out = append(out, p.pid)
+	}
+	return out
+}
+
+// Children lists the pids of the live children of pid, from one scan of
+// /proc.
+func Children(pid int) []int {
+	var out []int
+	for _, p := range descendants(pid) {
+		if p.ppid == pid {
+			out = append(out, p.pid)
+		}
+	}
+	return out
+}
+
+// Ended reports whether pid names no live process: none, or a zombie.
+func Ended(pid int) bool {
+	p, ok := readProc(pid)
+	return !ok || p.zombie
 }
