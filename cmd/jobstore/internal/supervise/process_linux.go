@@ -246,14 +246,15 @@ func (p *Process) killSupervisor(how string) {
 }
 
 // hung reports whether the supervisor is stopped (SIGSTOP) while its
-// command has exited: it cannot reap it, nor report, until it runs again.
+// command has exited (a zombie it cannot reap, or reaped just before the
+// stop): it cannot report until it runs again.
 func (p *Process) hung() bool {
 	sup, ok := readProc(p.sup.Process.Pid)
 	if !ok || !sup.stopped {
 		return false
 	}
 	cmd, ok := readProc(p.pid)
-	return ok && cmd.zombie && cmd.ppid == sup.pid
+	return !ok || cmd.zombie || cmd.ppid != sup.pid // gone, dead, or its pid given to another
 }
 
 // killTree kills what is left of the attempt once its supervisor is gone,
