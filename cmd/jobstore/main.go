@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/spf13/pflag"
+
+	"github.com/axqua/jobstore/cmd/jobstore/internal/supervise"
 )
 
 // Exit codes, documented in the usage text (usageText) and the README.
@@ -90,8 +92,8 @@ func findCommand(name string) *command {
 // exit code. Errors are printed to stderr as one line.
 func run(args []string, stdout, stderr io.Writer) int {
 	e := &env{stdout: stdout, stderr: stderr, term: terminalOf(stdout)}
-	if len(args) > 0 && args[0] == superviseArg { // how "jobstore work" runs a job's command (supervise_linux.go); not listed
-		return supervise(args[1:], stderr)
+	if len(args) > 0 && args[0] == supervise.Arg { // how "jobstore work" runs a job's command (internal/supervise); not listed
+		return supervise.Main(args[1:], stderr)
 	}
 	root := newCommandTree(e, args)
 	root.SetArgs(withDoubleDashes(root, args))

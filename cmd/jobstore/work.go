@@ -86,7 +86,11 @@ SIGKILL by two thirds of --lease) if the worker stops renewing the job's
 lease (--lease, default 90s; stopped, starved, or blocked on a hung
 mount) for half of it: before any other host may judge the worker gone
 and take the job over. The worker, once it runs again, records the job
-failed, saying so. On macOS and the BSDs this holds for the command's
+failed, saying so. Each attempt also runs in a cgroup of its own where
+the worker may make one (root, or a cgroup delegated to it): should the
+supervisor be killed or stopped, the worker kills the whole cgroup, and
+records the attempt, once, when nothing of it runs, so that its retry
+never runs beside it. On macOS and the BSDs this holds for the command's
 process group only (the command runs in a group of its own): a process
 that leaves the group runs on, and so does the whole group when the worker
 dies.
@@ -102,12 +106,16 @@ for the running ones. A second one stops the running commands (SIGTERM,
 SIGKILL after the grace) and puts their jobs back in the queue at once,
 for the next worker: the attempt is kept as interrupted and counts against
 no --max-attempts. Then the worker ends as the first signal ends a process
-(a shell reports 130 or 143), as watch does. --until-empty exits once no
-job is left that it may start and none of its commands runs: each time a
-command ends it looks again, so a job submitted meanwhile is run too; a
-job not yet due (its --not-before, or a pending retry) is left queued. It
-exits 0 if every job it ran succeeded, else 1 (a job left queued for a
-retry did not succeed).
+(a shell reports 130 or 143), as watch does. A stop of all of the worker's
+processes at once (a service manager's, as systemd's KillMode=control-group
+does it), whatever the order the worker, the supervisors and the commands
+get it in, is such a second signal: the running jobs are queued again, not
+failed (docs/systemd/jobstore-worker.service is a unit to start from).
+--until-empty exits once no job is left that it may start and none of its
+commands runs: each time a command ends it looks again, so a job submitted
+meanwhile is run too; a job not yet due (its --not-before, or a pending
+retry) is left queued. It exits 0 if every job it ran succeeded, else 1 (a
+job left queued for a retry did not succeed).
 
 A broken command does not empty the queue. The next job is taken only
 once the command has started for the one before: a command that cannot be
@@ -211,6 +219,21 @@ type worker struct {
 	launched chan struct{}
 
 	stopTaking context.CancelFunc // the Worker takes no more jobs
+	stop       *workStop
+	cgroupNote sync.Once // noCgroup
+}
+
+// noCgroup says, once, why the jobs' processes run without a cgroup of
+// their own (see docs/guarantees.md, "What ends with a job's attempt"),
+// where the worker runs as root: elsewhere that is the rule (unless the
+// worker's cgroup is delegated to its user), not news.
+func (wk *worker) noCgroup(err error) {
+	if os.Geteuid() != 0 {
+		return
+	}
+	wk.cgroupNote.Do(func() {
+		wk.warnf("the jobs' commands run without a cgroup of their own (%v): should a job's supervisor be killed, its processes are found by their process group and environment, and one that left both may outlive the attempt", err)
+	})
 }
 
 func defineWork(fs *pflag.FlagSet) runFunc {
@@ -259,7 +282,7 @@ func defineWork(fs *pflag.FlagSet) runFunc {
 		if err != nil {
 			return err
 		}
-		wk := &worker{root: root, argv: argv, grace: *grace, asJSON: *asJSON, out: e.stdout, stderr: e.stderr,
+		wk := &worker{root: root, argv: argv, grace: *grace, asJSON: *asJSON, out: e.stdout, stderr: e.stderr, stop: newWorkStop(),
 			logLimit: int64(logLimit), failFast: failFast{after: *failFastN, within: *failFastWithin}}
 		if *metricsAddr != "" {
 			wk.metrics = newWorkMetrics(kinds)
@@ -318,29 +341,33 @@ func (wk *worker) loop(parallel int, untilEmpty bool, opts []jobstore.StartOptio
 		}
 	}
 	defer signal.Stop(sigs)
-	var stoppedBy os.Signal // the first stop signal; guarded by wk.mu
+	wk.stop.force = func() {
+		stopTaking()
+		w.StopAndCancel()
+	}
 	go func() {
 		sig, ok := <-sigs
 		if !ok {
 			return
 		}
-		wk.mu.Lock()
-		n := wk.active
-		stoppedBy = sig
-		wk.mu.Unlock()
-		wk.warnf("%s", stopNote(sig, n))
-		stopTaking()
-		if sig, ok = <-sigs; !ok {
-			return
+		if wk.stop.signalled(sig) {
+			wk.mu.Lock()
+			n := wk.active
+			wk.mu.Unlock()
+			wk.warnf("%s", stopNote(sig, n))
+			stopTaking()
+			if sig, ok = <-sigs; !ok {
+				return
+			}
 		}
 		wk.warnf("%s: stopping the running jobs; they are queued again", signalName(sig))
-		w.StopAndCancel()
+		wk.stop.forced()
 	}()
 
 	fatal := w.Run(taking)
+	sig := wk.stop.signal()
 	wk.mu.Lock()
 	defer wk.mu.Unlock()
-	sig := stoppedBy
 	switch {
 	case fatal != nil:
 	case wk.broken != nil:

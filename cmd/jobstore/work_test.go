@@ -210,7 +210,14 @@ func startWorker(t *testing.T, role string, env []string, args ...string) *worke
 // cleanup if still running.
 func startBackground(t *testing.T, env []string, args ...string) *workerProc {
 	t.Helper()
-	w := &workerProc{cmd: jobstoreCmd(context.Background(), env, args...), done: make(chan struct{})}
+	return startBackgroundCmd(t, jobstoreCmd(context.Background(), env, args...))
+}
+
+// startBackgroundCmd starts cmd, a jobstore command, as startBackground
+// does.
+func startBackgroundCmd(t *testing.T, cmd *exec.Cmd) *workerProc {
+	t.Helper()
+	w := &workerProc{cmd: cmd, done: make(chan struct{})}
 	w.cmd.Stdout, w.cmd.Stderr = &w.stdout, &w.stderr
 	require.NoError(t, w.cmd.Start())
 	go func() {

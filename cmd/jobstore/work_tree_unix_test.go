@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/axqua/jobstore"
+	"github.com/axqua/jobstore/cmd/jobstore/internal/supervise"
 	"github.com/axqua/jobstore/internal/testdir"
 	"github.com/stretchr/testify/require"
 )
@@ -82,9 +83,23 @@ func (j *treeJob) size() int64 {
 // periods: nothing of the tree writes any more.
 func (j *treeJob) requireStill(t *testing.T) {
 	t.Helper()
-	before := j.size()
+	requireFileStill(t, j.heartbeat, "the grandchild's heartbeat goes on")
+}
+
+// requireFileStill fails with msg unless the heartbeat file at path stays
+// as it is for a few heartbeatPeriods.
+func requireFileStill(t *testing.T, path, msg string) {
+	t.Helper()
+	size := func() int64 {
+		fi, err := os.Stat(path)
+		if err != nil {
+			return 0
+		}
+		return fi.Size()
+	}
+	before := size()
 	time.Sleep(4 * heartbeatPeriod)
-	require.Equal(t, before, j.size(), "the grandchild's heartbeat goes on")
+	require.Equal(t, before, size(), msg)
 }
 
 // A cancel ends the command's whole tree before the job says cancelled:
@@ -142,14 +157,14 @@ func TestWork_CommandThatExitsLeavingAChildIsRecordedOnceItIsGone(t *testing.T) 
 
 // The command's output is read until the last process holding it is gone,
 // not for a fixed time after the command exits: a child the command left
-// behind writes its last words longer than outputWaitDelay after the
+// behind writes its last words longer than supervise.OutputWaitDelay after the
 // command's exit (once it gets SIGTERM), and they are kept.
 func TestWork_OutputIsReadUntilTheTreeIsGone(t *testing.T) {
 	root := testdir.New(t)
 	dir := submitKind(t, root, "j", "k", "")
 	work := testdir.New(t)
 	script, ready := filepath.Join(work, "job.sh"), filepath.Join(work, "ready")
-	late := strconv.FormatFloat((outputWaitDelay + 500*time.Millisecond).Seconds(), 'f', -1, 64)
+	late := strconv.FormatFloat((supervise.OutputWaitDelay + 500*time.Millisecond).Seconds(), 'f', -1, 64)
 	require.NoError(t, os.WriteFile(script, []byte(
 		"( trap 'sleep "+late+"; echo last words; exit 0' TERM; : > \"$READY\"; while :; do sleep 0.05; done ) &\n"+
 			"while [ ! -e \"$READY\" ]; do sleep 0.01; done\n"+

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/axqua/jobstore"
+	"github.com/axqua/jobstore/cmd/jobstore/internal/supervise"
 )
 
 // Environment the worker gives a job's command.
@@ -18,13 +19,6 @@ const (
 	jobDirEnv = "JOBSTORE_JOB_DIR" // the job directory, an absolute path
 	jobIDEnv  = "JOBSTORE_JOB_ID"
 )
-
-// outputWaitDelay is how long the worker reads the command's output once
-// the command and what it started are gone (jobProcess.wait), for a
-// process outside them that still holds the pipe: on Linux one started for
-// the command by another process (a service manager), elsewhere one that
-// left the command's process group too.
-const outputWaitDelay = 2 * time.Second
 
 // jobEnd is how a job's run ended, for the worker's end line.
 type jobEnd struct {
@@ -81,10 +75,10 @@ func (wk *worker) runJob(ctx context.Context, run *jobstore.Run, started func())
 	}}
 	cmd.Stdout = out
 	cmd.Stderr = stderr
-	proc := newJobProcess(cmd, procOptions{grace: wk.grace, lease: run, warn: func(format string, args ...any) {
+	proc := supervise.New(cmd, supervise.Options{Grace: wk.grace, Lease: run, Warn: func(format string, args ...any) {
 		wk.warnf("job %s: "+format, append([]any{run.Dir().ID()}, args...)...)
-	}})
-	if err := proc.start(); err != nil {
+	}, NoCgroup: wk.noCgroup})
+	if err := proc.Start(); err != nil {
 		end := wk.fail(run, fmt.Sprintf("cannot run %s: %v", wk.argv[0], err),
 			"check the command given to 'jobstore work' on this host, then submit the job again", true)
 		end.startErr = err
@@ -92,16 +86,16 @@ func (wk *worker) runJob(ctx context.Context, run *jobstore.Run, started func())
 	}
 	began := time.Now()
 	started()
-	defer proc.release()
-	exited := make(chan procEnd, 1)
-	go func() { exited <- proc.wait() }()
+	defer proc.Release()
+	exited := make(chan supervise.End, 1)
+	go func() { exited <- proc.Wait() }()
 
 	var (
 		stopped  string // why the command was asked to stop: "" if it was not
 		cause    error  // the run's context's cause when that stopped it
 		killTime <-chan time.Time
 		killed   bool // the grace passed: killed
-		pe       procEnd
+		pe       supervise.End
 	)
 	asked := ctx.Done() // nil once asked: the request is acted on once
 wait:
@@ -117,12 +111,12 @@ wait:
 				cause = context.Cause(run.Context())
 				stopped = oneLine(causeText(cause))
 			}
-			if err := proc.terminate(); err != nil {
-				wk.warnf("job %s: %s to the command: %v", run.Dir().ID(), stopName, err)
+			if err := proc.Terminate(); err != nil {
+				wk.warnf("job %s: %s to the command: %v", run.Dir().ID(), supervise.StopName, err)
 			}
 			killTime = time.After(wk.grace)
 		case <-killTime:
-			if err := proc.kill(); err != nil {
+			if err := proc.Kill(); err != nil {
 				wk.warnf("job %s: kill: %v", run.Dir().ID(), err)
 			}
 			killed = true
@@ -130,11 +124,14 @@ wait:
 		}
 	}
 	ran := time.Since(began)
+	if stopped == "" && wk.stop.stoppedWith(pe) {
+		stopped = wk.stop.stoppedCommand(ctx, pe)
+	}
 	_ = out.Close()
 	if killed {
-		stopped += fmt.Sprintf("; %s sent to the command, then %s after the grace of %v", stopName, killName, wk.grace)
+		stopped += fmt.Sprintf("; %s sent to the command, then %s after the grace of %v", supervise.StopName, supervise.KillName, wk.grace)
 	} else if stopped != "" {
-		stopped += fmt.Sprintf("; %s sent to the command", stopName)
+		stopped += fmt.Sprintf("; %s sent to the command", supervise.StopName)
 	}
 	end := wk.finish(run, pe, stopped, cause, errors.Join(stdout.Err(), stderr.Err()))
 	end.ran = ran
@@ -143,12 +140,12 @@ wait:
 
 // finish records how the command ended, once it and every process it
 // started are gone (pe).
-func (wk *worker) finish(run *jobstore.Run, pe procEnd, stopped string, cause error, outErr error) jobEnd {
+func (wk *worker) finish(run *jobstore.Run, pe supervise.End, stopped string, cause error, outErr error) jobEnd {
 	var end jobEnd
-	how := pe.how
-	if pe.exited {
-		code := pe.code
-		end.exitCode, end.signal = &code, pe.signal
+	how := pe.How
+	if pe.Exited {
+		code := pe.Code
+		end.exitCode, end.signal = &code, pe.Signal
 	}
 	// The command's last progress message stays, unless the outcome has its
 	// own: Finish replaces the message, so it is read back (once written).
@@ -158,8 +155,8 @@ func (wk *worker) finish(run *jobstore.Run, pe procEnd, stopped string, cause er
 	case errors.Is(cause, jobstore.ErrNotOwner):
 		// Taken over by another host: nothing of ours may be written.
 		end.message = "the worker no longer owns the job (" + oneLine(causeText(cause)) + "); the command " + how
-		if pe.watchdog != "" {
-			end.message += "; " + pe.watchdog
+		if pe.Watchdog != "" {
+			end.message += "; " + pe.Watchdog
 		}
 		end.err = cause
 		return end
@@ -168,9 +165,9 @@ func (wk *worker) finish(run *jobstore.Run, pe procEnd, stopped string, cause er
 		end.interrupted = true
 		end.message = fmt.Sprintf("%s, which %s", stopped, how)
 		return end
-	case pe.watchdog != "":
+	case pe.Watchdog != "":
 		o.State = jobstore.Failed
-		o.Error = pe.watchdog + "; the command " + how
+		o.Error = pe.Watchdog + "; the command " + how
 		o.Remedy = "find why the worker stopped renewing its lease (it was stopped, starved, or blocked on the file system), then submit the job again"
 	case errors.Is(cause, context.DeadlineExceeded):
 		o.State = jobstore.Failed
@@ -186,8 +183,8 @@ func (wk *worker) finish(run *jobstore.Run, pe procEnd, stopped string, cause er
 		o.Error = "the command " + how
 		o.Remedy = "see " + stderrFile + " and " + stdoutFile + " in the job directory"
 	}
-	if pe.leftover != "" {
-		o.Message = joinNote(o.Message, pe.leftover)
+	if pe.Leftover != "" {
+		o.Message = joinNote(o.Message, pe.Leftover)
 	}
 	if outErr != nil {
 		note := "part of the command's output was not kept: " + outErr.Error()
@@ -245,4 +242,12 @@ func causeText(err error) string {
 		return "stopped"
 	}
 	return err.Error()
+}
+
+// joinNote adds note to a message, after what it says already.
+func joinNote(msg, note string) string {
+	if msg == "" {
+		return note
+	}
+	return msg + "; " + note
 }

@@ -1,6 +1,6 @@
 //go:build unix && !linux
 
-package main
+package supervise
 
 import (
 	"errors"
@@ -22,7 +22,7 @@ const groupPoll = 10 * time.Millisecond
 // a hung mount, dies only when it leaves it).
 const killWait = 5 * time.Second
 
-// jobProcess is a job's command and the process group it leads, where
+// Process is a job's command and the process group it leads, where
 // there is no supervisor (macOS, the BSDs): the command runs in a group of
 // its own (so the terminal's Ctrl-C reaches the worker alone, which
 // decides), stopping it signals the whole group, and once the command has
@@ -30,18 +30,18 @@ const killWait = 5 * time.Second
 // the grace) before the job is recorded. A process that left the group
 // (setsid, setpgid) is not reached, and a worker that dies leaves the
 // command running: its job is marked lost meanwhile.
-type jobProcess struct {
+type Process struct {
 	cmd   *exec.Cmd
-	opt   procOptions
+	opt   Options
 	pipes *jobPipes
 }
 
-func newJobProcess(cmd *exec.Cmd, opt procOptions) *jobProcess {
-	return &jobProcess{cmd: cmd, opt: opt}
+func New(cmd *exec.Cmd, opt Options) *Process {
+	return &Process{cmd: cmd, opt: opt}
 }
 
-// start starts the command in a process group of its own.
-func (p *jobProcess) start() error {
+// Start starts the command in a process group of its own.
+func (p *Process) Start() error {
 	pipes, err := newJobPipes(p.cmd)
 	if err != nil {
 		return err
@@ -56,43 +56,43 @@ func (p *jobProcess) start() error {
 	return nil
 }
 
-// terminate asks the command's process group to stop: SIGTERM.
-func (p *jobProcess) terminate() error { return p.signalGroup(unix.SIGTERM) }
+// Terminate asks the command's process group to stop: SIGTERM.
+func (p *Process) Terminate() error { return p.signalGroup(unix.SIGTERM) }
 
-// kill ends the command's process group: SIGKILL.
-func (p *jobProcess) kill() error { return p.signalGroup(unix.SIGKILL) }
+// Kill ends the command's process group: SIGKILL.
+func (p *Process) Kill() error { return p.signalGroup(unix.SIGKILL) }
 
-// wait waits for the command, then stops what remains of its group, then
+// Wait waits for the command, then stops what remains of its group, then
 // reads its output to the end.
-func (p *jobProcess) wait() procEnd {
+func (p *Process) Wait() End {
 	err := p.cmd.Wait()
-	end := procEndOf(p.cmd.ProcessState, err)
-	end.leftover = p.sweep()
-	p.pipes.drain(outputWaitDelay)
+	end := endOf(p.cmd.ProcessState, err)
+	end.Leftover = p.sweep()
+	p.pipes.drain(OutputWaitDelay)
 	return end
 }
 
 // sweep stops what remains of the command's group once the command has
 // exited, and says what it did. The group's ID stays the command's as long
 // as a member lives, and no process is given it meanwhile.
-func (p *jobProcess) sweep() string {
+func (p *Process) sweep() string {
 	if !p.groupAlive() {
 		return ""
 	}
 	_ = p.signalGroup(unix.SIGTERM)
-	if p.until(p.opt.grace) {
-		return leftoverNote(-1, 0, 0, p.opt.grace)
+	if p.until(p.opt.Grace) {
+		return leftoverNote(-1, 0, 0, p.opt.Grace)
 	}
 	_ = p.signalGroup(unix.SIGKILL)
 	unkilled := 0
 	if !p.until(killWait) {
 		unkilled = -1
 	}
-	return leftoverNote(-1, -1, unkilled, p.opt.grace)
+	return leftoverNote(-1, -1, unkilled, p.opt.Grace)
 }
 
 // until waits up to d for the group to be gone, and reports whether it is.
-func (p *jobProcess) until(d time.Duration) bool {
+func (p *Process) until(d time.Duration) bool {
 	deadline := time.Now().Add(d)
 	for p.groupAlive() {
 		if time.Now().After(deadline) {
@@ -103,14 +103,14 @@ func (p *jobProcess) until(d time.Duration) bool {
 	return true
 }
 
-func (p *jobProcess) groupAlive() bool {
+func (p *Process) groupAlive() bool {
 	return !errors.Is(unix.Kill(-p.cmd.Process.Pid, 0), unix.ESRCH)
 }
 
-// release frees what the process held: nothing here.
-func (p *jobProcess) release() {}
+// Release frees what the process held: nothing here.
+func (p *Process) Release() {}
 
-func (p *jobProcess) signalGroup(sig unix.Signal) error {
+func (p *Process) signalGroup(sig unix.Signal) error {
 	err := unix.Kill(-p.cmd.Process.Pid, sig)
 	if errors.Is(err, unix.ESRCH) {
 		return nil // the group is gone already

@@ -1,4 +1,4 @@
-package main
+package supervise
 
 import (
 	"fmt"
@@ -11,13 +11,13 @@ import (
 	"golang.org/x/sys/windows"
 )
 
-// jobProcess is a job's command on Windows, where there are no process
+// Process is a job's command on Windows, where there are no process
 // groups to signal: the command is started in a new process group (so the
 // console's Ctrl-C reaches the worker alone) and put in a job object that
 // ends every process in it when the worker closes it or dies.
-type jobProcess struct {
+type Process struct {
 	cmd *exec.Cmd
-	opt procOptions
+	opt Options
 	job windows.Handle // 0 if the job object could not be made
 }
 
@@ -25,37 +25,37 @@ type jobProcess struct {
 // left in its job object are gone, once it has exited.
 const jobPoll = 10 * time.Millisecond
 
-func newJobProcess(cmd *exec.Cmd, opt procOptions) *jobProcess {
-	return &jobProcess{cmd: cmd, opt: opt}
+func New(cmd *exec.Cmd, opt Options) *Process {
+	return &Process{cmd: cmd, opt: opt}
 }
 
-// start starts the command in a new process group and its job object (a
+// Start starts the command in a new process group and its job object (a
 // failure to make that is a warning: the command runs without it). The
-// output is read for outputWaitDelay after the command exits, then what
-// it left in its job object is stopped (wait).
-func (p *jobProcess) start() error {
+// output is read for OutputWaitDelay after the command exits, then what
+// it left in its job object is stopped (Wait).
+func (p *Process) Start() error {
 	p.cmd.SysProcAttr = &syscall.SysProcAttr{CreationFlags: windows.CREATE_NEW_PROCESS_GROUP}
-	p.cmd.WaitDelay = outputWaitDelay
+	p.cmd.WaitDelay = OutputWaitDelay
 	if err := p.cmd.Start(); err != nil {
 		return err
 	}
 	if err := p.started(); err != nil {
-		p.opt.warn("%v; the command runs without it", err)
+		p.opt.Warn("%v; the command runs without it", err)
 	}
 	return nil
 }
 
-// wait waits for the command, then stops what it left running in its job
+// Wait waits for the command, then stops what it left running in its job
 // object: CTRL_BREAK_EVENT, then TerminateJobObject after the grace.
-func (p *jobProcess) wait() procEnd {
+func (p *Process) Wait() End {
 	err := p.cmd.Wait()
-	end := procEndOf(p.cmd.ProcessState, err)
+	end := endOf(p.cmd.ProcessState, err)
 	n := p.active()
 	if n == 0 {
 		return end
 	}
-	_ = p.terminate()
-	deadline := time.Now().Add(p.opt.grace)
+	_ = p.Terminate()
+	deadline := time.Now().Add(p.opt.Grace)
 	for p.active() > 0 && time.Now().Before(deadline) {
 		time.Sleep(jobPoll)
 	}
@@ -63,7 +63,7 @@ func (p *jobProcess) wait() procEnd {
 	if still > 0 {
 		_ = windows.TerminateJobObject(p.job, 1)
 	}
-	end.leftover = leftoverNote(n, still, 0, p.opt.grace)
+	end.Leftover = leftoverNote(n, still, 0, p.opt.Grace)
 	return end
 }
 
@@ -77,7 +77,7 @@ type jobAccounting struct {
 }
 
 // active is how many processes are left in the job object.
-func (p *jobProcess) active() int {
+func (p *Process) active() int {
 	if p.job == 0 {
 		return 0
 	}
@@ -93,7 +93,7 @@ func (p *jobProcess) active() int {
 // started since, when the handle is closed (by release, or by Windows when
 // the worker dies). Processes the command started before this call are
 // not in the job.
-func (p *jobProcess) started() error {
+func (p *Process) started() error {
 	job, err := windows.CreateJobObject(nil, nil)
 	if err != nil {
 		return fmt.Errorf("create job object: %w", err)
@@ -120,16 +120,16 @@ func (p *jobProcess) started() error {
 	return nil
 }
 
-// terminate asks the command to stop: CTRL_BREAK_EVENT to its process
+// Terminate asks the command to stop: CTRL_BREAK_EVENT to its process
 // group. It reaches a console program that shares the worker's console
 // (its default handler ends the process; Python calls its SIGBREAK
 // handler); a program without one is ended after the grace by kill.
-func (p *jobProcess) terminate() error {
+func (p *Process) Terminate() error {
 	return windows.GenerateConsoleCtrlEvent(windows.CTRL_BREAK_EVENT, uint32(p.cmd.Process.Pid))
 }
 
-// kill ends the command and every process in its job object.
-func (p *jobProcess) kill() error {
+// Kill ends the command and every process in its job object.
+func (p *Process) Kill() error {
 	if p.job != 0 {
 		if err := windows.TerminateJobObject(p.job, 1); err == nil {
 			return nil
@@ -138,20 +138,20 @@ func (p *jobProcess) kill() error {
 	return p.cmd.Process.Kill()
 }
 
-// release closes the job object, which ends the processes the command
+// Release closes the job object, which ends the processes the command
 // started and left running.
-func (p *jobProcess) release() {
+func (p *Process) Release() {
 	if p.job != 0 {
 		windows.CloseHandle(p.job)
 		p.job = 0
 	}
 }
 
-// stopName and killName are how the stop and the kill after the grace are
+// StopName and KillName are how the stop and the kill after the grace are
 // named in messages.
 const (
-	stopName = "CTRL_BREAK_EVENT"
-	killName = "TerminateJobObject"
+	StopName = "CTRL_BREAK_EVENT"
+	KillName = "TerminateJobObject"
 )
 
 // exitOf is how a command that ran ended: its exit code, no signal
@@ -161,3 +161,7 @@ func exitOf(ps *os.ProcessState) (code int, signal, how string) {
 	code = ps.ExitCode()
 	return code, "", fmt.Sprintf("exited with status %d", code)
 }
+
+// IsStopCode reports whether an exit code is a death by a stop signal:
+// never here, where there are no signals.
+func IsStopCode(int) bool { return false }

@@ -1,4 +1,4 @@
-package main
+package supervise
 
 import (
 	"bufio"
@@ -15,7 +15,7 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// superviseArg is the first argument of a job's supervisor: the jobstore
+// Arg is the first argument of a job's supervisor: the jobstore
 // binary run again by the worker, as "jobstore __supervise GRACE LEASE
 // RENEWED-AGO PATH ARG0 [ARG...]", one per job. The supervisor is a child
 // subreaper: every process the command starts stays below it, whatever
@@ -35,7 +35,13 @@ import (
 // report pipe to the worker, JSON lines (superviseReport): one when the
 // command started or could not be, one when everything is over. Standard
 // input, output and error are the command's.
-const superviseArg = "__supervise"
+const Arg = "__supervise"
+
+// Exit codes of Main, as the jobstore command's own.
+const (
+	exitOK    = 0
+	exitUsage = 2
+)
 
 // The watchdog's points, as parts of the lease since its last renewal.
 const (
@@ -53,6 +59,11 @@ const superviseKillWait = 5 * time.Second
 // for a process forked while the last round was sent.
 const superviseKillRetry = 20 * time.Millisecond
 
+// treeScans bounds the scans of one signalTree: a fork chain that outruns
+// them is caught by the next round (the kill is sent again every
+// superviseKillRetry).
+const treeScans = 50
+
 // superviseReport is a line on the report pipe.
 type superviseReport struct {
 	Started    int             `json:"started,omitempty"`     // the command's pid
@@ -63,6 +74,7 @@ type superviseReport struct {
 	StillThere int             `json:"still"`                 // processes killed after the grace (SIGTERM did not end them)
 	Unkilled   int             `json:"unkilled"`              // processes not gone superviseKillWait after SIGKILL
 	WatchdogMS int64           `json:"watchdog_ms"`           // >0: stopped by the watchdog, the lease then unrenewed for this long
+	Stopped    string          `json:"stopped,omitempty"`     // the stop signal the supervisor itself got ("SIGTERM"): its processes are being stopped
 	LeaseMS    int64           `json:"lease_ms"`
 	Note       string          `json:"note,omitempty"` // what went wrong in the supervisor itself
 }
@@ -99,10 +111,10 @@ type supervisor struct {
 	rep        superviseReport
 }
 
-// supervise runs the supervisor mode; see superviseArg.
-func supervise(args []string, stderr io.Writer) int {
+// Main runs the supervisor mode (see Arg) and returns its exit code.
+func Main(args []string, stderr io.Writer) int {
 	fail := func(format string, a ...any) int {
-		fmt.Fprintf(stderr, "jobstore %s: "+format+"\n", append([]any{superviseArg}, a...)...)
+		fmt.Fprintf(stderr, "jobstore %s: "+format+"\n", append([]any{Arg}, a...)...)
 		return exitUsage
 	}
 	if len(args) < 5 {
@@ -157,6 +169,7 @@ func supervise(args []string, stderr io.Writer) int {
 	s.cmdPid = pid
 	s.send(superviseReport{Started: pid})
 	s.run(readControl(os.NewFile(3, "control")), reap(), sigs)
+	s.settle(sigs)
 	s.rep.Ended = true
 	s.rep.Status = uint32(s.status)
 	if s.watchdogAt > 0 {
@@ -232,12 +245,20 @@ func (s *supervisor) run(control <-chan controlEvent, reaped <-chan reapEvent, s
 			if r.none {
 				return
 			}
-			if r.pid == s.cmdPid {
+			switch {
+			case r.pid == s.cmdPid:
 				s.cmdDone, s.status = true, r.ws
 				if live := descendants(s.self); len(live) > 0 {
 					s.rep.Left = len(live)
 					s.terminate()
 				}
+			case s.cmdDone && s.termAt.IsZero() && s.killAt.IsZero():
+				// A process of the tree ended after the command, unseen by
+				// the scan at its exit (a fork chain: each hop forks and
+				// exits, and one was between the two): what it left is
+				// stopped too.
+				s.rep.Left += 1 + len(descendants(s.self))
+				s.terminate()
 			}
 		case ev := <-control:
 			switch {
@@ -253,7 +274,8 @@ func (s *supervisor) run(control <-chan controlEvent, reaped <-chan reapEvent, s
 			case ev.word == "kill":
 				s.kill()
 			}
-		case <-sigs:
+		case sig := <-sigs:
+			s.stoppedBy(sig)
 			s.terminate()
 		case <-timer.C:
 			now := time.Now()
@@ -271,6 +293,36 @@ func (s *supervisor) run(control <-chan controlEvent, reaped <-chan reapEvent, s
 			}
 		}
 	}
+}
+
+// stoppedBy notes the first stop signal the supervisor got.
+func (s *supervisor) stoppedBy(sig os.Signal) {
+	if s.rep.Stopped == "" {
+		s.rep.Stopped = unix.SignalName(sig.(syscall.Signal))
+	}
+}
+
+// settle waits up to StopSettle for a stop signal of the supervisor's own
+// when the command died of one that the supervisor did not send.
+func (s *supervisor) settle(sigs <-chan os.Signal) {
+	if s.rep.Stopped != "" || !s.termAt.IsZero() || !s.killAt.IsZero() || !diedOfStop(s.status) {
+		return
+	}
+	t := time.NewTimer(StopSettle)
+	defer t.Stop()
+	select {
+	case sig := <-sigs:
+		s.stoppedBy(sig)
+	case <-t.C:
+	}
+}
+
+// diedOfStop reports whether a command that ended with ws died of a stop
+// signal (SIGTERM, SIGINT, SIGHUP), or exited as a shell does when one
+// ended what it waited for (128 + the signal's number).
+func diedOfStop(ws syscall.WaitStatus) bool {
+	code, _, _ := exitOfStatus(ws)
+	return IsStopCode(code)
 }
 
 // next is when the timer should next fire.
@@ -328,8 +380,25 @@ func (s *supervisor) kill() {
 	s.signalTree(unix.SIGKILL)
 }
 
+// signalTree sends sig to every process of the tree, scanning again until
+// a scan finds no process it has not signalled (one forked meanwhile), at
+// most treeScans times.
 func (s *supervisor) signalTree(sig unix.Signal) {
-	for _, p := range descendants(s.self) {
-		signalProc(s.self, p, sig)
+	type procKey struct {
+		pid   int
+		start uint64
+	}
+	done := make(map[procKey]bool)
+	for range treeScans {
+		fresh := false
+		for _, p := range descendants(s.self) {
+			if k := (procKey{p.pid, p.start}); !done[k] {
+				done[k], fresh = true, true
+				signalProc(s.self, p, sig)
+			}
+		}
+		if !fresh {
+			return
+		}
 	}
 }

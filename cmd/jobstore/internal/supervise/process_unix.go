@@ -1,6 +1,6 @@
 //go:build unix
 
-package main
+package supervise
 
 import (
 	"fmt"
@@ -9,11 +9,11 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// stopName and killName are how the stop and the kill after the grace are
+// StopName and KillName are how the stop and the kill after the grace are
 // named in messages.
 const (
-	stopName = "SIGTERM"
-	killName = "SIGKILL"
+	StopName = "SIGTERM"
+	KillName = "SIGKILL"
 )
 
 // exitOfStatus is how a command that ran ended, from its wait status: its
@@ -28,4 +28,15 @@ func exitOfStatus(ws syscall.WaitStatus) (code int, signal, how string) {
 	}
 	code = ws.ExitStatus()
 	return code, "", fmt.Sprintf("exited with status %d", code)
+}
+
+// IsStopCode reports whether an exit code, as exitOfStatus records it,
+// is a death by a stop signal (SIGTERM, SIGINT, SIGHUP): the command's
+// own, or that of a shell whose foreground command died of one.
+func IsStopCode(code int) bool {
+	switch code - 128 {
+	case int(unix.SIGTERM), int(unix.SIGINT), int(unix.SIGHUP):
+		return true
+	}
+	return false
 }

@@ -1,10 +1,11 @@
-package main
+package supervise
 
 import (
 	"bytes"
 	"errors"
 	"os"
 	"strconv"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -14,6 +15,7 @@ type procInfo struct {
 	pid, ppid int
 	start     uint64 // start time in clock ticks since boot: with pid, names one process
 	zombie    bool   // dead, not yet reaped
+	stopped   bool   // stopped by a signal (SIGSTOP) or traced
 }
 
 // readProc reads /proc/PID/stat; ok is false when pid is gone (or the
@@ -39,7 +41,7 @@ func readProc(pid int) (p procInfo, ok bool) {
 		return p, false
 	}
 	state := f[0][0]
-	return procInfo{pid: pid, ppid: ppid, start: start, zombie: state == 'Z' || state == 'X'}, true
+	return procInfo{pid: pid, ppid: ppid, start: start, zombie: state == 'Z' || state == 'X', stopped: state == 'T' || state == 't'}, true
 }
 
 // descendants lists the live processes below pid (its children, theirs,
@@ -106,4 +108,81 @@ func signalProc(self int, p procInfo, sig unix.Signal) {
 func sameProc(p procInfo) bool {
 	now, ok := readProc(p.pid)
 	return ok && now.start == p.start
+}
+
+// marked lists the live processes whose environment holds the line mark
+// ("NAME=VALUE"), from one scan of /proc: those that inherited it, whatever
+// their parent and session. One that changed its environment (execve with
+// another, or overwrote its memory) is not found; nor is one this user
+// may not read.
+func marked(mark string) []procInfo {
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil
+	}
+	want := []byte(mark)
+	var out []procInfo
+	for _, e := range ents {
+		n, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		env, err := os.ReadFile("/proc/" + e.Name() + "/environ")
+		if err != nil {
+			continue
+		}
+		for v := range bytes.SplitSeq(env, []byte{0}) {
+			if bytes.Equal(v, want) {
+				if p, ok := readProc(n); ok && !p.zombie {
+					out = append(out, p)
+				}
+				break
+			}
+		}
+	}
+	return out
+}
+
+// killMarked kills the processes marked with mark (marked) until a scan
+// finds none, or limit passes; it returns how many the last scan found.
+func killMarked(mark string, limit time.Duration) int {
+	deadline := time.Now().Add(limit)
+	for {
+		left := marked(mark)
+		if len(left) == 0 || time.Now().After(deadline) {
+			return len(left)
+		}
+		for _, p := range left {
+			signalProc(-1, p, unix.SIGKILL)
+		}
+		time.Sleep(superviseKillRetry)
+	}
+}
+
+// Descendants lists the pids of the live processes below pid, from one
+// scan of /proc (see descendants).
+func Descendants(pid int) []int {
+	var out []int
+	for _, p := range descendants(pid) {
+		out = append(out, p.pid)
+	}
+	return out
+}
+
+// Children lists the pids of the live children of pid, from one scan of
+// /proc.
+func Children(pid int) []int {
+	var out []int
+	for _, p := range descendants(pid) {
+		if p.ppid == pid {
+			out = append(out, p.pid)
+		}
+	}
+	return out
+}
+
+// Ended reports whether pid names no live process: none, or a zombie.
+func Ended(pid int) bool {
+	p, ok := readProc(pid)
+	return !ok || p.zombie
 }

@@ -1,4 +1,4 @@
-package main
+package supervise
 
 import (
 	"os"
@@ -46,10 +46,12 @@ func TestProcTree_HostileNamesZombiesAndSignals(t *testing.T) {
 	require.Contains(t, pids(descendants(self)), child.Process.Pid)
 
 	signalProc(self, p, unix.SIGKILL)
-	waitUntil(t, "the child to be a zombie", func() bool {
-		now, ok := readProc(child.Process.Pid)
-		return ok && now.zombie
-	})
+	for deadline := time.Now().Add(zombieTimeout); ; time.Sleep(signalSettle / 10) {
+		if now, ok := readProc(child.Process.Pid); ok && now.zombie {
+			break
+		}
+		require.False(t, time.Now().After(deadline), "the killed child is no zombie after %v", zombieTimeout)
+	}
 	require.NotContains(t, pids(descendants(self)), child.Process.Pid, "a zombie counted as live")
 	require.Error(t, child.Wait())
 	require.True(t, child.ProcessState.Sys().(syscall.WaitStatus).Signaled())
@@ -67,6 +69,10 @@ func TestProcTree_HostileNamesZombiesAndSignals(t *testing.T) {
 	now, ok := readProc(other.Process.Pid)
 	require.True(t, ok && !now.zombie, "a process other than the one found was signalled")
 }
+
+// zombieTimeout is how long a killed child may take to be a zombie: a
+// hang guard, not a speed limit.
+const zombieTimeout = time.Minute
 
 // signalSettle is long enough for a SIGKILL sent to take effect.
 const signalSettle = 100 * time.Millisecond
