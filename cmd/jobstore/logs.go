@@ -57,8 +57,10 @@ func defineLogs(flags *pflag.FlagSet) runFunc {
 		if err := positiveDuration(flagSpelling(args, "interval"), *interval); err != nil {
 			return err
 		}
-		dir := jobstore.JobDir(pos[0])
-		if _, err := jobstore.ReadSpec(dir); errors.Is(err, jobstore.ErrNotJob) || errors.Is(err, fs.ErrNotExist) {
+		// Cleaned as the library reads a JobDir: "ROOT/LINK/" names the entry
+		// LINK, which is refused, not the directory a link there leads to.
+		dir := jobstore.JobDir(filepath.Clean(pos[0]))
+		if _, err := jobstore.ReadSpec(dir); errors.Is(err, jobstore.ErrNotJob) || errors.Is(err, fs.ErrNotExist) || isIrregularDir(err, dir) {
 			return jobDirArgument(err, pos[0]) // a damaged job.json still has its logs
 		}
 		name := stdoutFile
@@ -79,6 +81,13 @@ func defineLogs(flags *pflag.FlagSet) runFunc {
 		defer release()
 		return followLog(ctx, e.stdout, dir, name, *interval)
 	}
+}
+
+// isIrregularDir reports whether err refuses the job directory dir itself
+// as not a directory (a link, a file), not one of its records.
+func isIrregularDir(err error, dir jobstore.JobDir) bool {
+	var je *jobstore.Error
+	return errors.Is(err, jobstore.ErrNotRegular) && errors.As(err, &je) && je.Path == string(dir)
 }
 
 // missingLog is the error for a log that is not there.
