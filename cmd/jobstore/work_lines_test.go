@@ -215,7 +215,7 @@ func TestCappedLog_KeepsTheLastPart(t *testing.T) {
 					_, whole, _ = strings.Cut(tc.before, "\n")
 				}
 			}
-			l, err := openLog(dir, stdoutFile, limit)
+			l, err := openLog(fileIn(dir), stdoutFile, limit)
 			require.NoError(t, err)
 			t.Cleanup(func() { l.Close() })
 			for i, n := range tc.sizes {
@@ -259,7 +259,7 @@ func repeat(n, times int) []int {
 // its name; writes still report success, so the command never blocks.
 func TestCappedLog_ErrorIsKeptNotReturned(t *testing.T) {
 	dir := testdir.New(t)
-	l, err := openLog(dir, stderrFile, minLogLimit)
+	l, err := openLog(fileIn(dir), stderrFile, minLogLimit)
 	require.NoError(t, err)
 	require.NoError(t, l.f.Close())
 	n, err := l.Write([]byte("lost"))
@@ -315,7 +315,7 @@ func TestCappedLog_CutStoppedMidwayKeepsTheLastPart(t *testing.T) {
 	for stopAt := range steps {
 		t.Run(fmt.Sprintf("stopped before step %d of %d", stopAt+1, steps), func(t *testing.T) {
 			dir := testdir.New(t)
-			l, err := openLog(dir, stdoutFile, limit)
+			l, err := openLog(fileIn(dir), stdoutFile, limit)
 			require.NoError(t, err)
 			t.Cleanup(func() { l.Close() })
 			n := 0
@@ -339,5 +339,13 @@ func TestCappedLog_CutStoppedMidwayKeepsTheLastPart(t *testing.T) {
 			require.True(t, strings.HasSuffix(got, w[len(w)-keep:]), "the last %d bytes are at the end of the file", keep)
 			require.GreaterOrEqual(t, len(got), keep)
 		})
+	}
+}
+
+// fileIn opens a file of dir by name for reading and writing, creating it,
+// as a Run's OpenFile does in its job directory.
+func fileIn(dir string) func(name string) (*os.File, error) {
+	return func(name string) (*os.File, error) {
+		return os.OpenFile(filepath.Join(dir, name), os.O_RDWR|os.O_CREATE, 0o644)
 	}
 }
