@@ -46,7 +46,7 @@ __all__ = [
     "MAX_SIZE", "READ_ATTEMPTS", "READ_DELAY", "STATES", "FINAL_STATES",
     "JobstoreError", "NotJob", "Exists", "Corrupt", "TooLarge", "Invalid",
     "NewerSchema", "NoMigration", "Locked", "CancelRequested", "NotRegular",
-    "NotOwner", "NotDue", "Entry",
+    "NotOwner", "NotDue", "Timeout", "Entry",
     "read_spec", "read_status", "read_cancel", "decode_spec", "decode_status",
     "decode_cancel", "list_jobs", "wait", "submit", "request_cancel",
     "new_job_id", "validate_job_id", "is_temp_name", "now", "parse_time",
@@ -201,6 +201,12 @@ class NotRegular(JobstoreError):
 class NotOwner(JobstoreError):
     """A runner no longer owns its job (ErrNotOwner)."""
     code = "not_owner"
+
+
+class Timeout(JobstoreError, TimeoutError):
+    """A wait ended by its timeout before the job did (CodeTimeout); also
+    the built-in TimeoutError."""
+    code = "timeout"
 
 
 class NotDue(JobstoreError):
@@ -762,6 +768,15 @@ def _with_path(e, op, path):
     return e
 
 
+def _job_dir(job_dir):
+    """job_dir as every function here reads it, as Go's JobDir is read
+    (filepath.Clean): "root/id/", "root/id//" and "root/id/." name the
+    entry root/id, so that a link there is refused rather than followed by
+    the kernel through the trailing separator or "."."""
+    job_dir = os.fspath(job_dir)
+    return os.path.normpath(job_dir) if job_dir else job_dir
+
+
 def _check_job_dir(op, job_dir):
     """The job directory must be a directory, not a link to one (NotRegular);
     a missing one is NotJob. A trailing separator would make lstat follow
@@ -785,10 +800,13 @@ def _read_record(op, job_dir, name, decode):
 
 
 def _base(path):
-    """The last element of path, as Go's filepath.Base: trailing separators
-    dropped, ".." kept (a job directory is named by its own last element)."""
+    """The last element of path, as Go's JobDir.ID: trailing separators and
+    "." elements dropped, ".." kept (a job directory is named by its own
+    last element)."""
     seps = os.sep + (os.altsep or "")
     stripped = path.rstrip(seps)
+    while len(stripped) >= 2 and stripped[-1] == "." and stripped[-2] in seps:
+        stripped = stripped[:-1].rstrip(seps)
     return os.path.basename(stripped) if stripped else os.sep
 
 
@@ -804,7 +822,7 @@ def read_spec(job_dir):
     its job_id is not the directory's name; NotRegular for a job directory
     that is a link or a job.json that is not a regular file."""
     op = "read spec"
-    job_dir = os.fspath(job_dir)
+    job_dir = _job_dir(job_dir)
     _check_job_dir(op, job_dir)
     spec = _read_record(op, job_dir, SPEC_FILE, decode_spec)
     if spec is None:
@@ -822,7 +840,7 @@ def read_status(job_dir):
     both versions; NotRegular for a link, a FIFO, a socket or a device,
     never followed and never waited on; TooLarge over MAX_SIZE."""
     op = "read status"
-    job_dir = os.fspath(job_dir)
+    job_dir = _job_dir(job_dir)
     _check_job_dir(op, job_dir)
     st = _read_record(op, job_dir, STATUS_FILE, decode_status)
     if not os.path.lexists(os.path.join(job_dir, SPEC_FILE)):
@@ -840,7 +858,7 @@ def read_cancel(job_dir):
     """cancel.json of job_dir as a dict, or None when the job has no cancel
     request (ReadCancel)."""
     op = "read cancel request"
-    job_dir = os.fspath(job_dir)
+    job_dir = _job_dir(job_dir)
     _check_job_dir(op, job_dir)
     req = _read_record(op, job_dir, CANCEL_FILE, decode_cancel)
     if not os.path.lexists(os.path.join(job_dir, SPEC_FILE)):
@@ -930,15 +948,20 @@ def _read_entry(job_dir, name):
 
 def wait(job_dir, timeout=None, poll=0.5):
     """The job's final status (state in FINAL_STATES) once it has one,
-    reading status.json every poll seconds, as Wait does. NotJob (not a job,
-    or removed while waiting) and NewerSchema end the wait; other read
-    errors (a corrupt or busy file) are taken as passing. TimeoutError once
-    timeout seconds have passed (None: no limit)."""
+    reading status.json every poll seconds, as Wait does. What no later
+    read can change ends the wait at once, as Go's Wait: NotJob (not a job,
+    or removed while waiting), NotRegular (a job directory that is a link,
+    a status.json that is a link, a FIFO or a directory), TooLarge (a
+    status.json over MAX_SIZE) and NewerSchema; other read errors (a
+    corrupt or busy file) are taken as passing. Timeout (a JobstoreError
+    and a TimeoutError) once timeout seconds have passed (None: no
+    limit)."""
+    job_dir = _job_dir(job_dir)
     deadline = None if timeout is None else time.monotonic() + timeout
     while True:
         try:
             st = read_status(job_dir)
-        except (NotJob, NewerSchema):
+        except (NotJob, NotRegular, TooLarge, NewerSchema):
             raise
         except JobstoreError:
             st = None
@@ -948,8 +971,9 @@ def wait(job_dir, timeout=None, poll=0.5):
         if deadline is not None:
             left = deadline - time.monotonic()
             if left <= 0:
-                raise TimeoutError("jobstore: wait %s: the job has not ended after %gs (state %s)"
-                                   % (job_dir, timeout, (st or {}).get("state", "not yet run")))
+                raise Timeout("the job has not ended after %gs (state %s)" % (timeout, (st or {}).get("state", "not yet run")),
+                              op="wait", path=job_dir,
+                              remedy="wait longer, or see why the job has not ended ('jobstore show DIR')")
             pause = min(poll, left)
         time.sleep(pause)
 
@@ -1058,7 +1082,8 @@ def request_cancel(job_dir, by=None, reason=None):
     op = "request cancel"
     job_dir = os.fspath(job_dir)
     job_id = _base(job_dir)
-    validate_job_id(job_id, op=op, path=job_dir)
+    validate_job_id(job_id, op=op, path=job_dir)  # as given: "root/j/.." is no job, not root
+    job_dir = _job_dir(job_dir)
     for name, value in (("requested_by", by), ("reason", reason)):
         if value is not None and not isinstance(value, str):
             raise _invalid(op, job_dir, name, "is %s, not a string" % type(value).__name__, found=value, supported="a string")

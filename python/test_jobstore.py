@@ -18,6 +18,7 @@ import stat
 import sys
 import tempfile
 import threading
+import time
 import unittest
 from unittest import mock
 
@@ -27,6 +28,11 @@ import jobstore  # noqa: E402
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TESTDATA = os.path.join(REPO, "testdata")
 POSIX = os.name == "posix"
+
+
+# WAIT_NEVER_ANSWERS bounds a wait that should end at once: a wait that
+# would never end raises Timeout after it instead of hanging the tests.
+WAIT_NEVER_ANSWERS = 3.0
 
 
 def fixture(name):
@@ -104,6 +110,8 @@ class ErrorCodes(Case):
         go = {name: consts[c] for name, c in re.findall(r'\n\t(Err\w+) error = &sentinel\{(Code\w+),', src)}
         self.assertIn("ErrNotOwner", go, "errors.go was not read as expected")
         ours = {cls.__name__: cls.code for cls in jobstore.JobstoreError.__subclasses__()}
+        # Go's timeout is no sentinel: its error matches context.DeadlineExceeded.
+        self.assertEqual(consts["CodeTimeout"], ours.pop("Timeout"))
         self.assertEqual({name[3:]: code for name, code in go.items()}, ours)
         self.assertEqual("io", jobstore.JobstoreError.code)
 
@@ -422,9 +430,54 @@ class Wait(Case):
         d = self.job(status=status(state="queued"))
         with self.assertRaises(TimeoutError):
             jobstore.wait(d, timeout=0.05, poll=0.01)
+        with self.assertRaises(jobstore.JobstoreError) as cm:  # as the README catches it
+            jobstore.wait(d, timeout=0.05, poll=0.01)
+        self.assertIsInstance(cm.exception, jobstore.Timeout)
+        self.assertEqual("timeout", cm.exception.code)
+        self.assertEqual(d, cm.exception.path)
         self.assertRaises(jobstore.NotJob, jobstore.wait, os.path.join(self.root, "nope"), 1)
         self.put(d, "status.json", fixture("status.newer.json").replace(b'"j1"', b'"j1"'))
         self.assertRaises(jobstore.NewerSchema, jobstore.wait, d, 1)
+
+    def test_what_no_later_read_can_change_ends_the_wait_at_once(self):
+        # As Go's Wait (neverAnswers): each is raised at the first read,
+        # well before the timeout (which would otherwise raise Timeout).
+        big = b'{"schema_version": 2, "job_id": "j1", "state": "queued", "pad": "' + b"x" * (20 << 20) + b'"}'
+        cases = {"a status.json over MAX_SIZE": (lambda d: self.put(d, "status.json", big), jobstore.TooLarge)}
+        if POSIX:
+            elsewhere = self.job("elsewhere", status=status(job_id="elsewhere", state="queued"))
+            cases.update({
+                "a FIFO status.json": (lambda d: os.mkfifo(os.path.join(d, "status.json")), jobstore.NotRegular),
+                "a linked status.json": (lambda d: os.symlink(os.path.join(elsewhere, "status.json"),
+                                                              os.path.join(d, "status.json")), jobstore.NotRegular),
+                "a status.json that is a directory": (lambda d: os.mkdir(os.path.join(d, "status.json")), jobstore.NotRegular),
+            })
+        for i, (name, (make, want)) in enumerate(cases.items()):
+            with self.subTest(name):
+                d = self.job("w%d" % i)
+                make(d)
+                start = time.monotonic()
+                with self.assertRaises(want):
+                    jobstore.wait(d, timeout=WAIT_NEVER_ANSWERS, poll=0.01)
+                self.assertLess(time.monotonic() - start, WAIT_NEVER_ANSWERS)
+
+    @unittest.skipUnless(POSIX, "links are made here on POSIX")
+    def test_a_linked_job_dir_ends_the_wait_however_spelled(self):
+        target = os.path.join(self.tmp, "outside", "LINK")
+        os.makedirs(os.path.dirname(target))
+        shutil.copytree(self.job("LINK", status=status(job_id="LINK", state="queued")), target)
+        shutil.rmtree(os.path.join(self.root, "LINK"))
+        link = os.path.join(self.root, "LINK")
+        os.symlink(target, link)
+        for spelling in ("", "/", "//", "/."):
+            with self.subTest(spelling=spelling):
+                with self.assertRaises(jobstore.NotRegular) as cm:
+                    jobstore.wait(link + spelling, timeout=WAIT_NEVER_ANSWERS, poll=0.01)
+                self.assertEqual(link, cm.exception.path)
+                with self.assertRaises(jobstore.NotRegular):
+                    jobstore.read_cancel(link + spelling)
+                with self.assertRaises(jobstore.NotRegular):
+                    jobstore.read_status(link + spelling)
 
     def test_a_corrupt_status_is_waited_past(self):
         d = self.job(status=b"{")
