@@ -43,7 +43,7 @@ __version__ = "0.1.0.dev0"
 __all__ = [
     "JOB_SCHEMA_VERSION", "STATUS_SCHEMA_VERSION", "CANCEL_SCHEMA_VERSION",
     "SPEC_FILE", "STATUS_FILE", "LOCK_FILE", "CANCEL_FILE", "INDEX_FILE", "LIVE_DIR",
-    "MAX_SIZE", "READ_ATTEMPTS", "READ_DELAY", "STATES", "FINAL_STATES",
+    "MAX_SIZE", "MAX_MS", "READ_ATTEMPTS", "READ_DELAY", "STATES", "FINAL_STATES",
     "JobstoreError", "NotJob", "Exists", "Corrupt", "TooLarge", "Invalid",
     "NewerSchema", "NoMigration", "Locked", "CancelRequested", "NotRegular",
     "NotOwner", "NotDue", "Timeout", "Entry",
@@ -85,6 +85,9 @@ FINAL_STATES = frozenset(("succeeded", "failed", "cancelled", "lost"))
 _MAX_SCHEMA_VERSION = 2 ** 31 - 1
 _MAX_UINT64 = 2 ** 64 - 1
 _MAX_INT64 = 2 ** 63 - 1
+# MAX_MS is the largest *_ms value Go reads: the most milliseconds a
+# time.Duration (int64 nanoseconds) holds, about 292 years.
+MAX_MS = _MAX_INT64 // 10 ** 6
 
 _WINDOWS = os.name == "nt"
 
@@ -475,15 +478,22 @@ def _parse(data, file):
 def _field(rec, name, kind, optional_empty=True):
     """rec[name] checked as Go's decoder checks it: None (JSON null) and a
     missing field are the zero value; a value of the wrong type is Invalid
-    naming the field. kind: "str", "int", "uint", "number", "time", "any"."""
+    naming the field. kind: "str", "int", "uint", "number", "time", "any",
+    "ms" (an int of milliseconds within MAX_MS either way, as Go holds a
+    time.Duration)."""
     v = rec.get(name)
     if v is None:
         return None
-    want = {"str": "string", "int": "int", "uint": "uint64", "number": "float64",
+    want = {"str": "string", "int": "int", "ms": "int (milliseconds)", "uint": "uint64", "number": "float64",
             "time": "an RFC 3339 or isoformat timestamp", "labels": "map[string]string"}.get(kind, kind)
     ok = True
     if kind == "str":
         ok = isinstance(v, str)
+    elif kind == "ms":
+        if isinstance(v, int) and not isinstance(v, bool) and abs(v) > MAX_MS:
+            raise _invalid("", "", name, "%d ms is more than a Go time.Duration holds (%d ms, about 292 years)" % (v, MAX_MS),
+                           found=v, supported="at most %d" % MAX_MS)
+        ok = isinstance(v, int) and not isinstance(v, bool)
     elif kind in ("int", "uint"):
         ok = isinstance(v, int) and not isinstance(v, bool)
         if ok and kind == "uint":
@@ -549,7 +559,7 @@ def decode_spec(data):
         spec["labels"] = {k: (v or "") for k, v in labels.items()}
     for name, kind in _SCHEDULE_FIELDS:
         v = _field(rec, name, kind)
-        if kind == "int" and name != "priority" and v is not None and v < 0:
+        if kind in ("int", "ms") and name != "priority" and v is not None and v < 0:
             raise _invalid("", "", name, "%d is negative" % v, found=v, supported="0 (the default) or more")
         _put(spec, name, v)
     if spec.get("max_backoff_ms") and spec["max_backoff_ms"] < spec.get("backoff_ms", 0):
@@ -559,15 +569,15 @@ def decode_spec(data):
 
 
 # The retry and scheduling fields of job.json (schema version 2).
-_SCHEDULE_FIELDS = (("max_attempts", "int"), ("backoff_ms", "int"), ("max_backoff_ms", "int"), ("not_before", "time"),
-                    ("priority", "int"), ("timeout_ms", "int"))
+_SCHEDULE_FIELDS = (("max_attempts", "int"), ("backoff_ms", "ms"), ("max_backoff_ms", "ms"), ("not_before", "time"),
+                    ("priority", "int"), ("timeout_ms", "ms"))
 
 _ATTEMPT_STATES = ("succeeded", "failed", "cancelled", "lost")
 
 
 _STATUS_FIELDS = (
     ("message", "str"), ("updated_at", "time"), ("started_at", "time"), ("finished_at", "time"),
-    ("pid", "int"), ("host", "str"), ("pid_scope", "str"), ("pid_start", "str"), ("lease_ms", "int"),
+    ("pid", "int"), ("host", "str"), ("pid_scope", "str"), ("pid_start", "str"), ("lease_ms", "ms"),
     ("attempt", "uint"), ("exit_code", "int"), ("error", "str"), ("remedy", "str"),
 )
 
@@ -1191,7 +1201,7 @@ def _mark_live(root, job_id):
 
 
 def submit(root, kind, params=None, job_id=None, labels=None, submitted_by=None, max_attempts=0, backoff_ms=0,
-           max_backoff_ms=0, not_before=None, priority=0, timeout_ms=0):
+           max_backoff_ms=0, not_before=None, priority=0, timeout_ms=0, create=False):
     """Create a job under root, whole or not at all, as Submit does, and
     return its directory. job_id defaults to new_job_id().
 
@@ -1206,7 +1216,13 @@ def submit(root, kind, params=None, job_id=None, labels=None, submitted_by=None,
     Retries and scheduling (max_attempts, backoff_ms, max_backoff_ms,
     not_before as a timestamp string, priority, timeout_ms) are job.json's
     version-2 fields: a job that sets any is written as version 2, others
-    as version 1.
+    as version 1. A *_ms value over MAX_MS (more than Go's time.Duration
+    holds) is Invalid, as a negative one is.
+
+    A root that does not exist is a JobstoreError (code "io", its cause a
+    FileNotFoundError) and nothing is made, as `jobstore submit` refuses it
+    without --create: a mistyped root would otherwise be a new root no
+    worker watches. create=True makes it (and its missing parents).
 
     Invalid (subject naming the field: job_id, kind, params, labels,
     submitted_by, a retry or schedule field) and TooLarge before anything
@@ -1244,11 +1260,18 @@ def submit(root, kind, params=None, job_id=None, labels=None, submitted_by=None,
     else:
         spec["schema_version"] = _BASE_SCHEMA_VERSION
     spec_data = _encode(op, path, spec)
-    decode_spec(spec_data)  # Go's checks of the retry and schedule fields, before anything is touched
+    try:
+        decode_spec(spec_data)  # Go's checks of the retry and schedule fields, before anything is touched
+    except JobstoreError as e:
+        raise _with_path(e, op, path) from None
     status_data = _encode(op, os.path.join(root, job_id, STATUS_FILE), {
         "schema_version": _BASE_SCHEMA_VERSION, "job_id": job_id, "state": "queued", "seq": 1, "updated_at": now()})
 
     job_dir = os.path.join(root, job_id)
+    if not create and not os.path.exists(root):
+        raise _io_error(op, root, FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), root),
+                        "no such root: nothing was submitted",
+                        "check the path: root is the directory the workers take jobs from; pass create=True to make a new root")
     try:
         if not os.path.isdir(root):
             _makedirs_durable(root)

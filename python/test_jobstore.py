@@ -496,6 +496,46 @@ class Wait(Case):
 
 
 class Submit(Case):
+    def setUp(self):
+        super().setUp()
+        os.makedirs(self.root)
+
+    def test_a_missing_root_is_refused_unless_create(self):
+        root = os.path.join(self.tmp, "new", "jobs")
+        with self.assertRaises(jobstore.JobstoreError) as cm:
+            jobstore.submit(root, "render", job_id="j1")
+        self.assertEqual("io", cm.exception.code)
+        self.assertIsInstance(cm.exception.cause, FileNotFoundError)
+        self.assertEqual(root, cm.exception.path)
+        self.assertFalse(os.path.exists(os.path.dirname(root)), "nothing is made")
+        d = jobstore.submit(root, "render", job_id="j1", create=True)
+        self.assertEqual(os.path.join(root, "j1"), d)
+        self.assertEqual("queued", jobstore.read_status(d)["state"])
+
+    def test_a_duration_go_cannot_hold_is_refused_naming_the_field(self):
+        for name in ("timeout_ms", "backoff_ms", "max_backoff_ms"):
+            with self.subTest(name=name):
+                kw = {name: jobstore.MAX_MS + 1}
+                if name == "backoff_ms":
+                    kw["max_backoff_ms"] = jobstore.MAX_MS + 1
+                with self.assertRaises(jobstore.Invalid) as cm:
+                    jobstore.submit(self.root, "render", job_id="j-" + name.replace("_", "-"), **kw)
+                self.assertIn(cm.exception.subject, kw)
+                self.assertEqual(jobstore.MAX_MS + 1, cm.exception.found)
+                self.assertEqual([], [n for n in os.listdir(self.root) if not n.startswith(".")], "no job is made")
+        d = jobstore.submit(self.root, "render", job_id="largest", timeout_ms=jobstore.MAX_MS)
+        self.assertEqual(jobstore.MAX_MS, jobstore.read_spec(d)["timeout_ms"])
+
+    def test_reading_a_duration_go_cannot_hold_is_refused_naming_the_field(self):
+        spec = json.loads(fixture("job.golden.json").decode())
+        spec.update({"schema_version": 2, "timeout_ms": jobstore.MAX_MS + 1})
+        with self.assertRaises(jobstore.Invalid) as cm:
+            jobstore.decode_spec(json.dumps(spec).encode())
+        self.assertEqual("timeout_ms", cm.exception.subject)
+        st = status(state="running", lease_ms=jobstore.MAX_MS + 1)
+        with self.assertRaises(jobstore.Invalid) as cm:
+            jobstore.decode_status(json.dumps(st).encode())
+        self.assertEqual("lease_ms", cm.exception.subject)
     def test_indexes_the_job_as_live(self):
         jobstore.submit(self.root, "render", job_id="j1")
         live = os.path.join(self.root, jobstore.LIVE_DIR)
@@ -526,7 +566,7 @@ class Submit(Case):
         self.no_temp_left(self.root)
 
     def test_an_existing_id_is_refused_and_left_alone(self):
-        d = jobstore.submit(self.root, "render", job_id="j1")
+        d = jobstore.submit(self.root, "render", job_id="j1", create=True)
         with open(os.path.join(d, "job.json"), "rb") as fh:
             before = fh.read()
         with self.assertRaises(jobstore.Exists) as cm:
@@ -548,7 +588,7 @@ class Submit(Case):
 
     def test_an_empty_directory_gives_way(self):
         os.makedirs(os.path.join(self.root, "j1"))
-        d = jobstore.submit(self.root, "render", job_id="j1")
+        d = jobstore.submit(self.root, "render", job_id="j1", create=True)
         self.assertEqual("queued", jobstore.read_status(d)["state"])
 
     def test_a_race_of_submitters_has_one_winner(self):
@@ -586,6 +626,7 @@ class Submit(Case):
         self.assertEqual("max_attempts", cm.exception.subject)
 
     def test_invalid_input_touches_nothing(self):
+        os.rmdir(self.root)  # even a root create=True would make is not made
         cases = [
             ("job_id", dict(kind="r", job_id="../evil")),
             ("job_id", dict(kind="r", job_id="CON")),
@@ -599,12 +640,12 @@ class Submit(Case):
         for subject, kw in cases:
             with self.subTest(subject=subject, kw=kw):
                 with self.assertRaises(jobstore.Invalid) as cm:
-                    jobstore.submit(self.root, **kw)
+                    jobstore.submit(self.root, create=True, **kw)
                 self.assertEqual(subject, cm.exception.subject)
                 self.assertTrue(cm.exception.remedy)
                 self.assertFalse(os.path.exists(self.root), "nothing touched")
         with self.assertRaises(jobstore.TooLarge):
-            jobstore.submit(self.root, "r", {"blob": "x" * jobstore.MAX_SIZE})
+            jobstore.submit(self.root, "r", {"blob": "x" * jobstore.MAX_SIZE}, create=True)
         self.assertFalse(os.path.exists(self.root))
 
     def test_a_failure_midway_leaves_no_job(self):
@@ -638,7 +679,7 @@ class Submit(Case):
 
 class RequestCancel(Case):
     def test_published_once_read_only(self):
-        d = jobstore.submit(self.root, "render", job_id="j1")
+        d = jobstore.submit(self.root, "render", job_id="j1", create=True)
         self.assertTrue(jobstore.request_cancel(d, "alice (GUI)", "wrong input"))
         self.assertFalse(jobstore.request_cancel(d, "bob", "again"))
         req = jobstore.read_cancel(d)
@@ -650,7 +691,7 @@ class RequestCancel(Case):
         self.no_temp_left(d)
 
     def test_a_race_has_one_winner(self):
-        d = jobstore.submit(self.root, "render", job_id="j1")
+        d = jobstore.submit(self.root, "render", job_id="j1", create=True)
         results = []
         barrier = threading.Barrier(8)
 
