@@ -878,10 +878,28 @@ def read_cancel(job_dir):
     return req
 
 
+def _spec_field(name, default=None):
+    return property(lambda self: (self.spec or {}).get(name, default))
+
+
+def _status_field(name, default=None):
+    return property(lambda self: (self.status or {}).get(name, default))
+
+
 class Entry(tuple):
     """One job as list_jobs found it: job_dir, job_id, spec (None if
     unreadable), status (None if none yet or unreadable), error (a
-    JobstoreError, or None)."""
+    JobstoreError, or None).
+
+    For a table of jobs it also gives, as read (None, or the zero shown,
+    when the record that holds it is absent or unreadable): state, kind,
+    progress (a number within [0, 1], or None), message, labels (a dict),
+    updated_at, attempt (the current attempt's number, 0 before the
+    first), attempts (the list of ended attempts status.json keeps),
+    not_before, retry_at (a pending retry's time), due (the later of the
+    two: when a queued job may start; None: at once), priority and
+    max_attempts (0: the default, one attempt). Timestamps are the strings
+    the records hold (parse_time reads them)."""
 
     __slots__ = ()
 
@@ -893,6 +911,24 @@ class Entry(tuple):
     spec = property(lambda self: self[2])
     status = property(lambda self: self[3])
     error = property(lambda self: self[4])
+
+    state = _status_field("state")
+    kind = _spec_field("kind")
+    progress = _status_field("progress")
+    message = _status_field("message", "")
+    labels = property(lambda self: dict((self.spec or {}).get("labels") or {}))
+    updated_at = _status_field("updated_at")
+    attempt = _status_field("attempt", 0)
+    attempts = property(lambda self: list((self.status or {}).get("attempts") or []))
+    not_before = _spec_field("not_before")
+    retry_at = _status_field("retry_at")
+    priority = _spec_field("priority", 0)
+    max_attempts = _spec_field("max_attempts", 0)
+
+    @property
+    def due(self):
+        times = [t for t in (self.not_before, self.retry_at) if t]
+        return max(times, key=parse_time) if times else None
 
     def __repr__(self):
         return "Entry(job_id=%r, state=%r, error=%r)" % (self.job_id, (self.status or {}).get("state"), self.error)

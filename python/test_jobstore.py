@@ -389,6 +389,28 @@ class ListJobs(Case):
         self.assertIsInstance(entries[2].error, jobstore.NotJob)
         self.assertIsNone(entries[0].error)
 
+    def test_an_entry_gives_what_a_table_of_jobs_shows(self):
+        spec = json.loads(fixture("job.golden.json").decode())
+        spec.update({"schema_version": 2, "job_id": "t", "labels": {"team": "vfx"}, "not_before": "2026-12-01T10:00:00Z",
+                     "priority": 3, "max_attempts": 4})
+        ended = {"attempt": 1, "state": "failed", "ended_at": "2026-12-01T10:05:00+00:00", "error": "exit 1"}
+        st = status(job_id="t", state="queued", schema_version=2, seq=5, attempt=1, message="attempt 1 failed",
+                    retry_at="2026-12-01T11:00:00+00:00", attempts=[ended])
+        self.job("t", status=json.dumps(st).encode(), spec=json.dumps(spec).encode())
+        self.job("r", status=status(job_id="r", state="running", progress=0.25, message="frame 3"))
+        entries = {e.job_id: e for e in jobstore.list_jobs(self.root)}
+        t, r = entries["t"], entries["r"]
+        self.assertEqual(("t", "queued", None), (t[1], t.state, t[4]), "the tuple's fields are where they were")
+        self.assertEqual(5, len(t))
+        self.assertEqual((spec["kind"], None, "attempt 1 failed", {"team": "vfx"}, 1, [ended]),
+                         (t.kind, t.progress, t.message, t.labels, t.attempt, t.attempts))
+        self.assertEqual(("2026-12-01T10:00:00Z", "2026-12-01T11:00:00+00:00", "2026-12-01T11:00:00+00:00"),
+                         (t.not_before, t.retry_at, t.due))
+        self.assertEqual((3, 4), (t.priority, t.max_attempts))
+        self.assertEqual(st["updated_at"], t.updated_at)
+        self.assertEqual(("running", 0.25, "frame 3", 0, [], None, 0, 0), (r.state, r.progress, r.message,
+                         r.attempt, r.attempts, r.due, r.priority, r.max_attempts))
+
     def test_an_unreadable_job_is_an_entry_with_its_error(self):
         self.job("bad", status=b"{")
         with mock.patch.object(jobstore.time, "sleep", lambda _: None):
