@@ -11,9 +11,11 @@ does, and no more:
   again; links, FIFOs and records over 16 MiB are refused; a record of a
   newer schema is refused naming both versions; an older one is migrated in
   memory);
-- ``list_jobs``, ``wait``: every job under a root, and the end of one job;
+- ``list_jobs``, ``wait``: every job under a root (an ``Entry`` each, with
+  what a table of jobs shows), and the end of one job;
 - ``submit``: a job built whole in the root's ``.submit/`` directory and
-  renamed into place, with its queued status.json;
+  renamed into place, with its queued status.json (in a root that exists,
+  unless ``create=True``);
 - ``request_cancel``: cancel.json, published once.
 
 Records are returned as dicts of the fields the format defines (unknown
