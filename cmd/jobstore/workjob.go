@@ -64,6 +64,14 @@ func (wk *worker) runJob(ctx context.Context, run *jobstore.Run, started func())
 			"remove or rename what is in the way in the job directory, then submit the job again", false)
 	}
 	defer stderr.Close()
+	st := run.Status()
+	at := st.UpdatedAt
+	if st.StartedAt != nil {
+		at = *st.StartedAt
+	}
+	marker := attemptLine(st.Attempt, at, st.Host)
+	stdout.mark(marker)
+	stderr.mark(marker)
 
 	cmd := exec.Command(wk.argv[0], wk.argv[1:]...)
 	cmd.Env = append(os.Environ(), jobDirEnv+"="+dir, jobIDEnv+"="+run.Dir().ID())
