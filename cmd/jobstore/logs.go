@@ -41,8 +41,8 @@ not read (exit 3), and neither is a job directory that is a link.
 
 Exit codes: 0 printed (with --follow: the job ended); 2 bad arguments; 3
 DIR is not a job, or the log is missing (without --follow), holds no part
-of attempt N, or cannot be read; --follow stopped by SIGINT or SIGTERM: ends by that signal (a shell
-reports 130 or 143).`,
+of attempt N, or cannot be read; --follow stopped by SIGINT or SIGTERM:
+ends by that signal (a shell reports 130 or 143).`,
 		minPos: 1, maxPos: 1, posNames: "DIR",
 		define: defineLogs,
 	}
