@@ -31,7 +31,7 @@ func outsideRoot(t *testing.T, id string) string {
 
 // TestConfinement_JobDirThatIsASymlinkIsNeverFollowed: with root/evil a
 // link to a directory elsewhere (or to a sibling job), every writer, reader,
-// the lock, the sweep, Remove, Watch and Wait fail at once with
+// the lock, the sweep, Remove, Retry, Watch and Wait fail at once with
 // ErrNotRegular saying it is a link, and nothing is created, changed or
 // removed at the link's target; the same for every spelling of the path
 // that names the same entry ("evil/", "evil//", "evil/.", which the kernel
@@ -74,6 +74,7 @@ func TestConfinement_JobDirThatIsASymlinkIsNeverFollowed(t *testing.T) {
 		},
 		"ReadCancel": func(_ string, dir jobstore.JobDir) error { _, err := jobstore.ReadCancel(dir); return err },
 		"Remove":     func(_ string, dir jobstore.JobDir) error { return jobstore.Remove(dir) },
+		"Retry":      func(_ string, dir jobstore.JobDir) error { return jobstore.Retry(dir) },
 		"Watch": func(_ string, dir jobstore.JobDir) error {
 			ctx, cancel := context.WithTimeout(context.Background(), neverAnswersWait)
 			defer cancel()
@@ -220,6 +221,29 @@ func TestConfinement_SubmitDirThatIsNotADirectoryIsNeverFollowed(t *testing.T) {
 			if watch != "" {
 				assert.Equal(t, before, snapshot(t, watch), "nothing is built at the link's target")
 			}
+		})
+	}
+}
+
+// TestConfinement_RetryOfALinkedFailedJobWritesNothingThere: root/evil a
+// link to a failed job elsewhere, which Retry would queue again if it
+// reached it: every spelling of the path is refused with ErrNotRegular and
+// the job at the link's target stays failed, byte for byte.
+func TestConfinement_RetryOfALinkedFailedJobWritesNothingThere(t *testing.T) {
+	sep := string(filepath.Separator)
+	for _, spelling := range []string{"", sep, sep + sep, sep + "."} {
+		t.Run(strconv.Quote("evil"+spelling), func(t *testing.T) {
+			root := tempDir(t)
+			target := writeJob(t, tempDir(t), specAt("evil", 0), statusIn(jobstore.Failed, 3))
+			link := filepath.Join(root, "evil")
+			require.NoError(t, os.Symlink(string(target), link))
+			before := snapshotOf(t, string(target), true)
+
+			err := jobstore.Retry(jobstore.JobDir(link + spelling))
+			require.ErrorIs(t, err, jobstore.ErrNotRegular, "%v", err)
+			assert.Equal(t, link, errOf(t, err).Path)
+			assert.Equal(t, before, snapshotOf(t, string(target), true), "the job at the link's target was changed")
+			assert.Equal(t, jobstore.Failed, readStatus(t, target).State)
 		})
 	}
 }

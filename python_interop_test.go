@@ -92,7 +92,7 @@ func TestPython_SubmitsGoRunsPythonWaits(t *testing.T) {
 	s := startPython(t, `
 import json, sys, jobstore
 job_dir = jobstore.submit(sys.argv[1], "render", {"frames": 3, "scene": "café <night> & day"},
-                          labels={"team": "vfx"}, submitted_by="notebook")
+                          labels={"team": "vfx"}, submitted_by="notebook", create=True)
 print(job_dir, flush=True)
 st = jobstore.wait(job_dir, timeout=120, poll=0.05)
 print(json.dumps(st), flush=True)

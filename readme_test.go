@@ -194,6 +194,8 @@ func TestReadme_PythonPollerReadsARealJob(t *testing.T) {
 func TestReadme_PythonSubmitWaitCancel(t *testing.T) {
 	example := readmePython(t)
 	root := filepath.Join(tempDir(t), "jobs")
+	// A root workers take jobs from: the example's submit makes none.
+	require.NoError(t, os.Mkdir(root, 0o755))
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute) // a hang guard
 	defer cancel()
 	run := func(args ...string) string {

@@ -157,14 +157,7 @@ func dueAt(spec JobSpec, st *JobStatus) (time.Time, string) {
 // hidden file created and deleted in it at once), at their next look.
 func Retry(dir JobDir) error {
 	const op = "retry"
-	if err := checkJobDir(op, dir); err != nil {
-		return err
-	}
-	o, err := newStartOptions(op, dir, nil)
-	if err != nil {
-		return err
-	}
-	jd, err := openJobDir(op, dir)
+	dir, o, jd, err := openToClaim(op, dir, nil)
 	if err != nil {
 		return err
 	}

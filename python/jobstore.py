@@ -11,9 +11,11 @@ does, and no more:
   again; links, FIFOs and records over 16 MiB are refused; a record of a
   newer schema is refused naming both versions; an older one is migrated in
   memory);
-- ``list_jobs``, ``wait``: every job under a root, and the end of one job;
+- ``list_jobs``, ``wait``: every job under a root (an ``Entry`` each, with
+  what a table of jobs shows), and the end of one job;
 - ``submit``: a job built whole in the root's ``.submit/`` directory and
-  renamed into place, with its queued status.json;
+  renamed into place, with its queued status.json (in a root that exists,
+  unless ``create=True``);
 - ``request_cancel``: cancel.json, published once.
 
 Records are returned as dicts of the fields the format defines (unknown
@@ -43,10 +45,10 @@ __version__ = "0.1.0.dev0"
 __all__ = [
     "JOB_SCHEMA_VERSION", "STATUS_SCHEMA_VERSION", "CANCEL_SCHEMA_VERSION",
     "SPEC_FILE", "STATUS_FILE", "LOCK_FILE", "CANCEL_FILE", "INDEX_FILE", "LIVE_DIR",
-    "MAX_SIZE", "READ_ATTEMPTS", "READ_DELAY", "STATES", "FINAL_STATES",
+    "MAX_SIZE", "MAX_MS", "READ_ATTEMPTS", "READ_DELAY", "STATES", "FINAL_STATES",
     "JobstoreError", "NotJob", "Exists", "Corrupt", "TooLarge", "Invalid",
     "NewerSchema", "NoMigration", "Locked", "CancelRequested", "NotRegular",
-    "NotOwner", "NotDue", "Entry",
+    "NotOwner", "NotDue", "Timeout", "Entry",
     "read_spec", "read_status", "read_cancel", "decode_spec", "decode_status",
     "decode_cancel", "list_jobs", "wait", "submit", "request_cancel",
     "new_job_id", "validate_job_id", "is_temp_name", "now", "parse_time",
@@ -85,6 +87,9 @@ FINAL_STATES = frozenset(("succeeded", "failed", "cancelled", "lost"))
 _MAX_SCHEMA_VERSION = 2 ** 31 - 1
 _MAX_UINT64 = 2 ** 64 - 1
 _MAX_INT64 = 2 ** 63 - 1
+# MAX_MS is the largest *_ms value Go reads: the most milliseconds a
+# time.Duration (int64 nanoseconds) holds, about 292 years.
+MAX_MS = _MAX_INT64 // 10 ** 6
 
 _WINDOWS = os.name == "nt"
 
@@ -201,6 +206,12 @@ class NotRegular(JobstoreError):
 class NotOwner(JobstoreError):
     """A runner no longer owns its job (ErrNotOwner)."""
     code = "not_owner"
+
+
+class Timeout(JobstoreError, TimeoutError):
+    """A wait ended by its timeout before the job did (CodeTimeout); also
+    the built-in TimeoutError."""
+    code = "timeout"
 
 
 class NotDue(JobstoreError):
@@ -469,15 +480,22 @@ def _parse(data, file):
 def _field(rec, name, kind, optional_empty=True):
     """rec[name] checked as Go's decoder checks it: None (JSON null) and a
     missing field are the zero value; a value of the wrong type is Invalid
-    naming the field. kind: "str", "int", "uint", "number", "time", "any"."""
+    naming the field. kind: "str", "int", "uint", "number", "time", "any",
+    "ms" (an int of milliseconds within MAX_MS either way, as Go holds a
+    time.Duration)."""
     v = rec.get(name)
     if v is None:
         return None
-    want = {"str": "string", "int": "int", "uint": "uint64", "number": "float64",
+    want = {"str": "string", "int": "int", "ms": "int (milliseconds)", "uint": "uint64", "number": "float64",
             "time": "an RFC 3339 or isoformat timestamp", "labels": "map[string]string"}.get(kind, kind)
     ok = True
     if kind == "str":
         ok = isinstance(v, str)
+    elif kind == "ms":
+        if isinstance(v, int) and not isinstance(v, bool) and abs(v) > MAX_MS:
+            raise _invalid("", "", name, "%d ms is more than a Go time.Duration holds (%d ms, about 292 years)" % (v, MAX_MS),
+                           found=v, supported="at most %d" % MAX_MS)
+        ok = isinstance(v, int) and not isinstance(v, bool)
     elif kind in ("int", "uint"):
         ok = isinstance(v, int) and not isinstance(v, bool)
         if ok and kind == "uint":
@@ -543,7 +561,7 @@ def decode_spec(data):
         spec["labels"] = {k: (v or "") for k, v in labels.items()}
     for name, kind in _SCHEDULE_FIELDS:
         v = _field(rec, name, kind)
-        if kind == "int" and name != "priority" and v is not None and v < 0:
+        if kind in ("int", "ms") and name != "priority" and v is not None and v < 0:
             raise _invalid("", "", name, "%d is negative" % v, found=v, supported="0 (the default) or more")
         _put(spec, name, v)
     if spec.get("max_backoff_ms") and spec["max_backoff_ms"] < spec.get("backoff_ms", 0):
@@ -553,15 +571,15 @@ def decode_spec(data):
 
 
 # The retry and scheduling fields of job.json (schema version 2).
-_SCHEDULE_FIELDS = (("max_attempts", "int"), ("backoff_ms", "int"), ("max_backoff_ms", "int"), ("not_before", "time"),
-                    ("priority", "int"), ("timeout_ms", "int"))
+_SCHEDULE_FIELDS = (("max_attempts", "int"), ("backoff_ms", "ms"), ("max_backoff_ms", "ms"), ("not_before", "time"),
+                    ("priority", "int"), ("timeout_ms", "ms"))
 
 _ATTEMPT_STATES = ("succeeded", "failed", "cancelled", "lost")
 
 
 _STATUS_FIELDS = (
     ("message", "str"), ("updated_at", "time"), ("started_at", "time"), ("finished_at", "time"),
-    ("pid", "int"), ("host", "str"), ("pid_scope", "str"), ("pid_start", "str"), ("lease_ms", "int"),
+    ("pid", "int"), ("host", "str"), ("pid_scope", "str"), ("pid_start", "str"), ("lease_ms", "ms"),
     ("attempt", "uint"), ("exit_code", "int"), ("error", "str"), ("remedy", "str"),
 )
 
@@ -762,6 +780,15 @@ def _with_path(e, op, path):
     return e
 
 
+def _job_dir(job_dir):
+    """job_dir as every function here reads it, as Go's JobDir is read
+    (filepath.Clean): "root/id/", "root/id//" and "root/id/." name the
+    entry root/id, so that a link there is refused rather than followed by
+    the kernel through the trailing separator or "."."""
+    job_dir = os.fspath(job_dir)
+    return os.path.normpath(job_dir) if job_dir else job_dir
+
+
 def _check_job_dir(op, job_dir):
     """The job directory must be a directory, not a link to one (NotRegular);
     a missing one is NotJob. A trailing separator would make lstat follow
@@ -785,10 +812,13 @@ def _read_record(op, job_dir, name, decode):
 
 
 def _base(path):
-    """The last element of path, as Go's filepath.Base: trailing separators
-    dropped, ".." kept (a job directory is named by its own last element)."""
+    """The last element of path, as Go's JobDir.ID: trailing separators and
+    "." elements dropped, ".." kept (a job directory is named by its own
+    last element)."""
     seps = os.sep + (os.altsep or "")
     stripped = path.rstrip(seps)
+    while len(stripped) >= 2 and stripped[-1] == "." and stripped[-2] in seps:
+        stripped = stripped[:-1].rstrip(seps)
     return os.path.basename(stripped) if stripped else os.sep
 
 
@@ -804,7 +834,7 @@ def read_spec(job_dir):
     its job_id is not the directory's name; NotRegular for a job directory
     that is a link or a job.json that is not a regular file."""
     op = "read spec"
-    job_dir = os.fspath(job_dir)
+    job_dir = _job_dir(job_dir)
     _check_job_dir(op, job_dir)
     spec = _read_record(op, job_dir, SPEC_FILE, decode_spec)
     if spec is None:
@@ -822,7 +852,7 @@ def read_status(job_dir):
     both versions; NotRegular for a link, a FIFO, a socket or a device,
     never followed and never waited on; TooLarge over MAX_SIZE."""
     op = "read status"
-    job_dir = os.fspath(job_dir)
+    job_dir = _job_dir(job_dir)
     _check_job_dir(op, job_dir)
     st = _read_record(op, job_dir, STATUS_FILE, decode_status)
     if not os.path.lexists(os.path.join(job_dir, SPEC_FILE)):
@@ -840,7 +870,7 @@ def read_cancel(job_dir):
     """cancel.json of job_dir as a dict, or None when the job has no cancel
     request (ReadCancel)."""
     op = "read cancel request"
-    job_dir = os.fspath(job_dir)
+    job_dir = _job_dir(job_dir)
     _check_job_dir(op, job_dir)
     req = _read_record(op, job_dir, CANCEL_FILE, decode_cancel)
     if not os.path.lexists(os.path.join(job_dir, SPEC_FILE)):
@@ -850,10 +880,28 @@ def read_cancel(job_dir):
     return req
 
 
+def _spec_field(name, default=None):
+    return property(lambda self: (self.spec or {}).get(name, default))
+
+
+def _status_field(name, default=None):
+    return property(lambda self: (self.status or {}).get(name, default))
+
+
 class Entry(tuple):
     """One job as list_jobs found it: job_dir, job_id, spec (None if
     unreadable), status (None if none yet or unreadable), error (a
-    JobstoreError, or None)."""
+    JobstoreError, or None).
+
+    For a table of jobs it also gives, as read (None, or the zero shown,
+    when the record that holds it is absent or unreadable): state, kind,
+    progress (a number within [0, 1], or None), message, labels (a dict),
+    updated_at, attempt (the current attempt's number, 0 before the
+    first), attempts (the list of ended attempts status.json keeps),
+    not_before, retry_at (a pending retry's time), due (the later of the
+    two: when a queued job may start; None: at once), priority and
+    max_attempts (0: the default, one attempt). Timestamps are the strings
+    the records hold (parse_time reads them)."""
 
     __slots__ = ()
 
@@ -865,6 +913,24 @@ class Entry(tuple):
     spec = property(lambda self: self[2])
     status = property(lambda self: self[3])
     error = property(lambda self: self[4])
+
+    state = _status_field("state")
+    kind = _spec_field("kind")
+    progress = _status_field("progress")
+    message = _status_field("message", "")
+    labels = property(lambda self: dict((self.spec or {}).get("labels") or {}))
+    updated_at = _status_field("updated_at")
+    attempt = _status_field("attempt", 0)
+    attempts = property(lambda self: list((self.status or {}).get("attempts") or []))
+    not_before = _spec_field("not_before")
+    retry_at = _status_field("retry_at")
+    priority = _spec_field("priority", 0)
+    max_attempts = _spec_field("max_attempts", 0)
+
+    @property
+    def due(self):
+        times = [t for t in (self.not_before, self.retry_at) if t]
+        return max(times, key=parse_time) if times else None
 
     def __repr__(self):
         return "Entry(job_id=%r, state=%r, error=%r)" % (self.job_id, (self.status or {}).get("state"), self.error)
@@ -930,15 +996,20 @@ def _read_entry(job_dir, name):
 
 def wait(job_dir, timeout=None, poll=0.5):
     """The job's final status (state in FINAL_STATES) once it has one,
-    reading status.json every poll seconds, as Wait does. NotJob (not a job,
-    or removed while waiting) and NewerSchema end the wait; other read
-    errors (a corrupt or busy file) are taken as passing. TimeoutError once
-    timeout seconds have passed (None: no limit)."""
+    reading status.json every poll seconds, as Wait does. What no later
+    read can change ends the wait at once, as Go's Wait: NotJob (not a job,
+    or removed while waiting), NotRegular (a job directory that is a link,
+    a status.json that is a link, a FIFO or a directory), TooLarge (a
+    status.json over MAX_SIZE) and NewerSchema; other read errors (a
+    corrupt or busy file) are taken as passing. Timeout (a JobstoreError
+    and a TimeoutError) once timeout seconds have passed (None: no
+    limit)."""
+    job_dir = _job_dir(job_dir)
     deadline = None if timeout is None else time.monotonic() + timeout
     while True:
         try:
             st = read_status(job_dir)
-        except (NotJob, NewerSchema):
+        except (NotJob, NotRegular, TooLarge, NewerSchema):
             raise
         except JobstoreError:
             st = None
@@ -948,8 +1019,9 @@ def wait(job_dir, timeout=None, poll=0.5):
         if deadline is not None:
             left = deadline - time.monotonic()
             if left <= 0:
-                raise TimeoutError("jobstore: wait %s: the job has not ended after %gs (state %s)"
-                                   % (job_dir, timeout, (st or {}).get("state", "not yet run")))
+                raise Timeout("the job has not ended after %gs (state %s)" % (timeout, (st or {}).get("state", "not yet run")),
+                              op="wait", path=job_dir,
+                              remedy="wait longer, or see why the job has not ended ('jobstore show DIR')")
             pause = min(poll, left)
         time.sleep(pause)
 
@@ -1058,7 +1130,8 @@ def request_cancel(job_dir, by=None, reason=None):
     op = "request cancel"
     job_dir = os.fspath(job_dir)
     job_id = _base(job_dir)
-    validate_job_id(job_id, op=op, path=job_dir)
+    validate_job_id(job_id, op=op, path=job_dir)  # as given: "root/j/.." is no job, not root
+    job_dir = _job_dir(job_dir)
     for name, value in (("requested_by", by), ("reason", reason)):
         if value is not None and not isinstance(value, str):
             raise _invalid(op, job_dir, name, "is %s, not a string" % type(value).__name__, found=value, supported="a string")
@@ -1166,7 +1239,7 @@ def _mark_live(root, job_id):
 
 
 def submit(root, kind, params=None, job_id=None, labels=None, submitted_by=None, max_attempts=0, backoff_ms=0,
-           max_backoff_ms=0, not_before=None, priority=0, timeout_ms=0):
+           max_backoff_ms=0, not_before=None, priority=0, timeout_ms=0, create=False):
     """Create a job under root, whole or not at all, as Submit does, and
     return its directory. job_id defaults to new_job_id().
 
@@ -1181,7 +1254,13 @@ def submit(root, kind, params=None, job_id=None, labels=None, submitted_by=None,
     Retries and scheduling (max_attempts, backoff_ms, max_backoff_ms,
     not_before as a timestamp string, priority, timeout_ms) are job.json's
     version-2 fields: a job that sets any is written as version 2, others
-    as version 1.
+    as version 1. A *_ms value over MAX_MS (more than Go's time.Duration
+    holds) is Invalid, as a negative one is.
+
+    A root that does not exist is a JobstoreError (code "io", its cause a
+    FileNotFoundError) and nothing is made, as `jobstore submit` refuses it
+    without --create: a mistyped root would otherwise be a new root no
+    worker watches. create=True makes it (and its missing parents).
 
     Invalid (subject naming the field: job_id, kind, params, labels,
     submitted_by, a retry or schedule field) and TooLarge before anything
@@ -1219,11 +1298,18 @@ def submit(root, kind, params=None, job_id=None, labels=None, submitted_by=None,
     else:
         spec["schema_version"] = _BASE_SCHEMA_VERSION
     spec_data = _encode(op, path, spec)
-    decode_spec(spec_data)  # Go's checks of the retry and schedule fields, before anything is touched
+    try:
+        decode_spec(spec_data)  # Go's checks of the retry and schedule fields, before anything is touched
+    except JobstoreError as e:
+        raise _with_path(e, op, path) from None
     status_data = _encode(op, os.path.join(root, job_id, STATUS_FILE), {
         "schema_version": _BASE_SCHEMA_VERSION, "job_id": job_id, "state": "queued", "seq": 1, "updated_at": now()})
 
     job_dir = os.path.join(root, job_id)
+    if not create and not os.path.exists(root):
+        raise _io_error(op, root, FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), root),
+                        "no such root: nothing was submitted",
+                        "check the path: root is the directory the workers take jobs from; pass create=True to make a new root")
     try:
         if not os.path.isdir(root):
             _makedirs_durable(root)

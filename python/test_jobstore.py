@@ -18,6 +18,7 @@ import stat
 import sys
 import tempfile
 import threading
+import time
 import unittest
 from unittest import mock
 
@@ -27,6 +28,11 @@ import jobstore  # noqa: E402
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TESTDATA = os.path.join(REPO, "testdata")
 POSIX = os.name == "posix"
+
+
+# WAIT_NEVER_ANSWERS bounds a wait that should end at once: a wait that
+# would never end raises Timeout after it instead of hanging the tests.
+WAIT_NEVER_ANSWERS = 3.0
 
 
 def fixture(name):
@@ -104,6 +110,8 @@ class ErrorCodes(Case):
         go = {name: consts[c] for name, c in re.findall(r'\n\t(Err\w+) error = &sentinel\{(Code\w+),', src)}
         self.assertIn("ErrNotOwner", go, "errors.go was not read as expected")
         ours = {cls.__name__: cls.code for cls in jobstore.JobstoreError.__subclasses__()}
+        # Go's timeout is no sentinel: its error matches context.DeadlineExceeded.
+        self.assertEqual(consts["CodeTimeout"], ours.pop("Timeout"))
         self.assertEqual({name[3:]: code for name, code in go.items()}, ours)
         self.assertEqual("io", jobstore.JobstoreError.code)
 
@@ -381,6 +389,28 @@ class ListJobs(Case):
         self.assertIsInstance(entries[2].error, jobstore.NotJob)
         self.assertIsNone(entries[0].error)
 
+    def test_an_entry_gives_what_a_table_of_jobs_shows(self):
+        spec = json.loads(fixture("job.golden.json").decode())
+        spec.update({"schema_version": 2, "job_id": "t", "labels": {"team": "vfx"}, "not_before": "2026-12-01T10:00:00Z",
+                     "priority": 3, "max_attempts": 4})
+        ended = {"attempt": 1, "state": "failed", "ended_at": "2026-12-01T10:05:00+00:00", "error": "exit 1"}
+        st = status(job_id="t", state="queued", schema_version=2, seq=5, attempt=1, message="attempt 1 failed",
+                    retry_at="2026-12-01T11:00:00+00:00", attempts=[ended])
+        self.job("t", status=json.dumps(st).encode(), spec=json.dumps(spec).encode())
+        self.job("r", status=status(job_id="r", state="running", progress=0.25, message="frame 3"))
+        entries = {e.job_id: e for e in jobstore.list_jobs(self.root)}
+        t, r = entries["t"], entries["r"]
+        self.assertEqual(("t", "queued", None), (t[1], t.state, t[4]), "the tuple's fields are where they were")
+        self.assertEqual(5, len(t))
+        self.assertEqual((spec["kind"], None, "attempt 1 failed", {"team": "vfx"}, 1, [ended]),
+                         (t.kind, t.progress, t.message, t.labels, t.attempt, t.attempts))
+        self.assertEqual(("2026-12-01T10:00:00Z", "2026-12-01T11:00:00+00:00", "2026-12-01T11:00:00+00:00"),
+                         (t.not_before, t.retry_at, t.due))
+        self.assertEqual((3, 4), (t.priority, t.max_attempts))
+        self.assertEqual(st["updated_at"], t.updated_at)
+        self.assertEqual(("running", 0.25, "frame 3", 0, [], None, 0, 0), (r.state, r.progress, r.message,
+                         r.attempt, r.attempts, r.due, r.priority, r.max_attempts))
+
     def test_an_unreadable_job_is_an_entry_with_its_error(self):
         self.job("bad", status=b"{")
         with mock.patch.object(jobstore.time, "sleep", lambda _: None):
@@ -422,9 +452,54 @@ class Wait(Case):
         d = self.job(status=status(state="queued"))
         with self.assertRaises(TimeoutError):
             jobstore.wait(d, timeout=0.05, poll=0.01)
+        with self.assertRaises(jobstore.JobstoreError) as cm:  # as the README catches it
+            jobstore.wait(d, timeout=0.05, poll=0.01)
+        self.assertIsInstance(cm.exception, jobstore.Timeout)
+        self.assertEqual("timeout", cm.exception.code)
+        self.assertEqual(d, cm.exception.path)
         self.assertRaises(jobstore.NotJob, jobstore.wait, os.path.join(self.root, "nope"), 1)
         self.put(d, "status.json", fixture("status.newer.json").replace(b'"j1"', b'"j1"'))
         self.assertRaises(jobstore.NewerSchema, jobstore.wait, d, 1)
+
+    def test_what_no_later_read_can_change_ends_the_wait_at_once(self):
+        # As Go's Wait (neverAnswers): each is raised at the first read,
+        # well before the timeout (which would otherwise raise Timeout).
+        big = b'{"schema_version": 2, "job_id": "j1", "state": "queued", "pad": "' + b"x" * (20 << 20) + b'"}'
+        cases = {"a status.json over MAX_SIZE": (lambda d: self.put(d, "status.json", big), jobstore.TooLarge)}
+        if POSIX:
+            elsewhere = self.job("elsewhere", status=status(job_id="elsewhere", state="queued"))
+            cases.update({
+                "a FIFO status.json": (lambda d: os.mkfifo(os.path.join(d, "status.json")), jobstore.NotRegular),
+                "a linked status.json": (lambda d: os.symlink(os.path.join(elsewhere, "status.json"),
+                                                              os.path.join(d, "status.json")), jobstore.NotRegular),
+                "a status.json that is a directory": (lambda d: os.mkdir(os.path.join(d, "status.json")), jobstore.NotRegular),
+            })
+        for i, (name, (make, want)) in enumerate(cases.items()):
+            with self.subTest(name):
+                d = self.job("w%d" % i)
+                make(d)
+                start = time.monotonic()
+                with self.assertRaises(want):
+                    jobstore.wait(d, timeout=WAIT_NEVER_ANSWERS, poll=0.01)
+                self.assertLess(time.monotonic() - start, WAIT_NEVER_ANSWERS)
+
+    @unittest.skipUnless(POSIX, "links are made here on POSIX")
+    def test_a_linked_job_dir_ends_the_wait_however_spelled(self):
+        target = os.path.join(self.tmp, "outside", "LINK")
+        os.makedirs(os.path.dirname(target))
+        shutil.copytree(self.job("LINK", status=status(job_id="LINK", state="queued")), target)
+        shutil.rmtree(os.path.join(self.root, "LINK"))
+        link = os.path.join(self.root, "LINK")
+        os.symlink(target, link)
+        for spelling in ("", "/", "//", "/."):
+            with self.subTest(spelling=spelling):
+                with self.assertRaises(jobstore.NotRegular) as cm:
+                    jobstore.wait(link + spelling, timeout=WAIT_NEVER_ANSWERS, poll=0.01)
+                self.assertEqual(link, cm.exception.path)
+                with self.assertRaises(jobstore.NotRegular):
+                    jobstore.read_cancel(link + spelling)
+                with self.assertRaises(jobstore.NotRegular):
+                    jobstore.read_status(link + spelling)
 
     def test_a_corrupt_status_is_waited_past(self):
         d = self.job(status=b"{")
@@ -443,6 +518,46 @@ class Wait(Case):
 
 
 class Submit(Case):
+    def setUp(self):
+        super().setUp()
+        os.makedirs(self.root)
+
+    def test_a_missing_root_is_refused_unless_create(self):
+        root = os.path.join(self.tmp, "new", "jobs")
+        with self.assertRaises(jobstore.JobstoreError) as cm:
+            jobstore.submit(root, "render", job_id="j1")
+        self.assertEqual("io", cm.exception.code)
+        self.assertIsInstance(cm.exception.cause, FileNotFoundError)
+        self.assertEqual(root, cm.exception.path)
+        self.assertFalse(os.path.exists(os.path.dirname(root)), "nothing is made")
+        d = jobstore.submit(root, "render", job_id="j1", create=True)
+        self.assertEqual(os.path.join(root, "j1"), d)
+        self.assertEqual("queued", jobstore.read_status(d)["state"])
+
+    def test_a_duration_go_cannot_hold_is_refused_naming_the_field(self):
+        for name in ("timeout_ms", "backoff_ms", "max_backoff_ms"):
+            with self.subTest(name=name):
+                kw = {name: jobstore.MAX_MS + 1}
+                if name == "backoff_ms":
+                    kw["max_backoff_ms"] = jobstore.MAX_MS + 1
+                with self.assertRaises(jobstore.Invalid) as cm:
+                    jobstore.submit(self.root, "render", job_id="j-" + name.replace("_", "-"), **kw)
+                self.assertIn(cm.exception.subject, kw)
+                self.assertEqual(jobstore.MAX_MS + 1, cm.exception.found)
+                self.assertEqual([], [n for n in os.listdir(self.root) if not n.startswith(".")], "no job is made")
+        d = jobstore.submit(self.root, "render", job_id="largest", timeout_ms=jobstore.MAX_MS)
+        self.assertEqual(jobstore.MAX_MS, jobstore.read_spec(d)["timeout_ms"])
+
+    def test_reading_a_duration_go_cannot_hold_is_refused_naming_the_field(self):
+        spec = json.loads(fixture("job.golden.json").decode())
+        spec.update({"schema_version": 2, "timeout_ms": jobstore.MAX_MS + 1})
+        with self.assertRaises(jobstore.Invalid) as cm:
+            jobstore.decode_spec(json.dumps(spec).encode())
+        self.assertEqual("timeout_ms", cm.exception.subject)
+        st = status(state="running", lease_ms=jobstore.MAX_MS + 1)
+        with self.assertRaises(jobstore.Invalid) as cm:
+            jobstore.decode_status(json.dumps(st).encode())
+        self.assertEqual("lease_ms", cm.exception.subject)
     def test_indexes_the_job_as_live(self):
         jobstore.submit(self.root, "render", job_id="j1")
         live = os.path.join(self.root, jobstore.LIVE_DIR)
@@ -473,7 +588,7 @@ class Submit(Case):
         self.no_temp_left(self.root)
 
     def test_an_existing_id_is_refused_and_left_alone(self):
-        d = jobstore.submit(self.root, "render", job_id="j1")
+        d = jobstore.submit(self.root, "render", job_id="j1", create=True)
         with open(os.path.join(d, "job.json"), "rb") as fh:
             before = fh.read()
         with self.assertRaises(jobstore.Exists) as cm:
@@ -495,7 +610,7 @@ class Submit(Case):
 
     def test_an_empty_directory_gives_way(self):
         os.makedirs(os.path.join(self.root, "j1"))
-        d = jobstore.submit(self.root, "render", job_id="j1")
+        d = jobstore.submit(self.root, "render", job_id="j1", create=True)
         self.assertEqual("queued", jobstore.read_status(d)["state"])
 
     def test_a_race_of_submitters_has_one_winner(self):
@@ -533,6 +648,7 @@ class Submit(Case):
         self.assertEqual("max_attempts", cm.exception.subject)
 
     def test_invalid_input_touches_nothing(self):
+        os.rmdir(self.root)  # even a root create=True would make is not made
         cases = [
             ("job_id", dict(kind="r", job_id="../evil")),
             ("job_id", dict(kind="r", job_id="CON")),
@@ -546,12 +662,12 @@ class Submit(Case):
         for subject, kw in cases:
             with self.subTest(subject=subject, kw=kw):
                 with self.assertRaises(jobstore.Invalid) as cm:
-                    jobstore.submit(self.root, **kw)
+                    jobstore.submit(self.root, create=True, **kw)
                 self.assertEqual(subject, cm.exception.subject)
                 self.assertTrue(cm.exception.remedy)
                 self.assertFalse(os.path.exists(self.root), "nothing touched")
         with self.assertRaises(jobstore.TooLarge):
-            jobstore.submit(self.root, "r", {"blob": "x" * jobstore.MAX_SIZE})
+            jobstore.submit(self.root, "r", {"blob": "x" * jobstore.MAX_SIZE}, create=True)
         self.assertFalse(os.path.exists(self.root))
 
     def test_a_failure_midway_leaves_no_job(self):
@@ -585,7 +701,7 @@ class Submit(Case):
 
 class RequestCancel(Case):
     def test_published_once_read_only(self):
-        d = jobstore.submit(self.root, "render", job_id="j1")
+        d = jobstore.submit(self.root, "render", job_id="j1", create=True)
         self.assertTrue(jobstore.request_cancel(d, "alice (GUI)", "wrong input"))
         self.assertFalse(jobstore.request_cancel(d, "bob", "again"))
         req = jobstore.read_cancel(d)
@@ -597,7 +713,7 @@ class RequestCancel(Case):
         self.no_temp_left(d)
 
     def test_a_race_has_one_winner(self):
-        d = jobstore.submit(self.root, "render", job_id="j1")
+        d = jobstore.submit(self.root, "render", job_id="j1", create=True)
         results = []
         barrier = threading.Barrier(8)
 

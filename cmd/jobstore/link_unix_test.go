@@ -31,19 +31,27 @@ func linkedJob(t *testing.T) (root, link string, target jobstore.JobDir) {
 // Every command refuses a job directory that is a symbolic link as the
 // library does, however the path is spelled ("LINK/" and "LINK/." would
 // make the kernel follow it): exit 3 at once, the error saying it is a
-// link, nothing read or changed through it.
+// link, nothing read or changed through it (the job it leads to has ended
+// and kept its output, so that retry and logs would act there).
 func TestLinkedJobDir_EveryCommandRefusesIt(t *testing.T) {
 	commands := map[string][]string{
-		"show":        {"show"},
-		"show --json": {"show", "--json"},
-		"cancel":      {"cancel", "--reason", "test"},
-		"wait":        {"wait", "--timeout", lineTimeout.String()},
-		"watch":       {"watch"},
+		"show":          {"show"},
+		"show --json":   {"show", "--json"},
+		"cancel":        {"cancel", "--reason", "test"},
+		"wait":          {"wait", "--timeout", lineTimeout.String()},
+		"watch":         {"watch"},
+		"retry":         {"retry"},
+		"logs":          {"logs"},
+		"logs --follow": {"logs", "--follow", "--interval", watchPoll.String()},
 	}
 	for _, spelling := range []string{"", "/", "//", "/."} {
 		for name, args := range commands {
 			t.Run(name+" LINK"+spelling, func(t *testing.T) {
 				_, link, target := linkedJob(t)
+				// Ended, with output kept: what retry would queue again and
+				// logs would print, were the link followed.
+				require.NoError(t, jobstore.WriteStatus(target, jobstore.JobStatus{State: jobstore.Failed, Seq: 2, Error: "exit 1"}))
+				require.NoError(t, os.WriteFile(filepath.Join(string(target), stdoutFile), []byte("outside the root\n"), 0o644))
 				before := readTree(t, string(target))
 				r := runCLI(t, append(append([]string{}, args[0], link+spelling), args[1:]...)...)
 				requireCode(t, r, exitRuntime)

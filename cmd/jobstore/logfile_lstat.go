@@ -11,6 +11,7 @@ import (
 // link and name is a regular file (looked at just before the open, and
 // the opened file checked again).
 func openLogFileForRead(dir, name string) (*os.File, error) {
+	dir = filepath.Clean(dir) // "dir/" or "dir/." would follow a link at dir
 	if fi, err := os.Lstat(dir); err == nil && !fi.IsDir() {
 		return nil, &notRegularError{dir}
 	}

@@ -13,6 +13,7 @@ import (
 // then name relative to it, without following a link and without
 // blocking (a FIFO), and only if it is a regular file.
 func openLogFileForRead(dir, name string) (*os.File, error) {
+	dir = filepath.Clean(dir) // "dir/" or "dir/." would follow a link at dir
 	dfd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	if err == unix.ELOOP || err == unix.ENOTDIR {
 		return nil, &notRegularError{dir}

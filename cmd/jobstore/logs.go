@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -17,11 +18,17 @@ import (
 func logsCmd() *command {
 	return &command{
 		name:    "logs",
-		args:    "DIR [--stderr] [--follow [--interval 250ms]]",
+		args:    "DIR [--stderr] [--attempt N | --follow [--interval 250ms]]",
 		summary: "print the output 'jobstore work' kept for a job, or follow it",
 		doc: `Prints the output that 'jobstore work' kept in the job directory DIR
 (ROOT/ID): the command's standard output (stdout.log), or with --stderr its
 standard error (stderr.log), as it was written (bytes unchanged, like cat).
+Each attempt's part begins with a line of the worker's own:
+
+  [jobstore: attempt 2 began 2026-12-01T10:00:00.000000Z on HOST]
+
+and the command's progress lines are not in stdout.log. --attempt N prints
+only attempt N's part, without its line.
 
 --follow then keeps printing what is appended, like tail -f, until the job
 has ended (its status is succeeded, failed, cancelled or lost) and its log
@@ -33,9 +40,9 @@ A log that is a symbolic link, a FIFO or anything but a regular file is
 not read (exit 3), and neither is a job directory that is a link.
 
 Exit codes: 0 printed (with --follow: the job ended); 2 bad arguments; 3
-DIR is not a job, or the log is missing (without --follow) or cannot be
-read; --follow stopped by SIGINT or SIGTERM: ends by that signal (a shell
-reports 130 or 143).`,
+DIR is not a job, or the log is missing (without --follow), holds no part
+of attempt N, or cannot be read; --follow stopped by SIGINT or SIGTERM:
+ends by that signal (a shell reports 130 or 143).`,
 		minPos: 1, maxPos: 1, posNames: "DIR",
 		define: defineLogs,
 	}
@@ -48,22 +55,34 @@ func defineLogs(flags *pflag.FlagSet) runFunc {
 	stderr := flags.Bool("stderr", false, "print stderr.log instead of stdout.log")
 	follow := flags.Bool("follow", false, "keep printing what is appended until the job ends")
 	interval := flags.Duration("interval", defaultLogPoll, "with --follow: how often the log is looked at")
+	attempt := flags.Uint64("attempt", 0, "print only attempt `N`'s part of the log")
 	return func(e *env, args, pos []string) error {
 		set := map[string]bool{}
 		flags.Visit(func(f *pflag.Flag) { set[f.Name] = true })
 		if set["interval"] && !*follow {
 			return usagef("%s applies only with %s", flagSpelling(args, "interval"), flagSpelling(args, "follow"))
 		}
+		if set["attempt"] && *follow {
+			return usagef("%s applies only without %s", flagSpelling(args, "attempt"), flagSpelling(args, "follow"))
+		}
+		if set["attempt"] && *attempt == 0 {
+			return usagef("%s must be 1 or more: attempts are numbered from 1", flagSpelling(args, "attempt"))
+		}
 		if err := positiveDuration(flagSpelling(args, "interval"), *interval); err != nil {
 			return err
 		}
-		dir := jobstore.JobDir(pos[0])
-		if _, err := jobstore.ReadSpec(dir); errors.Is(err, jobstore.ErrNotJob) || errors.Is(err, fs.ErrNotExist) {
+		// Cleaned as the library reads a JobDir: "ROOT/LINK/" names the entry
+		// LINK, which is refused, not the directory a link there leads to.
+		dir := jobstore.JobDir(filepath.Clean(pos[0]))
+		if _, err := jobstore.ReadSpec(dir); errors.Is(err, jobstore.ErrNotJob) || errors.Is(err, fs.ErrNotExist) || isIrregularDir(err, dir) {
 			return jobDirArgument(err, pos[0]) // a damaged job.json still has its logs
 		}
 		name := stdoutFile
 		if *stderr {
 			name = stderrFile
+		}
+		if set["attempt"] {
+			return copyAttempt(e.stdout, dir, name, *attempt)
 		}
 		if !*follow {
 			_, found, err := copyLog(e.stdout, dir, name, 0)
@@ -79,6 +98,13 @@ func defineLogs(flags *pflag.FlagSet) runFunc {
 		defer release()
 		return followLog(ctx, e.stdout, dir, name, *interval)
 	}
+}
+
+// isIrregularDir reports whether err refuses the job directory dir itself
+// as not a directory (a link, a file), not one of its records.
+func isIrregularDir(err error, dir jobstore.JobDir) bool {
+	var je *jobstore.Error
+	return errors.Is(err, jobstore.ErrNotRegular) && errors.As(err, &je) && je.Path == string(dir)
 }
 
 // missingLog is the error for a log that is not there.
@@ -133,4 +159,43 @@ func followLog(ctx context.Context, w io.Writer, dir jobstore.JobDir, name strin
 		case <-tick.C:
 		}
 	}
+}
+
+// copyAttempt copies attempt n's part of the log name of dir to w: the
+// lines after its marker, up to the next marker or the end.
+func copyAttempt(w io.Writer, dir jobstore.JobDir, name string, n uint64) error {
+	f, size, err := openLogForRead(dir, name)
+	if errors.Is(err, fs.ErrNotExist) {
+		return missingLog(dir, name)
+	}
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, size))
+	if err != nil {
+		return err
+	}
+	found := false
+	for len(data) > 0 {
+		line, rest, _ := bytes.Cut(data, []byte{'\n'})
+		end := len(data) - len(rest) // line and its newline
+		if a, ok := markedAttempt(line); ok {
+			if found {
+				return nil
+			}
+			found = a == n
+		} else if found {
+			if _, err := w.Write(data[:end]); err != nil {
+				return err
+			}
+		}
+		data = rest
+	}
+	if !found {
+		return withCLIRemedy(&jobstore.Error{Op: "read log", Path: filepath.Join(string(dir), name), Err: fs.ErrNotExist,
+			Msg: fmt.Sprintf("the log holds no part of attempt %d", n)},
+			"run 'jobstore show DIR' for the job's attempts; a log cut by --log-limit keeps only its last part")
+	}
+	return nil
 }

@@ -55,6 +55,7 @@ func TestReadme_PythonSubmitsJobstoreWorkRunsPythonPolls(t *testing.T) {
 	}
 
 	root := filepath.Join(tmp, "jobs")
+	require.NoError(t, os.Mkdir(root, 0o755)) // a root workers take jobs from: submit makes none
 	dir := example("submit", root)
 	require.Equal(t, root, filepath.Dir(dir))
 

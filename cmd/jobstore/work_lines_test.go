@@ -69,13 +69,19 @@ func TestWork_UnparsedProgressLineIsReportedOncePerJob(t *testing.T) {
 				require.NotNil(t, st.Progress)
 				require.Equal(t, tc.wanted, *st.Progress)
 				log := readText(t, filepath.Join(string(dir), stderrFile))
+				var kept strings.Builder // the lines that are not progress lines
+				for _, l := range strings.SplitAfter(tc.print, "\n") {
+					if _, _, ok := parseProgress(strings.TrimSuffix(l, "\n")); !ok {
+						kept.WriteString(l)
+					}
+				}
+				require.Contains(t, commandOutput(t, filepath.Join(string(dir), stdoutFile)), kept.String(), "the lines are kept, progress lines left out")
 				if tc.noted == "" {
-					require.NotContains(t, log, "[jobstore:")
+					require.NotContains(t, log, "[jobstore: the output line")
 					continue
 				}
-				require.Equal(t, 1, strings.Count(log, "[jobstore:"), log)
+				require.Equal(t, 1, strings.Count(log, "[jobstore: the output line"), log)
 				require.Contains(t, log, "[jobstore: the output line "+tc.noted+" was not taken as progress: the form is \"progress FRACTION [MESSAGE]\"")
-				require.Contains(t, readText(t, filepath.Join(string(dir), stdoutFile)), tc.print, "the line is kept")
 			}
 			if tc.noted == "" {
 				require.Empty(t, r.stderr)
@@ -149,9 +155,11 @@ func TestWork_LogLimitKeepsTheLastPart(t *testing.T) {
 			}
 			abs, err := filepath.Abs(string(dir))
 			require.NoError(t, err)
+			st := status(t, dir)
+			marker := string(attemptLine(st.Attempt, *st.StartedAt, st.Host))
 			for _, f := range []struct{ name, whole string }{
-				{stdoutFile, fmt.Sprintf("id=j dir=%s params=%s\n", abs, fmt.Sprintf(`{"bulk":%d}`, lines)) + bulk.String()},
-				{stderrFile, "a line on stderr\n" + bulk.String()},
+				{stdoutFile, marker + fmt.Sprintf("id=j dir=%s params=%s\n", abs, fmt.Sprintf(`{"bulk":%d}`, lines)) + bulk.String()},
+				{stderrFile, marker + "a line on stderr\n" + bulk.String()},
 			} {
 				got := readText(t, filepath.Join(string(dir), f.name))
 				if tc.limit == 0 {
@@ -215,7 +223,7 @@ func TestCappedLog_KeepsTheLastPart(t *testing.T) {
 					_, whole, _ = strings.Cut(tc.before, "\n")
 				}
 			}
-			l, err := openLog(dir, stdoutFile, limit)
+			l, err := openLog(fileIn(dir), stdoutFile, limit)
 			require.NoError(t, err)
 			t.Cleanup(func() { l.Close() })
 			for i, n := range tc.sizes {
@@ -259,7 +267,7 @@ func repeat(n, times int) []int {
 // its name; writes still report success, so the command never blocks.
 func TestCappedLog_ErrorIsKeptNotReturned(t *testing.T) {
 	dir := testdir.New(t)
-	l, err := openLog(dir, stderrFile, minLogLimit)
+	l, err := openLog(fileIn(dir), stderrFile, minLogLimit)
 	require.NoError(t, err)
 	require.NoError(t, l.f.Close())
 	n, err := l.Write([]byte("lost"))
@@ -315,7 +323,7 @@ func TestCappedLog_CutStoppedMidwayKeepsTheLastPart(t *testing.T) {
 	for stopAt := range steps {
 		t.Run(fmt.Sprintf("stopped before step %d of %d", stopAt+1, steps), func(t *testing.T) {
 			dir := testdir.New(t)
-			l, err := openLog(dir, stdoutFile, limit)
+			l, err := openLog(fileIn(dir), stdoutFile, limit)
 			require.NoError(t, err)
 			t.Cleanup(func() { l.Close() })
 			n := 0
@@ -339,5 +347,13 @@ func TestCappedLog_CutStoppedMidwayKeepsTheLastPart(t *testing.T) {
 			require.True(t, strings.HasSuffix(got, w[len(w)-keep:]), "the last %d bytes are at the end of the file", keep)
 			require.GreaterOrEqual(t, len(got), keep)
 		})
+	}
+}
+
+// fileIn opens a file of dir by name for reading and writing, creating it,
+// as a Run's OpenFile does in its job directory.
+func fileIn(dir string) func(name string) (*os.File, error) {
+	return func(name string) (*os.File, error) {
+		return os.OpenFile(filepath.Join(dir, name), os.O_RDWR|os.O_CREATE, 0o644)
 	}
 }

@@ -337,8 +337,8 @@ func TestWork_RunsEachJobAndRecordsHowItEnded(t *testing.T) {
 	// kept in the job directory.
 	abs, err := filepath.Abs(string(ok))
 	require.NoError(t, err)
-	require.Equal(t, "id=a-ok dir="+abs+` params={"frames":[1,2],"name":"x<y"}`+"\n", readText(t, filepath.Join(string(ok), stdoutFile)))
-	require.Equal(t, "a line on stderr\n", readText(t, filepath.Join(string(ok), stderrFile)))
+	require.Equal(t, "id=a-ok dir="+abs+` params={"frames":[1,2],"name":"x<y"}`+"\n", commandOutput(t, filepath.Join(string(ok), stdoutFile)))
+	require.Equal(t, "a line on stderr\n", commandOutput(t, filepath.Join(string(ok), stderrFile)))
 	require.Contains(t, readText(t, filepath.Join(string(none), stdoutFile)), "params=null\n")
 
 	st := status(t, ok)

@@ -172,5 +172,5 @@ func TestWork_OutputIsReadUntilTheTreeIsGone(t *testing.T) {
 	r := runCLIEnv(t, []string{"READY=" + ready}, "work", root, "--grace", "1h", "--until-empty", "--", "sh", script)
 	requireCode(t, r, exitOK)
 	require.Equal(t, jobstore.Succeeded, status(t, dir).State, "%s\n%s", r.stdout, r.stderr)
-	require.Equal(t, "first words\nlast words\n", readText(t, filepath.Join(string(dir), stdoutFile)))
+	require.Equal(t, "first words\nlast words\n", commandOutput(t, filepath.Join(string(dir), stdoutFile)))
 }

@@ -46,18 +46,26 @@ type jobEnd struct {
 // started (not when it could not be).
 func (wk *worker) runJob(ctx context.Context, run *jobstore.Run, started func()) jobEnd {
 	dir := string(run.Dir())
-	stdout, err := openLog(dir, stdoutFile, wk.logLimit)
+	stdout, err := openLog(run.OpenFile, stdoutFile, wk.logLimit)
 	if err != nil {
 		return wk.fail(run, fmt.Sprintf("cannot keep the command's output in %s: %v", stdoutFile, err),
 			"remove or rename what is in the way in the job directory, then submit the job again", false)
 	}
 	defer stdout.Close()
-	stderr, err := openLog(dir, stderrFile, wk.logLimit)
+	stderr, err := openLog(run.OpenFile, stderrFile, wk.logLimit)
 	if err != nil {
 		return wk.fail(run, fmt.Sprintf("cannot keep the command's output in %s: %v", stderrFile, err),
 			"remove or rename what is in the way in the job directory, then submit the job again", false)
 	}
 	defer stderr.Close()
+	st := run.Status()
+	at := st.UpdatedAt
+	if st.StartedAt != nil {
+		at = *st.StartedAt
+	}
+	marker := attemptLine(st.Attempt, at, st.Host)
+	stdout.mark(marker)
+	stderr.mark(marker)
 
 	cmd := exec.Command(wk.argv[0], wk.argv[1:]...)
 	cmd.Env = append(os.Environ(), jobDirEnv+"="+dir, jobIDEnv+"="+run.Dir().ID())

@@ -24,10 +24,13 @@ const maxProgressLine = 4096
 
 // progressWriter passes the command's standard output on to the job's
 // stdout.log (out, which remembers its own write errors: see cappedLog)
-// and reports each line "progress FRACTION [MESSAGE]" to report. The
-// first line that looks meant as one but is not (looksLikeProgress) goes
-// to unparsed, once. It never fails, so the command never blocks on a
-// full pipe.
+// and reports each line "progress FRACTION [MESSAGE]" to report, keeping
+// it out of stdout.log (every other line is kept, bytes unchanged). A
+// line is held back only while it may still be a progress line (it
+// starts "progress" and a blank, and is not over maxProgressLine); any
+// other is passed on as it comes. The first line that looks meant as a
+// progress line but is not (looksLikeProgress) goes to unparsed, once. It
+// never fails, so the command never blocks on a full pipe.
 type progressWriter struct {
 	out      io.Writer
 	report   func(fraction float64, message string)
@@ -36,6 +39,7 @@ type progressWriter struct {
 	mu     sync.Mutex
 	line   []byte // the current line, up to maxProgressLine+1 bytes
 	long   bool   // the current line is longer than that
+	passed bool   // the current line is not a progress line: written as it comes
 	warned bool   // unparsed was called
 }
 
@@ -43,19 +47,24 @@ func (w *progressWriter) Write(p []byte) (int, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	total := len(p)
-	_, _ = w.out.Write(p) // out remembers its first error
 	for len(p) > 0 {
 		i := bytes.IndexByte(p, '\n')
 		chunk := p
 		if i >= 0 {
 			chunk = p[:i]
 		}
+		held := !w.passed
 		if !w.long {
 			if len(w.line)+len(chunk) > maxProgressLine {
-				w.long, w.line = true, w.line[:0]
+				w.long = true
 			} else {
 				w.line = append(w.line, chunk...)
 			}
+		}
+		if held && (w.long || !mayBeProgress(w.line)) {
+			w.pass(chunk)
+		} else if w.passed {
+			_, _ = w.out.Write(chunk) // out remembers its first error
 		}
 		if i < 0 {
 			break
@@ -66,25 +75,60 @@ func (w *progressWriter) Write(p []byte) (int, error) {
 	return total, nil
 }
 
+// pass writes what was held of the current line, then chunk, its next
+// bytes, and passes the rest of the line on as it comes.
+func (w *progressWriter) pass(chunk []byte) {
+	w.passed = true
+	if w.long { // w.line holds the bytes before chunk
+		_, _ = w.out.Write(w.line)
+		_, _ = w.out.Write(chunk)
+		w.line = w.line[:0]
+		return
+	}
+	_, _ = w.out.Write(w.line) // chunk included
+}
+
 // Close reports the last line if it had no newline.
 func (w *progressWriter) Close() error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	w.endLine()
+	w.end(false)
 	return nil
 }
 
-func (w *progressWriter) endLine() {
-	if !w.long {
-		line := string(w.line)
-		if f, msg, ok := parseProgress(line); ok {
-			w.report(f, msg)
-		} else if !w.warned && w.unparsed != nil && looksLikeProgress(line) {
+func (w *progressWriter) endLine() { w.end(true) }
+
+// end ends the current line, newline or not (the output's last line).
+func (w *progressWriter) end(newline bool) {
+	line := string(w.line)
+	f, msg, ok := parseProgress(line)
+	switch {
+	case !w.passed && ok:
+		w.report(f, msg) // kept out of stdout.log
+	default:
+		if !w.passed {
+			_, _ = w.out.Write(w.line)
+		}
+		if newline {
+			_, _ = w.out.Write([]byte{'\n'})
+		}
+		if !w.long && !w.warned && w.unparsed != nil && looksLikeProgress(line) {
 			w.warned = true
 			w.unparsed(line)
 		}
 	}
-	w.line, w.long = w.line[:0], false
+	w.line, w.long, w.passed = w.line[:0], false, false
+}
+
+// mayBeProgress reports whether line, the start of a line, may still turn
+// out a progress line: it is a prefix of "progress", or starts "progress"
+// and a blank.
+func mayBeProgress(line []byte) bool {
+	const word = "progress"
+	if len(line) <= len(word) {
+		return string(line) == word[:len(line)]
+	}
+	return string(line[:len(word)]) == word && (line[len(word)] == ' ' || line[len(word)] == '\t')
 }
 
 // looksLikeProgress reports whether line was likely meant as a progress

@@ -56,10 +56,11 @@ type cappedLog struct {
 	cutStep func() error
 }
 
-// openLog opens name in the job directory dir (see openOutput) to add to
-// what it holds, at most limit bytes kept (0: no limit).
-func openLog(dir, name string, limit int64) (*cappedLog, error) {
-	f, err := openOutput(dir, name)
+// openLog opens name with open (jobstore.Run's OpenFile: in the job
+// directory the run holds, never through a link) to add to what it holds,
+// at most limit bytes kept (0: no limit).
+func openLog(open func(name string) (*os.File, error), name string, limit int64) (*cappedLog, error) {
+	f, err := open(name)
 	if err != nil {
 		return nil, err
 	}

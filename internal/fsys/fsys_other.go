@@ -55,6 +55,9 @@ func (*Dir) OpenWriter(string, fs.FileMode) (*os.File, error)  { return nil, err
 func (*Dir) CreateExcl(string, fs.FileMode) (File, error)      { return nil, errors.ErrUnsupported }
 func (*Dir) ReplaceFailure(string, error) (msg, remedy string) { return "", "" }
 
+// OpenReadWrite always fails with errors.ErrUnsupported.
+func (*Dir) OpenReadWrite(string, fs.FileMode) (*os.File, error) { return nil, errors.ErrUnsupported }
+
 // FileID: no files here.
 func FileID(File) (ID, error) { return ID{}, errors.ErrUnsupported }
 

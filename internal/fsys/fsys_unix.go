@@ -313,6 +313,17 @@ func (d *Dir) OpenWriter(name string, perm fs.FileMode) (*os.File, error) {
 	return os.NewFile(uintptr(fd), d.Join(name)), nil
 }
 
+// OpenReadWrite is OpenWriter for reading and writing: name opened or
+// created in place, never through a link, never blocking, a regular file
+// only, not truncated.
+func (d *Dir) OpenReadWrite(name string, perm fs.FileMode) (*os.File, error) {
+	fd, err := d.openRegular(name, unix.O_RDWR|unix.O_CREAT, uint32(perm.Perm()))
+	if err != nil {
+		return nil, err
+	}
+	return os.NewFile(uintptr(fd), d.Join(name)), nil
+}
+
 // NewTemp creates a temp file for name in d as CreateTemp names it ("." +
 // name + random decimal digits, O_CREAT|O_EXCL|O_NOFOLLOW, a new name on a
 // collision, perm less the umask), but relative to d's descriptor, without

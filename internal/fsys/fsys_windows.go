@@ -351,6 +351,12 @@ func (d *Dir) OpenWriter(name string, _ fs.FileMode) (*os.File, error) {
 	return d.openRegular(name, windows.GENERIC_WRITE, windows.OPEN_ALWAYS)
 }
 
+// OpenReadWrite opens or creates name for reading and writing in place,
+// never through a link, a regular file only; not truncated.
+func (d *Dir) OpenReadWrite(name string, _ fs.FileMode) (*os.File, error) {
+	return d.openRegular(name, windows.GENERIC_READ|windows.GENERIC_WRITE, windows.OPEN_ALWAYS)
+}
+
 // CreateExcl creates name, which must not exist (CREATE_NEW).
 func (d *Dir) CreateExcl(name string, perm fs.FileMode) (File, error) {
 	f, err := os.OpenFile(d.Join(name), os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
