@@ -32,7 +32,7 @@ type builtRecord struct {
 //  3. create a build directory in the root's submitDir (made if missing;
 //     both opened relative to their parent, never through a link), and
 //     write each record into it with the write protocol (each file
-//     fsynced, then the build directory);
+//     fsynced), then fsync the build directory once;
 //  4. rename it to dir's name in the root without replacing anything
 //     (RenameDirNoReplace); an empty directory there is no job and gives way
 //     (jobNameTaken); any other is ErrExists, and the build directory is
@@ -157,7 +157,7 @@ func writeBuild(sd *fsys.Dir, build string, recs []builtRecord) error {
 	defer bd.Close()
 	// job.lock is made with the job, empty (a free lock), so that the first
 	// Start adds no name to the job directory: a new name makes that
-	// Start's durable write commit more. The records' directory fsyncs make
+	// Start's durable write commit more. The build directory's fsync makes
 	// it durable; a job that lost it to a power cut gets it from LockJob.
 	lock, err := bd.OpenLock(LockFile)
 	if err != nil {
@@ -166,14 +166,34 @@ func writeBuild(sd *fsys.Dir, build string, recs []builtRecord) error {
 	if err := lock.Close(); err != nil {
 		return stepError("close", bd.Join(LockFile), err, "cannot close the job's lock file", "")
 	}
+	// Each record's file is fsynced as it is written; the directory once,
+	// when every name is in it: nothing reads the build directory before
+	// its rename, so the order in which its names reach the disk does not
+	// matter, as long as all of them do before the rename can.
+	sync := false
 	for _, r := range recs {
-		if err := writeRecordIn(bd, recordAt{dir: bd.Path(), name: r.name, job: true}, r.data, r.o, r.mode, nil); err != nil {
+		at := recordAt{dir: bd.Path(), name: r.name, job: true}
+		if err := writeRecordIn(unsyncedDir{bd}, at, r.data, r.o, r.mode, nil); err != nil {
 			return err
 		}
 		atSubmitSeam(r.name, bd.Path())
+		sync = sync || !r.o.noSync
+	}
+	if !sync {
+		return nil
+	}
+	if err := bd.Sync(); err != nil {
+		return stepError("fsync directory", bd.Path(), err, "the directory in which the job is built was not confirmed on disk", "")
 	}
 	return nil
 }
+
+// unsyncedDir is a build directory as writeBuild hands it to the write
+// protocol: every step as the directory's, but the directory's fsync,
+// which writeBuild makes once for all the records.
+type unsyncedDir struct{ *fsys.Dir }
+
+func (unsyncedDir) Sync() error { return nil }
 
 // publishBuild renames the build directory build of sd to dir's name in
 // the root rd, never over a job: a name taken by anything but an empty
