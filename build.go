@@ -64,35 +64,62 @@ func createJob(op string, dir JobDir, recs []builtRecord, noSync bool) error {
 		return err
 	}
 	defer sd.Close()
-	build, err := mkdirBuild(sd, id)
+	build, err := buildJob(op, sd, dir, recs)
 	if err != nil {
 		return err
 	}
+	if err := publishJob(op, rd, sd, build, dir); err != nil {
+		return err
+	}
+	if noSync {
+		return nil
+	}
+	return syncPublished(rd, sd, "the job "+id+" is in place and visible",
+		"check the disk and filesystem; the job exists, so do not submit it again")
+}
+
+// buildJob is step 3 of createJob for the job dir: it returns the name
+// of the build directory in sd, whole, or an error, and then nothing is
+// left of it.
+func buildJob(op string, sd *fsys.Dir, dir JobDir, recs []builtRecord) (string, error) {
+	build, err := mkdirBuild(sd, dir.ID())
+	if err != nil {
+		return "", err
+	}
 	if err := writeBuild(sd, build, recs); err != nil {
 		_ = removeBuildDir(sd, build) // the error that matters is the write's
-		return buildFailure(op, sd, build, dir, err)
+		return "", buildFailure(op, sd, build, dir, err)
 	}
+	return build, nil
+}
+
+// publishJob is step 4 of createJob: it renames build to dir's name in
+// the root rd (removing build if it cannot) and marks the job live.
+func publishJob(op string, rd, sd *fsys.Dir, build string, dir JobDir) error {
 	if err := publishBuild(op, rd, sd, build, dir); err != nil {
 		_ = removeBuildDir(sd, build)
 		return err
 	}
 	atSubmitSeam("published", string(dir))
-	markLive(rd, id) // before the syncs: a waiting worker hears of the job as soon as it is in place
+	markLive(rd, dir.ID()) // before the syncs: a waiting worker hears of the job as soon as it is in place
 	atSubmitSeam("indexed", string(dir))
-	if noSync {
-		return nil
-	}
+	return nil
+}
+
+// syncPublished is step 5 of createJob, for every job renamed from sd to
+// rd since the last sync: what says what is in place, remedy what to do
+// if the fsyncs fail.
+func syncPublished(rd, sd *fsys.Dir, what, remedy string) error {
 	// A rename from one directory to another is durable once both are
 	// (POSIX promises nothing less; ext4 commits both in one transaction,
 	// other filesystems need not).
 	synced, err := sd.Path(), sd.Sync()
 	if err == nil {
-		synced, err = root, rd.Sync()
+		synced, err = rd.Path(), rd.Sync()
 	}
 	if err != nil {
 		return stepError("fsync directory", synced, err,
-			"the job "+id+" is in place and visible, but its rename into the jobs root was not confirmed on disk, so it may not survive a power cut",
-			"check the disk and filesystem; the job exists, so do not submit it again")
+			what+", but the rename into the jobs root was not confirmed on disk, so it may not survive a power cut", remedy)
 	}
 	return nil
 }
