@@ -336,8 +336,9 @@ func fileSteps(target string, tmp *string, publish traceStep, dirfd *string) []t
 // descriptor (O_NOFOLLOW); create a build directory in it and open it,
 // both relative to .submit's descriptor (O_NOFOLLOW); write each
 // record there with the write protocol (fileSteps: job.json published
-// without replacing, status.json renamed; each file fsynced); fsync the
-// build directory once; rename it to dir's name with RENAME_NOREPLACE,
+// without replacing, status.json renamed; each file fsynced; the records
+// written at once, so their steps may interleave); fsync the build
+// directory once, after every record; rename it to dir's name with RENAME_NOREPLACE,
 // from .submit's descriptor to the root's; fsync .submit and the root.
 // Nothing else is fsynced: one fsync per record, then three directory
 // fsyncs. dir itself never appears any other way.
@@ -368,10 +369,12 @@ func requireBuiltJob(t *testing.T, evs []strace.Event, root, dir string, records
 	}
 	buildfd := new(string)
 	open := openDirStep(build, buildfd)
-	steps = append(steps, traceStep{open.what + ", relative to .submit's descriptor", func(e strace.Event) bool {
+	openBuild := traceStep{open.what + ", relative to .submit's descriptor", func(e strace.Event) bool {
 		return open.match(e) && e.Args[0] == *subfd
-	}})
+	}}
+	steps = append(steps, openBuild)
 	tmps := make([]string, len(records))
+	var recordsSteps [][]traceStep // each record's, which may interleave with another's
 	for k, name := range records {
 		target := filepath.Join(build, name)
 		publish := traceStep{"rename the temp file over " + name, func(e strace.Event) bool {
@@ -383,7 +386,7 @@ func requireBuiltJob(t *testing.T, evs []strace.Event, root, dir string, records
 				return noReplace && e.OK() && e.Path == tmps[k] && e.NewPath == target
 			}}
 		}
-		steps = append(steps, fileSteps(target, &tmps[k], publish, buildfd)...)
+		recordsSteps = append(recordsSteps, append(append([]traceStep{openBuild}, fileSteps(target, &tmps[k], publish, buildfd)...), dirSyncStep(build, buildfd)))
 	}
 	steps = append(steps, dirSyncStep(build, buildfd),
 		traceStep{"rename the build directory to the job's name with renameat2(RENAME_NOREPLACE), from .submit's descriptor to the root's", func(e strace.Event) bool {
@@ -396,6 +399,7 @@ func requireBuiltJob(t *testing.T, evs []strace.Event, root, dir string, records
 		}})
 	found := requireInOrder(t, evs, steps)
 	for k, name := range records {
+		requireInOrder(t, evs, recordsSteps[k])
 		requireTempFileSettled(t, evs, tmps[k], filepath.Join(build, name))
 	}
 	var fsyncs []string

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"path/filepath"
 	"strconv"
+	gosync "sync"
 	"sync/atomic"
 
 	"github.com/axqua/jobstore/internal/fsys"
@@ -193,18 +194,28 @@ func writeBuild(sd *fsys.Dir, build string, recs []builtRecord) error {
 	if err := lock.Close(); err != nil {
 		return stepError("close", bd.Join(LockFile), err, "cannot close the job's lock file", "")
 	}
-	// Each record's file is fsynced as it is written; the directory once,
-	// when every name is in it: nothing reads the build directory before
-	// its rename, so the order in which its names reach the disk does not
-	// matter, as long as all of them do before the rename can.
+	// The records are written at once, each by the write protocol but for
+	// the directory's fsync, made once when every name is in it: nothing
+	// reads the build directory before its rename, so the order in which
+	// its names reach the disk does not matter, as long as all of them do
+	// before the rename can. Their fsyncs, issued together, are committed
+	// together by a journaling filesystem.
+	errs := make([]error, len(recs))
+	var wg gosync.WaitGroup
 	sync := false
-	for _, r := range recs {
-		at := recordAt{dir: bd.Path(), name: r.name, job: true}
-		if err := writeRecordIn(unsyncedDir{bd}, at, r.data, r.o, r.mode, nil); err != nil {
-			return err
+	for i, r := range recs {
+		wg.Go(func() {
+			at := recordAt{dir: bd.Path(), name: r.name, job: true}
+			errs[i] = writeRecordIn(unsyncedDir{bd}, at, r.data, r.o, r.mode, nil)
+		})
+		sync = sync || !r.o.noSync
+	}
+	wg.Wait()
+	for i, r := range recs {
+		if errs[i] != nil {
+			return errs[i]
 		}
 		atSubmitSeam(r.name, bd.Path())
-		sync = sync || !r.o.noSync
 	}
 	if !sync {
 		return nil
