@@ -1,10 +1,8 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -23,16 +21,8 @@ func runCLIStdin(t *testing.T, stdin string, args ...string) result {
 	ctx, cancel := context.WithTimeout(context.Background(), cliTimeout)
 	defer cancel()
 	cmd := jobstoreCmd(ctx, nil, args...)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = strings.NewReader(stdin), &stdout, &stderr
-	err := cmd.Run()
-	code := 0
-	if err != nil {
-		ee, ok := err.(*exec.ExitError)
-		require.True(t, ok, "jobstore %s: %v", strings.Join(args, " "), err)
-		code = ee.ExitCode()
-	}
-	return result{stdout.String(), stderr.String(), code}
+	cmd.Stdin = strings.NewReader(stdin)
+	return runToEnd(t, cmd, args)
 }
 
 // TestSubmit_JSONLinesSubmitsEachLineAsAJob: each line of stdin is a job,
