@@ -22,10 +22,11 @@ import (
 // ErrExists; a full disk) ends the batch: the jobs before it stay, made
 // and durable, and are returned; specs[len(dirs)] is that job, which the
 // error (an *Error whose Msg says so, wrapping what Submit would return)
-// names; none after it is made. If only the final fsyncs fail, every job
-// was made and is returned with the error. A process killed during
-// SubmitMany leaves each job whole or absent: any of them may be there,
-// not only a prefix. An empty specs does nothing. How: docs/mechanisms.md.
+// names; none after it is made. If the final fsyncs (of .submit and root)
+// fail, that is the error instead: the jobs returned are in place but may
+// not survive a power cut. A process killed during SubmitMany leaves each
+// job whole or absent: any of them may be there, not only a prefix. An
+// empty specs does nothing. How: docs/mechanisms.md.
 func SubmitMany(root string, specs []JobSpec) ([]JobDir, error) {
 	const op = "submit"
 	jobs, err := prepareBatch(op, root, specs)
