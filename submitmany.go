@@ -21,8 +21,8 @@ import (
 // touched. After that, the first job that cannot be made (its ID taken:
 // ErrExists; a full disk) ends the batch: the jobs before it stay, made
 // and durable, and are returned; specs[len(dirs)] is that job, which the
-// error (an *Error whose Msg says so, wrapping what Submit would return)
-// names; none after it is made. If the final fsyncs (of .submit and root)
+// error (an *Error whose Msg names it, "specs[i] of n (job ID)", wrapping
+// what Submit would return) names; none after it is made. If the final fsyncs (of .submit and root)
 // fail, that is the error instead: the jobs returned are in place but may
 // not survive a power cut. A process killed during SubmitMany leaves each
 // job whole or absent: any of them may be there, not only a prefix. An
@@ -35,12 +35,12 @@ func SubmitMany(root string, specs []JobSpec) ([]JobDir, error) {
 	}
 	rd, err := openRoot(op, root)
 	if err != nil {
-		return nil, batchFailure(err, 0, len(jobs))
+		return nil, batchFailure(err, 0, len(jobs), jobs[0].dir.ID())
 	}
 	defer rd.Close()
 	sd, err := openSubmitDir(rd)
 	if err != nil {
-		return nil, batchFailure(err, 0, len(jobs))
+		return nil, batchFailure(err, 0, len(jobs), jobs[0].dir.ID())
 	}
 	defer sd.Close()
 	builds, errs := buildBatch(op, rd, sd, jobs)
@@ -53,10 +53,10 @@ func SubmitMany(root string, specs []JobSpec) ([]JobDir, error) {
 				_ = removeBuildDir(sd, builds[i])
 			}
 		case errs[i] != nil:
-			failed = batchFailure(errs[i], i, len(jobs))
+			failed = batchFailure(errs[i], i, len(jobs), j.dir.ID())
 		default:
 			if err := publishJob(op, rd, sd, builds[i], j.dir); err != nil {
-				failed = batchFailure(err, i, len(jobs))
+				failed = batchFailure(err, i, len(jobs), j.dir.ID())
 				continue
 			}
 			dirs = append(dirs, j.dir)
@@ -147,11 +147,11 @@ func buildBatch(op string, rd, sd *fsys.Dir, jobs []batchJob) (builds []string, 
 	return builds, errs
 }
 
-// batchFailure is err, the failure of the job specs[i] of a batch of n
-// after the jobs before it were made, saying so.
-func batchFailure(err error, i, n int) error {
+// batchFailure is err, the failure of the job id, specs[i] of a batch of
+// n, after the jobs before it were made, saying so.
+func batchFailure(err error, i, n int, id string) error {
 	return annotated(err, func(e *Error) {
-		e.Msg = fmt.Sprintf("specs[%d] of %d, the first job not submitted (the %d before it were, none after it): %s", i, n, i, reason(e))
+		e.Msg = fmt.Sprintf("specs[%d] of %d (job %s), the first job not submitted (the %d before it were, none after it): %s", i, n, id, i, reason(e))
 	})
 }
 

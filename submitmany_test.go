@@ -122,7 +122,7 @@ func TestSubmitMany_TakenIDEndsTheBatch(t *testing.T) {
 	require.ErrorIs(t, err, fs.ErrExist)
 	assert.Equal(t, []string{"b-0", "b-1", "b-2"}, dirIDs(dirs))
 	assert.Equal(t, specs[len(dirs)].ID, filepath.Base(errOf(t, err).Path), "specs[len(dirs)] is the job the error names")
-	assert.Contains(t, err.Error(), "specs[3] of 8")
+	assert.Contains(t, err.Error(), "specs[3] of 8 (job b-3)")
 	for _, id := range []string{"b-4", "b-5", "b-6", "b-7"} {
 		assert.NoDirExists(t, filepath.Join(root, id), "a job after the failure is made")
 	}
