@@ -6,7 +6,7 @@ import (
 	"math/rand/v2"
 	"path/filepath"
 	"strconv"
-	gosync "sync"
+	"sync"
 	"sync/atomic"
 
 	"github.com/axqua/jobstore/internal/fsys"
@@ -201,14 +201,14 @@ func writeBuild(sd *fsys.Dir, build string, recs []builtRecord) error {
 	// before the rename can. Their fsyncs, issued together, are committed
 	// together by a journaling filesystem.
 	errs := make([]error, len(recs))
-	var wg gosync.WaitGroup
-	sync := false
+	var wg sync.WaitGroup
+	durable := false
 	for i, r := range recs {
 		wg.Go(func() {
 			at := recordAt{dir: bd.Path(), name: r.name, job: true}
 			errs[i] = writeRecordIn(unsyncedDir{bd}, at, r.data, r.o, r.mode, nil)
 		})
-		sync = sync || !r.o.noSync
+		durable = durable || !r.o.noSync
 	}
 	wg.Wait()
 	for i, r := range recs {
@@ -217,7 +217,7 @@ func writeBuild(sd *fsys.Dir, build string, recs []builtRecord) error {
 		}
 		atSubmitSeam(r.name, bd.Path())
 	}
-	if !sync {
+	if !durable {
 		return nil
 	}
 	if err := bd.Sync(); err != nil {

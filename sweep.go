@@ -54,18 +54,16 @@ func SweepTemps(dir JobDir, olderThan time.Duration) (removed []string, err erro
 	if err != nil {
 		return nil, err
 	}
-	var fenced []string
+	var fenced, runs []string
 	for _, name := range attempts {
 		if _, isFenced, _ := attempt.Parse(name); isFenced {
 			fenced = append(fenced, name)
+		} else {
+			runs = append(runs, name)
 		}
 	}
-	if len(fenced) < len(attempts) {
-		runs, err := sweepFinishedRuns(op, dir, now.Add(-max(olderThan, DefaultSweepAge)))
-		removed = append(removed, runs...)
-		if err != nil {
-			errs = append(errs, err)
-		}
+	if len(runs) > 0 {
+		removed = append(removed, sweepFinishedRuns(op, dir, runs, now.Add(-max(olderThan, DefaultSweepAge)))...)
 	}
 	for _, name := range fenced {
 		more, _, ferrs, err := sweepDir(op, recordAt{dir: filepath.Join(string(dir), name), job: true}, cutoff)
@@ -129,33 +127,27 @@ func sweepDir(op string, at recordAt, cutoff time.Time) (removed, attempts []str
 	return removed, attempts, errs, nil
 }
 
-// sweepFinishedRuns removes the .run-N directories of dir that its
-// terminal status has left behind (see SweepTemps): N no later than the
-// attempt the status names, empty, and neither it nor status.json
+// sweepFinishedRuns removes those of the .run-N directories runs of dir
+// that its terminal status has left behind (see SweepTemps): N no later
+// than the attempt the status names, empty, and neither it nor status.json
 // modified since cutoff. The rmdir fails on a directory that is not empty,
 // which is left as it is. A job that is not finished, or whose status
-// cannot be read, keeps them all.
-func sweepFinishedRuns(op string, dir JobDir, cutoff time.Time) ([]string, error) {
+// cannot be read, keeps them all: that is no failure of the sweep.
+func sweepFinishedRuns(op string, dir JobDir, runs []string, cutoff time.Time) (removed []string) {
 	jd, err := openJobDir(op, dir)
 	if err != nil {
-		return nil, err
+		return nil
 	}
 	defer jd.Close()
 	st, err := readStatusIn(jd, newReadOptions(nil), statusSchema())
 	if err != nil || st == nil || !st.State.Terminal() {
-		return nil, nil // not finished, or not this sweep's to judge
+		return nil
 	}
 	if fi, err := jd.Lstat(StatusFile); err != nil || !fi.ModTime().Before(cutoff) {
-		return nil, nil
+		return nil
 	}
-	names, err := jd.Names()
-	if err != nil {
-		return nil, errIO(op, string(dir), err, "cannot read the directory", "check the path and permissions")
-	}
-	var removed []string
-	for _, name := range names {
-		n, isFenced, ok := attempt.Parse(name)
-		if !ok || isFenced || n > st.Attempt {
+	for _, name := range runs {
+		if n, _, _ := attempt.Parse(name); n > st.Attempt {
 			continue
 		}
 		if fi, err := jd.Lstat(name); err != nil || !fi.IsDir() || !fi.ModTime().Before(cutoff) {
@@ -165,7 +157,7 @@ func sweepFinishedRuns(op string, dir JobDir, cutoff time.Time) ([]string, error
 			removed = append(removed, name)
 		}
 	}
-	return removed, nil
+	return removed
 }
 
 // sweepRoot removes what interrupted writers left in the jobs root: temp
