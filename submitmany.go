@@ -43,23 +43,27 @@ func SubmitMany(root string, specs []JobSpec) ([]JobDir, error) {
 		return nil, batchFailure(err, 0, len(jobs), jobs[0].dir.ID())
 	}
 	defer sd.Close()
-	builds, errs := buildBatch(op, rd, sd, jobs)
 	var dirs []JobDir
 	var failed error
-	for i, j := range jobs {
-		switch {
-		case failed != nil:
-			if builds[i] != "" {
-				_ = removeBuildDir(sd, builds[i])
+	for start := 0; start < len(jobs) && failed == nil; start += batchChunk {
+		chunk := jobs[start:min(start+batchChunk, len(jobs))]
+		builds, errs := buildBatch(op, rd, sd, chunk)
+		for k, j := range chunk {
+			i := start + k
+			switch {
+			case failed != nil:
+				if builds[k] != "" {
+					_ = removeBuildDir(sd, builds[k])
+				}
+			case errs[k] != nil:
+				failed = batchFailure(errs[k], i, len(jobs), j.dir.ID())
+			default:
+				if err := publishJob(op, rd, sd, builds[k], j.dir); err != nil {
+					failed = batchFailure(err, i, len(jobs), j.dir.ID())
+					continue
+				}
+				dirs = append(dirs, j.dir)
 			}
-		case errs[i] != nil:
-			failed = batchFailure(errs[i], i, len(jobs), j.dir.ID())
-		default:
-			if err := publishJob(op, rd, sd, builds[i], j.dir); err != nil {
-				failed = batchFailure(err, i, len(jobs), j.dir.ID())
-				continue
-			}
-			dirs = append(dirs, j.dir)
 		}
 	}
 	if len(dirs) == 0 {
@@ -110,6 +114,12 @@ func prepareBatch(op, root string, specs []JobSpec) ([]batchJob, error) {
 	}
 	return jobs, nil
 }
+
+// batchChunk is how many jobs of a batch are built before they are
+// renamed into root: a large batch's jobs appear chunk by chunk, and no
+// build directory waits for its rename longer than one chunk's building
+// (a build unchanged for DefaultSweepAge is swept as abandoned).
+const batchChunk = 256
 
 // batchBuilders is how many jobs of a batch are built at once: fsyncs
 // issued together are committed together by a journaling filesystem (one

@@ -38,6 +38,7 @@ func TestSubmitMany_MakesEveryJobWholeInTheOrderOfSpecs(t *testing.T) {
 	}{
 		{"one job", "one", 1},
 		{"IDs given", "job", 40},
+		{"more jobs than are built at once", "many", 300},
 		{"IDs made by NewJobID", "", 40},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -106,29 +107,38 @@ func TestSubmitMany_InvalidSpecWritesNothing(t *testing.T) {
 	}
 }
 
-// TestSubmitMany_TakenIDEndsTheBatch submits a batch whose fourth ID is
-// taken: the three jobs before it are made, durable and returned, the
-// error is ErrExists naming the fourth, nothing after it is made, and no
-// build directory is left.
+// TestSubmitMany_TakenIDEndsTheBatch submits a batch one of whose IDs is
+// taken: the jobs before it are made, durable and returned, the error is
+// ErrExists naming it, nothing after it is made, and no build directory
+// is left; in a batch larger than is built at once, the taken ID is in a
+// later part of it.
 func TestSubmitMany_TakenIDEndsTheBatch(t *testing.T) {
-	root := filepath.Join(tempDir(t), "jobs")
-	taken, err := jobstore.Submit(root, jobstore.JobSpec{ID: "b-3", Kind: "first"})
-	require.NoError(t, err)
-	before := snapshot(t, string(taken))
+	for _, tc := range []struct{ n, taken int }{{8, 3}, {300, 270}} {
+		t.Run(fmt.Sprintf("%d of %d", tc.taken, tc.n), func(t *testing.T) {
+			root := filepath.Join(tempDir(t), "jobs")
+			id := fmt.Sprintf("b-%d", tc.taken)
+			taken, err := jobstore.Submit(root, jobstore.JobSpec{ID: id, Kind: "first"})
+			require.NoError(t, err)
+			before := snapshot(t, string(taken))
 
-	specs := batchSpecs("b", 8)
-	dirs, err := jobstore.SubmitMany(root, specs)
-	require.ErrorIs(t, err, jobstore.ErrExists)
-	require.ErrorIs(t, err, fs.ErrExist)
-	assert.Equal(t, []string{"b-0", "b-1", "b-2"}, dirIDs(dirs))
-	assert.Equal(t, specs[len(dirs)].ID, filepath.Base(errOf(t, err).Path), "specs[len(dirs)] is the job the error names")
-	assert.Contains(t, err.Error(), "specs[3] of 8 (job b-3)")
-	for _, id := range []string{"b-4", "b-5", "b-6", "b-7"} {
-		assert.NoDirExists(t, filepath.Join(root, id), "a job after the failure is made")
+			specs := batchSpecs("b", tc.n)
+			dirs, err := jobstore.SubmitMany(root, specs)
+			require.ErrorIs(t, err, jobstore.ErrExists)
+			require.ErrorIs(t, err, fs.ErrExist)
+			require.Len(t, dirs, tc.taken)
+			for i, d := range dirs {
+				require.Equal(t, specs[i].ID, d.ID())
+			}
+			assert.Equal(t, id, filepath.Base(errOf(t, err).Path), "specs[len(dirs)] is the job the error names")
+			assert.Contains(t, err.Error(), fmt.Sprintf("specs[%d] of %d (job %s)", tc.taken, tc.n, id))
+			for _, s := range specs[tc.taken+1:] {
+				assert.NoDirExists(t, filepath.Join(root, s.ID), "a job after the failure is made")
+			}
+			assert.Equal(t, before, snapshot(t, string(taken)), "the job that held the ID is untouched")
+			requireWholeJobs(t, root, append(dirIDs(dirs), id))
+			assert.Empty(t, hiddenDirs(t, root), "no build directory is left")
+		})
 	}
-	assert.Equal(t, before, snapshot(t, string(taken)), "the job that held the ID is untouched")
-	requireWholeJobs(t, root, append(dirIDs(dirs), "b-3"))
-	assert.Empty(t, hiddenDirs(t, root), "no build directory is left")
 }
 
 func dirIDs(dirs []jobstore.JobDir) []string {
