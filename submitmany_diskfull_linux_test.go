@@ -2,8 +2,6 @@ package jobstore_test
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 	"syscall"
 	"testing"
 
@@ -24,12 +22,7 @@ func TestSubmitMany_DiskFullReturnsTheJobsMade(t *testing.T) {
 	made := map[int]bool{} // how many jobs a batch made before the disk was full
 	for _, f := range []struct{ pages, inodes int }{{0, 0}, {0, 5}, {0, 11}, {3, 0}, {7, 2}, {11, 0}, {13, 0}} {
 		t.Run(fmt.Sprintf("%d pages %d inodes", f.pages, f.inodes), func(t *testing.T) {
-			root := filepath.Join(mnt, "jobs")
-			require.NoError(t, os.Mkdir(root, 0o755))
-			filler := filepath.Join(mnt, "filler")
-			t.Cleanup(func() { require.NoError(t, os.RemoveAll(root)); require.NoError(t, os.RemoveAll(filler)) })
-			require.NoError(t, os.Mkdir(filler, 0o755))
-			fillPartly(t, filler, f.pages, f.inodes)
+			root := partlyFullRoot(t, mnt, f.pages, f.inodes)
 
 			specs := batchSpecs("job", 20) // more than 32 inodes hold
 			dirs, err := jobstore.SubmitMany(root, specs)
