@@ -139,8 +139,12 @@ func sweepFinishedRuns(op string, dir JobDir, runs []string, cutoff time.Time) (
 		return nil
 	}
 	defer jd.Close()
-	st, err := readStatusIn(jd, newReadOptions(nil), statusSchema())
-	if err != nil || st == nil || !st.State.Terminal() {
+	var st *JobStatus
+	found, err := readTolerant(op, jd, jobRecord(dir, StatusFile), newReadOptions(nil), func(b []byte) (err error) {
+		st, _, err = decodeStatus(b, statusSchema())
+		return err
+	})
+	if err != nil || !found || (st.JobID != "" && st.JobID != dir.ID()) || !st.State.Terminal() {
 		return nil
 	}
 	if fi, err := jd.Lstat(StatusFile); err != nil || !fi.ModTime().Before(cutoff) {
