@@ -245,7 +245,8 @@ func TestPowerLoss_EveryCrashStateHoldsOldOrNewRecord(t *testing.T) {
 		submitCase("Submit without status.json's fsync", func(e strace.Event) bool {
 			return e.Name == "fsync" && jobstore.IsTempName(e.Path) && strings.HasPrefix(filepath.Base(e.Path), "."+jobstore.StatusFile)
 		}, true),
-		submitCase("Submit without the build directory's last fsync", buildFsync(2), true),
+		submitCase("Submit without the build directory's fsync", buildFsync(1), true),
+		submitCase("Submit without the fsync of .submit after the rename", dirFsync(filepath.Join(submitRun.root, ".submit")), true),
 		submitCase("Submit without the fsync of the root after the rename", dirFsync(submitRun.root), true),
 	} {
 		t.Run(tc.name, func(t *testing.T) {

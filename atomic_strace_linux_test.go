@@ -293,6 +293,19 @@ func openDirStep(dir string, dirfd *string) traceStep {
 // recordSteps are the steps of publishSteps after the directory's open,
 // through its descriptor *dirfd.
 func recordSteps(target string, tmp *string, publish traceStep, dirfd *string) []traceStep {
+	return append(fileSteps(target, tmp, publish, dirfd), dirSyncStep(filepath.Dir(target), dirfd))
+}
+
+// dirSyncStep is the fsync of dir through its descriptor *dirfd.
+func dirSyncStep(dir string, dirfd *string) traceStep {
+	return traceStep{"fsync the directory " + dir + " through the same descriptor", func(e strace.Event) bool {
+		return e.Name == "fsync" && e.OK() && e.Path == dir && strconv.Itoa(e.FD) == *dirfd
+	}}
+}
+
+// fileSteps are recordSteps but the directory's fsync: the temp file
+// created, written, fsynced, closed and published through *dirfd.
+func fileSteps(target string, tmp *string, publish traceStep, dirfd *string) []traceStep {
 	dir := filepath.Dir(target)
 	on := func(name string, path *string) func(e strace.Event) bool {
 		return func(e strace.Event) bool { return e.Name == name && e.OK() && e.Path == *path }
@@ -314,9 +327,6 @@ func recordSteps(target string, tmp *string, publish traceStep, dirfd *string) [
 		{publish.what + ", relative to the directory's descriptor", func(e strace.Event) bool {
 			return publish.match(e) && e.Args[0] == *dirfd && e.Args[2] == *dirfd
 		}},
-		{"fsync the directory " + dir + " through the same descriptor", func(e strace.Event) bool {
-			return e.Name == "fsync" && e.OK() && e.Path == dir && strconv.Itoa(e.FD) == *dirfd
-		}},
 	}
 }
 
@@ -325,12 +335,13 @@ func recordSteps(target string, tmp *string, publish traceStep, dirfd *string) [
 // order): open the root; open its .submit directory relative to the root's
 // descriptor (O_NOFOLLOW); create a build directory in it and open it,
 // both relative to .submit's descriptor (O_NOFOLLOW); write each
-// record there with the write protocol (recordSteps: job.json published
-// without replacing, status.json renamed; each file and the build
-// directory fsynced); rename the build directory to dir's name with
-// RENAME_NOREPLACE, from .submit's descriptor to the root's; fsync the
-// root. dir
-// itself never appears any other way.
+// record there with the write protocol (fileSteps: job.json published
+// without replacing, status.json renamed; each file fsynced; the records
+// written at once, so their steps may interleave); fsync the build
+// directory once, after every record; rename it to dir's name with RENAME_NOREPLACE,
+// from .submit's descriptor to the root's; fsync .submit and the root.
+// Nothing else is fsynced: one fsync per record, then three directory
+// fsyncs. dir itself never appears any other way.
 func requireBuiltJob(t *testing.T, evs []strace.Event, root, dir string, records ...string) {
 	t.Helper()
 	i := slices.IndexFunc(evs, func(e strace.Event) bool {
@@ -358,10 +369,12 @@ func requireBuiltJob(t *testing.T, evs []strace.Event, root, dir string, records
 	}
 	buildfd := new(string)
 	open := openDirStep(build, buildfd)
-	steps = append(steps, traceStep{open.what + ", relative to .submit's descriptor", func(e strace.Event) bool {
+	openBuild := traceStep{open.what + ", relative to .submit's descriptor", func(e strace.Event) bool {
 		return open.match(e) && e.Args[0] == *subfd
-	}})
+	}}
+	steps = append(steps, openBuild)
 	tmps := make([]string, len(records))
+	var recordsSteps [][]traceStep // each record's, which may interleave with another's
 	for k, name := range records {
 		target := filepath.Join(build, name)
 		publish := traceStep{"rename the temp file over " + name, func(e strace.Event) bool {
@@ -373,21 +386,30 @@ func requireBuiltJob(t *testing.T, evs []strace.Event, root, dir string, records
 				return noReplace && e.OK() && e.Path == tmps[k] && e.NewPath == target
 			}}
 		}
-		steps = append(steps, recordSteps(target, &tmps[k], publish, buildfd)...)
+		recordsSteps = append(recordsSteps, append(append([]traceStep{openBuild}, fileSteps(target, &tmps[k], publish, buildfd)...), dirSyncStep(build, buildfd)))
 	}
-	steps = append(steps,
+	steps = append(steps, dirSyncStep(build, buildfd),
 		traceStep{"rename the build directory to the job's name with renameat2(RENAME_NOREPLACE), from .submit's descriptor to the root's", func(e strace.Event) bool {
 			return e.Name == "renameat2" && strace.HasFlag(e.Flags, "RENAME_NOREPLACE") && e.OK() && e.Path == build && e.NewPath == dir &&
 				e.Args[0] == *subfd && e.Args[2] == rootfd
 		}},
+		dirSyncStep(filepath.Join(root, ".submit"), subfd),
 		traceStep{"fsync the root through its descriptor", func(e strace.Event) bool {
 			return e.Name == "fsync" && e.OK() && e.Path == root && strconv.Itoa(e.FD) == rootfd
 		}})
 	found := requireInOrder(t, evs, steps)
 	for k, name := range records {
+		requireInOrder(t, evs, recordsSteps[k])
 		requireTempFileSettled(t, evs, tmps[k], filepath.Join(build, name))
 	}
-	published := found[len(found)-2]
+	var fsyncs []string
+	for _, e := range evs {
+		if (e.Name == "fsync" || e.Name == "fdatasync") && e.OK() {
+			fsyncs = append(fsyncs, e.Line)
+		}
+	}
+	assert.Len(t, fsyncs, len(records)+3, "fsyncs: one per record, the build directory, .submit and the root, each once:\n%s", formatEvents(evs))
+	published := found[len(found)-3]
 	for _, e := range evs {
 		if e.Name == "renameat" && filepath.Base(e.NewPath) == jobstore.SpecFile {
 			t.Errorf("job.json published by a replacing rename: %s", e.Line)

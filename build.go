@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"path/filepath"
 	"strconv"
+	"sync"
 	"sync/atomic"
 
 	"github.com/axqua/jobstore/internal/fsys"
@@ -32,7 +33,7 @@ type builtRecord struct {
 //  3. create a build directory in the root's submitDir (made if missing;
 //     both opened relative to their parent, never through a link), and
 //     write each record into it with the write protocol (each file
-//     fsynced, then the build directory);
+//     fsynced), then fsync the build directory once;
 //  4. rename it to dir's name in the root without replacing anything
 //     (RenameDirNoReplace); an empty directory there is no job and gives way
 //     (jobNameTaken); any other is ErrExists, and the build directory is
@@ -64,35 +65,62 @@ func createJob(op string, dir JobDir, recs []builtRecord, noSync bool) error {
 		return err
 	}
 	defer sd.Close()
-	build, err := mkdirBuild(sd, id)
+	build, err := buildJob(op, sd, dir, recs)
 	if err != nil {
 		return err
 	}
+	if err := publishJob(op, rd, sd, build, dir); err != nil {
+		return err
+	}
+	if noSync {
+		return nil
+	}
+	return syncPublished(rd, sd, "the job "+id+" is in place and visible",
+		"check the disk and filesystem; the job exists, so do not submit it again")
+}
+
+// buildJob is step 3 of createJob for the job dir: it returns the name
+// of the build directory in sd, whole, or an error, and then nothing is
+// left of it.
+func buildJob(op string, sd *fsys.Dir, dir JobDir, recs []builtRecord) (string, error) {
+	build, err := mkdirBuild(sd, dir.ID())
+	if err != nil {
+		return "", err
+	}
 	if err := writeBuild(sd, build, recs); err != nil {
 		_ = removeBuildDir(sd, build) // the error that matters is the write's
-		return buildFailure(op, sd, build, dir, err)
+		return "", buildFailure(op, sd, build, dir, err)
 	}
+	return build, nil
+}
+
+// publishJob is step 4 of createJob: it renames build to dir's name in
+// the root rd (removing build if it cannot) and marks the job live.
+func publishJob(op string, rd, sd *fsys.Dir, build string, dir JobDir) error {
 	if err := publishBuild(op, rd, sd, build, dir); err != nil {
 		_ = removeBuildDir(sd, build)
 		return err
 	}
 	atSubmitSeam("published", string(dir))
-	markLive(rd, id) // before the syncs: a waiting worker hears of the job as soon as it is in place
+	markLive(rd, dir.ID()) // before the syncs: a waiting worker hears of the job as soon as it is in place
 	atSubmitSeam("indexed", string(dir))
-	if noSync {
-		return nil
-	}
+	return nil
+}
+
+// syncPublished is step 5 of createJob, for every job renamed from sd to
+// rd since the last sync: what says what is in place, remedy what to do
+// if the fsyncs fail.
+func syncPublished(rd, sd *fsys.Dir, what, remedy string) error {
 	// A rename from one directory to another is durable once both are
 	// (POSIX promises nothing less; ext4 commits both in one transaction,
 	// other filesystems need not).
 	synced, err := sd.Path(), sd.Sync()
 	if err == nil {
-		synced, err = root, rd.Sync()
+		synced, err = rd.Path(), rd.Sync()
 	}
 	if err != nil {
 		return stepError("fsync directory", synced, err,
-			"the job "+id+" is in place and visible, but its rename into the jobs root was not confirmed on disk, so it may not survive a power cut",
-			"check the disk and filesystem; the job exists, so do not submit it again")
+			what+", but the rename into the jobs root was not confirmed on disk, so it may not survive a power cut", remedy)
 	}
 	return nil
 }
@@ -157,7 +185,7 @@ func writeBuild(sd *fsys.Dir, build string, recs []builtRecord) error {
 	defer bd.Close()
 	// job.lock is made with the job, empty (a free lock), so that the first
 	// Start adds no name to the job directory: a new name makes that
-	// Start's durable write commit more. The records' directory fsyncs make
+	// Start's durable write commit more. The build directory's fsync makes
 	// it durable; a job that lost it to a power cut gets it from LockJob.
 	lock, err := bd.OpenLock(LockFile)
 	if err != nil {
@@ -166,14 +194,44 @@ func writeBuild(sd *fsys.Dir, build string, recs []builtRecord) error {
 	if err := lock.Close(); err != nil {
 		return stepError("close", bd.Join(LockFile), err, "cannot close the job's lock file", "")
 	}
-	for _, r := range recs {
-		if err := writeRecordIn(bd, recordAt{dir: bd.Path(), name: r.name, job: true}, r.data, r.o, r.mode, nil); err != nil {
-			return err
+	// The records are written at once, each by the write protocol but for
+	// the directory's fsync, made once when every name is in it: nothing
+	// reads the build directory before its rename, so the order in which
+	// its names reach the disk does not matter, as long as all of them do
+	// before the rename can. Their fsyncs, issued together, are committed
+	// together by a journaling filesystem.
+	errs := make([]error, len(recs))
+	var wg sync.WaitGroup
+	durable := false
+	for i, r := range recs {
+		wg.Go(func() {
+			at := recordAt{dir: bd.Path(), name: r.name, job: true}
+			errs[i] = writeRecordIn(unsyncedDir{bd}, at, r.data, r.o, r.mode, nil)
+		})
+		durable = durable || !r.o.noSync
+	}
+	wg.Wait()
+	for i, r := range recs {
+		if errs[i] != nil {
+			return errs[i]
 		}
 		atSubmitSeam(r.name, bd.Path())
 	}
+	if !durable {
+		return nil
+	}
+	if err := bd.Sync(); err != nil {
+		return stepError("fsync directory", bd.Path(), err, "the directory in which the job is built was not confirmed on disk", "")
+	}
 	return nil
 }
+
+// unsyncedDir is a build directory as writeBuild hands it to the write
+// protocol: every step as the directory's, but the directory's fsync,
+// which writeBuild makes once for all the records.
+type unsyncedDir struct{ *fsys.Dir }
+
+func (unsyncedDir) Sync() error { return nil }
 
 // publishBuild renames the build directory build of sd to dir's name in
 // the root rd, never over a job: a name taken by anything but an empty

@@ -36,12 +36,7 @@ func TestSubmit_DiskFullLeavesWholeJobsOnly(t *testing.T) {
 	failures := 0
 	for _, f := range fills {
 		t.Run(fmt.Sprintf("%d pages %d inodes", f.pages, f.inodes), func(t *testing.T) {
-			root := filepath.Join(mnt, "jobs")
-			require.NoError(t, os.Mkdir(root, 0o755))
-			filler := filepath.Join(mnt, "filler")
-			t.Cleanup(func() { require.NoError(t, os.RemoveAll(root)); require.NoError(t, os.RemoveAll(filler)) })
-			require.NoError(t, os.Mkdir(filler, 0o755))
-			fillPartly(t, filler, f.pages, f.inodes)
+			root := partlyFullRoot(t, mnt, f.pages, f.inodes)
 			var acked []string
 			for i := 0; ; i++ {
 				before := fileSnapshot(t, root)
@@ -71,6 +66,20 @@ func TestSubmit_DiskFullLeavesWholeJobsOnly(t *testing.T) {
 	}
 	t.Logf("%d failed submits on a full disk, by failing step: %v", failures, steps)
 	require.GreaterOrEqual(t, len(steps), 2, "the disk filled at one step of Submit only: %v", steps)
+}
+
+// partlyFullRoot makes the jobs root mnt/jobs on the tiny tmpfs mnt, with
+// pages pages and inodes inodes of it taken by a filler, both removed at
+// the end of the test.
+func partlyFullRoot(t *testing.T, mnt string, pages, inodes int) string {
+	t.Helper()
+	root := filepath.Join(mnt, "jobs")
+	require.NoError(t, os.Mkdir(root, 0o755))
+	filler := filepath.Join(mnt, "filler")
+	t.Cleanup(func() { require.NoError(t, os.RemoveAll(root)); require.NoError(t, os.RemoveAll(filler)) })
+	require.NoError(t, os.Mkdir(filler, 0o755))
+	fillPartly(t, filler, pages, inodes)
+	return root
 }
 
 // fillPartly writes pages pages into one file and creates inodes empty

@@ -43,12 +43,12 @@ func killSubmitter() int {
 
 func init() { roles[submitKillerRole] = killSubmitter }
 
-// runKilledSubmitter starts a submitter under root, kills it
+// runKilledSubmitter starts a submitter (the child role) under root, kills it
 // killMinDelay..killMaxDelay after it said it was ready, and returns the IDs
 // it acknowledged.
-func runKilledSubmitter(t *testing.T, root string) []string {
+func runKilledSubmitter(t *testing.T, role, root string) []string {
 	t.Helper()
-	cmd := childCommand(t, submitKillerRole, submitKillerRootEnv+"="+root)
+	cmd := childCommand(t, role, submitKillerRootEnv+"="+root)
 	out, err := cmd.StdoutPipe()
 	require.NoError(t, err)
 	startChild(t, cmd)
@@ -162,7 +162,7 @@ func TestSubmit_KilledAtAnyInstantLeavesWholeJobsOnly(t *testing.T) {
 	var acked []string
 	leftovers, jobs := 0, 0
 	for round := 1; round <= submitKillRounds; round++ {
-		acked = append(acked, runKilledSubmitter(t, root)...)
+		acked = append(acked, runKilledSubmitter(t, submitKillerRole, root)...)
 		jobs = requireWholeList(t, root, acked)
 		if round%10 == 0 {
 			requireWholeJobs(t, root, acked)

@@ -20,11 +20,16 @@ import (
 // ago. It also sweeps, by the same rule, the .fenced-N directories of
 // attempts that are over (a runner fenced while writing may leave its temp
 // file there; no writer ever uses that directory again), and returns those
-// names as ".fenced-N/<name>". It leaves alone everything else: the records,
-// a younger temp file (left to its writer), the .run-N directory of an
-// attempt not yet over (its live runner's temp files, owner.json and
-// lease), and the .fenced-N directories themselves and their fence marker,
-// which must stay forever so that nobody revives the attempt.
+// names as ".fenced-N/<name>". Of a finished job (its status terminal) it
+// removes the empty .run-N directories of its attempts (N up to the one the
+// status names) once neither they nor status.json have changed for
+// olderThan or DefaultSweepAge, whichever is longer: until then a process
+// whose view of status.json is older (a network filesystem's cache) may
+// still judge the attempt by its claim. It leaves alone everything else:
+// the records, a younger temp file (left to its writer), the .run-N
+// directory of an attempt not yet over (its live runner's temp files,
+// owner.json and lease), and the .fenced-N directories themselves and their
+// fence marker, which must stay forever so that nobody revives the attempt.
 //
 // It returns the names removed (base names, or relative to dir as above). A
 // file that vanished meanwhile (another sweeper, its writer) is not an
@@ -43,10 +48,22 @@ func SweepTemps(dir JobDir, olderThan time.Duration) (removed []string, err erro
 	if olderThan < 0 {
 		return nil, errInvalid(op, string(dir), invalid{subject: "olderThan", found: olderThan, supported: "a duration >= 0", msg: fmt.Sprintf("%v is negative", olderThan), remedy: "pass a duration >= 0"})
 	}
-	cutoff := time.Now().Add(-olderThan)
-	removed, fenced, errs, err := sweepDir(op, jobRecord(dir, ""), cutoff)
+	now := time.Now()
+	cutoff := now.Add(-olderThan)
+	removed, attempts, errs, err := sweepDir(op, jobRecord(dir, ""), cutoff)
 	if err != nil {
 		return nil, err
+	}
+	var fenced, runs []string
+	for _, name := range attempts {
+		if _, isFenced, _ := attempt.Parse(name); isFenced {
+			fenced = append(fenced, name)
+		} else {
+			runs = append(runs, name)
+		}
+	}
+	if len(runs) > 0 {
+		removed = append(removed, sweepFinishedRuns(op, dir, runs, now.Add(-max(olderThan, DefaultSweepAge)))...)
 	}
 	for _, name := range fenced {
 		more, _, ferrs, err := sweepDir(op, recordAt{dir: filepath.Join(string(dir), name), job: true}, cutoff)
@@ -68,9 +85,9 @@ func SweepTemps(dir JobDir, olderThan time.Duration) (removed []string, err erro
 }
 
 // sweepDir removes the old temp files directly in at.dir (see SweepTemps)
-// and lists the .fenced-N names it holds. err is for the directory itself;
-// errs for the files.
-func sweepDir(op string, at recordAt, cutoff time.Time) (removed, fenced []string, errs []error, err error) {
+// and lists the .run-N and .fenced-N names it holds. err is for the
+// directory itself; errs for the files.
+func sweepDir(op string, at recordAt, cutoff time.Time) (removed, attempts []string, errs []error, err error) {
 	d, err := openDirAt(op, at)
 	if err != nil {
 		return nil, nil, nil, err
@@ -81,8 +98,8 @@ func sweepDir(op string, at recordAt, cutoff time.Time) (removed, fenced []strin
 		return nil, nil, nil, errIO(op, at.dir, err, "cannot read the directory", "check the path and permissions")
 	}
 	for _, name := range names {
-		if _, isFenced, ok := attempt.Parse(name); ok && isFenced {
-			fenced = append(fenced, name)
+		if _, _, ok := attempt.Parse(name); ok {
+			attempts = append(attempts, name)
 			continue
 		}
 		if !IsTempName(name) {
@@ -107,7 +124,44 @@ func sweepDir(op string, at recordAt, cutoff time.Time) (removed, fenced []strin
 		}
 		removed = append(removed, name)
 	}
-	return removed, fenced, errs, nil
+	return removed, attempts, errs, nil
+}
+
+// sweepFinishedRuns removes those of the .run-N directories runs of dir
+// that its terminal status has left behind (see SweepTemps): N no later
+// than the attempt the status names, empty, and neither it nor status.json
+// modified since cutoff. The rmdir fails on a directory that is not empty,
+// which is left as it is. A job that is not finished, or whose status
+// cannot be read, keeps them all: that is no failure of the sweep.
+func sweepFinishedRuns(op string, dir JobDir, runs []string, cutoff time.Time) (removed []string) {
+	jd, err := openJobDir(op, dir)
+	if err != nil {
+		return nil
+	}
+	defer jd.Close()
+	var st *JobStatus
+	found, err := readTolerant(op, jd, jobRecord(dir, StatusFile), newReadOptions(nil), func(b []byte) (err error) {
+		st, _, err = decodeStatus(b, statusSchema())
+		return err
+	})
+	if err != nil || !found || (st.JobID != "" && st.JobID != dir.ID()) || !st.State.Terminal() {
+		return nil
+	}
+	if fi, err := jd.Lstat(StatusFile); err != nil || !fi.ModTime().Before(cutoff) {
+		return nil
+	}
+	for _, name := range runs {
+		if n, _, _ := attempt.Parse(name); n > st.Attempt {
+			continue
+		}
+		if fi, err := jd.Lstat(name); err != nil || !fi.IsDir() || !fi.ModTime().Before(cutoff) {
+			continue
+		}
+		if err := jd.RemoveDir(name); err == nil {
+			removed = append(removed, name)
+		}
+	}
+	return removed
 }
 
 // sweepRoot removes what interrupted writers left in the jobs root: temp

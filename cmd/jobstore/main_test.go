@@ -113,7 +113,13 @@ func runCLIEnv(t *testing.T, env []string, args ...string) result {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), cliTimeout)
 	defer cancel()
-	cmd := jobstoreCmd(ctx, env, args...)
+	return runToEnd(t, jobstoreCmd(ctx, env, args...), args)
+}
+
+// runToEnd runs cmd, the binary with args, to its end and returns what it
+// printed and its exit code.
+func runToEnd(t *testing.T, cmd *exec.Cmd, args []string) result {
+	t.Helper()
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()

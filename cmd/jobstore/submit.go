@@ -21,7 +21,7 @@ import (
 func submitCmd() *command {
 	return &command{
 		name:    "submit",
-		args:    "ROOT --kind KIND [--params JSON|@FILE] [--label KEY=VALUE]... [--id ID] [--by NAME] [--create] [--max-attempts N] [--backoff D] [--max-backoff D] [--not-before TIME] [--priority N] [--timeout D]",
+		args:    "ROOT --kind KIND [--params JSON|@FILE] [--label KEY=VALUE]... [--id ID] [--by NAME] [--create] [--max-attempts N] [--backoff D] [--max-backoff D] [--not-before TIME] [--priority N] [--timeout D] | ROOT --jsonl [--by NAME] [--create]",
 		summary: "submit a job: write ROOT/ID/job.json and a queued status; print the ID",
 		doc: `Submits a job under ROOT: writes ROOT/ID/job.json once, and status.json
 with state "queued" and seq 1. Prints the new job's ID, alone on one line,
@@ -54,10 +54,23 @@ version 2, only when one is given):
 
 Durations are Go durations: 300ms, 90s, 1h30m.
 
+--jsonl submits many jobs as one batch (SubmitMany): each line of stdin is
+one job's spec, a JSON object as job.json holds it ({"kind": "render",
+"params": {"frame": 1}}; "job_id", "labels", "max_attempts", "backoff_ms",
+"not_before", "priority", "timeout_ms" and "submitted_by" as well; blank
+lines are skipped), and the flags that describe one job are refused. Every
+line is read and checked before anything is written: a line that is not a
+spec, or two lines with one job_id, submit nothing (exit 2). Prints each
+job's ID, one per line, in the order of the lines. The first job that
+cannot be made (its ID taken, a full disk) ends the batch: the IDs printed
+are the jobs made, the job of the next line was not, nor any after it
+(exit 3).
+
 Exit codes: 0 submitted; 2 bad arguments (missing --kind, invalid JSON, a
-label without '=', a bad --max-attempts, duration or time); 3 the job could
-not be written (ROOT does not exist and --create was not given, the job
-exists already, the root is not writable, ...).`,
+label without '=', a bad --max-attempts, duration or time; with --jsonl a
+line that is not a spec); 3 the job could not be written (ROOT does not
+exist and --create was not given, the job exists already, the root is not
+writable, ...).`,
 		minPos: 1, maxPos: 1, posNames: "ROOT",
 		define: defineSubmit,
 	}
@@ -111,7 +124,22 @@ func defineSubmit(fs *pflag.FlagSet) runFunc {
 	fs.Var(&notBefore, "not-before", "start no earlier than `TIME`: RFC 3339, or +DURATION from now")
 	priority := fs.Int("priority", 0, "higher `N` runs first")
 	fs.Var(&timeout, "timeout", "an attempt longer than `D` fails \"timed out\" (default none)")
+	jsonl := fs.Bool("jsonl", false, "submit one job per line of stdin, each a JSON spec as job.json holds it")
 	return func(e *env, args, pos []string) error {
+		if *jsonl {
+			if err := checkOneJobFlags(fs, args); err != nil {
+				return err
+			}
+			if *by == "" {
+				*by = defaultSubmitter()
+			}
+			if !*create {
+				if err := rootExists(pos[0]); err != nil {
+					return err
+				}
+			}
+			return submitLines{root: pos[0], by: *by}.run(e, os.Stdin)
+		}
 		if err := checkSchedule(args, maxAttempts.n, backoff.d, maxBackoff.d, timeout.d); err != nil {
 			return err
 		}
