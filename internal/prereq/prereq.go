@@ -63,24 +63,36 @@ func Summary(pkg string) string {
 		pkg, total, plural, strings.Join(parts, ", "), FullRun)
 }
 
-// Report writes Summary(pkg) where the person who ran go test sees it: on
-// stdout under -v; otherwise on the terminal, because go test shows a
-// passing package's output only under -v (without a terminal, as in CI,
-// which runs -v, or on Windows, it writes nothing). Call it from TestMain
-// after m.Run.
+// Report writes Summary(pkg) to the test binary's stdout, so that the test
+// output carries it wherever it goes: go test -v, go test -json, a failing
+// package's output, a log of CI. go test shows a passing package's output
+// only under -v, so without -v the line also goes to the terminal (if the
+// process has one), where a plain "go test ./..." shows it; there, a bare
+// "go test" (directory mode, which prints the output) shows it twice. Call
+// it from TestMain after m.Run.
 func Report(pkg string) {
-	line := Summary(pkg)
+	report(Summary(pkg), testing.Verbose(), os.Stdout, openTTY)
+}
+
+// report writes line to stdout and, unless verbose, to the terminal that
+// tty opens, if any.
+func report(line string, verbose bool, stdout io.Writer, tty func() (io.WriteCloser, error)) {
 	if line == "" {
 		return
 	}
-	if testing.Verbose() {
-		fmt.Print(line)
+	_, _ = io.WriteString(stdout, line)
+	if verbose {
 		return
 	}
-	tty, err := os.OpenFile("/dev/tty", os.O_WRONLY, 0)
+	w, err := tty()
 	if err != nil {
 		return
 	}
-	defer tty.Close()
-	_, _ = io.WriteString(tty, line)
+	defer w.Close()
+	_, _ = io.WriteString(w, line)
+}
+
+// openTTY opens the controlling terminal for writing.
+func openTTY() (io.WriteCloser, error) {
+	return os.OpenFile("/dev/tty", os.O_WRONLY, 0)
 }
