@@ -24,7 +24,7 @@ import (
 
 // maxReadmeSize keeps the README a page a newcomer reads in one sitting; the
 // rest belongs in docs/.
-const maxReadmeSize = 12 * 1024
+const maxReadmeSize = 12000
 
 // readmeBlock returns the one fenced code block of README.md in lang.
 func readmeBlock(t *testing.T, lang string) string {
