@@ -24,10 +24,13 @@ UPDATED is the status's updated_at (UTC); AGE is the time since submission;
 MESSAGE is the runner's latest message, or the error of a failed or lost
 job (the column is left out when no job has one). On a terminal the table
 is fitted to its width: MESSAGE gets what is left of the line.
+A queued job not yet due says when in STATE: "queued, due in 2h" (its
+not_before), "queued, retrying in 30s" (a failed attempt's backoff), and
+its priority when not 0: "queued, priority 5".
 A job that may run more than once (submit --max-attempts) or has, says in
 STATE which attempt it is at, of how many: "running, attempt 2/3",
-"failed, attempt 3/3", and when a pending retry is due: "queued, retry 2/3
-at 2026-12-01T10:00:00Z". Attempts its worker interrupted are not counted.
+"failed, attempt 3/3", "queued, retrying in 30s, attempt 2/3". Attempts
+its worker interrupted are not counted.
 When the job has a cancel request (cancel.json), STATE says so: "running,
 cancel requested", "cancelled, on request", "succeeded, cancel requested
 too late".
@@ -38,7 +41,8 @@ Filters (the same for --json and --watch; repeat a flag or separate values
 with commas for several):
   --state S      queued, running, succeeded, failed, cancelled, lost,
                  unreadable (a record cannot be read) or none (no status
-                 yet)
+                 yet); scheduled (queued, its not_before not reached) or
+                 retrying (queued, waiting for a retry's backoff)
   --kind K       jobs of this kind
   --label k=v    jobs with this label (repeated: all of them)
   --search TEXT  jobs whose ID, kind, submitter, label, message, error or
@@ -105,6 +109,9 @@ stopped:
              "status": {status.json as read} or null,
              "error": null or {"kind": "corrupt", "subject": "...",
                                "message": "...", "remedy": "..."},
+             "due_at": "..." and "retrying": true (only for a queued
+                     job with a not_before or a pending retry: when it
+                     may start, and whether the retry's backoff says so),
              "cancel": {cancel.json as read} (only when it exists)}],
    "index": {"path": ..., "built_at": ..., "jobs": N, "unreadable": N}}
 
@@ -138,6 +145,7 @@ type listJobJSON struct {
 	Spec   *jobstore.JobSpec   `json:"spec"`
 	Status *jobstore.JobStatus `json:"status"`
 	Error  *errorJSON          `json:"error"`
+	dueJSON
 	listCancelJSON
 }
 
@@ -222,7 +230,8 @@ func newListJSON(root string, entries []jobstore.Entry, cancelOf func(jobstore.J
 	out := listJSON{Root: root, Jobs: []listJobJSON{}}
 	for _, en := range entries {
 		out.Jobs = append(out.Jobs, listJobJSON{ID: en.Dir.ID(), Dir: string(en.Dir),
-			Spec: en.Spec, Status: en.Status, Error: newErrorJSON(en.Err), listCancelJSON: listCancelJSON{cancelOf(en.Dir)}})
+			Spec: en.Spec, Status: en.Status, Error: newErrorJSON(en.Err), dueJSON: newDueJSON(en.Spec, en.Status),
+			listCancelJSON: listCancelJSON{cancelOf(en.Dir)}})
 	}
 	return out
 }
