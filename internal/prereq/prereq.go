@@ -1,9 +1,9 @@
 // Package prereq is how the jobstore module's tests skip for a missing
-// prerequisite (root, strace, bindfs, /dev/fuse, python3, GlusterFS): every
-// such skip names what is missing and the one command that runs every
-// test, and is counted, so that a package's TestMain ends with a summary
-// that a plain "go test ./..." shows (it is internal: importers of
-// jobstore never see it).
+// prerequisite (root, strace, bindfs, /dev/fuse, python3, GlusterFS, or
+// JOBSTORE_LONG=1 for a long test): every such skip names what is missing
+// and the one command that runs every test, and is counted, so that a
+// package's TestMain ends with a summary that a plain "go test ./..."
+// shows (it is internal: importers of jobstore never see it).
 package prereq
 
 import (
@@ -35,6 +35,26 @@ func Skip(tb testing.TB, prerequisite, msg string) {
 	skipped.by[prerequisite]++
 	skipped.Unlock()
 	tb.Skip(msg + "; run them all with: " + FullRun)
+}
+
+// LongEnv set to 1 runs the long tests: soaks and the two-host drains,
+// which take tens of seconds to minutes each. CI sets it (.ci/run); without
+// it a plain "go test ./..." of the module stays within minutes on a
+// loaded laptop.
+const LongEnv = "JOBSTORE_LONG"
+
+// LongRun reports whether LongEnv is set to 1.
+func LongRun() bool { return os.Getenv(LongEnv) == "1" }
+
+// Long skips tb unless LongRun: tb is a long test, what says what it
+// does at length ("500 jobs drained by 8 workers on 2 mounts"). The skip
+// names LongEnv and is counted by Summary under "LongEnv=1".
+func Long(tb testing.TB, what string) {
+	tb.Helper()
+	if LongRun() {
+		return
+	}
+	Skip(tb, LongEnv+"=1", "a long test ("+what+"): set "+LongEnv+"=1 to run it")
 }
 
 // Summary is one line saying how many tests Skip skipped, for which

@@ -85,3 +85,28 @@ func TestReport_TheSummaryIsInTheTestOutput(t *testing.T) {
 		})
 	}
 }
+
+// TestLong_SkipsUnlessLongEnvIsSet: a long test runs only with
+// JOBSTORE_LONG=1, and its skip says how to run it.
+func TestLong_SkipsUnlessLongEnvIsSet(t *testing.T) {
+	for _, c := range []struct {
+		env     string
+		skipped bool
+	}{
+		{"", true},
+		{"0", true},
+		{"1", false},
+	} {
+		t.Run("JOBSTORE_LONG="+c.env, func(t *testing.T) {
+			t.Setenv(LongEnv, c.env)
+			r := &recorder{TB: t}
+			Long(r, "a soak")
+			if got := len(r.skipped) == 1; got != c.skipped {
+				t.Fatalf("skipped = %v, want %v", got, c.skipped)
+			}
+			if c.skipped && !strings.Contains(r.skipped[0], "set JOBSTORE_LONG=1 to run it") {
+				t.Errorf("skip message %q does not say how to run it", r.skipped[0])
+			}
+		})
+	}
+}
