@@ -92,6 +92,7 @@ func (c *command) cobraCommand(e *env, args []string) *cobra.Command {
 		return inCommand(c.name, run(e, typed, c.positional(cc, all)))
 	}
 	cc.ValidArgsFunction = c.completeArgs
+	registerValueCompletions(cc)
 	return cc
 }
 
