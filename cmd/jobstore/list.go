@@ -199,6 +199,9 @@ func defineList(fs *pflag.FlagSet) runFunc {
 			return err
 		}
 		all := len(entries)
+		for _, note := range filter.unknownKinds(root, entries) {
+			fmt.Fprintf(e.stderr, "jobstore list: %s\n", escapeTerminal(note))
+		}
 		entries, matched := filter.apply(entries)
 		if *asJSON {
 			out := newListJSON(root, entries, func(dir jobstore.JobDir) *jobstore.CancelRequest {

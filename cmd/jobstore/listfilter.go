@@ -81,6 +81,34 @@ func (f *jobFilter) matchWait(en jobstore.Entry) bool {
 	return w != "" && slices.Contains(f.states, w)
 }
 
+// kindTypoDistance is how many edits from a kind a --kind value that
+// names no job's kind may be to be suggested as a typo of it.
+const kindTypoDistance = 2
+
+// unknownKinds says, for each kind f asks for that no entry has, that no
+// job under root is of that kind, with the kinds it is likely a typo of:
+// "no job under ROOT is of kind "rendr": did you mean render?".
+func (f *jobFilter) unknownKinds(root string, entries []jobstore.Entry) []string {
+	var have []string
+	for _, en := range entries {
+		if en.Spec != nil && !slices.Contains(have, en.Spec.Kind) {
+			have = append(have, en.Spec.Kind)
+		}
+	}
+	var notes []string
+	for _, k := range f.kinds {
+		if slices.Contains(have, k) {
+			continue
+		}
+		note := fmt.Sprintf("no job under %s is of kind %q", root, k)
+		if s := suggestionsAmong(have, k, kindTypoDistance); len(s) > 0 {
+			note += ": did you mean " + orList(s) + "?"
+		}
+		notes = append(notes, note)
+	}
+	return notes
+}
+
 // searchText is what a text filter looks in.
 func searchText(en jobstore.Entry) string {
 	var b strings.Builder
