@@ -52,17 +52,17 @@ func commandTree(e *env, args []string, cmds []*command) *cobra.Command {
 			fmt.Fprint(e.stdout, buildVersion(debug.ReadBuildInfo()))
 			return nil
 		}
-		fmt.Fprint(e.stderr, usageText())
+		fmt.Fprint(e.stderr, usageText(defaultTermWidth))
 		return &exitError{code: exitUsage}
 	}
 	root.SetOut(e.stdout)
 	root.SetErr(e.stderr)
 	root.SetHelpFunc(func(c *cobra.Command, _ []string) {
 		if cmd := findCommand(c.Name()); cmd != nil && c.Parent() == root {
-			fmt.Fprint(e.stdout, cmd.usage())
+			fmt.Fprint(e.stdout, cmd.usage(helpWidth(e)))
 			return
 		}
-		fmt.Fprint(e.stdout, usageText())
+		fmt.Fprint(e.stdout, usageText(helpWidth(e)))
 	})
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return flagError(c, args, err) })
 	root.SetHelpCommand(helpCommand(e, root))
@@ -138,14 +138,14 @@ func helpCommand(e *env, root *cobra.Command) *cobra.Command {
 		Args:  cobra.ArbitraryArgs,
 		RunE: func(_ *cobra.Command, pos []string) error {
 			if len(pos) == 0 {
-				fmt.Fprint(e.stdout, usageText())
+				fmt.Fprint(e.stdout, usageText(helpWidth(e)))
 				return nil
 			}
 			c := findCommand(pos[0])
 			if c == nil || len(pos) > 1 {
 				return unknownCommand(root, "help: no command", strings.Join(pos, " "))
 			}
-			fmt.Fprint(e.stdout, c.usage())
+			fmt.Fprint(e.stdout, c.usage(helpWidth(e)))
 			return nil
 		},
 		ValidArgsFunction: func(_ *cobra.Command, pos []string, typed string) ([]cobra.Completion, cobra.ShellCompDirective) {

@@ -19,7 +19,7 @@ func completionCmd() *command {
 	return &command{
 		name:    "completion",
 		args:    "bash|zsh|fish|powershell",
-		summary: "print a script that completes commands, flags and directories in a shell",
+		summary: "print a shell script that completes commands, flags and values",
 		doc: `Prints a script that makes the shell complete jobstore's commands, their
 flags, and the directories they take (ROOT, DIR). Load it in the shell's
 start-up file:

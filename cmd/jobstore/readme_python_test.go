@@ -90,7 +90,8 @@ func TestReadme_PipInstallsThePythonModuleOffline(t *testing.T) {
 	}
 	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
 	require.NoError(t, err)
-	require.Contains(t, string(readme), "pip install ./python", "the README's pip route")
+	const route = "python3 -m venv .venv && .venv/bin/pip install ../jobstore/python"
+	require.True(t, strings.Contains(string(readme), route), "README.md no longer gives the pip route %q this test follows", route)
 	ctx, cancel := context.WithTimeout(context.Background(), pipTimeout)
 	t.Cleanup(cancel)
 	tmp := testdir.New(t)

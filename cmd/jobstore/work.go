@@ -27,7 +27,7 @@ func workCmd() *command {
 	return &command{
 		name:    "work",
 		args:    "ROOT [--kind K]... [--parallel N] [--grace D] [--lease D] [--until-empty] [--fail-fast N] [--fail-fast-within D] [--log-limit SIZE] [--json] [--scan D] -- COMMAND [ARG...]",
-		summary: "run COMMAND for each queued job of ROOT, N at a time, on this host",
+		summary: "run COMMAND for each queued job of ROOT, N at a time",
 		doc: `Runs the jobs of ROOT on a jobstore Worker: takes the queued jobs that are
 due, highest priority first, then oldest (as StartNext does), and runs
 COMMAND once for each, --parallel at a time (default 1). Any number of
