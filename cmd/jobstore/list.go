@@ -59,20 +59,11 @@ root (a mistyped path, a home directory): it is an error, exit 3.
 --rebuild also rewrites ROOT/index.json (the one-file summary for pollers)
 from the job directories, which stay authoritative, and says so.
 
---watch keeps the table current until stopped (Ctrl-C, SIGINT or SIGTERM;
-see 'jobstore help watch' for how a watcher stops: the same way). Each job
-is followed with Watch (file system events,
-one OS watcher for all the jobs; status.json is also read every
---interval, a safety poll for filesystems that give no events), ROOT is
-looked at again every --interval for jobs added or removed, and a running
-job is looked at 10 times a second for a cancel request. On a terminal the
-table is redrawn in place, at most 10 times a second, fitted to the
-terminal's width so that no line wraps: where the table is wider, UPDATED,
-then AGE, then KIND are left out, then IDs are shortened in their middle
-(2026...7g25t3), so that each job's STATE and PROGRESS stay in view; and as
-many lines as the terminal has rows (the rest is counted on the last line),
-the last saying how to stop, and then that it stopped. Otherwise (a pipe, a
-file) the table is printed once, then a line per change:
+--watch keeps the table current until stopped (Ctrl-C, SIGINT or SIGTERM,
+as 'jobstore help watch' says), from file system events, with a safety
+poll every --interval. On a terminal the table is redrawn in place, fitted
+to its size (UPDATED, AGE and KIND go first, so that STATE and PROGRESS
+stay in view); otherwise it is printed once, then a line per change:
 
   ID  STATE  PROGRESS  seq N  MESSAGE
   ID  no status yet
@@ -81,14 +72,10 @@ file) the table is printed once, then a line per change:
 
   stopped (SIGINT) watching ROOT
 
-STATE is as in the table (with its cancel note). A new directory without
-job.json is shown (as unreadable) only after a second, since Submit
-creates the directory a moment before job.json. A terminal too short for
-the table shows the running jobs first, then the failed, lost and
-unreadable ones, then the queued ones: what is cut is the finished ones.
 With filters, a change line is printed for the jobs they choose (and for
 a job that no longer matches, once). --watch cannot be combined with
---rebuild.
+--rebuild. How the terminal's table is fitted, and when a new job shows:
+docs/cli.md.
 
 --watch --json prints one JSON object per line: each job the filters
 choose, then {"event": "synced"}, then one per change, then one when
