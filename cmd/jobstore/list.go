@@ -186,7 +186,7 @@ func defineList(fs *pflag.FlagSet) runFunc {
 			return err
 		}
 		all := len(entries)
-		for _, note := range filter.unknownKinds(root, entries) {
+		for _, note := range filter.unknownKinds(root, entries, false) {
 			fmt.Fprintf(e.stderr, "jobstore list: %s\n", escapeTerminal(note))
 		}
 		entries, matched := filter.apply(entries)

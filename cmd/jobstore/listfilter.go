@@ -87,8 +87,9 @@ const kindTypoDistance = 2
 
 // unknownKinds says, for each kind f asks for that no entry has, that no
 // job under root is of that kind, with the kinds it is likely a typo of:
-// "no job under ROOT is of kind "rendr": did you mean render?".
-func (f *jobFilter) unknownKinds(root string, entries []jobstore.Entry) []string {
+// "no job under ROOT is of kind "rendr": did you mean render?". With
+// typosOnly, only of the kinds that are likely a typo.
+func (f *jobFilter) unknownKinds(root string, entries []jobstore.Entry, typosOnly bool) []string {
 	var have []string
 	for _, en := range entries {
 		if en.Spec != nil && !slices.Contains(have, en.Spec.Kind) {
@@ -101,8 +102,11 @@ func (f *jobFilter) unknownKinds(root string, entries []jobstore.Entry) []string
 			continue
 		}
 		note := fmt.Sprintf("no job under %s is of kind %q", root, k)
-		if s := suggestionsAmong(have, k, kindTypoDistance); len(s) > 0 {
+		s := suggestionsAmong(have, k, kindTypoDistance)
+		if len(s) > 0 {
 			note += ": did you mean " + orList(s) + "?"
+		} else if typosOnly {
+			continue
 		}
 		notes = append(notes, note)
 	}

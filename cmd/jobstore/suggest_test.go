@@ -1,6 +1,7 @@
 package main
 
 import (
+	"os"
 	"strings"
 	"testing"
 
@@ -66,4 +67,20 @@ func TestList_AKindNoJobHasSuggestsTheClosest(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestWork_AKindLikelyMistypedSuggestsTheClosest: work --kind one edit
+// from the kind of the root's jobs says so on stderr; a kind no job has
+// and none is close to is waited for without a word (its jobs may come).
+func TestWork_AKindLikelyMistypedSuggestsTheClosest(t *testing.T) {
+	root := testdir.New(t)
+	requireCode(t, runCLI(t, "submit", root, "--kind", "render"), exitOK)
+	exe, err := os.Executable() // never run: no job is of the kind asked for
+	require.NoError(t, err)
+	r := runCLI(t, "work", root, "--kind", "rendr", "--until-empty", "--", exe)
+	requireCode(t, r, exitOK)
+	assert.Equal(t, `jobstore work: no job under `+root+` is of kind "rendr": did you mean render?`+"\n", r.stderr)
+	r = runCLI(t, "work", root, "--kind", "zzz", "--until-empty", "--", exe)
+	requireCode(t, r, exitOK)
+	assert.Empty(t, r.stderr)
 }

@@ -248,6 +248,14 @@ func defineWork(fs *pflag.FlagSet) runFunc {
 		if err != nil {
 			return err
 		}
+		if len(kinds) > 0 {
+			// A worker may wait for a kind no job has yet; one a letter
+			// from a kind that jobs have is likely mistyped.
+			entries, _ := jobstore.List(root)
+			for _, note := range (&jobFilter{kinds: kinds}).unknownKinds(root, entries, true) {
+				fmt.Fprintf(e.stderr, "jobstore work: %s\n", escapeTerminal(note))
+			}
+		}
 		wk := &worker{root: root, argv: argv, grace: *grace, asJSON: *asJSON, out: e.stdout, stderr: e.stderr,
 			logLimit: int64(logLimit), failFast: failFast{after: *failFastN, within: *failFastWithin}}
 		opts := []jobstore.StartOption{jobstore.WithKinds(kinds...), jobstore.WithScanInterval(*scan), jobstore.WithLease(*lease),
