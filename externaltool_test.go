@@ -9,17 +9,13 @@ import (
 	"time"
 )
 
-// The waits the tests give the external programs they run (mount, bindfs,
-// umount, the gluster CLI, python3, strace, mknod). Each only guards
-// against a hang: a program that has not returned by then is killed and
-// the test fails naming it, long before go test's own timeout ends the
-// whole binary without saying which command hung.
+// The waits the tests give the external programs they run (python3,
+// strace, mknod, the gluster CLI; the two-host kit's mounts have their own,
+// in twohost_kit_linux_test.go). Each only guards against a hang: a
+// program that has not returned by then is killed and the test fails
+// naming it, long before go test's own timeout ends the whole binary
+// without saying which command hung.
 const (
-	// mountTimeout bounds one mount (bindfs, mount -t glusterfs); a
-	// GlusterFS client mount takes about a second when its server answers.
-	mountTimeout = 2 * time.Minute
-	// unmountTimeout bounds one umount attempt.
-	unmountTimeout = 30 * time.Second
 	// toolTimeout bounds a one-shot helper: a python3 script, a traced
 	// child, the gluster CLI, mknod.
 	toolTimeout = 3 * time.Minute

@@ -152,6 +152,16 @@ func mountBindfsTwice(t testing.TB, forwardLocks bool) (a, b, server string) {
 	return a, b, server
 }
 
+// The waits of the kit's mounts (runTool): a stuck one fails its test,
+// naming the command.
+const (
+	// mountTimeout bounds one mount (bindfs, mount -t glusterfs); a
+	// GlusterFS client mount takes about a second when its server answers.
+	mountTimeout = 2 * time.Minute
+	// unmountTimeout bounds one umount attempt.
+	unmountTimeout = 30 * time.Second
+)
+
 // bindfs mounts dir on mnt until the test ends.
 func bindfs(t testing.TB, dir, mnt string, forwardLocks bool) {
 	t.Helper()

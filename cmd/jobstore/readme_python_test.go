@@ -6,7 +6,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -24,13 +23,7 @@ import (
 // --until-empty" runs it with a command, and the Python block's poll and
 // wait see it end.
 func TestReadme_PythonSubmitsJobstoreWorkRunsPythonPolls(t *testing.T) {
-	if runtime.GOOS == "windows" {
-		t.Skip("the Python interop tests run on Unix")
-	}
-	py, err := exec.LookPath("python3")
-	if err != nil {
-		prereq.Skip(t, "python3", "python3 is not installed: the README's Python is not run")
-	}
+	py := python3(t)
 	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
 	require.NoError(t, err)
 	block := regexp.MustCompile("(?ms)^```python\n(.*?)^```\n").FindSubmatch(readme)
@@ -77,17 +70,11 @@ func TestReadme_PythonSubmitsJobstoreWorkRunsPythonPolls(t *testing.T) {
 const pipTimeout = 2 * time.Minute
 
 // TestReadme_PipInstallsThePythonModuleOffline follows the README's pip
-// route: a fresh virtual environment, then "pip install ./python", with no
+// route: a fresh virtual environment, then pip install of python/, with no
 // package index (PEP 517 build isolation would otherwise fetch a build
 // backend from one), and the module imports from the environment.
 func TestReadme_PipInstallsThePythonModuleOffline(t *testing.T) {
-	if runtime.GOOS == "windows" {
-		t.Skip("the Python interop tests run on Unix")
-	}
-	py, err := exec.LookPath("python3")
-	if err != nil {
-		prereq.Skip(t, "python3", "python3 is not installed: the README's pip route is not run")
-	}
+	py := python3(t)
 	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
 	require.NoError(t, err)
 	const route = "python3 -m venv .venv && .venv/bin/pip install ../jobstore/python"
