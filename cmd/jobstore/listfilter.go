@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"slices"
 	"strings"
 	"time"
@@ -111,6 +112,19 @@ func (f *jobFilter) unknownKinds(root string, entries []jobstore.Entry, typosOnl
 		notes = append(notes, note)
 	}
 	return notes
+}
+
+// warnKindTypos writes to w, as work's, the notes of unknownKinds on the
+// kinds likely mistyped: a worker may wait for a kind no job has yet, but
+// one an edit from a kind the root's jobs have is likely a typo of it.
+func warnKindTypos(w io.Writer, root string, kinds []string) {
+	if len(kinds) == 0 {
+		return
+	}
+	entries, _ := jobstore.List(root)
+	for _, note := range (&jobFilter{kinds: kinds}).unknownKinds(root, entries, true) {
+		fmt.Fprintf(w, "jobstore work: %s\n", escapeTerminal(note))
+	}
 }
 
 // searchText is what a text filter looks in.

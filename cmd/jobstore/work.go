@@ -27,7 +27,7 @@ func workCmd() *command {
 	return &command{
 		name:    "work",
 		args:    "ROOT [--kind K]... [--parallel N] [--grace D] [--lease D] [--until-empty] [--fail-fast N] [--fail-fast-within D] [--log-limit SIZE] [--json] [--scan D] -- COMMAND [ARG...]",
-		summary: "run COMMAND for each queued job of ROOT, N at a time",
+		summary: "run COMMAND for each queued job of ROOT, N at a time, on this host",
 		doc: `Runs the jobs of ROOT on a jobstore Worker: takes the queued jobs that are
 due, highest priority first, then oldest (as StartNext does), and runs
 COMMAND once for each, --parallel at a time (default 1). Any number of
@@ -240,6 +240,7 @@ func defineWork(fs *pflag.FlagSet) runFunc {
 		if err := positiveDuration(flagSpelling(args, "lease"), *lease); err != nil {
 			return err
 		}
+		warnKindTypos(e.stderr, pos[0], kinds)
 		if _, err := exec.LookPath(argv[0]); err != nil {
 			return withCLIRemedy(fmt.Errorf("jobstore work: cannot run %s: %w", argv[0], err),
 				"give a command that exists on this host (a path, or a name found in PATH)")
@@ -247,14 +248,6 @@ func defineWork(fs *pflag.FlagSet) runFunc {
 		root, err := filepath.Abs(pos[0])
 		if err != nil {
 			return err
-		}
-		if len(kinds) > 0 {
-			// A worker may wait for a kind no job has yet; one a letter
-			// from a kind that jobs have is likely mistyped.
-			entries, _ := jobstore.List(root)
-			for _, note := range (&jobFilter{kinds: kinds}).unknownKinds(root, entries, true) {
-				fmt.Fprintf(e.stderr, "jobstore work: %s\n", escapeTerminal(note))
-			}
 		}
 		wk := &worker{root: root, argv: argv, grace: *grace, asJSON: *asJSON, out: e.stdout, stderr: e.stderr,
 			logLimit: int64(logLimit), failFast: failFast{after: *failFastN, within: *failFastWithin}}
