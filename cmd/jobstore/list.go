@@ -42,7 +42,7 @@ with commas for several):
   --state S      queued, running, succeeded, failed, cancelled, lost,
                  unreadable (a record cannot be read) or none (no status
                  yet); scheduled (queued, its not_before not reached) or
-                 retrying (queued, waiting for a retry's backoff)
+                 retrying (queued, a failed attempt's retry pending)
   --kind K       jobs of this kind
   --label k=v    jobs with this label (repeated: all of them)
   --search TEXT  jobs whose ID, kind, submitter, label, message, error or

@@ -183,7 +183,7 @@ type filterFlags struct {
 // addFilterFlags defines the filter flags on fs.
 func addFilterFlags(fs *pflag.FlagSet) *filterFlags {
 	ff := &filterFlags{labels: labelFlag{}}
-	fs.Var(&ff.states, "state", "only jobs in this state: "+strings.Join(filterStates(), ", ")+" (scheduled: queued, not_before not reached; retrying: queued, waiting for a retry's backoff; none: no status yet); repeat or separate with commas for several")
+	fs.Var(&ff.states, "state", "only jobs in this state: "+strings.Join(filterStates(), ", ")+" (scheduled: queued, not_before not reached; retrying: queued, a failed attempt's retry pending; none: no status yet); repeat or separate with commas for several")
 	fs.Var(&ff.kinds, "kind", "only jobs of this kind; repeat or separate with commas for several")
 	fs.Var(ff.labels, "label", "only jobs with this label, k=v; repeat: all of them")
 	ff.text = fs.String("search", "", "only jobs whose ID, kind, submitter, label, message, error or host contains this text (any case)")

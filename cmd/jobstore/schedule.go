@@ -12,45 +12,47 @@ import (
 // not_before, or a pending retry's retry_at) and its priority; and the two
 // filter states that choose the jobs still waiting for that time.
 
-// The filter states of queued jobs not yet due (waitState).
+// The filter states of queued jobs that wait (waitState); serve's pages
+// filter by the same names.
 const (
 	scheduledState = "scheduled" // its not_before is later than now
-	retryingState  = "retrying"  // a failed attempt's retry_at is later than now
+	retryingState  = "retrying"  // a failed attempt's retry is pending, due or not
 )
 
 // scheduleStates are the filter states waitState gives.
 func scheduleStates() []string { return []string{scheduledState, retryingState} }
 
-// dueOf is when a queued job may start, as the library's workers read it:
-// the later of spec's not_before and st's retry_at, and whether retry_at
-// is that time. Zero for a job that is not queued or has neither.
+// dueOf is when a queued job (or one without a status yet) may start, as
+// the library's workers read it: the later of spec's not_before and st's
+// retry_at, and whether retry_at is that time. Zero for a job that is not
+// queued or has neither.
 func dueOf(spec *jobstore.JobSpec, st *jobstore.JobStatus) (due time.Time, retry bool) {
-	if st == nil || st.State != jobstore.Queued {
+	if st != nil && st.State != jobstore.Queued {
 		return time.Time{}, false
 	}
 	if spec != nil {
 		due = spec.NotBefore
 	}
-	if st.RetryAt != nil && st.RetryAt.After(due) {
+	if st != nil && st.RetryAt != nil && st.RetryAt.After(due) {
 		return *st.RetryAt, true
 	}
 	return due, false
 }
 
-// waitState is retryingState or scheduledState for a queued job not yet
-// due at now, "" for any other.
+// waitState is retryingState for a queued job whose failed attempt's
+// retry is pending (due or not: it waits for a worker to retry it),
+// scheduledState for another whose not_before is later than now, and ""
+// for any other.
 func waitState(en jobstore.Entry, now time.Time) string {
-	if en.Err != nil {
-		return ""
-	}
-	due, retry := dueOf(en.Spec, en.Status)
 	switch {
-	case !due.After(now):
+	case en.Err != nil:
 		return ""
-	case retry:
+	case en.Status != nil && en.Status.State == jobstore.Queued && en.Status.RetryAt != nil:
 		return retryingState
+	case en.Spec != nil && en.Spec.NotBefore.After(now) && (en.Status == nil || en.Status.State == jobstore.Queued):
+		return scheduledState
 	}
-	return scheduledState
+	return ""
 }
 
 // scheduleNote is list's and show's note on a queued job: "due in 2h" (its

@@ -13,10 +13,11 @@ import (
 	"github.com/axqua/jobstore"
 )
 
-// scheduleRoot is a root of four queued jobs: "later" (not_before in 2
+// listScheduleRoot is a root of five queued jobs: "later" (not_before in 2
 // hours, priority 5), "retrying" (its first attempt failed, a retry due in
-// about an hour), "due" (its not_before passed) and "plain".
-func scheduleRoot(t *testing.T) string {
+// an hour or two), "retry-due" (a retry whose time has come, waiting for a
+// worker), "due" (its not_before passed) and "plain".
+func listScheduleRoot(t *testing.T) string {
 	t.Helper()
 	root := filepath.Join(t.TempDir(), "jobs")
 	now := time.Now()
@@ -36,6 +37,12 @@ func scheduleRoot(t *testing.T) string {
 	st := status(t, jobstore.JobDir(filepath.Join(root, "retrying")))
 	require.Equal(t, jobstore.Queued, st.State, "a failed attempt with attempts left is queued again")
 	require.NotNil(t, st.RetryAt)
+
+	dir, err := jobstore.Submit(root, jobstore.JobSpec{ID: "retry-due", Kind: "render", MaxAttempts: 3})
+	require.NoError(t, err)
+	ended := jobstore.Now().Add(-time.Minute)
+	require.NoError(t, jobstore.WriteStatus(dir, jobstore.JobStatus{State: jobstore.Queued, Seq: 3, RetryAt: &ended,
+		Attempts: []jobstore.AttemptEnd{{Attempt: 1, State: jobstore.Failed, EndedAt: ended, Error: "boom"}}}))
 	return root
 }
 
@@ -43,13 +50,14 @@ func scheduleRoot(t *testing.T) string {
 // says when in list's STATE and show's state, the filter states scheduled
 // and retrying choose those jobs, and the JSON carries the due time.
 func TestList_ShowsWhenAQueuedJobIsDue(t *testing.T) {
-	root := scheduleRoot(t)
+	root := listScheduleRoot(t)
 
 	r := runCLI(t, "list", root)
 	requireCode(t, r, exitOK)
 	for id, state := range map[string]string{
 		"later":    `queued, due in 2h, priority 5`,
 		"retrying": `queued, retrying in (1h([0-9]+m)?|2h), attempt 2/3`,
+		"retry-due": `queued, attempt 2/3`,
 		"due":      `queued`,
 		"plain":    `queued`,
 	} {
@@ -61,9 +69,9 @@ func TestList_ShowsWhenAQueuedJobIsDue(t *testing.T) {
 		want   []string
 	}{
 		{"scheduled", []string{"later"}},
-		{"retrying", []string{"retrying"}},
-		{"scheduled,retrying", []string{"later", "retrying"}},
-		{"queued", []string{"later", "retrying", "due", "plain"}},
+		{"retrying", []string{"retrying", "retry-due"}},
+		{"scheduled,retrying", []string{"later", "retrying", "retry-due"}},
+		{"queued", []string{"later", "retrying", "due", "plain", "retry-due"}},
 		{"running", []string{}},
 	} {
 		t.Run("--state "+c.states, func(t *testing.T) {
@@ -71,7 +79,7 @@ func TestList_ShowsWhenAQueuedJobIsDue(t *testing.T) {
 		})
 	}
 
-	r = runCLI(t, "list", root, "--json", "--state", "scheduled,retrying")
+	r = runCLI(t, "list", root, "--json", "--state", "scheduled,retrying", "--limit", "2")
 	requireCode(t, r, exitOK)
 	var out struct {
 		Jobs []struct {
