@@ -55,11 +55,11 @@ func TestList_ShowsWhenAQueuedJobIsDue(t *testing.T) {
 	r := runCLI(t, "list", root)
 	requireCode(t, r, exitOK)
 	for id, state := range map[string]string{
-		"later":    `queued, due in 2h, priority 5`,
-		"retrying": `queued, retrying in (1h([0-9]+m)?|2h), attempt 2/3`,
+		"later":     `queued, due in 2h, priority 5`,
+		"retrying":  `queued, retrying in (1h([0-9]+m)?|2h), attempt 2/3`,
 		"retry-due": `queued, attempt 2/3`,
-		"due":      `queued`,
-		"plain":    `queued`,
+		"due":       `queued`,
+		"plain":     `queued`,
 	} {
 		assert.Regexp(t, `(?m)^`+id+`\s+\S+\s+`+state+`\s+-\s`, r.stdout, "list's row of %s", id)
 	}
