@@ -208,13 +208,14 @@ func traceProtocol(t testing.TB, prepare func(root string), steps ...string) *pr
 		prepare(p.root)
 	}
 	logFile := filepath.Join(dir, "strace.log")
-	cmd := childCommand(t, "protocol", traceRootEnv+"="+p.root, traceMarkEnv+"="+p.mark,
+	child := childCommand(t, "protocol", traceRootEnv+"="+p.root, traceMarkEnv+"="+p.mark,
 		traceStepsEnv+"="+strings.Join(steps, ","))
-	cmd.Args = append([]string{"strace", "-f", "-qq", "-s", "65536", "-e", "trace=" + tracedSyscalls, "-o", logFile, "--"}, cmd.Args...)
-	cmd.Path = straceBin
+	cmd, finish := toolCommand(toolTimeout, straceBin,
+		append([]string{"-f", "-qq", "-s", "65536", "-e", "trace=" + tracedSyscalls, "-o", logFile, "--"}, child.Args...)...)
+	cmd.Env = child.Env
 	var stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stderr, &stderr
-	if err := cmd.Run(); err != nil {
+	if err := finish(cmd.Run()); err != nil {
 		if out := stderr.String(); strings.Contains(out, "ptrace") && strings.Contains(out, "Operation not permitted") {
 			prereq.Skip(t, "strace", "strace cannot trace here (ptrace not permitted, e.g. a container without CAP_SYS_PTRACE): "+out)
 		}

@@ -10,7 +10,6 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"runtime"
@@ -720,7 +719,7 @@ t0 = time.time_ns()
 first = request_cancel(sys.argv[1], reason=sys.argv[2], requested_by="gui.py")
 print(t0, first)
 `
-		out, err := exec.Command(py, "-c", harness, string(dir), reason).CombinedOutput()
+		out, err := runTool(toolTimeout, py, "-c", harness, string(dir), reason)
 		require.NoError(t, err, "%s", out)
 		f := strings.Fields(string(out))
 		require.Len(t, f, 2, "python said %q", out)
@@ -744,7 +743,7 @@ print(t0, first)
 
 		// A second request once the job is cancelled changes nothing and is
 		// no error, for the snippet as for RequestCancel.
-		out, err = exec.Command(py, "-c", snippet+"\nimport sys\nprint(request_cancel(sys.argv[1]))\n", string(dir)).CombinedOutput()
+		out, err = runTool(toolTimeout, py, "-c", snippet+"\nimport sys\nprint(request_cancel(sys.argv[1]))\n", string(dir))
 		require.NoError(t, err, "%s", out)
 		assert.Equal(t, "False", strings.TrimSpace(string(out)))
 		require.NoError(t, jobstore.RequestCancel(dir, jobstore.CancelRequest{}))
@@ -764,7 +763,7 @@ func TestPythonCancelSnippet_SecondRequestChangesNothing(t *testing.T) {
 import sys
 print(request_cancel(sys.argv[1], reason="first", requested_by="a"), request_cancel(sys.argv[1], reason="second", requested_by="b"))
 `
-	out, err := exec.Command(py, "-c", harness, string(dir)).CombinedOutput()
+	out, err := runTool(toolTimeout, py, "-c", harness, string(dir))
 	require.NoError(t, err, "%s", out)
 	assert.Equal(t, "True False", strings.TrimSpace(string(out)))
 	req, err := jobstore.ReadCancel(dir)

@@ -295,9 +295,10 @@ func leftoverTemps(t *testing.T, dir string) []string {
 // unittest, standard library only; none may skip on Unix.
 func TestPython_ModuleTestsPass(t *testing.T) {
 	py := python(t)
-	cmd := exec.Command(py, "-m", "unittest", "discover", "-s", "python", "-v")
+	cmd, finish := toolCommand(toolTimeout, py, "-m", "unittest", "discover", "-s", "python", "-v")
 	cmd.Env = append(os.Environ(), "PYTHONDONTWRITEBYTECODE=1")
 	out, err := cmd.CombinedOutput()
+	err = finish(err)
 	require.NoError(t, err, "%s", out)
 	m := regexp.MustCompile(`(?m)^Ran (\d+) tests? in`).FindSubmatch(out)
 	require.NotNil(t, m, "%s", out)

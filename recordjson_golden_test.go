@@ -183,7 +183,9 @@ var pythonOnce = sync.OnceValues(func() (string, error) {
 	if err != nil {
 		return "", err
 	}
-	out, err := exec.Command(launcher, "-c", "import sys; print(sys.executable)").Output()
+	cmd, finish := toolCommand(toolTimeout, launcher, "-c", "import sys; print(sys.executable)")
+	out, err := cmd.Output()
+	err = finish(err)
 	if py := strings.TrimSpace(string(out)); err == nil && filepath.IsAbs(py) {
 		return py, nil
 	}
@@ -195,8 +197,7 @@ var pythonOnce = sync.OnceValues(func() (string, error) {
 func TestPythonFixtures_MatchTheScript(t *testing.T) {
 	py := python(t)
 	out := tempDir(t)
-	cmd := exec.Command(py, filepath.Join("testdata", "make_python_fixtures.py"), out)
-	b, err := cmd.CombinedOutput()
+	b, err := runTool(toolTimeout, py, filepath.Join("testdata", "make_python_fixtures.py"), out)
 	require.NoError(t, err, "%s", b)
 	for _, name := range []string{"job.python.json", "status.python.json"} {
 		assert.Equal(t, string(readFile(t, filepath.Join("testdata", name))), string(readFile(t, filepath.Join(out, name))), name)
@@ -232,8 +233,9 @@ func TestPython_LoadsWhatWeWrite(t *testing.T) {
 	st := goldenStatus()
 	require.NoError(t, jobstore.WriteStatus(dir, st))
 
-	out, err := exec.Command(py, "-c", pythonCheck, dir.SpecPath(), dir.StatusPath()).Output()
-	require.NoError(t, err)
+	cmd, finish := toolCommand(toolTimeout, py, "-c", pythonCheck, dir.SpecPath(), dir.StatusPath())
+	out, err := cmd.Output()
+	require.NoError(t, finish(err))
 	var got []map[string]any
 	dec := json.NewDecoder(bytes.NewReader(out))
 	dec.UseNumber()

@@ -5,7 +5,6 @@ package jobstore_test
 import (
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"testing"
@@ -62,7 +61,7 @@ var specialFiles = map[string]func(t *testing.T, path string){
 			prereq.Skip(t, "root", "a device node is made as root (mknod c 1 3)")
 		}
 		// Linux's /dev/null (char 1:3): opening it has no effect.
-		out, err := exec.Command("mknod", path, "c", "1", "3").CombinedOutput()
+		out, err := runTool(toolTimeout, "mknod", path, "c", "1", "3")
 		require.NoError(t, err, "%s", out)
 	},
 }

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/axqua/jobstore"
+	"github.com/axqua/jobstore/internal/prereq"
 	"github.com/stretchr/testify/require"
 )
 
@@ -91,6 +92,7 @@ func keptRecords(t *testing.T, server string, kept int) map[string]string {
 // attempt's claim. No kept job is touched: their entries and records are
 // what they were. The times the fixture and the drain took are logged.
 func TestTwoHostDrain_EightWorkersOnTwoMountsStartEachJobOnceBesideAKeptHistory(t *testing.T) {
+	prereq.Long(t, "eight workers drain a root on two mounts, about 2 minutes")
 	forTwoHostsKits(t, drainKits[:], func(t *testing.T, h *twoHosts, k twoHostsKit) {
 		// bindfs's backing directory is a local one, written directly; a
 		// GlusterFS brick is only ever changed through a client.

@@ -152,6 +152,16 @@ func mountBindfsTwice(t testing.TB, forwardLocks bool) (a, b, server string) {
 	return a, b, server
 }
 
+// The waits of the kit's mounts (runTool): a stuck one fails its test,
+// naming the command.
+const (
+	// mountTimeout bounds one mount (bindfs, mount -t glusterfs); a
+	// GlusterFS client mount takes about a second when its server answers.
+	mountTimeout = 2 * time.Minute
+	// unmountTimeout bounds one umount attempt.
+	unmountTimeout = 30 * time.Second
+)
+
 // bindfs mounts dir on mnt until the test ends.
 func bindfs(t testing.TB, dir, mnt string, forwardLocks bool) {
 	t.Helper()
@@ -159,7 +169,7 @@ func bindfs(t testing.TB, dir, mnt string, forwardLocks bool) {
 	if forwardLocks {
 		args = append(args, "--enable-lock-forwarding", "--multithreaded")
 	}
-	out, err := exec.Command("bindfs", append(args, dir, mnt)...).CombinedOutput()
+	out, err := runTool(mountTimeout, "bindfs", append(args, dir, mnt)...)
 	require.NoError(t, err, "bindfs %s: %s", mnt, out)
 	t.Cleanup(func() { unmount(t, mnt) })
 }
@@ -190,7 +200,7 @@ var glusterVolume = sync.OnceValues(func() (v glusterVol, skip string) {
 		return v, fmt.Sprintf("glusterd is not running here (%v): %s", err, glusterHowTo)
 	}
 	c.Close()
-	out, err := exec.Command("gluster", "--mode=script", "volume", "info", v.name).CombinedOutput()
+	out, err := runTool(toolTimeout, "gluster", "--mode=script", "volume", "info", v.name)
 	if err != nil {
 		return v, fmt.Sprintf("glusterd has no volume %s (%v: %s): %s", v.name, err, strings.TrimSpace(string(out)), glusterHowTo)
 	}
@@ -235,8 +245,8 @@ func mountGlusterTwice(t testing.TB, noLocks bool) (a, b, server string) {
 		require.NoError(t, os.Mkdir(mnt, 0o755))
 		// Client logs go to one file, not one per mount point, and only errors:
 		// a warning is logged for every stale handle a reader meets.
-		out, err := exec.Command("mount", "-t", "glusterfs", "-o", "log-level=ERROR,log-file=/var/log/glusterfs/jobstore-kit-clients.log",
-			"localhost:/"+v.name, mnt).CombinedOutput()
+		out, err := runTool(mountTimeout, "mount", "-t", "glusterfs", "-o", "log-level=ERROR,log-file=/var/log/glusterfs/jobstore-kit-clients.log",
+			"localhost:/"+v.name, mnt)
 		require.NoError(t, err, "mount -t glusterfs localhost:/%s %s: %s (bash .ci/gluster.sh status checks the volume)", v.name, mnt, out)
 		t.Cleanup(func() { unmount(t, mnt) })
 	}
@@ -268,12 +278,12 @@ func unmount(t testing.TB, mnt string) {
 	var out []byte
 	var err error
 	for range 50 {
-		if out, err = exec.Command("umount", mnt).CombinedOutput(); err == nil {
+		if out, err = runTool(unmountTimeout, "umount", mnt); err == nil {
 			return
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	out2, err2 := exec.Command("umount", "-l", mnt).CombinedOutput()
+	out2, err2 := runTool(unmountTimeout, "umount", "-l", mnt)
 	if err2 != nil {
 		t.Errorf("cannot unmount %s: %v %s; %v %s", mnt, err, out, err2, out2)
 	}

@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/axqua/jobstore"
+	"github.com/axqua/jobstore/internal/prereq"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -290,6 +291,7 @@ func TestTwoHosts_WorkerRescuesAKilledWorkersJob(t *testing.T) {
 // handler that failed the attempt before read it from the record it wrote,
 // else the earliest retry_at the policy can draw.
 func TestTwoHosts_WorkersRetryFailingJobsEachAttemptOnceAndNotBeforeItsBackoff(t *testing.T) {
+	prereq.Long(t, "workers on two mounts retry 300 failing jobs, about 20 s")
 	forEachTwoHosts(t, func(t *testing.T, h *twoHosts) {
 		const (
 			jobs        = 300

@@ -13,6 +13,8 @@ command -v mount.glusterfs >/dev/null || need+=(glusterfs-client)
 command -v wine >/dev/null || need+=(wine wine64)
 command -v x86_64-w64-mingw32-gcc >/dev/null || need+=(gcc-mingw-w64-x86-64-win32)
 python3 -c 'import jsonschema' 2>/dev/null || need+=(python3-jsonschema)
+# The README's pip route (cmd/jobstore/readme_python_test.go): a venv with pip.
+python3 -c 'import ensurepip, venv' 2>/dev/null || need+=(python3-venv)
 # jobstore serve's browser tests (cmd/jobstore/serve_browser_linux_test.go) drive it headless.
 command -v chromium >/dev/null || need+=(chromium)
 if ((${#need[@]})); then

@@ -41,16 +41,28 @@ echo "== Windows under Wine: stand-in bcryptprimitives.dll (Wine 8 lacks Process
 x86_64-w64-mingw32-gcc -O2 -Wall -shared -o "$work/bcryptprimitives.dll" \
 	.ci/wine/bcryptprimitives.c .ci/wine/bcryptprimitives.def -ladvapi32
 
+# Wine's set-up steps get a bounded wait: a wineboot or wineserver that hangs
+# (a prefix left locked by a killed run) fails here, naming the step, instead
+# of holding CI until its own timeout.
+wine_setup_timeout=300
+bounded() {
+	timeout "$wine_setup_timeout" "$@" || {
+		rc=$?
+		[ "$rc" -eq 124 ] && echo "Wine: '$*' did not return within ${wine_setup_timeout}s" >&2
+		exit "$rc"
+	}
+}
+
 echo "== Windows under Wine: fresh prefix"
-wineboot --init >/dev/null 2>&1
-wineserver -w
+bounded wineboot --init >/dev/null 2>&1
+bounded wineserver -w
 cp "$work/bcryptprimitives.dll" "$WINEPREFIX/drive_c/windows/system32/"
 # Start Wine's system processes (services.exe, winedevice.exe, ...) now, with
 # stdio on /dev/null, and keep them alive with a persistent wineserver. Started
 # by the test binary instead, they would inherit go test's output pipe and
 # outlive it, and go test would fail with "Test I/O incomplete" after 1 min.
-wineserver -p </dev/null >/dev/null 2>&1
-wine cmd /c exit </dev/null >/dev/null 2>&1
+bounded wineserver -p </dev/null >/dev/null 2>&1
+bounded wine cmd /c exit </dev/null >/dev/null 2>&1
 
 # internal/strace and internal/crashmodel model Linux strace logs (Unix paths,
 # Linux syscalls): there is no Windows code in them to run.

@@ -25,8 +25,8 @@ func countedAttempts(st *jobstore.JobStatus) int {
 }
 
 // attemptNote is list's note on a job's attempts: "attempt 2/3" (the one
-// running, queued next, or the last that ended), "retry 2/3 at TIME" for a
-// pending retry; "" for a job of one attempt that has kept none.
+// running, queued next, or the last that ended; when a pending retry is
+// due, scheduleNote says); "" for a job of one attempt that has kept none.
 func attemptNote(spec *jobstore.JobSpec, st *jobstore.JobStatus) string {
 	if spec == nil || st == nil || (spec.MaxAttempts <= 1 && len(st.Attempts) == 0) {
 		return ""
@@ -38,11 +38,7 @@ func attemptNote(spec *jobstore.JobSpec, st *jobstore.JobStatus) string {
 	default:
 		n++ // the attempt running, due next, or the one that succeeded or was cancelled
 	}
-	of := fmt.Sprintf("%d/%d", n, max(spec.MaxAttempts, 1))
-	if st.State == jobstore.Queued && st.RetryAt != nil {
-		return "retry " + of + " at " + fmtTime(*st.RetryAt)
-	}
-	return "attempt " + of
+	return fmt.Sprintf("attempt %d/%d", n, max(spec.MaxAttempts, 1))
 }
 
 // scheduleText is show's line on how a job is to run: its retry policy,

@@ -52,17 +52,17 @@ func commandTree(e *env, args []string, cmds []*command) *cobra.Command {
 			fmt.Fprint(e.stdout, buildVersion(debug.ReadBuildInfo()))
 			return nil
 		}
-		fmt.Fprint(e.stderr, usageText())
+		fmt.Fprint(e.stderr, usageText(defaultTermWidth))
 		return &exitError{code: exitUsage}
 	}
 	root.SetOut(e.stdout)
 	root.SetErr(e.stderr)
 	root.SetHelpFunc(func(c *cobra.Command, _ []string) {
 		if cmd := findCommand(c.Name()); cmd != nil && c.Parent() == root {
-			fmt.Fprint(e.stdout, cmd.usage())
+			fmt.Fprint(e.stdout, cmd.usage(helpWidth(e)))
 			return
 		}
-		fmt.Fprint(e.stdout, usageText())
+		fmt.Fprint(e.stdout, usageText(helpWidth(e)))
 	})
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return flagError(c, args, err) })
 	root.SetHelpCommand(helpCommand(e, root))
@@ -92,6 +92,7 @@ func (c *command) cobraCommand(e *env, args []string) *cobra.Command {
 		return inCommand(c.name, run(e, typed, c.positional(cc, all)))
 	}
 	cc.ValidArgsFunction = c.completeArgs
+	registerValueCompletions(cc)
 	return cc
 }
 
@@ -109,6 +110,10 @@ func (c *command) checkPositional(pos []string) error {
 	switch {
 	case len(pos) < c.minPos:
 		return usagef("missing %s", c.posNames)
+	case c.maxPos >= 0 && len(pos) > c.maxPos && c.commandAfterDash:
+		return &usageError{msg: fmt.Sprintf("unexpected argument %q (expects %s, then -- and the command to run)", pos[c.maxPos], c.posNames),
+			remedy: fmt.Sprintf("put -- before the command, so that its arguments are not read as jobstore's: jobstore %s %s -- %s",
+				c.name, strings.Join(pos[:c.maxPos], " "), strings.Join(pos[c.maxPos:], " "))}
 	case c.maxPos >= 0 && len(pos) > c.maxPos:
 		return usagef("unexpected argument %q (expects %s)", pos[c.maxPos], c.posNames)
 	}
@@ -133,14 +138,14 @@ func helpCommand(e *env, root *cobra.Command) *cobra.Command {
 		Args:  cobra.ArbitraryArgs,
 		RunE: func(_ *cobra.Command, pos []string) error {
 			if len(pos) == 0 {
-				fmt.Fprint(e.stdout, usageText())
+				fmt.Fprint(e.stdout, usageText(helpWidth(e)))
 				return nil
 			}
 			c := findCommand(pos[0])
 			if c == nil || len(pos) > 1 {
 				return unknownCommand(root, "help: no command", strings.Join(pos, " "))
 			}
-			fmt.Fprint(e.stdout, c.usage())
+			fmt.Fprint(e.stdout, c.usage(helpWidth(e)))
 			return nil
 		},
 		ValidArgsFunction: func(_ *cobra.Command, pos []string, typed string) ([]cobra.Completion, cobra.ShellCompDirective) {
@@ -197,20 +202,30 @@ func (c *command) completeArgs(cc *cobra.Command, all []string, typed string) ([
 	return nil, cobra.ShellCompDirectiveFilterDirs
 }
 
-// flagSuggestions is the flags of fs that typed is likely a typo of, as
-// cobra finds a command a mistyped one is likely a typo of: cobra suggests
-// only commands, so its matcher is given the flags as commands.
+// flagSuggestions is the flags of fs that typed is likely a typo of.
 func flagSuggestions(fs *pflag.FlagSet, typed string, minDistance int) []string {
-	probe := &cobra.Command{Use: "flags"}
-	probe.SuggestionsMinimumDistance = minDistance
+	var names []string
 	fs.VisitAll(func(f *pflag.Flag) {
 		if f.Name != "help" {
-			probe.AddCommand(&cobra.Command{Use: f.Name, Run: func(*cobra.Command, []string) {}})
+			names = append(names, f.Name)
 		}
 	})
-	s := probe.SuggestionsFor(typed)
+	s := suggestionsAmong(names, typed, minDistance)
 	for i := range s {
 		s[i] = "--" + s[i]
 	}
 	return s
+}
+
+// suggestionsAmong is the names that typed is likely a typo of, as cobra
+// finds a command a mistyped one is likely a typo of (within minDistance
+// edits, or typed is a prefix): cobra suggests only commands, so its
+// matcher is given the names as commands.
+func suggestionsAmong(names []string, typed string, minDistance int) []string {
+	probe := &cobra.Command{Use: "names"}
+	probe.SuggestionsMinimumDistance = minDistance
+	for _, n := range names {
+		probe.AddCommand(&cobra.Command{Use: n, Run: func(*cobra.Command, []string) {}})
+	}
+	return probe.SuggestionsFor(typed)
 }

@@ -2,8 +2,13 @@ package main
 
 import (
 	"io"
+	"slices"
+	"strings"
 
+	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+
+	"github.com/axqua/jobstore"
 )
 
 // completionShells are the shells "jobstore completion" writes a script
@@ -14,7 +19,7 @@ func completionCmd() *command {
 	return &command{
 		name:    "completion",
 		args:    "bash|zsh|fish|powershell",
-		summary: "print a script that completes commands, flags and directories in a shell",
+		summary: "print a shell script that completes commands, flags and values",
 		doc: `Prints a script that makes the shell complete jobstore's commands, their
 flags, and the directories they take (ROOT, DIR). Load it in the shell's
 start-up file:
@@ -52,4 +57,57 @@ func runCompletion(e *env, _, pos []string) error {
 		return root.GenPowerShellCompletionWithDesc(e.stdout)
 	}
 	return usagef("no completion for the shell %q (one of %s)", pos[0], orList(completionShells()))
+}
+
+// registerValueCompletions completes the values of cc's --state (the
+// filter states) and --kind (the kinds of the jobs under the ROOT typed
+// before it), where cc has those flags; each may be a comma-separated
+// list, whose last value is the one completed.
+func registerValueCompletions(cc *cobra.Command) {
+	if cc.Flags().Lookup("state") != nil {
+		_ = cc.RegisterFlagCompletionFunc("state", func(_ *cobra.Command, _ []string, typed string) ([]cobra.Completion, cobra.ShellCompDirective) {
+			return completeListValue(filterStates(), typed), cobra.ShellCompDirectiveNoFileComp
+		})
+	}
+	if cc.Flags().Lookup("kind") != nil {
+		_ = cc.RegisterFlagCompletionFunc("kind", func(_ *cobra.Command, pos []string, typed string) ([]cobra.Completion, cobra.ShellCompDirective) {
+			if len(pos) == 0 {
+				return nil, cobra.ShellCompDirectiveNoFileComp // no ROOT yet: no kind to offer
+			}
+			return completeListValue(rootKinds(pos[0]), typed), cobra.ShellCompDirectiveNoFileComp
+		})
+	}
+}
+
+// completeListValue is the values that complete the last element of typed,
+// a comma-separated list, each after the elements typed before it.
+func completeListValue(values []string, typed string) []cobra.Completion {
+	done, last := "", typed
+	if i := strings.LastIndex(typed, ","); i >= 0 {
+		done, last = typed[:i+1], typed[i+1:]
+	}
+	var out []cobra.Completion
+	for _, v := range values {
+		if strings.HasPrefix(v, last) {
+			out = append(out, done+v)
+		}
+	}
+	return out
+}
+
+// rootKinds is the kinds of the readable jobs under root, sorted; none
+// when root cannot be listed.
+func rootKinds(root string) []string {
+	entries, err := jobstore.List(root)
+	if err != nil {
+		return nil
+	}
+	var kinds []string
+	for _, en := range entries {
+		if en.Spec != nil && !slices.Contains(kinds, en.Spec.Kind) {
+			kinds = append(kinds, en.Spec.Kind)
+		}
+	}
+	slices.Sort(kinds)
+	return kinds
 }

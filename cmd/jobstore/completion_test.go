@@ -83,3 +83,31 @@ func TestCompletion_OffersCommandsFlagsAndDirectories(t *testing.T) {
 	got, _ = completions(t, "help", "wa")
 	require.ElementsMatch(t, []string{"wait", "watch"}, got)
 }
+
+// --state offers the filter states and --kind the kinds of ROOT's jobs,
+// never file names; a comma-separated list completes its last value.
+func TestCompletion_OffersStatesAndTheRootsKinds(t *testing.T) {
+	root := testdir.New(t)
+	for _, kind := range []string{"render", "encode", "render"} {
+		requireCode(t, runCLI(t, "submit", root, "--kind", kind), exitOK)
+	}
+	for _, c := range []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"list", root, "--state", ""}, filterStates()},
+		{[]string{"list", root, "--state", "re"}, []string{"retrying"}},
+		{[]string{"list", root, "--state", "failed,s"}, []string{"failed,succeeded", "failed,scheduled"}},
+		{[]string{"list", root, "--kind", ""}, []string{"encode", "render"}},
+		{[]string{"list", root, "--kind", "r"}, []string{"render"}},
+		{[]string{"work", root, "--kind", ""}, []string{"encode", "render"}},
+		{[]string{"submit", root, "--kind", "en"}, []string{"encode"}},
+		{[]string{"list", "--kind", ""}, nil}, // no ROOT yet
+	} {
+		t.Run(strings.Join(c.args, " "), func(t *testing.T) {
+			got, directive := completions(t, c.args...)
+			require.ElementsMatch(t, c.want, got)
+			require.Equal(t, ":4", directive, "no file names")
+		})
+	}
+}

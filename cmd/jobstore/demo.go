@@ -16,7 +16,7 @@ func demoCmd() *command {
 	return &command{
 		name:    "demo",
 		args:    "[ROOT] [--fail]",
-		summary: "submit a job, run it and watch it in this process, then list and show it",
+		summary: "submit a job, run it, watch it, list and show it, in seconds",
 		doc: `Shows the whole life of a job in about 2 seconds, in one process:
 
  1. submits a job under ROOT (default: a fresh temporary directory, printed

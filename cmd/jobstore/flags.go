@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 	"unicode"
@@ -104,6 +105,11 @@ func flagError(c *cobra.Command, args []string, err error) error {
 		ue.msg = "unknown flag " + flagSpelling(args, name)
 		if s := flagSuggestions(c.Flags(), name, 2); len(s) > 0 {
 			ue.remedy = "did you mean " + orList(s) + "? " + strings.ToUpper(help[:1]) + help[1:] + " for its flags"
+		}
+		if cmd := findCommand(c.Name()); cmd != nil && cmd.commandAfterDash && !slices.Contains(args, "--") {
+			// A flag of the command to run, typed without the -- before it.
+			ue.remedy = "if " + flagSpelling(args, name) + " is the command's, put -- before the command: jobstore " +
+				c.Name() + " " + cmd.posNames + " [FLAGS] -- COMMAND [ARGS]"
 		}
 	case errors.As(err, &noValue):
 		ue.msg = flagSpelling(args, noValue.GetSpecifiedName()) + " needs a value"

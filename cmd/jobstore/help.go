@@ -32,7 +32,9 @@ const exitCodesText = `Exit codes:
 Errors are printed to stderr as one line that ends with "Remedy: ...".
 `
 
-func usageText() string {
+// usageText is "jobstore help": what jobstore is, its commands and exit
+// codes, wrapped to width.
+func usageText(width int) string {
 	var b strings.Builder
 	b.WriteString(`jobstore keeps job records on disk safely: job.json is written once,
 status.json is rewritten atomically by the runner (which holds job.lock) and
@@ -51,15 +53,18 @@ Commands:
 	}
 	tw.Flush()
 	b.WriteString("\nRun 'jobstore help COMMAND' for its arguments, flags, output and exit codes.\n")
-	b.WriteString("check, list, prune, reconcile, rm, show, wait, watch and work print JSON with --json.\n\n")
+	b.WriteString("check, list, prune, reconcile, rm, show, wait, watch, work: --json prints JSON.\n\n")
 	b.WriteString(exitCodesText)
-	return b.String()
+	return wrapText(b.String(), width)
 }
 
-// usage is "jobstore help CMD": synopsis, description, flags.
-func (c *command) usage() string {
+// usage is "jobstore help CMD": synopsis, description, flags, wrapped to
+// width; the synopsis goes on under the command's name.
+func (c *command) usage(width int) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "Usage: jobstore %s %s\n\n%s\n", c.name, c.args, strings.TrimSpace(c.doc))
+	synopsis := "Usage: jobstore " + c.name + " "
+	b.WriteString(wrapLineAt(synopsis+c.args, width, cells(synopsis)) + "\n\n")
+	fmt.Fprintf(&b, "%s\n", strings.TrimSpace(c.doc))
 	fs := pflag.NewFlagSet(c.name, pflag.ContinueOnError)
 	c.define(fs) // the flags shown are the ones the command defines
 	if fs.HasFlags() {
@@ -78,5 +83,5 @@ func (c *command) usage() string {
 		})
 		tw.Flush()
 	}
-	return b.String()
+	return wrapText(b.String(), width)
 }

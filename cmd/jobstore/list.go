@@ -24,10 +24,13 @@ UPDATED is the status's updated_at (UTC); AGE is the time since submission;
 MESSAGE is the runner's latest message, or the error of a failed or lost
 job (the column is left out when no job has one). On a terminal the table
 is fitted to its width: MESSAGE gets what is left of the line.
+A queued job not yet due says when in STATE: "queued, due in 2h" (its
+not_before), "queued, retrying in 30s" (a failed attempt's backoff), and
+its priority when not 0: "queued, priority 5".
 A job that may run more than once (submit --max-attempts) or has, says in
 STATE which attempt it is at, of how many: "running, attempt 2/3",
-"failed, attempt 3/3", and when a pending retry is due: "queued, retry 2/3
-at 2026-12-01T10:00:00Z". Attempts its worker interrupted are not counted.
+"failed, attempt 3/3", "queued, retrying in 30s, attempt 2/3". Attempts
+its worker interrupted are not counted.
 When the job has a cancel request (cancel.json), STATE says so: "running,
 cancel requested", "cancelled, on request", "succeeded, cancel requested
 too late".
@@ -38,7 +41,8 @@ Filters (the same for --json and --watch; repeat a flag or separate values
 with commas for several):
   --state S      queued, running, succeeded, failed, cancelled, lost,
                  unreadable (a record cannot be read) or none (no status
-                 yet)
+                 yet); scheduled (queued, its not_before not reached) or
+                 retrying (queued, a failed attempt's retry pending)
   --kind K       jobs of this kind
   --label k=v    jobs with this label (repeated: all of them)
   --search TEXT  jobs whose ID, kind, submitter, label, message, error or
@@ -55,20 +59,11 @@ root (a mistyped path, a home directory): it is an error, exit 3.
 --rebuild also rewrites ROOT/index.json (the one-file summary for pollers)
 from the job directories, which stay authoritative, and says so.
 
---watch keeps the table current until stopped (Ctrl-C, SIGINT or SIGTERM;
-see 'jobstore help watch' for how a watcher stops: the same way). Each job
-is followed with Watch (file system events,
-one OS watcher for all the jobs; status.json is also read every
---interval, a safety poll for filesystems that give no events), ROOT is
-looked at again every --interval for jobs added or removed, and a running
-job is looked at 10 times a second for a cancel request. On a terminal the
-table is redrawn in place, at most 10 times a second, fitted to the
-terminal's width so that no line wraps: where the table is wider, UPDATED,
-then AGE, then KIND are left out, then IDs are shortened in their middle
-(2026...7g25t3), so that each job's STATE and PROGRESS stay in view; and as
-many lines as the terminal has rows (the rest is counted on the last line),
-the last saying how to stop, and then that it stopped. Otherwise (a pipe, a
-file) the table is printed once, then a line per change:
+--watch keeps the table current until stopped (Ctrl-C, SIGINT or SIGTERM,
+as 'jobstore help watch' says), from file system events, with a safety
+poll every --interval. On a terminal the table is redrawn in place, fitted
+to its size (UPDATED, AGE and KIND go first, so that STATE and PROGRESS
+stay in view); otherwise it is printed once, then a line per change:
 
   ID  STATE  PROGRESS  seq N  MESSAGE
   ID  no status yet
@@ -77,14 +72,10 @@ file) the table is printed once, then a line per change:
 
   stopped (SIGINT) watching ROOT
 
-STATE is as in the table (with its cancel note). A new directory without
-job.json is shown (as unreadable) only after a second, since Submit
-creates the directory a moment before job.json. A terminal too short for
-the table shows the running jobs first, then the failed, lost and
-unreadable ones, then the queued ones: what is cut is the finished ones.
 With filters, a change line is printed for the jobs they choose (and for
 a job that no longer matches, once). --watch cannot be combined with
---rebuild.
+--rebuild. How the terminal's table is fitted, and when a new job shows:
+docs/cli.md.
 
 --watch --json prints one JSON object per line: each job the filters
 choose, then {"event": "synced"}, then one per change, then one when
@@ -105,6 +96,9 @@ stopped:
              "status": {status.json as read} or null,
              "error": null or {"kind": "corrupt", "subject": "...",
                                "message": "...", "remedy": "..."},
+             "due_at": "..." and "retrying": true (only for a queued
+                     job with a not_before or a pending retry: when it
+                     may start, and whether the retry's backoff says so),
              "cancel": {cancel.json as read} (only when it exists)}],
    "index": {"path": ..., "built_at": ..., "jobs": N, "unreadable": N}}
 
@@ -138,6 +132,7 @@ type listJobJSON struct {
 	Spec   *jobstore.JobSpec   `json:"spec"`
 	Status *jobstore.JobStatus `json:"status"`
 	Error  *errorJSON          `json:"error"`
+	dueJSON
 	listCancelJSON
 }
 
@@ -191,6 +186,9 @@ func defineList(fs *pflag.FlagSet) runFunc {
 			return err
 		}
 		all := len(entries)
+		for _, note := range filter.unknownKinds(root, entries, false) {
+			fmt.Fprintf(e.stderr, "jobstore list: %s\n", escapeTerminal(note))
+		}
 		entries, matched := filter.apply(entries)
 		if *asJSON {
 			out := newListJSON(root, entries, func(dir jobstore.JobDir) *jobstore.CancelRequest {
@@ -222,7 +220,8 @@ func newListJSON(root string, entries []jobstore.Entry, cancelOf func(jobstore.J
 	out := listJSON{Root: root, Jobs: []listJobJSON{}}
 	for _, en := range entries {
 		out.Jobs = append(out.Jobs, listJobJSON{ID: en.Dir.ID(), Dir: string(en.Dir),
-			Spec: en.Spec, Status: en.Status, Error: newErrorJSON(en.Err), listCancelJSON: listCancelJSON{cancelOf(en.Dir)}})
+			Spec: en.Spec, Status: en.Status, Error: newErrorJSON(en.Err), dueJSON: newDueJSON(en.Spec, en.Status),
+			listCancelJSON: listCancelJSON{cancelOf(en.Dir)}})
 	}
 	return out
 }

@@ -2,8 +2,10 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/axqua/jobstore"
 	"github.com/spf13/pflag"
@@ -22,12 +24,13 @@ const (
 
 // jobFilter chooses jobs. The zero value chooses every job.
 type jobFilter struct {
-	states []string          // any of these (entryState); none: any
+	states []string          // any of these (entryState, or waitState at now); none: any
 	kinds  []string          // any of these; none: any
 	labels map[string]string // every one of these; none: any
 	text   string            // in the ID, kind, message, error, host or a label (any case)
 	newest bool              // newest submission first (default: oldest first, List's order)
 	limit  int               // at most this many (0: no limit)
+	now    func() time.Time  // the time waitState is at; nil: time.Now
 }
 
 // entryState is the state a filter and the pages give a job: its status's
@@ -45,7 +48,7 @@ func entryState(en jobstore.Entry) string {
 
 // match reports whether f chooses en (limit and order aside).
 func (f *jobFilter) match(en jobstore.Entry) bool {
-	if len(f.states) > 0 && !slices.Contains(f.states, entryState(en)) {
+	if len(f.states) > 0 && !slices.Contains(f.states, entryState(en)) && !f.matchWait(en) {
 		return false
 	}
 	kind := ""
@@ -64,6 +67,64 @@ func (f *jobFilter) match(en jobstore.Entry) bool {
 		return false
 	}
 	return true
+}
+
+// matchWait reports whether one of f's states is en's waitState.
+func (f *jobFilter) matchWait(en jobstore.Entry) bool {
+	if !slices.ContainsFunc(f.states, isScheduleState) {
+		return false
+	}
+	now := time.Now
+	if f.now != nil {
+		now = f.now
+	}
+	w := waitState(en, now())
+	return w != "" && slices.Contains(f.states, w)
+}
+
+// kindTypoDistance is how many edits from a kind a --kind value that
+// names no job's kind may be to be suggested as a typo of it.
+const kindTypoDistance = 2
+
+// unknownKinds says, for each kind f asks for that no entry has, that no
+// job under root is of that kind, with the kinds it is likely a typo of:
+// "no job under ROOT is of kind "rendr": did you mean render?". With
+// typosOnly, only of the kinds that are likely a typo.
+func (f *jobFilter) unknownKinds(root string, entries []jobstore.Entry, typosOnly bool) []string {
+	var have []string
+	for _, en := range entries {
+		if en.Spec != nil && !slices.Contains(have, en.Spec.Kind) {
+			have = append(have, en.Spec.Kind)
+		}
+	}
+	var notes []string
+	for _, k := range f.kinds {
+		if slices.Contains(have, k) {
+			continue
+		}
+		note := fmt.Sprintf("no job under %s is of kind %q", root, k)
+		s := suggestionsAmong(have, k, kindTypoDistance)
+		if len(s) > 0 {
+			note += ": did you mean " + orList(s) + "?"
+		} else if typosOnly {
+			continue
+		}
+		notes = append(notes, note)
+	}
+	return notes
+}
+
+// warnKindTypos writes to w, as work's, the notes of unknownKinds on the
+// kinds likely mistyped: a worker may wait for a kind no job has yet, but
+// one an edit from a kind the root's jobs have is likely a typo of it.
+func warnKindTypos(w io.Writer, root string, kinds []string) {
+	if len(kinds) == 0 {
+		return
+	}
+	entries, _ := jobstore.List(root)
+	for _, note := range (&jobFilter{kinds: kinds}).unknownKinds(root, entries, true) {
+		fmt.Fprintf(w, "jobstore work: %s\n", escapeTerminal(note))
+	}
 }
 
 // searchText is what a text filter looks in.
@@ -122,7 +183,7 @@ type filterFlags struct {
 // addFilterFlags defines the filter flags on fs.
 func addFilterFlags(fs *pflag.FlagSet) *filterFlags {
 	ff := &filterFlags{labels: labelFlag{}}
-	fs.Var(&ff.states, "state", "only jobs in this state (queued, running, succeeded, failed, cancelled, lost, unreadable, none); repeat or separate with commas for several")
+	fs.Var(&ff.states, "state", "only jobs in this state: "+strings.Join(filterStates(), ", ")+" (scheduled: queued, not_before not reached; retrying: queued, a failed attempt's retry pending; none: no status yet); repeat or separate with commas for several")
 	fs.Var(&ff.kinds, "kind", "only jobs of this kind; repeat or separate with commas for several")
 	fs.Var(ff.labels, "label", "only jobs with this label, k=v; repeat: all of them")
 	ff.text = fs.String("search", "", "only jobs whose ID, kind, submitter, label, message, error or host contains this text (any case)")
@@ -134,7 +195,7 @@ func addFilterFlags(fs *pflag.FlagSet) *filterFlags {
 
 // filter is the jobFilter the flags set, or a usage error.
 func (ff *filterFlags) filter(args []string) (*jobFilter, error) {
-	known := append(stateNames(), unreadableState, noStatusState)
+	known := filterStates()
 	for _, s := range ff.states {
 		if !slices.Contains(known, s) {
 			return nil, usagef("%s: unknown state %q (one of %s)", flagSpelling(args, "state"), s, strings.Join(known, ", "))
@@ -148,6 +209,13 @@ func (ff *filterFlags) filter(args []string) (*jobFilter, error) {
 	}
 	return &jobFilter{states: ff.states, kinds: ff.kinds, labels: ff.labels, text: *ff.text,
 		newest: *ff.newest, limit: *ff.limit}, nil
+}
+
+// filterStates are the values --state takes: the states a status may
+// have, the states of queued jobs not yet due, unreadableState and
+// noStatusState.
+func filterStates() []string {
+	return append(append(stateNames(), scheduleStates()...), unreadableState, noStatusState)
 }
 
 // stateNames are the states a status may have.

@@ -93,6 +93,9 @@ func tableRows(entries []jobstore.Entry, now time.Time,
 				msg = st.Error
 			}
 		}
+		if note := scheduleNote(en.Spec, en.Status, now); note != "" {
+			state += ", " + note
+		}
 		if note := attemptNote(en.Spec, en.Status); note != "" {
 			state += ", " + note
 		}

@@ -314,6 +314,7 @@ func (lw *listWatcher) printJSON(event string, j *watchedJob) string {
 		job := listJobJSON{ID: j.dir.ID(), Dir: string(j.dir)}
 		if event == "job" {
 			job.Spec, job.Status, job.Error, job.Cancel = j.spec, j.status, newErrorJSON(j.err), j.cancel
+			job.dueJSON = newDueJSON(j.spec, j.status)
 		}
 		ev.listJobJSON = &job
 	}
@@ -346,6 +347,9 @@ func changeLine(j *watchedJob) string {
 	}
 	st := en.Status
 	state := string(st.State)
+	if note := scheduleNote(en.Spec, st, time.Now()); note != "" {
+		state += ", " + note
+	}
 	if note := attemptNote(en.Spec, st); note != "" {
 		state += ", " + note
 	}

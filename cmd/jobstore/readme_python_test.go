@@ -6,9 +6,9 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -23,13 +23,7 @@ import (
 // --until-empty" runs it with a command, and the Python block's poll and
 // wait see it end.
 func TestReadme_PythonSubmitsJobstoreWorkRunsPythonPolls(t *testing.T) {
-	if runtime.GOOS == "windows" {
-		t.Skip("the Python interop tests run on Unix")
-	}
-	py, err := exec.LookPath("python3")
-	if err != nil {
-		prereq.Skip(t, "python3", "python3 is not installed: the README's Python is not run")
-	}
+	py := python3(t)
 	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
 	require.NoError(t, err)
 	block := regexp.MustCompile("(?ms)^```python\n(.*?)^```\n").FindSubmatch(readme)
@@ -70,4 +64,45 @@ func TestReadme_PythonSubmitsJobstoreWorkRunsPythonPolls(t *testing.T) {
 	lines := strings.Split(example("poll", dir), "\n")
 	assert.True(t, strings.HasPrefix(lines[len(lines)-1], "succeeded 100% "), "poll printed %q", lines)
 	assert.True(t, strings.HasPrefix(example("wait", dir), "succeeded"))
+}
+
+// pipTimeout bounds creating a virtual environment and installing into it;
+// it only guards against a hang.
+const pipTimeout = 2 * time.Minute
+
+// TestReadme_PipInstallsThePythonModuleOffline follows the README's pip
+// route: a fresh virtual environment, then pip install of python/, with no
+// package index (PEP 517 build isolation would otherwise fetch a build
+// backend from one), and the module imports from the environment.
+func TestReadme_PipInstallsThePythonModuleOffline(t *testing.T) {
+	py := python3(t)
+	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	require.NoError(t, err)
+	const route = "python3 -m venv .venv && .venv/bin/pip install ../jobstore/python"
+	require.True(t, strings.Contains(string(readme), route), "README.md no longer gives the pip route %q this test follows", route)
+	ctx, cancel := context.WithTimeout(context.Background(), pipTimeout)
+	t.Cleanup(cancel)
+	tmp := testdir.New(t)
+	venv := filepath.Join(tmp, "venv")
+	run := func(name string, args ...string) string {
+		t.Helper()
+		cmd := exec.CommandContext(ctx, name, args...)
+		cmd.Dir = tmp
+		cmd.Env = append(os.Environ(), "PIP_NO_INDEX=1", "PIP_FIND_LINKS=", "PIP_DISABLE_PIP_VERSION_CHECK=1",
+			"PYTHONDONTWRITEBYTECODE=1", "PYTHONPATH=")
+		out, err := cmd.CombinedOutput()
+		require.NoError(t, err, "%s %s:\n%s", name, strings.Join(args, " "), out)
+		return strings.TrimSpace(string(out))
+	}
+	if out, err := exec.CommandContext(ctx, py, "-m", "venv", venv).CombinedOutput(); err != nil {
+		prereq.Skip(t, "python3", "python3 cannot make a virtual environment with pip (Debian: apt-get install python3-venv): "+strings.TrimSpace(string(out)))
+	}
+	module, err := filepath.Abs(filepath.Join("..", "..", "python"))
+	require.NoError(t, err)
+	// A copy, so that the build leaves nothing in the repository.
+	src := filepath.Join(tmp, "python")
+	require.NoError(t, os.CopyFS(src, os.DirFS(module)))
+	run(filepath.Join(venv, "bin", "pip"), "install", "--no-index", src)
+	got := run(filepath.Join(venv, "bin", "python"), "-c", "import jobstore; print(jobstore.__file__)")
+	assert.True(t, strings.HasPrefix(got, venv), "jobstore imported from %s, not from the virtual environment %s", got, venv)
 }

@@ -33,10 +33,12 @@ memory to be read (the file is never rewritten by a reader).
                      "schema_version_written": 1, "schema_version_current": 1,
                      "migrated_in_memory": false, "error": null or {...}},
    "status_record": {same for status.json},
+   "due_at": "...", "retrying": true,
    "cancel": {cancel.json as read}, "cancel_record": {same for cancel.json}}
 
 "cancel" and "cancel_record" are present only when DIR/cancel.json exists
-(someone asked the job to stop; see "jobstore cancel").
+(someone asked the job to stop; see "jobstore cancel"). "due_at" and
+"retrying" are as in 'jobstore help list'.
 
 "error" is as in 'jobstore help list'.
 
@@ -57,6 +59,7 @@ type showJSON struct {
 	Status       *jobstore.JobStatus `json:"status"`
 	SpecRecord   recordInfo          `json:"spec_record"`
 	StatusRecord recordInfo          `json:"status_record"`
+	dueJSON
 	showCancelJSON
 }
 
@@ -87,7 +90,7 @@ func defineShow(fs *pflag.FlagSet) runFunc {
 // newShowJSON is j as show --json prints it (its cancel request read now).
 func newShowJSON(j jobRecords) showJSON {
 	out := showJSON{ID: j.Dir.ID(), Dir: string(j.Dir), Spec: j.Spec, Status: j.Status,
-		SpecRecord: j.SpecInfo, StatusRecord: j.StatusInfo}
+		SpecRecord: j.SpecInfo, StatusRecord: j.StatusInfo, dueJSON: newDueJSON(j.Spec, j.Status)}
 	out.SpecRecord.ErrJSON = newErrorJSON(j.SpecInfo.Err)
 	out.StatusRecord.ErrJSON = newErrorJSON(j.StatusInfo.Err)
 	if c, info := readCancel(j.Dir); info.Present || info.Err != nil {
@@ -124,6 +127,9 @@ func printJob(w io.Writer, j jobRecords) {
 	row(jobstore.StatusFile, versionText(j.StatusInfo))
 	if st := j.Status; st != nil {
 		state := string(st.State)
+		if note := scheduleNote(j.Spec, st, time.Now()); note != "" {
+			state += ", " + note
+		}
 		if note := attemptNote(j.Spec, st); note != "" {
 			state += ", " + note
 		}

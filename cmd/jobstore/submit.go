@@ -22,7 +22,7 @@ func submitCmd() *command {
 	return &command{
 		name:    "submit",
 		args:    "ROOT --kind KIND [--params JSON|@FILE] [--label KEY=VALUE]... [--id ID] [--by NAME] [--create] [--max-attempts N] [--backoff D] [--max-backoff D] [--not-before TIME] [--priority N] [--timeout D] | ROOT --jsonl [--by NAME] [--create]",
-		summary: "submit a job: write ROOT/ID/job.json and a queued status; print the ID",
+		summary: "submit a job: write ROOT/ID/job.json and status.json; print the ID",
 		doc: `Submits a job under ROOT: writes ROOT/ID/job.json once, and status.json
 with state "queued" and seq 1. Prints the new job's ID, alone on one line,
 so that scripts can capture it: ID=$(jobstore submit ...).

@@ -274,6 +274,7 @@ func defineWork(fs *pflag.FlagSet) runFunc {
 		if err := positiveDuration(flagSpelling(args, "lease"), *lease); err != nil {
 			return err
 		}
+		warnKindTypos(e.stderr, pos[0], kinds)
 		if _, err := exec.LookPath(argv[0]); err != nil {
 			return withCLIRemedy(fmt.Errorf("jobstore work: cannot run %s: %w", argv[0], err),
 				"give a command that exists on this host (a path, or a name found in PATH)")

@@ -190,7 +190,7 @@ func TestRetry_RefusesAJobWhoseRetryIsPending(t *testing.T) {
 	require.Equal(t, due, ends[1]["retry_at"])
 
 	r := runCLI(t, "list", root)
-	require.Regexp(t, regexp.QuoteMeta(dir.ID())+`\s+k\s+queued, retry 2/2 at `+regexp.QuoteMeta(due)+`\s`, r.stdout)
+	require.Regexp(t, regexp.QuoteMeta(dir.ID())+`\s+k\s+queued, retrying in ([0-9]+m|1h), attempt 2/2\s`, r.stdout)
 	r = runCLI(t, "show", string(dir))
 	require.Regexp(t, `(?m)^retry at\s+`+regexp.QuoteMeta(due)+` \(in .+\)$`, r.stdout)
 	r = runCLI(t, "retry", string(dir))

@@ -1,9 +1,9 @@
 // Package prereq is how the jobstore module's tests skip for a missing
-// prerequisite (root, strace, bindfs, /dev/fuse, python3, GlusterFS): every
-// such skip names what is missing and the one command that runs every
-// test, and is counted, so that a package's TestMain ends with a summary
-// that a plain "go test ./..." shows (it is internal: importers of
-// jobstore never see it).
+// prerequisite (root, strace, bindfs, /dev/fuse, python3, GlusterFS, or
+// JOBSTORE_LONG=1 for a long test): every such skip names what is missing
+// and the one command that runs every test, and is counted, so that a
+// package's TestMain ends with a summary that a plain "go test ./..."
+// shows (it is internal: importers of jobstore never see it).
 package prereq
 
 import (
@@ -37,6 +37,26 @@ func Skip(tb testing.TB, prerequisite, msg string) {
 	tb.Skip(msg + "; run them all with: " + FullRun)
 }
 
+// LongEnv set to 1 runs the long tests: soaks and the two-host drains,
+// which take tens of seconds to minutes each. CI sets it (.ci/run); without
+// it a plain "go test ./..." of the module stays within minutes on a
+// loaded laptop.
+const LongEnv = "JOBSTORE_LONG"
+
+// LongRun reports whether LongEnv is set to 1.
+func LongRun() bool { return os.Getenv(LongEnv) == "1" }
+
+// Long skips tb unless LongRun: tb is a long test, what says what it
+// does at length ("500 jobs drained by 8 workers on 2 mounts"). The skip
+// names LongEnv and is counted by Summary under "LongEnv=1".
+func Long(tb testing.TB, what string) {
+	tb.Helper()
+	if LongRun() {
+		return
+	}
+	Skip(tb, LongEnv+"=1", "a long test ("+what+"): set "+LongEnv+"=1 to run it")
+}
+
 // Summary is one line saying how many tests Skip skipped, for which
 // prerequisites, and FullRun; "" when none did.
 func Summary(pkg string) string {
@@ -63,24 +83,36 @@ func Summary(pkg string) string {
 		pkg, total, plural, strings.Join(parts, ", "), FullRun)
 }
 
-// Report writes Summary(pkg) where the person who ran go test sees it: on
-// stdout under -v; otherwise on the terminal, because go test shows a
-// passing package's output only under -v (without a terminal, as in CI,
-// which runs -v, or on Windows, it writes nothing). Call it from TestMain
-// after m.Run.
+// Report writes Summary(pkg) to the test binary's stdout, so that the test
+// output carries it wherever it goes: go test -v, go test -json, a failing
+// package's output, a log of CI. go test shows a passing package's output
+// only under -v, so without -v the line also goes to the terminal (if the
+// process has one), where a plain "go test ./..." shows it; there, a bare
+// "go test" (directory mode, which prints the output) shows it twice. Call
+// it from TestMain after m.Run.
 func Report(pkg string) {
-	line := Summary(pkg)
+	report(Summary(pkg), testing.Verbose(), os.Stdout, openTTY)
+}
+
+// report writes line to stdout and, unless verbose, to the terminal that
+// tty opens, if any.
+func report(line string, verbose bool, stdout io.Writer, tty func() (io.WriteCloser, error)) {
 	if line == "" {
 		return
 	}
-	if testing.Verbose() {
-		fmt.Print(line)
+	_, _ = io.WriteString(stdout, line)
+	if verbose {
 		return
 	}
-	tty, err := os.OpenFile("/dev/tty", os.O_WRONLY, 0)
+	w, err := tty()
 	if err != nil {
 		return
 	}
-	defer tty.Close()
-	_, _ = io.WriteString(tty, line)
+	defer w.Close()
+	_, _ = io.WriteString(w, line)
+}
+
+// openTTY opens the controlling terminal for writing.
+func openTTY() (io.WriteCloser, error) {
+	return os.OpenFile("/dev/tty", os.O_WRONLY, 0)
 }
