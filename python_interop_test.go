@@ -545,3 +545,30 @@ func TestPython_RemoveRacesGoRetryAndStart(t *testing.T) {
 	}
 	t.Logf("Python removed %d of %d jobs", removed, claimRounds)
 }
+
+// TestPython_RetryWritesWhatGoRetryWrites: the status.json Python's retry
+// writes is Go's Retry's, key for key and in the same order, but for the
+// job ID and the time of the write.
+func TestPython_RetryWritesWhatGoRetryWrites(t *testing.T) {
+	root := filepath.Join(tempDir(t), "jobs")
+	goDir, pyDir := failedJob(t, root, "go"), failedJob(t, root, "py")
+	require.NoError(t, jobstore.Retry(goDir))
+	s := startPython(t, pythonClaimer)
+	pyClaim(t, s, "retry", pyDir, 0)
+	require.Equal(t, "ok", s.line(t))
+	s.wait(t)
+
+	normal := func(dir jobstore.JobDir) string {
+		data, err := os.ReadFile(dir.StatusPath())
+		require.NoError(t, err)
+		text := strings.ReplaceAll(string(data), `"`+dir.ID()+`"`, `"ID"`)
+		return regexp.MustCompile(`"\d{4}-\d\d-\d\dT[0-9:.]+\+00:00"`).ReplaceAllString(text, `"TIME"`)
+	}
+	assert.Equal(t, normal(goDir), normal(pyDir))
+	for _, dir := range []jobstore.JobDir{goDir, pyDir} {
+		_, err := os.Stat(filepath.Join(string(dir), ".fenced-2", "ended"))
+		assert.NoError(t, err, "the retry's claim is ended as Go ends it")
+		_, err = os.Stat(filepath.Join(root, jobstore.LiveDir, dir.ID()))
+		assert.NoError(t, err, "the job is in the live index again")
+	}
+}
