@@ -781,6 +781,20 @@ class Claims(Case):
                     out[os.path.relpath(os.path.join(dirpath, n), d)] = fh.read()
         return out
 
+    def refused(self, op, states, supported):
+        """op refuses a job in each of states (None: no status) with
+        WrongState naming it, and touches nothing."""
+        for state in states:
+            with self.subTest(state=state):
+                job_id = state or "none"
+                d = self.job(job_id, status=None if state is None else finished(state, job_id=job_id))
+                before = self.snapshot(d)
+                with self.assertRaises(jobstore.WrongState) as cm:
+                    op(d)
+                self.assertEqual(("state", state or "", supported),
+                                 (cm.exception.subject, cm.exception.found, cm.exception.supported))
+                self.assertEqual(before, self.snapshot(d))
+
     def hold_lock(self, d, record=b""):
         """job.lock of d held by another open file, as another process holds it."""
         import fcntl
@@ -848,16 +862,7 @@ class Retry(Claims):
         self.assertTrue(os.path.isdir(os.path.join(d, ".fenced-3")))
 
     def test_refuses_what_is_not_finished_or_succeeded_touching_nothing(self):
-        for state in ("queued", "running", "succeeded", None):
-            with self.subTest(state=state):
-                job_id = state or "none"
-                d = self.job(job_id, status=None if state is None else finished(state, job_id=job_id))
-                before = self.snapshot(d)
-                with self.assertRaises(jobstore.WrongState) as cm:
-                    jobstore.retry(d)
-                self.assertEqual(("state", state or ""), (cm.exception.subject, cm.exception.found))
-                self.assertEqual(["failed", "lost", "cancelled"], cm.exception.supported)
-                self.assertEqual(before, self.snapshot(d))
+        self.refused(jobstore.retry, ("queued", "running", "succeeded", None), ["failed", "lost", "cancelled"])
 
     def test_a_held_lock_or_a_claimed_attempt_is_locked_touching_nothing(self):
         d = self.job(status=finished())
@@ -941,15 +946,7 @@ class Remove(Claims):
                 self.assertRaises(jobstore.NotJob, jobstore.read_status, d)
 
     def test_refuses_an_unfinished_job_touching_nothing(self):
-        for state in ("queued", "running", None):
-            with self.subTest(state=state):
-                job_id = state or "none"
-                d = self.job(job_id, status=None if state is None else finished(state, job_id=job_id))
-                before = self.snapshot(d)
-                with self.assertRaises(jobstore.WrongState) as cm:
-                    jobstore.remove(d)
-                self.assertEqual(state or "", cm.exception.found)
-                self.assertEqual(before, self.snapshot(d))
+        self.refused(jobstore.remove, ("queued", "running", None), ["succeeded", "failed", "cancelled", "lost"])
 
     def test_a_held_lock_or_a_claimed_attempt_is_locked(self):
         d = self.job(status=finished("succeeded"))
