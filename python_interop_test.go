@@ -572,3 +572,30 @@ func TestPython_RetryWritesWhatGoRetryWrites(t *testing.T) {
 		assert.NoError(t, err, "the job is in the live index again")
 	}
 }
+
+// TestPython_KilledRetrierDoesNotBlockGo: a Python retry killed while it
+// holds its claim (.run-2 made, nothing written) leaves job.lock naming
+// it, as a Go claimant's would; Go's Retry on the same host judges it gone
+// by its pid at once, and retries the job.
+func TestPython_KilledRetrierDoesNotBlockGo(t *testing.T) {
+	dir := failedJob(t, filepath.Join(tempDir(t), "jobs"), "j1")
+	s := startPython(t, `
+import sys, time, jobstore
+def stuck(*args):
+    print("claimed", flush=True)
+    time.sleep(3600)
+jobstore._reread_status = stuck
+jobstore.retry(sys.argv[1])
+`, string(dir))
+	require.Equal(t, "claimed", s.line(t))
+	require.NoError(t, s.cmd.Process.Kill())
+	_ = s.cmd.Wait()
+	_, err := os.Stat(filepath.Join(string(dir), ".run-2"))
+	require.NoError(t, err, "the killed retrier's claim is left")
+
+	require.NoError(t, jobstore.Retry(dir), "a claimant that is gone is passed, not waited for")
+	st, err := jobstore.ReadStatus(dir)
+	require.NoError(t, err)
+	assert.Equal(t, jobstore.Queued, st.State)
+	assert.Equal(t, uint64(3), st.Attempt, "attempt 2 was the dead claimant's, fenced")
+}
