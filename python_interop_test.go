@@ -11,6 +11,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -36,6 +38,7 @@ type pyScript struct {
 	cmd    *exec.Cmd
 	lines  *bufio.Scanner
 	stderr *bytes.Buffer
+	stdin  io.WriteCloser // the script's standard input
 }
 
 // startPython runs code with the python3 interpreter, with python/ on its
@@ -55,6 +58,8 @@ func startPython(t *testing.T, code string, args ...string) *pyScript {
 	out, err := cmd.StdoutPipe()
 	require.NoError(t, err)
 	s.lines = bufio.NewScanner(out)
+	s.stdin, err = cmd.StdinPipe()
+	require.NoError(t, err)
 	startChild(t, cmd)
 	return s
 }
@@ -75,9 +80,17 @@ func (s *pyScript) line(t *testing.T) string {
 	}
 }
 
+// send writes line to the script's standard input.
+func (s *pyScript) send(t *testing.T, line string) {
+	t.Helper()
+	_, err := io.WriteString(s.stdin, line+"\n")
+	require.NoError(t, err)
+}
+
 // wait waits for the script to exit, which it must do with status 0.
 func (s *pyScript) wait(t *testing.T) {
 	t.Helper()
+	_ = s.stdin.Close()
 	for s.lines.Scan() {
 		t.Logf("python: %s", s.lines.Text())
 	}
@@ -307,4 +320,283 @@ func TestPython_ModuleTestsPass(t *testing.T) {
 	require.GreaterOrEqual(t, n, 30, "the module's tests were not all found:\n%s", out)
 	assert.NotContains(t, string(out), "skipped", "a module test skipped on Unix:\n%s", out)
 	t.Logf("python3 -m unittest: %d tests passed", n)
+}
+
+// pythonClaimer reads "retry DIR" and "remove DIR" lines; for each it
+// prints "ready", waits for a "go" line, acts, and answers "ok" or the
+// error's code ("locked", "wrong_state", ...) and message.
+const pythonClaimer = `
+import sys, jobstore
+for line in sys.stdin:
+    op, job_dir = line.split(None, 1)
+    print("ready", flush=True)
+    sys.stdin.readline()
+    try:
+        getattr(jobstore, op)(job_dir.strip())
+        print("ok", flush=True)
+    except jobstore.JobstoreError as e:
+        print(e.code, e, flush=True)
+`
+
+// claimRounds is how many times the racing tests race Go against Python;
+// round i gives Python a head start of (i % 4) × claimStagger, so that
+// either side wins some rounds.
+const (
+	claimRounds  = 16
+	claimStagger = time.Millisecond
+)
+
+// pyClaim asks the pythonClaimer s to do op on dir, and once it is ready
+// lets it go, waiting the round's head start: the caller then races it.
+func pyClaim(t *testing.T, s *pyScript, op string, dir jobstore.JobDir, round int) {
+	t.Helper()
+	s.send(t, op+" "+string(dir))
+	require.Equal(t, "ready", s.line(t))
+	s.send(t, "go")
+	time.Sleep(time.Duration(round%4) * claimStagger)
+}
+
+// failedJob submits the job id under root and runs it to failed with Go.
+func failedJob(t *testing.T, root, id string) jobstore.JobDir {
+	t.Helper()
+	dir, err := jobstore.Submit(root, jobstore.JobSpec{ID: id, Kind: "render"})
+	require.NoError(t, err)
+	run, err := jobstore.Start(dir)
+	require.NoError(t, err)
+	require.NoError(t, run.Finish(jobstore.Outcome{State: jobstore.Failed, Error: "exit 3"}))
+	require.NoError(t, run.Close())
+	return dir
+}
+
+// codeOf is the answer of pythonClaimer, or the *Error code of a Go error.
+func codeOf(answer string) string { code, _, _ := strings.Cut(answer, " "); return code }
+
+func goCode(err error) string {
+	if err == nil {
+		return "ok"
+	}
+	return string(jobstore.ErrorCode(err))
+}
+
+// TestPython_RetryRacesGoRetry: Go's Retry and Python's retry on the same
+// failed job, started together, claimRounds times: exactly one acts (one
+// attempt added, seq up by one), the other is locked or wrong_state.
+func TestPython_RetryRacesGoRetry(t *testing.T) {
+	root := filepath.Join(tempDir(t), "jobs")
+	s := startPython(t, pythonClaimer)
+	var won [2]int // Python, Go
+	for i := range claimRounds {
+		dir := failedJob(t, root, "j"+strconv.Itoa(i))
+		before, err := jobstore.ReadStatus(dir)
+		require.NoError(t, err)
+
+		pyClaim(t, s, "retry", dir, i)
+		goErr := jobstore.Retry(dir)
+		py := s.line(t)
+
+		winners := 0
+		for side, code := range []string{codeOf(py), goCode(goErr)} {
+			switch code {
+			case "ok":
+				winners++
+				won[side]++
+			case "locked", "wrong_state":
+			default:
+				t.Fatalf("round %d: Python %q, Go %v: a loser must be locked or wrong_state", i, py, goErr)
+			}
+		}
+		require.Equal(t, 1, winners, "round %d: Python %q, Go %v", i, py, goErr)
+		st, err := jobstore.ReadStatus(dir)
+		require.NoError(t, err)
+		assert.Equal(t, jobstore.Queued, st.State)
+		assert.Equal(t, before.Seq+1, st.Seq, "round %d: one retry, one seq", i)
+		assert.Equal(t, before.Attempt+1, st.Attempt)
+		require.Len(t, st.Attempts, 1, "round %d: one attempt added", i)
+		assert.Equal(t, jobstore.Failed, st.Attempts[0].State)
+		assert.Equal(t, "retried by hand after attempt 1 (failed)", st.Message)
+		assert.Nil(t, st.RetryAt)
+		assert.Empty(t, leftoverTemps(t, string(dir)))
+	}
+	s.wait(t)
+	t.Logf("Python won %d rounds, Go %d", won[0], won[1])
+}
+
+// TestPython_RetriedJobIsRunByAGoWorker: a Worker already waiting on the
+// root notices a job Python retried and runs it as its second attempt.
+func TestPython_RetriedJobIsRunByAGoWorker(t *testing.T) {
+	for _, last := range []jobstore.State{jobstore.Failed, jobstore.Cancelled} {
+		t.Run(string(last), func(t *testing.T) {
+			root := filepath.Join(tempDir(t), "jobs")
+			dir, err := jobstore.Submit(root, jobstore.JobSpec{ID: "j1", Kind: "render"})
+			require.NoError(t, err)
+			run, err := jobstore.Start(dir)
+			require.NoError(t, err)
+			if last == jobstore.Cancelled {
+				err := jobstore.RequestCancel(dir, jobstore.CancelRequest{RequestedBy: "test"})
+				require.NoError(t, err)
+			}
+			require.NoError(t, run.Finish(jobstore.Outcome{State: last}))
+			require.NoError(t, run.Close())
+
+			ran := make(chan uint64, 1)
+			ctx, stop := context.WithCancel(context.Background())
+			w, err := jobstore.NewWorker(root, func(ctx context.Context, run *jobstore.Run) error {
+				ran <- run.Status().Attempt
+				return nil
+			})
+			require.NoError(t, err)
+			done := make(chan error, 1)
+			go func() { done <- w.Run(ctx) }()
+			t.Cleanup(func() { stop(); <-done })
+
+			s := startPython(t, pythonClaimer)
+			pyClaim(t, s, "retry", dir, 0)
+			require.Equal(t, "ok", s.line(t))
+			s.wait(t)
+			req, err := jobstore.ReadCancel(dir)
+			require.NoError(t, err)
+			assert.Nil(t, req, "a retried cancelled job keeps no cancel request")
+
+			select {
+			case n := <-ran:
+				assert.Equal(t, uint64(3), n, "attempt 1 ran, 2 was the retry's claim")
+			case <-time.After(childTimeout):
+				t.Fatalf("the worker did not run the retried job in %v", childTimeout)
+			}
+			require.Eventually(t, func() bool {
+				st, err := jobstore.ReadStatus(dir)
+				return err == nil && st.State == jobstore.Succeeded
+			}, childTimeout, 10*time.Millisecond)
+			st, err := jobstore.ReadStatus(dir)
+			require.NoError(t, err)
+			require.Len(t, st.Attempts, 2, "the attempt Python retried, then the Worker's")
+			assert.Equal(t, last, st.Attempts[0].State)
+			assert.Equal(t, jobstore.Succeeded, st.Attempts[1].State)
+		})
+	}
+}
+
+// TestPython_RemoveRefusedWhileGoRunHolds: Python's remove leaves a job
+// that a Go Run holds: running (wrong_state), or finished but its Run not
+// yet closed (locked, job.lock held).
+func TestPython_RemoveRefusedWhileGoRunHolds(t *testing.T) {
+	for _, finish := range []bool{false, true} {
+		t.Run(map[bool]string{false: "running", true: "finished-unclosed"}[finish], func(t *testing.T) {
+			dir, err := jobstore.Submit(filepath.Join(tempDir(t), "jobs"), jobstore.JobSpec{ID: "j1", Kind: "render"})
+			require.NoError(t, err)
+			run, err := jobstore.Start(dir)
+			require.NoError(t, err)
+			defer run.Close()
+			want := "wrong_state"
+			if finish {
+				require.NoError(t, run.Finish(jobstore.Outcome{State: jobstore.Succeeded}))
+				want = "locked"
+			}
+			s := startPython(t, pythonClaimer)
+			pyClaim(t, s, "remove", dir, 0)
+			assert.Equal(t, want, codeOf(s.line(t)))
+			s.wait(t)
+			if !finish {
+				require.NoError(t, run.Progress(0.5, "still mine"), "the runner still owns the job")
+			}
+			_, err = jobstore.ReadSpec(dir)
+			require.NoError(t, err, "the job is still there")
+		})
+	}
+}
+
+// TestPython_RemoveRacesGoRetryAndStart: Python removes a failed job while
+// Go retries and starts it, claimRounds times: never both removed and
+// started; whichever lost left no trace.
+func TestPython_RemoveRacesGoRetryAndStart(t *testing.T) {
+	root := filepath.Join(tempDir(t), "jobs")
+	s := startPython(t, pythonClaimer)
+	removed := 0
+	for i := range claimRounds {
+		dir := failedJob(t, root, "j"+strconv.Itoa(i))
+		pyClaim(t, s, "remove", dir, i)
+		var run *jobstore.Run
+		err := jobstore.Retry(dir)
+		if err == nil {
+			run, err = jobstore.Start(dir)
+		}
+		py := s.line(t)
+		_, specErr := jobstore.ReadSpec(dir)
+		switch codeOf(py) {
+		case "ok":
+			removed++
+			require.Nil(t, run, "round %d: a job was both removed and started", i)
+			require.ErrorIs(t, specErr, jobstore.ErrNotJob, "round %d", i)
+			require.True(t, errors.Is(err, jobstore.ErrNotJob) || errors.Is(err, jobstore.ErrLocked), "round %d: %v", i, err)
+		case "locked", "wrong_state":
+			require.NoError(t, specErr, "round %d: Python lost, yet the job is gone", i)
+		default:
+			t.Fatalf("round %d: Python %q", i, py)
+		}
+		if run != nil {
+			require.NoError(t, run.Finish(jobstore.Outcome{State: jobstore.Succeeded}))
+			require.NoError(t, run.Close())
+		}
+	}
+	s.wait(t)
+	entries, err := os.ReadDir(root)
+	require.NoError(t, err)
+	for _, e := range entries {
+		assert.False(t, strings.HasPrefix(e.Name(), ".remove-"), "a removal left %s", e.Name())
+	}
+	t.Logf("Python removed %d of %d jobs", removed, claimRounds)
+}
+
+// TestPython_RetryWritesWhatGoRetryWrites: the status.json Python's retry
+// writes is Go's Retry's, key for key and in the same order, but for the
+// job ID and the time of the write.
+func TestPython_RetryWritesWhatGoRetryWrites(t *testing.T) {
+	root := filepath.Join(tempDir(t), "jobs")
+	goDir, pyDir := failedJob(t, root, "go"), failedJob(t, root, "py")
+	require.NoError(t, jobstore.Retry(goDir))
+	s := startPython(t, pythonClaimer)
+	pyClaim(t, s, "retry", pyDir, 0)
+	require.Equal(t, "ok", s.line(t))
+	s.wait(t)
+
+	normal := func(dir jobstore.JobDir) string {
+		data, err := os.ReadFile(dir.StatusPath())
+		require.NoError(t, err)
+		text := strings.ReplaceAll(string(data), `"`+dir.ID()+`"`, `"ID"`)
+		return regexp.MustCompile(`"\d{4}-\d\d-\d\dT[0-9:.]+\+00:00"`).ReplaceAllString(text, `"TIME"`)
+	}
+	assert.Equal(t, normal(goDir), normal(pyDir))
+	for _, dir := range []jobstore.JobDir{goDir, pyDir} {
+		_, err := os.Stat(filepath.Join(string(dir), ".fenced-2", "ended"))
+		assert.NoError(t, err, "the retry's claim is ended as Go ends it")
+		_, err = os.Stat(filepath.Join(root, jobstore.LiveDir, dir.ID()))
+		assert.NoError(t, err, "the job is in the live index again")
+	}
+}
+
+// TestPython_KilledRetrierDoesNotBlockGo: a Python retry killed while it
+// holds its claim (.run-2 made, nothing written) leaves job.lock naming
+// it, as a Go claimant's would; Go's Retry on the same host judges it gone
+// by its pid at once, and retries the job.
+func TestPython_KilledRetrierDoesNotBlockGo(t *testing.T) {
+	dir := failedJob(t, filepath.Join(tempDir(t), "jobs"), "j1")
+	s := startPython(t, `
+import sys, time, jobstore
+def stuck(*args):
+    print("claimed", flush=True)
+    time.sleep(3600)
+jobstore._reread_status = stuck
+jobstore.retry(sys.argv[1])
+`, string(dir))
+	require.Equal(t, "claimed", s.line(t))
+	require.NoError(t, s.cmd.Process.Kill())
+	_ = s.cmd.Wait()
+	_, err := os.Stat(filepath.Join(string(dir), ".run-2"))
+	require.NoError(t, err, "the killed retrier's claim is left")
+
+	require.NoError(t, jobstore.Retry(dir), "a claimant that is gone is passed, not waited for")
+	st, err := jobstore.ReadStatus(dir)
+	require.NoError(t, err)
+	assert.Equal(t, jobstore.Queued, st.State)
+	assert.Equal(t, uint64(3), st.Attempt, "attempt 2 was the dead claimant's, fenced")
 }

@@ -16,7 +16,11 @@ does, and no more:
 - ``submit``: a job built whole in the root's ``.submit/`` directory and
   renamed into place, with its queued status.json (in a root that exists,
   unless ``create=True``);
-- ``request_cancel``: cancel.json, published once.
+- ``request_cancel``: cancel.json, published once;
+- ``retry``, ``remove``: a finished job queued again, or removed, under
+  the Go library's claim of its next attempt (job.lock, then .run-N), so
+  that of any number of claimants in either language one acts (not on
+  Windows).
 
 Records are returned as dicts of the fields the format defines (unknown
 fields dropped, optional fields absent when empty), timestamps as the
@@ -25,7 +29,7 @@ Every error is a ``JobstoreError`` whose ``code`` is the Go library's
 ``ErrorCode`` ("not_job", "corrupt", ...); its subclasses match the Go
 sentinels (``NotJob``, ``Corrupt``, ``NewerSchema``, ...).
 
-Running jobs (taking job.lock, writing status.json as a runner) is not
+Running jobs (writing status.json as a runner) is not
 here: run them with ``jobstore work ROOT -- COMMAND`` or the Go library.
 """
 
@@ -37,8 +41,14 @@ import random
 import re
 import secrets
 import stat
+import sys
 import threading
 import time
+
+try:
+    import fcntl
+except ImportError:  # Windows: retry and remove refuse (see retry)
+    fcntl = None
 
 __version__ = "0.1.0.dev0"
 
@@ -51,7 +61,7 @@ __all__ = [
     "NotOwner", "NotDue", "Timeout", "Entry",
     "read_spec", "read_status", "read_cancel", "decode_spec", "decode_status",
     "decode_cancel", "list_jobs", "wait", "submit", "request_cancel",
-    "new_job_id", "validate_job_id", "is_temp_name", "now", "parse_time",
+    "new_job_id", "validate_job_id", "is_temp_name", "now", "parse_time", "retry", "remove",
 ]
 
 # The schema versions this module writes and understands (model.go).
@@ -1385,3 +1395,569 @@ def _publish_build(op, root, build, job_id):
             raise Exists("already exists; a job record is written once", op=op, path=target, cause=e,
                          remedy="read the existing record, or submit under a new job ID") from first
         raise
+
+
+# ---------------------------------------------------------------- retry and remove
+#
+# The claim protocol of claim.go and internal/attempt, for a finished job:
+# job.lock taken without waiting (flock, as the Go library on Unix), then
+# the job's next attempt claimed by creating .run-N (mkdir is exclusive on
+# every filesystem jobstore supports), the status read again under the
+# claim, the record written through a temp file made in .run-N and renamed
+# from it (a fence that renames .run-N away makes that rename fail), and
+# the claim ended (.run-N renamed to .fenced-N, with .run-N/ended first).
+# Of any number of Retry, Remove, Start and RequestCancel calls, in Go or
+# here, on any number of hosts, one claims the attempt and acts.
+
+_RUN_PREFIX = ".run-"
+_FENCED_PREFIX = ".fenced-"
+_END_MARKER = "ended"
+_REMOVE_PREFIX = ".remove-"
+_MAX_LOCK_RECORD = 4 << 10
+_MAX_UINT64 = 2 ** 64 - 1
+# How long, and how often, a claim reads a status older than an attempt its
+# owner ended: a network filesystem client's view lags (rereadStatus).
+_STALE_VIEW_FOR = 2.0
+_STALE_VIEW_POLL = 0.05
+_DIR_FLAGS = (os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0)
+              | getattr(os, "O_CLOEXEC", 0))
+_NO_WINDOWS_REMEDY = ("run `jobstore retry` or `jobstore rm` (or the Go library's Retry and Remove) on this job: "
+                      "they take job.lock as Windows' LockFileEx")
+
+
+class _Claim:
+    """job.lock held (fd) and attempt n claimed (.run-n, made by this
+    process: ident is its device and inode)."""
+
+    def __init__(self, job_dir, fd):
+        self.job_dir = job_dir
+        self.fd = fd
+        self.n = 0
+        self.ident = None
+
+    @property
+    def run(self):
+        return os.path.join(self.job_dir, _RUN_PREFIX + str(self.n))
+
+    @property
+    def fenced(self):
+        return os.path.join(self.job_dir, _FENCED_PREFIX + str(self.n))
+
+    def ours(self):
+        """Whether .run-n is still the directory this process made: not
+        renamed away by a fence."""
+        try:
+            st = os.lstat(self.run)
+        except OSError:
+            return False
+        return stat.S_ISDIR(st.st_mode) and (st.st_dev, st.st_ino) == self.ident
+
+    def withdraw(self):
+        """Remove a claim no record names yet (the files this process made
+        in it, then .run-n), so the attempt can be claimed again; a claim
+        fenced meanwhile is not ours and is left."""
+        if self.ident is None or not self.ours():
+            return
+        try:
+            fd = os.open(self.run, _DIR_FLAGS)
+            try:
+                if (os.fstat(fd).st_dev, os.fstat(fd).st_ino) != self.ident:
+                    return
+                for name in os.listdir(fd):
+                    if stat.S_ISREG(os.stat(name, dir_fd=fd, follow_symlinks=False).st_mode):
+                        os.unlink(name, dir_fd=fd)
+            finally:
+                os.close(fd)
+            os.rmdir(self.run)
+        except OSError:
+            pass  # an empty claim nobody renews: judged gone after a lease
+
+    def end(self):
+        """End the attempt: .run-n/ended (its owner ended it after a record
+        named it), then .run-n renamed to .fenced-n. Only .run-n itself can
+        become .fenced-n, so a .fenced-n that exists is a fence of this
+        claim, and the rename is skipped."""
+        if self.ours():
+            try:
+                os.close(os.open(os.path.join(self.run, _END_MARKER),
+                                 os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o644))
+            except OSError:
+                pass
+        if not os.path.lexists(self.fenced):
+            try:
+                os.rename(self.run, self.fenced)
+            except OSError:
+                pass  # fenced by another process meanwhile, or left to be judged over
+
+    def unlock(self):
+        """Empty job.lock (no loser names a holder that has gone), then
+        release it."""
+        if self.fd is None:
+            return
+        fd, self.fd = self.fd, None
+        try:
+            os.ftruncate(fd, 0)
+        except OSError:
+            pass
+        try:
+            fcntl.flock(fd, fcntl.LOCK_UN)
+        finally:
+            os.close(fd)
+
+
+def _describe_holder(fd):
+    """The holder of job.lock, from the record it wrote there (LockJob's)."""
+    try:
+        rec = json.loads(os.pread(fd, _MAX_LOCK_RECORD, 0).decode("utf-8"))
+        if isinstance(rec, dict) and isinstance(rec.get("pid"), int) and rec["pid"] > 0:
+            prog = ' (program "%s")' % rec["program"] if rec.get("program") else ""
+            return 'held by pid %d on host "%s"%s since %s, as job.lock records it' % (
+                rec["pid"], rec.get("host", ""), prog, rec.get("since", "?"))
+    except (OSError, ValueError):
+        pass
+    return "held by another process (job.lock names no holder)"
+
+
+def _pid_identity():
+    """pid_scope and pid_start of this process as the Go library records
+    them on Linux (internal/proc): the boot and pid namespace, and the
+    process's start time in clock ticks, so that a Go claimant on this host
+    judges a claim this process left when it died at once, by its pid,
+    rather than after a lease. Elsewhere, or unreadable: none (judged by
+    lease)."""
+    try:
+        with open("/proc/sys/kernel/random/boot_id", encoding="ascii") as fh:
+            boot = fh.read().strip()
+        ns = os.readlink("/proc/self/ns/pid")
+        with open("/proc/self/stat", encoding="utf-8", errors="replace") as fh:
+            fields = fh.read().rsplit(")", 1)[1].split()
+        start = fields[19]
+        int(start)
+    except (OSError, IndexError, ValueError):
+        return {}
+    return {"pid_scope": "linux/%s/%s" % (boot, ns), "pid_start": start}
+
+
+def _lock_job(op, job_dir):
+    """job.lock of job_dir taken exclusively without waiting, as LockJob
+    takes it on Unix (flock, created 0644 if missing, never through a
+    link), with this process's record written into it. Locked names the
+    holder; NotJob without job.json; NotRegular for a job.lock that is not
+    a regular file."""
+    if not os.path.lexists(os.path.join(job_dir, SPEC_FILE)):
+        raise _not_job(op, job_dir)
+    path = os.path.join(job_dir, LOCK_FILE)
+    flags = (os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+             | getattr(os, "O_CLOEXEC", 0))
+    try:
+        fd = os.open(path, flags, 0o644)
+    except OSError as e:
+        if e.errno in _LINK_ERRNOS or e.errno == errno.ENXIO:
+            raise _irregular(op, path, os.lstat(path).st_mode) from None
+        if isinstance(e, FileNotFoundError):
+            raise _not_job(op, job_dir) from None
+        raise _io_error(op, path, e, "cannot open the lock file", "check the job directory and the disk, then try again") from e
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            raise _irregular(op, path, mode)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise Locked(_describe_holder(fd), op=op, path=path,
+                         remedy="another process is acting on the job; try again once it is done") from None
+        except OSError as e:
+            raise _io_error(op, path, e, "cannot lock the lock file",
+                            "the filesystem may not support locks (some network filesystems do not); "
+                            "keep job roots on a local disk") from e
+    except BaseException:
+        os.close(fd)
+        raise
+    rec = {"pid": os.getpid(), "host": os.uname().nodename,
+           "program": os.path.basename(sys.argv[0]) if sys.argv and sys.argv[0] else "python", "since": now()}
+    rec.update(_pid_identity())
+    data = (json.dumps(rec, separators=(",", ":")) + "\n").encode("utf-8")
+    try:
+        os.pwrite(fd, data, 0)  # then truncate: a loser never sees an empty record between the two
+        os.ftruncate(fd, len(data))
+    except OSError:
+        pass  # the lock is held all the same; a loser then names no holder
+    return _Claim(job_dir, fd)
+
+
+def _take_next(op, claim, a):
+    """Claim the first attempt after a that can be claimed, as claimAfter
+    does: attempts over (.fenced-n) are passed; a claim of another process
+    (.run-n alone) is Locked. Returns the last attempt passed that its
+    owner ended (0: none). Unlike the Go library, this module never judges
+    a claimant gone nor fences it: a claim left by a crashed process is
+    Locked here until a Go claimant (Start, Retry, Remove, Reconcile)
+    passes it, which it does once the claimant is judged gone."""
+    ended = 0
+    n = a + 1
+    while True:
+        claim.n = n
+        try:
+            os.mkdir(claim.run, 0o777)
+        except FileExistsError:
+            if not os.path.lexists(claim.fenced):
+                mode = os.lstat(claim.run).st_mode
+                if not stat.S_ISDIR(mode):
+                    raise _irregular(op, claim.run, mode) from None
+                raise Locked("attempt %d is claimed by another process" % n, op=op, path=claim.run,
+                             remedy="another process is starting, cancelling, retrying or removing the job; "
+                                    "read the status again and try once it is done") from None
+        except FileNotFoundError:
+            raise _not_job(op, claim.job_dir) from None
+        else:
+            if not os.path.lexists(claim.fenced):
+                st = os.lstat(claim.run)
+                claim.ident = (st.st_dev, st.st_ino)
+                return ended
+            os.rmdir(claim.run)  # the attempt is over: never revive it
+        try:
+            if stat.S_ISDIR(os.lstat(claim.fenced).st_mode) and os.path.lexists(os.path.join(claim.fenced, _END_MARKER)):
+                ended = n
+        except OSError:
+            pass
+        n += 1
+
+
+def _reread_status(op, job_dir, ended):
+    """The status once the claim is held. A status naming an earlier
+    attempt than one its owner ended is this host's view lagging behind the
+    shared filesystem: read again for up to _STALE_VIEW_FOR, then Locked."""
+    deadline = time.monotonic() + _STALE_VIEW_FOR
+    while True:
+        st = read_status(job_dir)
+        if not ended or (st is not None and st.get("attempt", 0) >= ended):
+            return st
+        if time.monotonic() >= deadline:
+            raise Locked("attempt %d was ended by its runner after it wrote a status, yet status.json still names an "
+                         "earlier one: this host's view of the shared filesystem is behind" % ended,
+                         op=op, path=os.path.join(job_dir, STATUS_FILE), remedy="read the status again in a while")
+        time.sleep(_STALE_VIEW_POLL)
+
+
+def _claim_finished(op, job_dir, refuse):
+    """job.lock taken and the finished job's next attempt claimed, as Go's
+    claimFinished: refuse(status) is asked before the lock, under it, and
+    of the status read once the claim is held, which must name no later
+    attempt. Returns the claim and that status; on any failure nothing is
+    held and nothing was changed."""
+    refuse(read_status(job_dir))  # before job.lock, which records its holder
+    claim = _lock_job(op, job_dir)
+    try:
+        st = read_status(job_dir)
+        refuse(st)
+        a = st.get("attempt", 0)
+        try:
+            ended = _take_next(op, claim, a)
+        except JobstoreError:
+            raise
+        except OSError as e:
+            raise _io_error(op, claim.run, e, "cannot claim the attempt",
+                            "check that this user may make directories in the job directory") from e
+        try:
+            st = _reread_status(op, job_dir, ended)
+            if st is not None and st["state"] in FINAL_STATES and st.get("attempt", 0) > a:
+                raise Locked("attempt %d claimed the job meanwhile" % st["attempt"], op=op,
+                             path=os.path.join(job_dir, STATUS_FILE), remedy="read the status again")
+            refuse(st)
+        except BaseException:
+            claim.withdraw()
+            raise
+    except BaseException:
+        claim.unlock()
+        raise
+    return claim, st
+
+
+def _job_dir_to_claim(op, job_dir):
+    """job_dir checked and cleaned as Go's openToClaim does: its last
+    element, as given, must be a job ID (Invalid before anything is
+    touched); a link is NotRegular. Windows is refused (see retry)."""
+    job_dir = os.fspath(job_dir)
+    validate_job_id(_base(job_dir), op=op, path=job_dir)
+    job_dir = _job_dir(job_dir)
+    if fcntl is None:
+        raise JobstoreError("not supported on this platform by this module", op=op, path=job_dir, remedy=_NO_WINDOWS_REMEDY)
+    _check_job_dir(op, job_dir)
+    return job_dir
+
+
+def _status_path(job_dir):
+    return os.path.join(job_dir, STATUS_FILE)
+
+
+def _has_spec(job_dir):
+    return os.path.lexists(os.path.join(job_dir, SPEC_FILE))
+
+
+def _refuse_unretryable(op, job_dir):
+    def refuse(st):
+        if st is not None and st["state"] in ("failed", "lost", "cancelled"):
+            return
+        if not _has_spec(job_dir):
+            raise _not_job(op, job_dir)
+        found, msg, remedy = "", "the job has no status yet: it has not run", "nothing to retry: it runs when a worker takes it"
+        if st is not None:
+            found = st["state"]
+            if found == "queued":
+                msg = "the job is queued: it has yet to run"
+            elif found == "running":
+                msg = 'the job is running (pid %d on host "%s")' % (st.get("pid", 0), st.get("host", ""))
+                remedy = "wait for it to end: a failed attempt is retried by its policy (max_attempts), and a finished job by hand"
+            else:
+                msg = "the job %s; there is nothing to retry" % found
+                remedy = "submit a new job to run this work again"
+        raise WrongState(msg, op=op, path=_status_path(job_dir), subject="state", found=found,
+                         supported=["failed", "lost", "cancelled"], remedy=remedy)
+    return refuse
+
+
+def _refuse_unfinished(op, job_dir):
+    def refuse(st):
+        if st is not None and st["state"] in FINAL_STATES:
+            return
+        if not _has_spec(job_dir):
+            raise _not_job(op, job_dir)
+        found = ""
+        msg = "the job has no status yet (it was submitted a moment ago, or its submission stopped after job.json)"
+        remedy = "cancel the job first (request_cancel), then remove it"
+        if st is not None:
+            found = st["state"]
+            msg = "the job is " + found
+            if found == "running":
+                msg += ' (pid %d on host "%s")' % (st.get("pid", 0), st.get("host", ""))
+                remedy = "wait for the job to end, or cancel it and remove it once it has"
+        if found != "running" and os.path.lexists(os.path.join(job_dir, CANCEL_FILE)):
+            msg += ", with a cancel request not yet carried out"
+            remedy = "remove it once it is cancelled: its canceller marks it so in a moment"
+        raise WrongState(msg + "; only a finished job is removed", op=op, path=_status_path(job_dir), subject="state",
+                         found=found, supported=["succeeded", "failed", "cancelled", "lost"], remedy=remedy)
+    return refuse
+
+
+_ATTEMPT_FIELDS = ("attempt", "state", "interrupted", "started_at", "ended_at", "host", "exit_code", "error")
+
+
+def _attempt_end(a):
+    """One entry of status.json's attempts as the Go library writes it:
+    its fields in order, empty ones left out, unknown ones dropped."""
+    out = {}
+    for name in _ATTEMPT_FIELDS:
+        v = a.get(name)
+        if name in ("attempt", "state", "ended_at") or (v is not None and v != "" and v is not False):
+            out[name] = v if v is not None else 0
+    return out
+
+
+def _write_status_as(op, claim, record):
+    """status.json written through the claim: a temp file made in .run-n,
+    renamed from there over status.json, the job directory fsynced. A claim
+    fenced meanwhile is NotOwner and nothing is written."""
+    target = _status_path(claim.job_dir)
+    data = _encode(op, target, record)
+
+    def fenced(cause=None):
+        return NotOwner("attempt %d was taken over: another process judged this one gone, and its claim is now %s; "
+                        "nothing was written" % (claim.n, os.path.basename(claim.fenced)),
+                        op=op, path=claim.run, cause=cause, remedy="read the status again")
+    if not claim.ours():
+        raise fenced()
+    temp = _write_temp(claim.run, STATUS_FILE, data, 0o644)
+    try:
+        if not claim.ours():
+            raise fenced()
+        os.replace(temp, target)  # by name through .run-n: fails once a fence renamed it
+    except BaseException as e:
+        if os.path.lexists(temp):
+            _remove(temp)
+        if isinstance(e, FileNotFoundError):
+            raise fenced(e) from e
+        raise
+    _fsync_dir(claim.job_dir)
+
+
+def retry(job_dir):
+    """Give a job that ended failed, lost or cancelled one more attempt, as
+    Go's Retry does: it is written queued again, durably, with seq+1, its
+    next attempt's number, its last attempt's outcome added to attempts,
+    no retry_at, and the message "retried by hand after attempt N (STATE)";
+    a cancelled job's cancel.json is deleted first; then its entry in the
+    root's live index is made, so that waiting workers notice.
+
+    It claims the job's next attempt as the Go library does (job.lock,
+    then .run-N), so of any number of retry, remove, Start and
+    RequestCancel calls, in Go or Python, on any number of hosts, one acts
+    on a given record; the others get Locked or WrongState. A claim left by
+    a crashed claimant is Locked here (this module never judges one gone):
+    Go's Start, Retry, Remove or Reconcile pass it after a lease.
+
+    WrongState (subject "state") for a job that is queued, running,
+    succeeded or has no status, nothing written; Locked while another
+    process holds job.lock or the next attempt; NotJob, NotRegular (a link
+    or FIFO in place of the job directory, status.json or job.lock), or
+    Invalid for a job_dir whose last element is not a job ID, before
+    anything is touched.
+
+    On Windows it raises JobstoreError and touches nothing: the Go library
+    locks job.lock there with LockFileEx on one byte at offset 2**62, which
+    msvcrt.locking (a lock from the C runtime's file position) cannot be
+    relied on to match, so two claimants could both act."""
+    op = "retry"
+    job_dir = _job_dir_to_claim(op, job_dir)
+    claim, last = _claim_finished(op, job_dir, _refuse_unretryable(op, job_dir))
+    try:
+        try:
+            if last["state"] == "cancelled":
+                try:
+                    _remove(os.path.join(job_dir, CANCEL_FILE))
+                except FileNotFoundError:
+                    pass
+                except OSError as e:
+                    raise _io_error(op, os.path.join(job_dir, CANCEL_FILE), e,
+                                    "cannot delete the cancel request of the cancelled job",
+                                    "nothing was changed; check that this user may delete files in the job directory") from e
+            if last["seq"] >= _MAX_UINT64:
+                raise _invalid(op, _status_path(job_dir), "seq", "is %d, the largest there is" % last["seq"],
+                               found=last["seq"], remedy="this job's status cannot change any more; submit a new job")
+            t = now()
+            end = {"attempt": last.get("attempt", 0), "state": last["state"], "started_at": last.get("started_at"),
+                   "ended_at": last.get("finished_at") or t, "host": last.get("host"), "exit_code": last.get("exit_code"),
+                   "error": last.get("error")}
+            attempts = [_attempt_end(a) for a in last.get("attempts", [])]
+            if not (attempts and attempts[-1]["attempt"] == end["attempt"] and end["attempt"] != 0):
+                attempts.append(_attempt_end(end))
+            record = {"schema_version": STATUS_SCHEMA_VERSION, "job_id": last["job_id"], "state": "queued",
+                      "seq": last["seq"] + 1,
+                      "message": "retried by hand after attempt %d (%s)" % (last.get("attempt", 0), last["state"]),
+                      "updated_at": t, "attempt": claim.n, "attempts": attempts}
+            try:
+                _write_status_as(op, claim, record)
+            except OSError as e:
+                if isinstance(e, JobstoreError):
+                    raise
+                raise _io_error(op, _status_path(job_dir), e, "cannot write the queued status",
+                                "nothing was changed; check free space and permissions") from e
+        except BaseException:
+            claim.withdraw()
+            raise
+        claim.end()
+        _mark_live(os.path.dirname(job_dir), _base(job_dir))
+    finally:
+        claim.unlock()
+
+
+def remove(job_dir):
+    """Remove the finished job in job_dir, as Go's Remove does: once its
+    next attempt is claimed (as retry claims it), the job directory is
+    renamed to a hidden ".remove-<id>-<digits>" in its root (one step: a
+    reader finds the job whole or not at all), checked to be the directory
+    claimed, its live index entry removed, the root fsynced, and the hidden
+    directory deleted: job.json first, status.json last, never through a
+    link, never into a filesystem mounted inside (what stays is reported,
+    for jobstore's Prune to delete later). index.json is not changed.
+
+    WrongState (subject "state", found the state, "" for none) for a job
+    that is queued, running or has no status, before anything is touched;
+    Locked, NotJob, NotRegular, Invalid and Windows as retry. A JobstoreError
+    after the rename means the job is out of the root but its hidden
+    directory is not wholly deleted."""
+    op = "remove"
+    job_dir = _job_dir_to_claim(op, job_dir)
+    claim, _ = _claim_finished(op, job_dir, _refuse_unfinished(op, job_dir))
+    root, job_id = os.path.dirname(job_dir) or ".", _base(job_dir)
+    try:
+        try:
+            trash = _hide_job(op, job_dir, root, job_id)
+        except BaseException:
+            claim.withdraw()
+            raise
+    finally:
+        claim.unlock()
+    try:
+        os.rmdir(os.path.join(root, LIVE_DIR, job_id))
+    except OSError:
+        pass
+    try:
+        _fsync_dir(root)
+        synced = None
+    except OSError as e:
+        synced = e
+    try:
+        _purge(trash)
+    except OSError as e:
+        raise _io_error(op, trash, e, "the job is out of the root, but its hidden directory could not be deleted whole",
+                        "nothing to do for readers, which never see it; jobstore prune deletes it once it is older than "
+                        "15 minutes, or delete it by hand") from e
+    if synced is not None:
+        raise _io_error(op, root, synced, "the job is removed, but the jobs root could not be fsynced: "
+                        "after a power cut the job may come back", "check the disk; remove the job again if it comes back")
+
+
+def _hide_job(op, job_dir, root, job_id):
+    """Rename job_dir to a fresh hidden name in root, never over anything,
+    and check that what was renamed is the directory claimed."""
+    st = os.lstat(job_dir)
+    ident = (st.st_dev, st.st_ino)
+    for _ in range(3):
+        trash = os.path.join(root, "%s%s-%d" % (_REMOVE_PREFIX, job_id, random.randrange(2 ** 64)))
+        if not os.path.lexists(trash):
+            break
+    else:
+        raise Exists("no free hidden name to remove the job by", op=op, path=job_dir, remedy="try again")
+    try:
+        os.rename(job_dir, trash)
+    except FileNotFoundError:
+        raise _not_job(op, job_dir) from None
+    except OSError as e:
+        raise _io_error(op, job_dir, e, "cannot rename the job directory to a hidden name",
+                        "nothing was removed; check that this user may rename entries in the jobs root") from e
+    got = os.lstat(trash)
+    if (got.st_dev, got.st_ino) != ident or not stat.S_ISDIR(got.st_mode):
+        try:
+            os.rename(trash, job_dir)
+        except OSError:
+            pass
+        raise JobstoreError("the job directory was replaced by another while it was being removed; nothing was removed",
+                            op=op, path=job_dir, remedy="look at what is at that path now")
+    return trash
+
+
+def _purge(path):
+    """Delete the hidden directory path, job.json first and status.json
+    last, every name relative to a directory opened without following a
+    link; a directory on another device (a mount) is not entered."""
+    fd = os.open(path, _DIR_FLAGS)
+    try:
+        dev = os.fstat(fd).st_dev
+        names = os.listdir(fd)
+        order = [n for n in (SPEC_FILE,) if n in names] + [n for n in names if n not in (SPEC_FILE, STATUS_FILE)]
+        order += [n for n in (STATUS_FILE,) if n in names]
+        for name in order:
+            _remove_at(fd, name, dev, path)
+    finally:
+        os.close(fd)
+    os.rmdir(path)
+
+
+def _remove_at(dfd, name, dev, parent):
+    try:
+        st = os.stat(name, dir_fd=dfd, follow_symlinks=False)
+    except FileNotFoundError:
+        return
+    if not stat.S_ISDIR(st.st_mode):
+        os.unlink(name, dir_fd=dfd)
+        return
+    if st.st_dev != dev:
+        raise OSError(errno.EXDEV, "a filesystem is mounted there; it is not entered and stays",
+                      os.path.join(parent, name))
+    sub = os.open(name, _DIR_FLAGS, dir_fd=dfd)
+    try:
+        for n in os.listdir(sub):
+            _remove_at(sub, n, dev, os.path.join(parent, name))
+    finally:
+        os.close(sub)
+    os.rmdir(name, dir_fd=dfd)

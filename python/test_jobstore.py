@@ -98,7 +98,7 @@ class Module(Case):
             tree = ast.parse(fh.read())
         imported = {alias.name.split(".")[0] for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names}
         imported |= {node.module.split(".")[0] for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) and node.module}
-        stdlib = {"datetime", "errno", "json", "os", "random", "re", "secrets", "stat", "threading", "time"}
+        stdlib = {"datetime", "errno", "fcntl", "json", "os", "random", "re", "secrets", "stat", "sys", "threading", "time"}
         self.assertLessEqual(imported, stdlib)
 
 
@@ -749,6 +749,259 @@ class RequestCancel(Case):
         self.assertRaises(jobstore.NotJob, jobstore.request_cancel, os.path.join(self.root, "nope"))
         self.assertRaises(jobstore.Invalid, jobstore.request_cancel, self.root + os.sep + "..")
         self.assertRaises(jobstore.Invalid, jobstore.request_cancel, os.path.join(self.root, ".submit"))
+
+
+FINISHED_AT = "2026-11-30T09:40:00.000000+00:00"
+
+
+def finished(state="failed", job_id="j1", attempt=1, **kw):
+    """A status.json of a job whose attempt ended in state, as a Go runner
+    leaves it."""
+    return status(job_id=job_id, state=state, seq=4, attempt=attempt, host="render-3", pid=4242,
+                  started_at="2026-11-30T09:35:40.123456+00:00", finished_at=FINISHED_AT, **kw)
+
+
+class Claims(Case):
+    """What retry and remove share: Go's claim of a finished job's next
+    attempt."""
+
+    def setUp(self):
+        super().setUp()
+        if not POSIX:
+            self.skipTest("retry and remove refuse on Windows (test_windows_is_refused)")
+
+    def snapshot(self, d):
+        """Every name under d with its bytes (None for a directory)."""
+        out = {}
+        for dirpath, dirnames, filenames in os.walk(d):
+            for n in dirnames:
+                out[os.path.relpath(os.path.join(dirpath, n), d)] = None
+            for n in filenames:
+                with open(os.path.join(dirpath, n), "rb") as fh:
+                    out[os.path.relpath(os.path.join(dirpath, n), d)] = fh.read()
+        return out
+
+    def refused(self, op, states, supported):
+        """op refuses a job in each of states (None: no status) with
+        WrongState naming it, and touches nothing."""
+        for state in states:
+            with self.subTest(state=state):
+                job_id = state or "none"
+                d = self.job(job_id, status=None if state is None else finished(state, job_id=job_id))
+                before = self.snapshot(d)
+                with self.assertRaises(jobstore.WrongState) as cm:
+                    op(d)
+                self.assertEqual(("state", state or "", supported),
+                                 (cm.exception.subject, cm.exception.found, cm.exception.supported))
+                self.assertEqual(before, self.snapshot(d))
+
+    def hold_lock(self, d, record=b""):
+        """job.lock of d held by another open file, as another process holds it."""
+        import fcntl
+        fd = os.open(os.path.join(d, "job.lock"), os.O_RDWR | os.O_CREAT, 0o644)
+        self.addCleanup(os.close, fd)
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        os.write(fd, record)
+        return fd
+
+
+class Retry(Claims):
+    def test_queues_the_job_again_as_go_does(self):
+        for last in ("failed", "lost", "cancelled"):
+            with self.subTest(last=last):
+                d = self.job(last, status=finished(last, job_id=last, exit_code=3, error="exit 3"))
+                if last == "cancelled":
+                    self.put(d, "cancel.json", {"schema_version": 1, "job_id": last, "requested_at": FINISHED_AT})
+                jobstore.retry(d)
+                st = jobstore.read_status(d)
+                self.assertEqual(("queued", 5, 2), (st["state"], st["seq"], st["attempt"]))
+                self.assertEqual("retried by hand after attempt 1 (%s)" % last, st["message"])
+                self.assertNotIn("retry_at", st)
+                self.assertEqual([{"attempt": 1, "state": last, "started_at": "2026-11-30T09:35:40.123456+00:00",
+                                   "ended_at": FINISHED_AT, "host": "render-3", "exit_code": 3, "error": "exit 3"}],
+                                 st["attempts"])
+                with open(os.path.join(d, "status.json"), encoding="utf-8") as fh:
+                    self.assertEqual(["schema_version", "job_id", "state", "seq", "message", "updated_at", "attempt",
+                                      "attempts"], list(json.load(fh)))
+                self.assertIsNone(jobstore.read_cancel(d))
+                self.assertTrue(os.path.isfile(os.path.join(d, ".fenced-2", "ended")), "the claim is ended")
+                self.assertFalse(os.path.exists(os.path.join(d, ".run-2")))
+                self.assertTrue(os.path.isdir(os.path.join(self.root, ".live", last)), "workers are told")
+                self.assertEqual(0, os.path.getsize(os.path.join(d, "job.lock")), "job.lock is released empty")
+                self.hold_lock(d)  # and free
+                self.no_temp_left(d)
+
+    def test_keeps_earlier_attempts_and_does_not_repeat_the_last(self):
+        earlier = [{"attempt": 1, "state": "failed", "ended_at": FINISHED_AT, "unknown": 1}]
+        d = self.job(status=finished("lost", attempt=2, attempts=earlier, schema_version=2))
+        jobstore.retry(d)
+        st = jobstore.read_status(d)
+        self.assertEqual([1, 2], [a["attempt"] for a in st["attempts"]])
+        self.assertNotIn("unknown", st["attempts"][0], "written as Go writes it")
+        d2 = self.job("j2", status=finished("lost", job_id="j2", attempt=2,
+                                            attempts=earlier + [{"attempt": 2, "state": "lost", "ended_at": FINISHED_AT}],
+                                            schema_version=2))
+        jobstore.retry(d2)
+        self.assertEqual([1, 2], [a["attempt"] for a in jobstore.read_status(d2)["attempts"]])
+
+    def test_the_finished_attempts_directory_may_be_there_or_not(self):
+        for leftover in ((), (".fenced-1",), (".run-1",), (".fenced-1", ".run-1"), (".fenced-1/ended",)):
+            with self.subTest(leftover=leftover):
+                d = self.job("j%d" % len(os.listdir(self.root)) if os.path.isdir(self.root) else "j0")
+                self.put(d, "status.json", finished(job_id=os.path.basename(d)))
+                for name in leftover:
+                    os.makedirs(os.path.join(d, name))
+                jobstore.retry(d)
+                self.assertEqual(2, jobstore.read_status(d)["attempt"])
+
+    def test_passes_attempts_that_are_over(self):
+        d = self.job(status=finished())
+        os.makedirs(os.path.join(d, ".fenced-2"))  # a claim of attempt 2 that was fenced
+        jobstore.retry(d)
+        self.assertEqual(3, jobstore.read_status(d)["attempt"])
+        self.assertTrue(os.path.isdir(os.path.join(d, ".fenced-3")))
+
+    def test_refuses_what_is_not_finished_or_succeeded_touching_nothing(self):
+        self.refused(jobstore.retry, ("queued", "running", "succeeded", None), ["failed", "lost", "cancelled"])
+
+    def test_a_held_lock_or_a_claimed_attempt_is_locked_touching_nothing(self):
+        d = self.job(status=finished())
+        self.hold_lock(d, b'{"pid":77,"host":"h2","program":"jobstore","since":"2026-11-30T09:35:40.000000+00:00"}\n')
+        before = self.snapshot(d)
+        with self.assertRaises(jobstore.Locked) as cm:
+            jobstore.retry(d)
+        self.assertIn('pid 77 on host "h2"', str(cm.exception))
+        self.assertEqual(before, self.snapshot(d))
+
+        d = self.job("j2", status=finished(job_id="j2"))
+        os.mkdir(os.path.join(d, ".run-2"))  # another host's claimant
+        before = self.snapshot(d)
+        before["job.lock"] = b""  # made where missing, as every locker makes it
+        with self.assertRaises(jobstore.Locked) as cm:
+            jobstore.retry(d)
+        self.assertEqual(os.path.join(d, ".run-2"), cm.exception.path)
+        self.assertEqual(before, self.snapshot(d))
+
+    def test_a_race_has_one_winner(self):
+        d = self.job(status=finished())
+        results = []
+        barrier = threading.Barrier(8)
+
+        def one():
+            barrier.wait()
+            try:
+                jobstore.retry(d)
+                results.append("ok")
+            except (jobstore.Locked, jobstore.WrongState) as e:
+                results.append(e.code)
+
+        threads = [threading.Thread(target=one) for _ in range(8)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        self.assertEqual(1, results.count("ok"), results)
+        self.assertEqual(8, len(results))
+        st = jobstore.read_status(d)
+        self.assertEqual((5, 1), (st["seq"], len(st["attempts"])))
+
+    def test_links_fifos_and_bad_ids_are_refused(self):
+        d = self.job(status=finished())
+        link = os.path.join(self.root, "link")
+        os.symlink(d, link)
+        self.assertRaises(jobstore.NotRegular, jobstore.retry, link)
+        self.assertRaises(jobstore.NotRegular, jobstore.retry, link + os.sep)
+        self.assertRaises(jobstore.Invalid, jobstore.retry, self.root + os.sep + "..")
+        self.assertRaises(jobstore.NotJob, jobstore.retry, os.path.join(self.root, "nope"))
+
+        fifo = self.job("fifo")
+        os.mkfifo(os.path.join(fifo, "status.json"))
+        self.assertRaises(jobstore.NotRegular, jobstore.retry, fifo)
+
+        locklink = self.job("locklink", status=finished(job_id="locklink"))
+        target = os.path.join(self.tmp, "elsewhere")
+        os.symlink(target, os.path.join(locklink, "job.lock"))
+        self.assertRaises(jobstore.NotRegular, jobstore.retry, locklink)
+        self.assertFalse(os.path.lexists(target), "a link named job.lock is never followed")
+        self.assertEqual("failed", jobstore.read_status(locklink)["state"])
+
+
+class Remove(Claims):
+    def test_removes_a_finished_job_whole(self):
+        for state in ("succeeded", "failed", "cancelled", "lost"):
+            with self.subTest(state=state):
+                d = self.job(state, status=finished(state, job_id=state))
+                os.chmod(os.path.join(d, "job.json"), 0o444)
+                os.makedirs(os.path.join(d, ".fenced-1"))
+                os.makedirs(os.path.join(self.root, ".live", state))
+                outside = os.path.join(self.tmp, "outside-" + state)
+                os.makedirs(outside)
+                self.put(outside, "keep", b"x")
+                os.symlink(outside, os.path.join(d, "out"))
+                jobstore.remove(d)
+                self.assertFalse(os.path.lexists(d))
+                self.assertFalse(os.path.lexists(os.path.join(self.root, ".live", state)))
+                self.assertTrue(os.path.isfile(os.path.join(outside, "keep")), "a link is removed as a link")
+                self.assertEqual([".live"], sorted(os.listdir(self.root)), "no hidden directory is left")
+                self.assertRaises(jobstore.NotJob, jobstore.read_status, d)
+
+    def test_refuses_an_unfinished_job_touching_nothing(self):
+        self.refused(jobstore.remove, ("queued", "running", None), ["succeeded", "failed", "cancelled", "lost"])
+
+    def test_a_held_lock_or_a_claimed_attempt_is_locked(self):
+        d = self.job(status=finished("succeeded"))
+        self.hold_lock(d)
+        self.assertRaises(jobstore.Locked, jobstore.remove, d)
+        self.assertTrue(os.path.isdir(d))
+        d2 = self.job("j2", status=finished("succeeded", job_id="j2"))
+        os.mkdir(os.path.join(d2, ".run-2"))
+        self.assertRaises(jobstore.Locked, jobstore.remove, d2)
+        self.assertEqual("succeeded", jobstore.read_status(d2)["state"])
+
+    def test_a_race_of_removers_and_retriers_has_one_winner(self):
+        d = self.job(status=finished())
+        results = []
+        barrier = threading.Barrier(8)
+
+        def one(op):
+            barrier.wait()
+            try:
+                op(d)
+                results.append(op.__name__)
+            except (jobstore.Locked, jobstore.WrongState, jobstore.NotJob) as e:
+                results.append(e.code)
+
+        threads = [threading.Thread(target=one, args=(op,)) for op in (jobstore.remove, jobstore.retry) * 4]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        wins = [r for r in results if r in ("remove", "retry")]
+        self.assertEqual(1, len(wins), results)
+        if wins == ["remove"]:
+            self.assertFalse(os.path.lexists(d))
+        else:
+            self.assertEqual("queued", jobstore.read_status(d)["state"])
+
+    def test_a_link_is_refused(self):
+        d = self.job(status=finished("succeeded"))
+        link = os.path.join(self.root, "link")
+        os.symlink(d, link)
+        self.assertRaises(jobstore.NotRegular, jobstore.remove, link)
+        self.assertTrue(os.path.isdir(d))
+
+
+class Windows(Case):
+    def test_windows_is_refused(self):
+        d = self.job(status=finished())
+        if POSIX:
+            self.assertIsNotNone(jobstore.fcntl, "flock is what the Go library locks job.lock with here")
+            return
+        for op in (jobstore.retry, jobstore.remove):
+            with self.assertRaises(jobstore.JobstoreError) as cm:
+                op(d)
+            self.assertIn("jobstore retry", cm.exception.remedy)
+        self.assertEqual("failed", jobstore.read_status(d)["state"])
 
 
 if __name__ == "__main__":
