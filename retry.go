@@ -39,6 +39,10 @@ func retryDelay(spec JobSpec, n int) time.Duration {
 	}
 	d := base
 	for i := 1; i < n && d < limit; i++ {
+		if d > limit/2 {
+			d = limit // doubling would pass the cap, or wrap
+			break
+		}
 		d *= 2
 	}
 	d = min(d, limit)
