@@ -129,25 +129,34 @@ func openToClaim(op string, dir JobDir, opts []StartOption) (JobDir, startOption
 // jd. The caller holds job.lock, so an earlier runner on this host is gone;
 // one on another host is judged by its attempt: alive or not yet judged is
 // ErrLocked (Start never waits for a lease), gone or over is taken over
-// (takeOver).
-func claimForStart(op string, jd *fsys.Dir, lk *Lock, last *JobStatus, o claimOptions) (*attempt.Claim, *JobStatus, error) {
+// (takeOver). It returns the claim and the status read once it is held;
+// when that status still says running, the claim took over its runner,
+// judged gone for the reason gone, and the caller must end that attempt
+// (markLost) before anything else.
+func claimForStart(op string, jd *fsys.Dir, lk *Lock, last *JobStatus, o claimOptions) (c *attempt.Claim, now *JobStatus, gone string, err error) {
 	dir := jobDir(jd)
 	endsAttempt := false
+	gone = "job.lock was free while the status said running"
 	if last != nil && last.State == Running && last.Attempt > 0 {
 		a := last.Attempt
 		v, why, err := judge(op, jd, a, ownerOf(last), o.host, o.lease)
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, "", err
 		}
 		switch v {
 		case attempt.Alive, attempt.Undecided:
-			return nil, nil, errLocked(op, runPath(dir, a), heldBy(a, "its runner", ownerOf(last), o.host, v, why))
+			return nil, nil, "", errLocked(op, runPath(dir, a), heldBy(a, "its runner", ownerOf(last), o.host, v, why))
 		case attempt.Gone, attempt.Over:
 			endsAttempt = true
+			gone = "attempt " + strconv.FormatUint(a, 10) + ": " + why
 		}
 		// attempt.NoClaim: a runner without attempts; job.lock decided.
 	}
-	return takeOver(op, jd, lk, last, endsAttempt, o)
+	c, now, err = takeOver(op, jd, lk, last, endsAttempt, o)
+	if err == nil && now != nil && now.State == Running && last != nil && now.Attempt != last.Attempt {
+		gone = "attempt " + strconv.FormatUint(now.Attempt, 10) + ": its claimant was judged gone and fenced"
+	}
+	return c, now, gone, err
 }
 
 // takeOver claims the attempt after last's (nil: no status) for this

@@ -44,14 +44,13 @@ func deadPID(t *testing.T) int {
 func TestTakeOver_AFenceWinnerThatDiedBeforeItsClaimNeverBlocksTheJob(t *testing.T) {
 	t.Run("Start", func(t *testing.T) {
 		dir := deadRunnerFencedByADeadTaker(t)
-		r, err := Start(dir)
-		require.NoError(t, err, "the job must not stay blocked by a dead fence winner")
-		t.Cleanup(func() { _ = r.Close() })
+		_, err := Start(dir)
+		require.ErrorIs(t, err, ErrWrongState, "the job must not stay blocked by a dead fence winner: the dead runner's attempt, its only one, ends lost")
 		st := mustStatus(t, dir)
-		require.Equal(t, Running, st.State)
-		require.EqualValues(t, 2, st.Attempt)
+		require.Equal(t, Lost, st.State)
+		require.EqualValues(t, 2, st.Attempt, "lost is written by the starter's own attempt")
 		require.EqualValues(t, 3, st.Seq)
-		require.Equal(t, os.Getpid(), st.PID)
+		require.FileExists(t, filepath.Join(fencedPath(dir, 2), attempt.EndMarker))
 	})
 	t.Run("Reconcile", func(t *testing.T) {
 		dir := deadRunnerFencedByADeadTaker(t)
