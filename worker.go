@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -19,7 +20,9 @@ import (
 // its grace is over; run is the job's Run, for Progress and SetMessage.
 // Returning nil ends the job succeeded, an error ends the attempt failed
 // with the error's text (retried while the job has attempts left), unless
-// the handler called run.Finish itself. The Worker closes run.
+// the handler called run.Finish itself. Once the job's timeout has passed
+// the attempt failed "timed out", whatever the handler returns (nil
+// included). The Worker closes run.
 type Handler func(ctx context.Context, run *Run) error
 
 // Worker runs the jobs of one root with a Handler, up to WithParallel at a
@@ -72,7 +75,9 @@ func WithStartOptions(opts ...StartOption) WorkerOption {
 }
 
 // WithLogger makes a Worker log each start, end, rescue and failure of its
-// own to l; without it (or with nil) it is silent.
+// own to l; without it (or with nil) it is silent. An attempt's end is
+// logged at Info, or at Warn with its error when it failed or was lost
+// (retried or not).
 func WithLogger(l *slog.Logger) WorkerOption { return func(o *workerOptions) { o.logger = l } }
 
 // WithTakeGate makes a Worker call gate before it takes a job, once a slot
@@ -436,7 +441,21 @@ func (w *Worker) work(stopped context.Context, run *Run) {
 		w.log(slog.LevelWarn, "could not record the job's end", "job", id, "err", err)
 	}
 	st := run.Status()
-	w.log(slog.LevelInfo, "ended", "job", id, "state", st.State, "error", st.Error)
+	level, why := slog.LevelInfo, endedWith(&st)
+	if why != "" {
+		level = slog.LevelWarn
+	}
+	w.log(level, "ended", "job", id, "state", st.State, "error", why)
+}
+
+// endedWith is what went wrong in the attempt whose end st records: the
+// status's error, or, once the job is queued again for a retry, the error
+// its attempts keep for the attempt that ended ("" if none: it succeeded).
+func endedWith(st *JobStatus) string {
+	if st.State == Queued && len(st.Attempts) > 0 {
+		return st.Attempts[len(st.Attempts)-1].Error
+	}
+	return st.Error
 }
 
 // call runs the handler, turning a panic into an error that carries it and
@@ -461,19 +480,37 @@ func (w *Worker) end(run *Run, ctx, runCtx context.Context, err error) error {
 	case finished || lost:
 		return nil
 	case errors.Is(context.Cause(ctx), ErrWorkerStopped) && runCtx.Err() == nil && err != nil:
-		return run.interrupt("the worker stopped before the job ended: " + err.Error())
+		return run.interrupt(withCause(err, context.Cause(ctx)))
 	}
 	_ = run.Flush() // the handler's last message stays, unless the outcome has its own
 	msg := run.Status().Message
 	switch {
+	case errors.Is(cause, context.DeadlineExceeded):
+		// Past its timeout the attempt failed, whatever the handler
+		// returned: nil from a handler that ignored its context included.
+		return run.Finish(Outcome{State: Failed, Message: msg, Error: withCause(err, cause), Remedy: timeoutRemedy})
 	case err == nil:
 		return run.Finish(Outcome{State: Succeeded, Message: msg})
 	case errors.Is(cause, ErrCancelRequested):
 		return run.Finish(Outcome{State: Cancelled, Message: stoppedMessage(err, cause)})
-	case errors.Is(cause, context.DeadlineExceeded):
-		return run.Finish(Outcome{State: Failed, Message: msg, Error: causeMessage(cause), Remedy: "raise the job's timeout, or make its work faster"})
 	}
 	return run.Finish(Outcome{State: Failed, Message: msg, Error: err.Error()})
+}
+
+// withCause is the error of an attempt whose context ended with cause and
+// whose handler returned err (nil: nothing): the cause's message, and err
+// after it when err says more than the cause. An err that is the cause, or
+// wraps it, is said once: its text with the cause's own replaced by the
+// cause's message.
+func withCause(err, cause error) string {
+	why := causeMessage(cause)
+	switch {
+	case err == nil || err == cause || err.Error() == cause.Error():
+		return why
+	case errors.Is(err, cause):
+		return strings.Replace(err.Error(), cause.Error(), why, 1)
+	}
+	return why + "; the handler returned: " + err.Error()
 }
 
 // stoppedMessage is the message of a job that a cancel request (cause)
@@ -488,13 +525,14 @@ func stoppedMessage(err, cause error) string {
 	return msg + "; the handler returned: " + err.Error()
 }
 
-// causeMessage is an *Error's message without its op and path.
+// causeMessage is an *Error's message without its op and path, and a
+// sentinel's without the package's prefix.
 func causeMessage(err error) string {
 	var e *Error
 	if errors.As(err, &e) && e.Msg != "" {
 		return e.Msg
 	}
-	return err.Error()
+	return strings.TrimPrefix(err.Error(), "jobstore: ")
 }
 
 func (w *Worker) log(level slog.Level, msg string, args ...any) {
