@@ -167,7 +167,9 @@ func (s State) Terminal() bool {
 //     Reconcile or Start that takes a job over keeps the attempt it
 //     fenced, so the record says which attempt's runner it is about. A
 //     reader may use it to tell a re-run from a continuation; seq alone
-//     orders records.
+//     orders records. It is a claim number: a takeover, Retry and a cancel
+//     claim one too, so it skips; NumberAttempts numbers attempts for
+//     people.
 //   - ExitCode (exit_code, optional): the job's exit code, when the runner
 //     gave one; 0 is written, nil is left out.
 //   - Error (error, optional): what went wrong, for a failed or lost job.

@@ -429,7 +429,8 @@ func (w *Worker) rescue(dirs []JobDir) {
 func (w *Worker) work(stopped context.Context, run *Run) {
 	defer run.Close()
 	id := run.Dir().ID()
-	w.log(slog.LevelInfo, "started", "job", id, "kind", run.Spec().Kind, "attempt", run.Status().Attempt)
+	st := run.Status()
+	w.log(slog.LevelInfo, "started", "job", id, "kind", run.Spec().Kind, "attempt", NumberAttempts(run.Spec(), &st).Current)
 	runCtx := run.Context()
 	ctx, cancel := context.WithCancelCause(runCtx)
 	defer cancel(nil)
@@ -440,7 +441,7 @@ func (w *Worker) work(stopped context.Context, run *Run) {
 	if err := w.end(run, ctx, runCtx, err); err != nil {
 		w.log(slog.LevelWarn, "could not record the job's end", "job", id, "err", err)
 	}
-	st := run.Status()
+	st = run.Status()
 	level, why := slog.LevelInfo, endedWith(&st)
 	if why != "" {
 		level = slog.LevelWarn
