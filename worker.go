@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -438,7 +437,7 @@ func (w *Worker) work(stopped context.Context, run *Run) {
 	defer release()
 
 	err := w.call(ctx, run)
-	if err := w.end(run, ctx, runCtx, err); err != nil {
+	if err := run.endWith(err, context.Cause(ctx)); err != nil {
 		w.log(slog.LevelWarn, "could not record the job's end", "job", id, "err", err)
 	}
 	st = run.Status()
@@ -468,72 +467,6 @@ func (w *Worker) call(ctx context.Context, run *Run) (err error) {
 		}
 	}()
 	return w.handler(ctx, run)
-}
-
-// end records how the handler's attempt ended, unless the handler
-// finished the job itself or the run no longer owns it.
-func (w *Worker) end(run *Run, ctx, runCtx context.Context, err error) error {
-	run.mu.Lock()
-	finished, lost := run.finished, run.lostErr != nil
-	run.mu.Unlock()
-	cause := context.Cause(runCtx)
-	switch {
-	case finished || lost:
-		return nil
-	case errors.Is(context.Cause(ctx), ErrWorkerStopped) && runCtx.Err() == nil && err != nil:
-		return run.interrupt(withCause(err, context.Cause(ctx)))
-	}
-	_ = run.Flush() // the handler's last message stays, unless the outcome has its own
-	msg := run.Status().Message
-	switch {
-	case errors.Is(cause, context.DeadlineExceeded):
-		// Past its timeout the attempt failed, whatever the handler
-		// returned: nil from a handler that ignored its context included.
-		return run.Finish(Outcome{State: Failed, Message: msg, Error: withCause(err, cause), Remedy: timeoutRemedy})
-	case err == nil:
-		return run.Finish(Outcome{State: Succeeded, Message: msg})
-	case errors.Is(cause, ErrCancelRequested):
-		return run.Finish(Outcome{State: Cancelled, Message: stoppedMessage(err, cause)})
-	}
-	return run.Finish(Outcome{State: Failed, Message: msg, Error: err.Error()})
-}
-
-// withCause is the error of an attempt whose context ended with cause and
-// whose handler returned err (nil: nothing): the cause's message, and err
-// after it when err says more than the cause. An err that is the cause, or
-// wraps it, is said once: its text with the cause's own replaced by the
-// cause's message.
-func withCause(err, cause error) string {
-	why := causeMessage(cause)
-	switch {
-	case err == nil || err == cause || err.Error() == cause.Error():
-		return why
-	case errors.Is(err, cause):
-		return strings.Replace(err.Error(), cause.Error(), why, 1)
-	}
-	return why + "; the handler returned: " + err.Error()
-}
-
-// stoppedMessage is the message of a job that a cancel request (cause)
-// stopped and whose handler returned err: who asked and why, and err when
-// it says more than the end of its context. It never holds the request's
-// remedy, which speaks to the handler's author, not to the job's readers.
-func stoppedMessage(err, cause error) string {
-	msg := "stopped: " + causeMessage(cause)
-	if errors.Is(err, ErrCancelRequested) || errors.Is(err, context.Canceled) {
-		return msg
-	}
-	return msg + "; the handler returned: " + err.Error()
-}
-
-// causeMessage is an *Error's message without its op and path, and a
-// sentinel's without the package's prefix.
-func causeMessage(err error) string {
-	var e *Error
-	if errors.As(err, &e) && e.Msg != "" {
-		return e.Msg
-	}
-	return strings.TrimPrefix(err.Error(), "jobstore: ")
 }
 
 func (w *Worker) log(level slog.Level, msg string, args ...any) {
