@@ -186,7 +186,7 @@ func Retry(dir JobDir) error {
 		return err
 	}
 	defer func() { _ = lk.Unlock() }()
-	c, last, err := claimFinished(op, jd, lk, o, refuseUnretryable)
+	c, last, err := (&claimant{op, jd, lk, o.claimOptions}).finished(refuseUnretryable)
 	if err != nil {
 		return err
 	}

@@ -73,7 +73,7 @@ func startLocked(op string, jd *fsys.Dir, lk *Lock, o startOptions) (*Run, error
 		if err != nil {
 			return nil, err
 		}
-		c, last, gone, err := claimForStart(op, jd, lk, last, o.claimOptions)
+		c, last, gone, err := (&claimant{op, jd, lk, o.claimOptions}).forStart(last)
 		if err != nil {
 			return nil, lostRaceError(op, jd, err)
 		}
