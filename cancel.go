@@ -166,7 +166,7 @@ func cancelClaimed(dir JobDir, lk *Lock, p *pendingCancel) (bool, error) {
 		return false, err
 	}
 	defer jd.Close()
-	c, st, err := claimForStart(op, jd, lk, st, o.claimOptions)
+	c, st, _, err := (&claimant{op, jd, lk, o.claimOptions}).forStart(st)
 	if lostClaim(err) {
 		return false, nil
 	}

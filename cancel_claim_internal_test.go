@@ -35,7 +35,7 @@ func startWith(t *testing.T, dir JobDir, between func(stage string)) (*Run, erro
 			return nil, err
 		}
 		between("read")
-		c, last, err := claimForStart(op, jd, lk, last, o.claimOptions)
+		c, last, _, err := (&claimant{op, jd, lk, o.claimOptions}).forStart(last)
 		if err != nil {
 			return nil, lostRaceError(op, jd, err)
 		}

@@ -19,10 +19,10 @@ import (
 // the attempt decides (internal/attempt): Start, a canceller, Reconcile,
 // Remove and Retry claim attempt N+1 over a record of attempt N by creating
 // .run-(N+1), judging and fencing first a runner or claimant that is gone.
-// A Run then renews a lease there (lease.go) and writes every status through
+// A Run then renews a lease there (ownership.go) and writes every status through
 // a temp file inside .run-(N+1), so that a fence stops its writes. See "Many
 // hosts" in docs/platforms.md. This file turns the attempt layer's verdicts
-// into the package's errors and decisions.
+// into the package's errors; claimant.go makes the claims.
 
 // ownerOf is what a judge knows of the runner that wrote st.
 func ownerOf(st *JobStatus) *attempt.Owner {
@@ -43,8 +43,8 @@ func fencedBy() string {
 	return host + " pid " + strconv.Itoa(os.Getpid())
 }
 
-// judge is attempt.Judge with the package's errors.
-func judge(op string, jd *fsys.Dir, n uint64, owner *attempt.Owner, host string, fallback time.Duration) (attempt.Verdict, string, error) {
+// judgeOwner is attempt.Judge with the package's errors.
+func judgeOwner(op string, jd *fsys.Dir, n uint64, owner *attempt.Owner, host string, fallback time.Duration) (attempt.Verdict, string, error) {
 	dir := jobDir(jd)
 	v, why, err := attempt.Judge(jd, string(dir), n, owner, host, fallback)
 	if err != nil {
@@ -53,8 +53,8 @@ func judge(op string, jd *fsys.Dir, n uint64, owner *attempt.Owner, host string,
 	return v, why, nil
 }
 
-// fence is attempt.Fence with the package's errors.
-func fence(op string, jd *fsys.Dir, n uint64) (bool, error) {
+// fenceAttempt is attempt.Fence with the package's errors.
+func fenceAttempt(op string, jd *fsys.Dir, n uint64) (bool, error) {
 	dir := jobDir(jd)
 	won, err := attempt.Fence(jd, n, fencedBy())
 	if err != nil {
@@ -124,126 +124,6 @@ func openToClaim(op string, dir JobDir, opts []StartOption) (JobDir, startOption
 	return dir, o, jd, err
 }
 
-// claimForStart decides whether this process may run the job whose last
-// status is last, and claims the next attempt for it, in the job directory
-// jd. The caller holds job.lock, so an earlier runner on this host is gone;
-// one on another host is judged by its attempt: alive or not yet judged is
-// ErrLocked (Start never waits for a lease), gone or over is taken over
-// (takeOver).
-func claimForStart(op string, jd *fsys.Dir, lk *Lock, last *JobStatus, o claimOptions) (*attempt.Claim, *JobStatus, error) {
-	dir := jobDir(jd)
-	endsAttempt := false
-	if last != nil && last.State == Running && last.Attempt > 0 {
-		a := last.Attempt
-		v, why, err := judge(op, jd, a, ownerOf(last), o.host, o.lease)
-		if err != nil {
-			return nil, nil, err
-		}
-		switch v {
-		case attempt.Alive, attempt.Undecided:
-			return nil, nil, errLocked(op, runPath(dir, a), heldBy(a, "its runner", ownerOf(last), o.host, v, why))
-		case attempt.Gone, attempt.Over:
-			endsAttempt = true
-		}
-		// attempt.NoClaim: a runner without attempts; job.lock decided.
-	}
-	return takeOver(op, jd, lk, last, endsAttempt, o)
-}
-
-// takeOver claims the attempt after last's (nil: no status) for this
-// process, the caller holding job.lock. With endsAttempt (last is running,
-// and its runner was judged gone, or its attempt a is over), attempt a is
-// fenced first. Whoever wins that fence goes on to claim a+1; a process
-// that loses it goes on too, and finds the winner's claim of a+1 (judged
-// as any claim that no status names, see passStaleClaims: a winner that
-// died before its first write is fenced in turn) or, if the winner has not
-// claimed a+1 yet, claims a+1 itself, which the winner's claim then finds
-// taken: of any number of processes one claims the attempt, whoever won
-// the fence, and a winner that died never blocks the job. After the claim
-// the status is read again (and returned; rereadStatus waits for a record
-// of an attempt the claim passed, if its owner ended it): a job that became
-// terminal (ErrWrongState) or was claimed by a later attempt meanwhile
-// (ErrLocked) is left, and the claim withdrawn.
-//
-// lk is the caller's job.lock: a holder that died holding it left its record
-// there, which names the claimant of a claim that no status names (see
-// passStaleClaims).
-func takeOver(op string, jd *fsys.Dir, lk *Lock, last *JobStatus, endsAttempt bool, o claimOptions) (*attempt.Claim, *JobStatus, error) {
-	dir := jobDir(jd)
-	var a uint64
-	if last != nil {
-		a = last.Attempt
-	}
-	if endsAttempt {
-		won, err := fence(op, jd, a)
-		if err != nil {
-			return nil, nil, err
-		}
-		if !won {
-			// Another process won: if its first record has landed, the job is
-			// its own now.
-			now, err := readStatusIn(jd, newReadOptions(nil), statusSchema())
-			switch {
-			case err != nil:
-				return nil, nil, err
-			case now != nil && now.State.Terminal():
-				return nil, nil, terminalError(op, dir, now.State)
-			case now != nil && now.Attempt > a:
-				return nil, nil, errLocked(op, fencedPath(dir, a), "another process took attempt "+strconv.FormatUint(a, 10)+
-					" over, and runs the job as attempt "+strconv.FormatUint(now.Attempt, 10))
-			}
-		}
-	}
-	c, p, err := claimAfter(op, jd, lk, a, o)
-	if err != nil {
-		return nil, nil, err
-	}
-	// A Remove renames a finished job's directory away before it deletes it:
-	// a claim made in it after that (this process read the job before the
-	// removal began) is in a directory that is no job any more.
-	if moved, merr := movedAway(jd); merr != nil || moved {
-		_ = c.Withdraw()
-		if merr != nil {
-			return nil, nil, stepError(op, string(dir), unwrapPath(merr), "cannot look at the job directory after the claim", "")
-		}
-		return nil, nil, errRemovedMeanwhile(op, dir)
-	}
-	// A write of the runner of attempt a (or of a stale claimant this
-	// process fenced) that resolved its .run directory before the fence may
-	// have landed since last was read: continue from it. Anything else that
-	// changed the status means someone else owns the job now.
-	now, err := rereadStatus(op, jd, p.ended)
-	switch {
-	case err != nil || now == nil:
-	case now.State.Terminal():
-		err = terminalError(op, dir, now.State)
-	case now.Attempt > max(a, p.taken):
-		err = errLocked(op, dir.StatusPath(), fmt.Sprintf("attempt %d claimed the job meanwhile", now.Attempt))
-	}
-	if err != nil {
-		_ = c.Withdraw()
-		return nil, nil, err
-	}
-	return c, now, nil
-}
-
-// claimAfter claims the first attempt after a that can be claimed. The
-// common case first: attempt a+1 is free (its mkdir is the test). Only if
-// it is claimed or over are the claims after a judged and passed
-// (passStaleClaims, whose account of them is returned).
-func claimAfter(op string, jd *fsys.Dir, lk *Lock, a uint64, o claimOptions) (*attempt.Claim, passed, error) {
-	c, err := takeAttempt(op, jd, a+1)
-	if !errors.Is(err, ErrLocked) {
-		return c, passed{}, err
-	}
-	p, err := passStaleClaims(op, jd, lk, a, o.host, o.lease)
-	if err != nil {
-		return nil, p, err
-	}
-	c, err = takeAttempt(op, jd, p.next)
-	return c, p, err
-}
-
 // takeAttempt claims attempt n of the job: an attempt claimed by another process,
 // or over, is ErrLocked naming it.
 func takeAttempt(op string, jd *fsys.Dir, n uint64) (*attempt.Claim, error) {
@@ -304,69 +184,12 @@ func rereadStatus(op string, jd *fsys.Dir, ended uint64) (*JobStatus, error) {
 	}
 }
 
-// passed is what passStaleClaims found.
+// passed is what claimant.passStale found.
 type passed struct {
 	next      uint64 // the attempt to claim: the first with neither directory
 	taken     uint64 // the last attempt this process fenced and won, 0 if none
 	ended     uint64 // the last attempt passed that its owner ended (attempt.Ended), 0 if none
 	undecided bool   // with ErrLocked: a claimant was not judged yet
-}
-
-// passStaleClaims finds the attempt to claim after a status of attempt a,
-// clearing the way past claims that no status names: a claimant of a+1
-// (a starter or a canceller) that crashed between its mkdir and its first
-// status write leaves .run-(a+1) on a job still at attempt a, and would
-// block the job for good. Each such claimant is judged as a running owner
-// is, by the owner that job.lock names (lk's previous holder: every
-// claimant holds job.lock from before its mkdir, and one that dies holding
-// it leaves its record there): on its host at once, by its pid and start
-// token; elsewhere, or with no record, by its lease, watched for a whole
-// fallback lease, since a live claimant writes its first status, or its
-// first lease, within a third of one. A gone one is fenced, and only the
-// process that wins its fence passes it (taken is the last attempt it won,
-// 0 if none); an attempt already over (.fenced-n without .run-n) is passed
-// by anyone, and one its owner ended is noted (ended), since a record names
-// it. Fencing is what makes a wrong verdict safe (a record left by
-// another crash, a claimant on a host whose locks do not reach this one): a
-// fenced claimant can no longer write anything, and its Start fails.
-func passStaleClaims(op string, jd *fsys.Dir, lk *Lock, a uint64, host string, fallback time.Duration) (passed, error) {
-	dir := jobDir(jd)
-	var claimant *attempt.Owner
-	if p := lk.prev; p != nil {
-		claimant = &attempt.Owner{Host: p.Host, PID: p.PID, PIDScope: p.PIDScope, PIDStart: p.PIDStart}
-	}
-	var p passed
-	for n := a + 1; ; n++ {
-		v, why, err := judge(op, jd, n, claimant, host, fallback)
-		if err != nil {
-			return passed{}, err
-		}
-		switch v {
-		case attempt.NoClaim:
-			p.next = n
-			return p, nil
-		case attempt.Over:
-			ended, err := attempt.Ended(jd, n)
-			if err != nil {
-				return passed{}, attemptError(op, dir, n, err, "cannot tell how the attempt ended")
-			}
-			if ended {
-				p.ended = n
-			}
-			continue
-		case attempt.Alive, attempt.Undecided:
-			return passed{undecided: v == attempt.Undecided}, errLocked(op, runPath(dir, n),
-				heldBy(n, "its claimant, which has not written a status yet", claimant, host, v, why))
-		}
-		won, err := fence(op, jd, n)
-		if err != nil {
-			return passed{}, err
-		}
-		if !won {
-			return passed{}, errLocked(op, fencedPath(dir, n), "another process took attempt "+strconv.FormatUint(n, 10)+" over")
-		}
-		p.taken = n
-	}
 }
 
 // terminalError: a job in a terminal state is not started again.
@@ -421,90 +244,10 @@ func rootCause(err error) error {
 	}
 }
 
-// lostClaim reports that claimForStart failed because another process
+// lostClaim reports that claimant.forStart failed because another process
 // owns, or ended, the job's next attempt (or the job ended meanwhile).
 func lostClaim(err error) bool {
 	return errors.Is(err, ErrLocked) || errors.Is(err, ErrWrongState)
-}
-
-// claimFinished claims the next attempt of the finished job in jd, exactly
-// as Start and a canceller claim it (take, passing the claims whose claimant
-// is gone: passStaleClaims), so that of removers, retriers, starters and
-// cancellers on any number of hosts one goes on. refuse says whether a
-// status may be acted on (refuseUnfinished for Remove, refuseUnretryable
-// for Retry), and refuses every status that is not terminal (nil
-// included); it is asked before the claim and again of the status read
-// once the claim is held, which must have no later attempt. It returns that
-// status. A claim in progress is ErrLocked naming it.
-func claimFinished(op string, jd *fsys.Dir, lk *Lock, o startOptions, refuse func(string, *fsys.Dir, *JobStatus) error) (*attempt.Claim, *JobStatus, error) {
-	dir := jobDir(jd)
-	st, err := readStatusIn(jd, newReadOptions(nil), statusSchema())
-	if err == nil {
-		err = refuse(op, jd, st)
-	}
-	if err != nil {
-		return nil, nil, err
-	}
-	a := st.Attempt
-	c, p, err := claimAfter(op, jd, lk, a, o.claimOptions)
-	if err != nil {
-		return nil, nil, err
-	}
-	now, err := rereadStatus(op, jd, p.ended)
-	switch {
-	case err != nil:
-	case now == nil || !now.State.Terminal():
-		err = refuse(op, jd, now)
-	case now.Attempt > max(a, p.taken):
-		err = errLocked(op, dir.StatusPath(), fmt.Sprintf("attempt %d claimed the job meanwhile", now.Attempt))
-	default:
-		err = refuse(op, jd, now)
-	}
-	if err != nil {
-		_ = c.Withdraw()
-		return nil, nil, err
-	}
-	return c, now, nil
-}
-
-// holding is what removeLocked holds open in the job directory until the
-// rename.
-type holding struct {
-	jd *fsys.Dir // nil once closed
-	lk *Lock
-}
-
-// release closes the job directory and releases job.lock; twice is fine.
-func (h *holding) release() {
-	if h.jd != nil {
-		h.jd.Close()
-		h.jd = nil
-	}
-	_ = h.lk.Unlock() // its error is the OS's to clear: the lock goes with the descriptor
-}
-
-// releaseNamed is release, leaving this process's record in job.lock.
-func (h *holding) releaseNamed() {
-	_ = h.lk.unlock(true)
-	h.release()
-}
-
-// withdraw gives up Remove's claim n of dir after a failed rename, so that
-// the job is not blocked by a claim nobody will use: through the claim
-// while the job directory is held, else (Windows, where both were let go
-// before the rename) by removing the empty .run-n. If that fails, the claim
-// is judged gone after a lease, as a crashed claimant's is.
-func (h *holding) withdraw(op string, dir JobDir, c *attempt.Claim, n uint64) {
-	if h.jd != nil {
-		_ = c.Withdraw()
-		return
-	}
-	jd, err := openJobDir(op, dir)
-	if err != nil {
-		return
-	}
-	defer jd.Close()
-	_ = jd.RemoveDir(attempt.RunName(n))
 }
 
 // claimPending reports whether a later attempt than st's (nil: no status)

@@ -75,7 +75,7 @@ func claimFromOldView(t *testing.T, dir JobDir) error {
 	_, last, err := readForStart(op, jd)
 	require.NoError(t, err)
 	require.Equal(t, Queued, last.State, "the old view")
-	c, _, err := claimForStart(op, jd, lk, last, o.claimOptions)
+	c, _, _, err := (&claimant{op, jd, lk, o.claimOptions}).forStart(last)
 	if err == nil {
 		_ = c.Withdraw()
 	}

@@ -34,7 +34,7 @@ func FenceAttempt(dir JobDir, n uint64) (bool, error) {
 		return false, err
 	}
 	defer jd.Close()
-	return fence("fence", jd, n)
+	return fenceAttempt("fence", jd, n)
 }
 
 // JudgeAttempt looks once at attempt n's owner as the runner that wrote the
@@ -49,7 +49,7 @@ func JudgeAttempt(dir JobDir, n uint64, host string, fallback time.Duration) (st
 	if err != nil {
 		return "", "", err
 	}
-	v, why, err := judge("judge", jd, n, ownerOf(st), host, fallback)
+	v, why, err := judgeOwner("judge", jd, n, ownerOf(st), host, fallback)
 	return v.String(), why, err
 }
 

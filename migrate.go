@@ -89,8 +89,12 @@ func decodeRecord[T any, P interface {
 		return false, nil
 	}
 	var se *json.SyntaxError
-	if errors.As(err, &se) {
+	var ie *Error
+	switch {
+	case errors.As(err, &se):
 		return false, corruptError(data, se)
+	case errors.As(err, &ie):
+		return false, err // a value the fields cannot hold, named
 	}
 	var m map[string]any
 	dec := json.NewDecoder(bytes.NewReader(data))
@@ -110,6 +114,10 @@ func decodeRecord[T any, P interface {
 	var zero T
 	*out = zero // forget what the first pass filled in
 	if err := out.decode(b); err != nil {
+		var ie *Error
+		if errors.As(err, &ie) {
+			return false, err
+		}
 		var te *json.UnmarshalTypeError
 		if errors.As(err, &te) {
 			want := te.Type.String()

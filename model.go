@@ -182,7 +182,9 @@ type JobStatus struct {
 	// without attempts). Every write of a Run carries its attempt, and a
 	// Reconcile or Start that takes a job over keeps the attempt it fenced.
 	// A reader may use it to tell a re-run from a continuation; Seq alone
-	// orders records.
+	// orders records. It is a claim number: a takeover, Retry and a cancel
+	// claim one too, so it skips; NumberAttempts numbers attempts for
+	// people.
 	Attempt uint64 `json:"attempt,omitempty"`
 	// ExitCode (exit_code, optional) is the job's exit code, when the
 	// runner gave one; 0 is written, nil is left out.

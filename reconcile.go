@@ -115,7 +115,7 @@ func reconcileJob(dir JobDir) (changed, undecided bool, err error) {
 	why := "job.lock was free while the status said running"
 	endsAttempt := false
 	if a := st.Attempt; a > 0 {
-		v, judged, err := judge("reconcile", jd, a, ownerOf(st), host, DefaultLease)
+		v, judged, err := judgeOwner("reconcile", jd, a, ownerOf(st), host, DefaultLease)
 		switch {
 		case err != nil:
 			return false, false, err
@@ -141,7 +141,7 @@ func reconcileJob(dir JobDir) (changed, undecided bool, err error) {
 // the runner that resolved its .run directory before the fence landed: a
 // job that finished is left alone).
 func takeOverLost(jd *fsys.Dir, lk *Lock, st *JobStatus, endsAttempt bool, host, why string) (changed, undecided bool, err error) {
-	c, now, err := takeOver("reconcile", jd, lk, st, endsAttempt, claimOptions{host: host, lease: DefaultLease})
+	c, now, err := (&claimant{"reconcile", jd, lk, claimOptions{host: host, lease: DefaultLease}}).takeOver(st, endsAttempt)
 	if lostClaim(err) {
 		return false, false, nil
 	}
@@ -208,7 +208,7 @@ func clearStaleClaims(jd *fsys.Dir, lk *Lock, st *JobStatus, host string) (chang
 	if st != nil {
 		a = st.Attempt
 	}
-	p, err := passStaleClaims("reconcile", jd, lk, a, host, DefaultLease)
+	p, err := (&claimant{"reconcile", jd, lk, claimOptions{host: host, lease: DefaultLease}}).passStale(a)
 	if errors.Is(err, ErrLocked) {
 		return false, p.undecided, nil // alive, undecided, or taken over by another process
 	}

@@ -3,6 +3,7 @@
 package jobstore_test
 
 import (
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -125,8 +126,11 @@ func TestReconcile_ALeaseThatIsNotARegularFileProvesNoLife(t *testing.T) {
 			for {
 				r, err := jobstore.Start(dir)
 				if err == nil {
-					t.Cleanup(func() { _ = r.Close() })
-					break
+					_ = r.Close()
+					t.Fatal("the job ran again: the runner's attempt was its only one")
+				}
+				if errors.Is(err, jobstore.ErrWrongState) {
+					break // taken over: the runner's attempt, the job's only one, ended lost
 				}
 				require.ErrorIs(t, err, jobstore.ErrLocked, "until a whole lease has passed, and nothing else")
 				assert.Contains(t, err.Error(), "its lease file is a")
@@ -134,7 +138,8 @@ func TestReconcile_ALeaseThatIsNotARegularFileProvesNoLife(t *testing.T) {
 				time.Sleep(irregularLeaseLease / 5)
 			}
 			st := readStatus(t, dir)
-			assert.Equal(t, jobstore.Running, st.State)
+			assert.Equal(t, jobstore.Lost, st.State)
+			assert.Contains(t, st.Message, "its lease file is a")
 			assert.EqualValues(t, 2, st.Attempt, "taken over in a new attempt")
 		})
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"math"
 	"reflect"
 	"time"
 )
@@ -194,15 +195,40 @@ func (s *JobSpec) decode(b []byte) error {
 	if len(j.Labels) == 0 {
 		j.Labels = nil
 	}
+	backoff, err := millis("backoff_ms", j.BackoffMS)
+	if err != nil {
+		return err
+	}
+	maxBackoff, err := millis("max_backoff_ms", j.MaxBackoffMS)
+	if err != nil {
+		return err
+	}
+	timeout, err := millis("timeout_ms", j.TimeoutMS)
+	if err != nil {
+		return err
+	}
 	*s = JobSpec{SchemaVersion: j.SchemaVersion, ID: j.ID, Kind: j.Kind, Params: params,
 		SubmittedAt: time.Time(j.SubmittedAt), SubmittedBy: j.SubmittedBy, Labels: j.Labels,
-		MaxAttempts: j.MaxAttempts, Backoff: time.Duration(j.BackoffMS) * time.Millisecond,
-		MaxBackoff: time.Duration(j.MaxBackoffMS) * time.Millisecond, Priority: j.Priority,
-		Timeout: time.Duration(j.TimeoutMS) * time.Millisecond}
+		MaxAttempts: j.MaxAttempts, Backoff: backoff, MaxBackoff: maxBackoff, Priority: j.Priority, Timeout: timeout}
 	if j.NotBefore != nil {
 		s.NotBefore = time.Time(*j.NotBefore)
 	}
 	return nil
+}
+
+// maxMillis is the largest count of milliseconds a time.Duration holds
+// (about 292 years).
+const maxMillis = math.MaxInt64 / int64(time.Millisecond)
+
+// millis is field's count of milliseconds ms as a Duration. A count beyond
+// what a Duration holds, either way, is ErrInvalid naming the field: read
+// as a Duration it would wrap to another value (18446744073710 ms to 448µs).
+func millis(field string, ms int64) (time.Duration, error) {
+	if ms > maxMillis || ms < -maxMillis {
+		return 0, errInvalid("", "", invalid{subject: field, found: ms, supported: fmt.Sprintf("at most %d milliseconds (about 292 years)", maxMillis),
+			msg: fmt.Sprintf("%d milliseconds is more than a duration holds", ms)})
+	}
+	return time.Duration(ms) * time.Millisecond, nil
 }
 
 type jobStatusJSON struct {

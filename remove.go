@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/axqua/jobstore/internal/attempt"
 	"github.com/axqua/jobstore/internal/fsys"
 )
 
@@ -187,7 +188,7 @@ func removeLocked(op string, jd *fsys.Dir, lk *Lock, o startOptions) error {
 	dir := jobDir(jd)
 	h := &holding{jd: jd, lk: lk}
 	defer h.release()
-	c, _, err := claimFinished(op, jd, lk, o, refuseUnfinished)
+	c, _, err := (&claimant{op, jd, lk, o.claimOptions}).finished(refuseUnfinished)
 	if err != nil {
 		return err
 	}
@@ -310,4 +311,44 @@ func refuseUnfinished(op string, jd *fsys.Dir, st *JobStatus) error {
 		remedy = "remove it once it is cancelled: its canceller marks it so in a moment (if the canceller died, ReconcileAll or the next Start does)"
 	}
 	return errWrongState(op, dir.StatusPath(), invalid{found: string(state), supported: finishedStates, msg: msg + "; only a finished job is removed", remedy: remedy})
+}
+
+// holding is what removeLocked holds open in the job directory until the
+// rename.
+type holding struct {
+	jd *fsys.Dir // nil once closed
+	lk *Lock
+}
+
+// release closes the job directory and releases job.lock; twice is fine.
+func (h *holding) release() {
+	if h.jd != nil {
+		h.jd.Close()
+		h.jd = nil
+	}
+	_ = h.lk.Unlock() // its error is the OS's to clear: the lock goes with the descriptor
+}
+
+// releaseNamed is release, leaving this process's record in job.lock.
+func (h *holding) releaseNamed() {
+	_ = h.lk.unlock(true)
+	h.release()
+}
+
+// withdraw gives up Remove's claim n of dir after a failed rename, so that
+// the job is not blocked by a claim nobody will use: through the claim
+// while the job directory is held, else (Windows, where both were let go
+// before the rename) by removing the empty .run-n. If that fails, the claim
+// is judged gone after a lease, as a crashed claimant's is.
+func (h *holding) withdraw(op string, dir JobDir, c *attempt.Claim, n uint64) {
+	if h.jd != nil {
+		_ = c.Withdraw()
+		return
+	}
+	jd, err := openJobDir(op, dir)
+	if err != nil {
+		return
+	}
+	defer jd.Close()
+	_ = jd.RemoveDir(attempt.RunName(n))
 }

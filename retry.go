@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io/fs"
 	"math/rand/v2"
-	"strconv"
 	"time"
 
 	"github.com/axqua/jobstore/internal/fsys"
@@ -39,6 +38,10 @@ func retryDelay(spec JobSpec, n int) time.Duration {
 	}
 	d := base
 	for i := 1; i < n && d < limit; i++ {
+		if d > limit/2 {
+			d = limit // doubling would pass the cap, or wrap
+			break
+		}
 		d *= 2
 	}
 	d = min(d, limit)
@@ -73,11 +76,16 @@ func endOf(st *JobStatus, state State, now time.Time) AttemptEnd {
 }
 
 // withEnd returns st's attempts with end added, unless they hold that
-// attempt already.
+// attempt already: the last one kept has its attempt number, or (a lost
+// record, which a takeover writes under an attempt of its own and whose
+// attempts keep the attempt judged gone) its state and end time.
 func withEnd(st *JobStatus, end AttemptEnd) []AttemptEnd {
 	as := append([]AttemptEnd(nil), st.Attempts...)
-	if n := len(as); n > 0 && as[n-1].Attempt == end.Attempt && end.Attempt != 0 {
-		return as
+	if n := len(as); n > 0 {
+		l := as[n-1]
+		if (l.Attempt == end.Attempt && end.Attempt != 0) || (l.State == end.State && l.EndedAt.Equal(end.EndedAt)) {
+			return as
+		}
 	}
 	return append(as, end)
 }
@@ -110,20 +118,17 @@ func requeued(spec JobSpec, st *JobStatus, end AttemptEnd, due time.Time) JobSta
 	if why == "" {
 		why = string(end.State)
 	}
+	n := NumberAttempts(spec, &q)
+	ended := n.Ended[len(n.Ended)-1]
 	switch {
 	case end.Interrupted:
-		q.Message = fmt.Sprintf("attempt %d was interrupted (%s); it is queued again", end.Attempt, why)
+		q.Message = fmt.Sprintf("attempt %d was interrupted (%s); it is queued again", ended, why)
 	default:
 		q.RetryAt = &due
-		q.Message = fmt.Sprintf("attempt %d %s (%s); retry %s at %s", end.Attempt, end.State, why,
-			attemptOf(spec, countedFailures(&q)+1), due.Format(time.RFC3339))
+		q.Message = fmt.Sprintf("attempt %d %s (%s); retry %d of %d at %s", ended, end.State, why,
+			n.Current, n.Limit, due.Format(time.RFC3339))
 	}
 	return q
-}
-
-// attemptOf names the nth counted attempt of a job: "2 of 5".
-func attemptOf(spec JobSpec, n int) string {
-	return strconv.Itoa(n) + " of " + strconv.Itoa(max(spec.MaxAttempts, 1))
 }
 
 // dueAt is when a queued job may start, and which field says so: its
@@ -174,7 +179,7 @@ func Retry(dir JobDir) error {
 		return err
 	}
 	defer func() { _ = lk.Unlock() }()
-	c, last, err := claimFinished(op, jd, lk, o, refuseUnretryable)
+	c, last, err := (&claimant{op, jd, lk, o.claimOptions}).finished(refuseUnretryable)
 	if err != nil {
 		return err
 	}
@@ -195,8 +200,9 @@ func Retry(dir JobDir) error {
 	if last.FinishedAt != nil {
 		end.EndedAt = *last.FinishedAt
 	}
-	q := JobStatus{JobID: last.JobID, State: Queued, Seq: seq, UpdatedAt: now, Attempt: c.N(), Attempts: withEnd(last, end),
-		Message: fmt.Sprintf("retried by hand after attempt %d (%s)", last.Attempt, last.State)}
+	q := JobStatus{JobID: last.JobID, State: Queued, Seq: seq, UpdatedAt: now, Attempt: c.N(), Attempts: withEnd(last, end)}
+	n := NumberAttempts(JobSpec{}, &q) // the numbers of ended attempts need no spec
+	q.Message = fmt.Sprintf("retried by hand after attempt %d (%s)", n.Ended[len(n.Ended)-1], last.State)
 	if err := writeStatusAs(c, dir, q, nil); err != nil {
 		_ = c.Withdraw()
 		return ownerWriteError(op, dir, c.N(), err)

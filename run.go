@@ -136,6 +136,9 @@ type Outcome struct {
 // exit code, error and remedy, with finished_at; progress, started_at, pid
 // and host stay as they were. o.State must be Succeeded, Failed or Cancelled
 // (Lost is for Reconcile), else ErrInvalid and nothing is written. A
+// Succeeded outcome of an attempt that has run for its whole timeout (the
+// spec's Timeout, from started_at, by this host's clock) is written
+// Failed, "timed out", as its Context's end says it is. A
 // pending progress update is included, so the terminal record carries the
 // last progress reported. After a Finish that returned nil, Progress,
 // SetMessage and Finish fail with ErrWrongState; a Finish that failed may be
@@ -157,6 +160,9 @@ func (r *Run) Finish(o Outcome) error {
 	}
 	next := r.withPending()
 	now := Now()
+	if o.State == Succeeded && r.timedOut(now) {
+		o.State, o.Error, o.Remedy = Failed, causeMessage(r.timeoutCause()), timeoutRemedy
+	}
 	next.State, next.Message, next.Error, next.Remedy = o.State, finishMessage(r.jd, o.State, o.Message), o.Error, o.Remedy
 	next.FinishedAt = &now
 	next.ExitCode = nil
@@ -304,11 +310,26 @@ func (r *Run) Context() context.Context {
 		ended := r.endCause()
 		r.ctx = newRunContext(r.dir, ended, cancelPollInterval)
 		if t := r.spec.Timeout; t > 0 && ended == nil && r.st.StartedAt != nil {
-			r.ctx.endAt(r.st.StartedAt.Add(t), errBecause("run", r.dir.StatusPath(), context.DeadlineExceeded,
-				fmt.Sprintf("timed out: the attempt ran for its whole timeout of %v", t), "raise the job's timeout, or make its work faster"))
+			r.ctx.endAt(r.st.StartedAt.Add(t), r.timeoutCause())
 		}
 	}
 	return r.ctx.ctx
+}
+
+// timeoutRemedy is the remedy of an attempt that timed out.
+const timeoutRemedy = "raise the job's timeout, or make its work faster"
+
+// timeoutCause is why the Run's context ends at the job's timeout.
+func (r *Run) timeoutCause() error {
+	return errBecause("run", r.dir.StatusPath(), context.DeadlineExceeded,
+		fmt.Sprintf("timed out: the attempt ran for its whole timeout of %v", r.spec.Timeout), timeoutRemedy)
+}
+
+// timedOut reports whether the Run's attempt has run for its whole
+// timeout by now (never without one). The caller holds r.mu.
+func (r *Run) timedOut(now time.Time) bool {
+	t := r.spec.Timeout
+	return t > 0 && r.st.StartedAt != nil && !now.Before(r.st.StartedAt.Add(t))
 }
 
 // Flush writes a pending progress update now (NoSync), and returns its

@@ -274,7 +274,6 @@ func TestStart_ContinuesSeqFromThePreviousRun(t *testing.T) {
 	}{
 		{"no status yet", nil, 1},
 		{"queued", statusIn(jobstore.Queued, 7), 8},
-		{"running, runner gone", statusIn(jobstore.Running, 41), 42},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -285,12 +284,23 @@ func TestStart_ContinuesSeqFromThePreviousRun(t *testing.T) {
 			require.NoError(t, r.Close())
 			assert.Equal(t, tc.wantSeq+1, readStatus(t, dir).Seq)
 
-			again, err := jobstore.Start(dir) // a second run of a job that still says running
-			require.NoError(t, err)
-			t.Cleanup(func() { _ = again.Close() })
-			assert.Equal(t, tc.wantSeq+2, readStatus(t, dir).Seq)
+			// A Start of a job that still says running takes over its gone
+			// runner: that attempt, the job's only one, ends lost, next in seq.
+			_, err = jobstore.Start(dir)
+			require.ErrorIs(t, err, jobstore.ErrWrongState)
+			st := readStatus(t, dir)
+			assert.Equal(t, jobstore.Lost, st.State)
+			assert.Equal(t, tc.wantSeq+2, st.Seq)
 		})
 	}
+	t.Run("running, runner gone", func(t *testing.T) {
+		dir := writeJob(t, tempDir(t), specAt("j1", 0), statusIn(jobstore.Running, 41))
+		_, err := jobstore.Start(dir)
+		require.ErrorIs(t, err, jobstore.ErrWrongState)
+		st := readStatus(t, dir)
+		assert.Equal(t, jobstore.Lost, st.State)
+		assert.EqualValues(t, 42, st.Seq)
+	})
 }
 
 func TestStart_TerminalJobIsErrWrongStateAndUnlocked(t *testing.T) {

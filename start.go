@@ -24,7 +24,10 @@ import (
 // ErrCancelRequested for a job with a cancel request (marked cancelled,
 // durably, if not yet terminal: see RequestCancel); ErrWrongState for a job
 // in a terminal state; ErrNotDue before the job may
-// start; ErrInvalid, Subject "job_id", for a dir whose last element is not
+// start. A job whose status says running, its runner judged gone, is taken
+// over: that attempt is recorded lost and counted, as Reconcile records
+// it, and the job is started only if it is then due (ErrNotDue while its
+// retry's backoff runs, ErrWrongState once it ended lost); ErrInvalid, Subject "job_id", for a dir whose last element is not
 // a job ID ("/", ".", "root/j/..", a dot-name), before anything is touched.
 //
 // Options: WithProgressInterval (default DefaultProgressInterval), WithLease
@@ -59,17 +62,28 @@ func Start(dir JobDir, opts ...StartOption) (*Run, error) {
 
 // startLocked is Start once it holds job.lock, in three steps: what the job is
 // (readForStart), who may run it (claimForStart), and the run itself
-// (begin).
+// (begin). A claim that took over a runner judged gone first ends that
+// runner's attempt as Reconcile does (markLost): lost, counted against
+// MaxAttempts, and queued again after its backoff while attempts remain;
+// then the job is looked at again, so that Start runs it only if it is due
+// (else ErrNotDue, or ErrWrongState once it ended lost).
 func startLocked(op string, jd *fsys.Dir, lk *Lock, o startOptions) (*Run, error) {
-	spec, last, err := readForStart(op, jd)
-	if err != nil {
-		return nil, err
+	for {
+		spec, last, err := readForStart(op, jd)
+		if err != nil {
+			return nil, err
+		}
+		c, last, gone, err := (&claimant{op, jd, lk, o.claimOptions}).forStart(last)
+		if err != nil {
+			return nil, lostRaceError(op, jd, err)
+		}
+		if last == nil || last.State != Running {
+			return begin(op, jd, lk, spec, c, last, o)
+		}
+		if _, _, err := markLost(jobDir(jd), c, last, gone); err != nil {
+			return nil, err
+		}
 	}
-	c, last, err := claimForStart(op, jd, lk, last, o.claimOptions)
-	if err != nil {
-		return nil, lostRaceError(op, jd, err)
-	}
-	return begin(op, jd, lk, spec, c, last, o)
 }
 
 // readForStart reads the job's spec and last status; a job in a terminal

@@ -332,10 +332,14 @@ func (s *JobStatus) decode(b []byte) error {
 			return err
 		}
 	}
+	lease, err := millis("lease_ms", j.LeaseMS)
+	if err != nil {
+		return err
+	}
 	*s = JobStatus{
 		SchemaVersion: j.SchemaVersion, JobID: j.JobID, State: j.State, Seq: j.Seq, Progress: j.Progress, Message: j.Message,
 		UpdatedAt: time.Time(j.UpdatedAt), StartedAt: (*time.Time)(j.StartedAt), FinishedAt: (*time.Time)(j.FinishedAt),
-		PID: j.PID, Host: j.Host, PIDScope: j.PIDScope, PIDStart: j.PIDStart, Lease: time.Duration(j.LeaseMS) * time.Millisecond,
+		PID: j.PID, Host: j.Host, PIDScope: j.PIDScope, PIDStart: j.PIDStart, Lease: lease,
 		Attempt: j.Attempt, ExitCode: j.ExitCode, Error: j.Error, Remedy: j.Remedy,
 		RetryAt: (*time.Time)(j.RetryAt), Attempts: j.Attempts,
 	}

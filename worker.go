@@ -19,7 +19,9 @@ import (
 // its grace is over; run is the job's Run, for Progress and SetMessage.
 // Returning nil ends the job succeeded, an error ends the attempt failed
 // with the error's text (retried while the job has attempts left), unless
-// the handler called run.Finish itself. The Worker closes run.
+// the handler called run.Finish itself. Once the job's timeout has passed
+// the attempt failed "timed out", whatever the handler returns (nil
+// included). The Worker closes run.
 type Handler func(ctx context.Context, run *Run) error
 
 // Worker runs the jobs of one root with a Handler, up to WithParallel at a
@@ -72,7 +74,9 @@ func WithStartOptions(opts ...StartOption) WorkerOption {
 }
 
 // WithLogger makes a Worker log each start, end, rescue and failure of its
-// own to l; without it (or with nil) it is silent.
+// own to l; without it (or with nil) it is silent. An attempt's end is
+// logged at Info, or at Warn with its error when it failed or was lost
+// (retried or not).
 func WithLogger(l *slog.Logger) WorkerOption { return func(o *workerOptions) { o.logger = l } }
 
 // WithTakeGate makes a Worker call gate before it takes a job, once a slot
@@ -424,7 +428,8 @@ func (w *Worker) rescue(dirs []JobDir) {
 func (w *Worker) work(stopped context.Context, run *Run) {
 	defer run.Close()
 	id := run.Dir().ID()
-	w.log(slog.LevelInfo, "started", "job", id, "kind", run.Spec().Kind, "attempt", run.Status().Attempt)
+	st := run.Status()
+	w.log(slog.LevelInfo, "started", "job", id, "kind", run.Spec().Kind, "attempt", NumberAttempts(run.Spec(), &st).Current)
 	runCtx := run.Context()
 	ctx, cancel := context.WithCancelCause(runCtx)
 	defer cancel(nil)
@@ -432,11 +437,25 @@ func (w *Worker) work(stopped context.Context, run *Run) {
 	defer release()
 
 	err := w.call(ctx, run)
-	if err := w.end(run, ctx, runCtx, err); err != nil {
+	if err := run.endWith(err, context.Cause(ctx)); err != nil {
 		w.log(slog.LevelWarn, "could not record the job's end", "job", id, "err", err)
 	}
-	st := run.Status()
-	w.log(slog.LevelInfo, "ended", "job", id, "state", st.State, "error", st.Error)
+	st = run.Status()
+	level, why := slog.LevelInfo, endedWith(&st)
+	if why != "" {
+		level = slog.LevelWarn
+	}
+	w.log(level, "ended", "job", id, "state", st.State, "error", why)
+}
+
+// endedWith is what went wrong in the attempt whose end st records: the
+// status's error, or, once the job is queued again for a retry, the error
+// its attempts keep for the attempt that ended ("" if none: it succeeded).
+func endedWith(st *JobStatus) string {
+	if st.State == Queued && len(st.Attempts) > 0 {
+		return st.Attempts[len(st.Attempts)-1].Error
+	}
+	return st.Error
 }
 
 // call runs the handler, turning a panic into an error that carries it and
@@ -448,53 +467,6 @@ func (w *Worker) call(ctx context.Context, run *Run) (err error) {
 		}
 	}()
 	return w.handler(ctx, run)
-}
-
-// end records how the handler's attempt ended, unless the handler
-// finished the job itself or the run no longer owns it.
-func (w *Worker) end(run *Run, ctx, runCtx context.Context, err error) error {
-	run.mu.Lock()
-	finished, lost := run.finished, run.lostErr != nil
-	run.mu.Unlock()
-	cause := context.Cause(runCtx)
-	switch {
-	case finished || lost:
-		return nil
-	case errors.Is(context.Cause(ctx), ErrWorkerStopped) && runCtx.Err() == nil && err != nil:
-		return run.interrupt("the worker stopped before the job ended: " + err.Error())
-	}
-	_ = run.Flush() // the handler's last message stays, unless the outcome has its own
-	msg := run.Status().Message
-	switch {
-	case err == nil:
-		return run.Finish(Outcome{State: Succeeded, Message: msg})
-	case errors.Is(cause, ErrCancelRequested):
-		return run.Finish(Outcome{State: Cancelled, Message: stoppedMessage(err, cause)})
-	case errors.Is(cause, context.DeadlineExceeded):
-		return run.Finish(Outcome{State: Failed, Message: msg, Error: causeMessage(cause), Remedy: "raise the job's timeout, or make its work faster"})
-	}
-	return run.Finish(Outcome{State: Failed, Message: msg, Error: err.Error()})
-}
-
-// stoppedMessage is the message of a job that a cancel request (cause)
-// stopped and whose handler returned err: who asked and why, and err when
-// it says more than the end of its context. It never holds the request's
-// remedy, which speaks to the handler's author, not to the job's readers.
-func stoppedMessage(err, cause error) string {
-	msg := "stopped: " + causeMessage(cause)
-	if errors.Is(err, ErrCancelRequested) || errors.Is(err, context.Canceled) {
-		return msg
-	}
-	return msg + "; the handler returned: " + err.Error()
-}
-
-// causeMessage is an *Error's message without its op and path.
-func causeMessage(err error) string {
-	var e *Error
-	if errors.As(err, &e) && e.Msg != "" {
-		return e.Msg
-	}
-	return err.Error()
 }
 
 func (w *Worker) log(level slog.Level, msg string, args ...any) {

@@ -11,34 +11,47 @@ import (
 // How list and show tell a job's attempts: which attempt of how many it
 // is at, when a pending retry is due, and each ended attempt.
 
-// countedAttempts is how many of st's ended attempts count against the
-// job's max_attempts: those that failed or were lost, unless their worker
-// stopped them (interrupted), as the library's retry policy counts them.
-func countedAttempts(st *jobstore.JobStatus) int {
-	n := 0
-	for _, a := range st.Attempts {
-		if (a.State == jobstore.Failed || a.State == jobstore.Lost) && !a.Interrupted {
-			n++
-		}
-	}
-	return n
-}
-
-// attemptNote is list's note on a job's attempts: "attempt 2/3" (the one
-// running, queued next, or the last that ended; when a pending retry is
-// due, scheduleNote says); "" for a job of one attempt that has kept none.
+// attemptNote is list's and show's note on a job's attempts, numbered as
+// jobstore.NumberAttempts numbers them: "attempt 2/3" (the one running,
+// due next, or the last that ended, of the last its policy allows), with
+// ", retried by hand" when Retry gave the job more attempts than its
+// max_attempts (when a pending retry is due, scheduleNote says); "" for a
+// job of one attempt that has kept none.
 func attemptNote(spec *jobstore.JobSpec, st *jobstore.JobStatus) string {
 	if spec == nil || st == nil || (spec.MaxAttempts <= 1 && len(st.Attempts) == 0) {
 		return ""
 	}
-	n := countedAttempts(st)
-	switch st.State {
-	case jobstore.Failed, jobstore.Lost:
-		n = max(n, 1)
-	default:
-		n++ // the attempt running, due next, or the one that succeeded or was cancelled
+	n := jobstore.NumberAttempts(*spec, st)
+	note := fmt.Sprintf("attempt %d/%d", n.Current, n.Limit)
+	if n.ByHand {
+		note += ", retried by hand"
 	}
-	return fmt.Sprintf("attempt %d/%d", n, max(spec.MaxAttempts, 1))
+	return note
+}
+
+// numberedAttempt is one attempt of a job as show and serve list it.
+type numberedAttempt struct {
+	label string               // "attempt N"
+	ended *jobstore.AttemptEnd // nil: the attempt the status is about, not among the ended ones
+}
+
+// numberedAttempts is each attempt of the job whose status is st, oldest
+// first, numbered as jobstore.NumberAttempts numbers them: every ended
+// attempt the status keeps, then the one the status is about when it is
+// not among them (running, or ended in a job that keeps no attempts).
+func numberedAttempts(st *jobstore.JobStatus) []numberedAttempt {
+	if st == nil {
+		return nil
+	}
+	n := jobstore.NumberAttempts(jobstore.JobSpec{}, st) // numbers need no policy
+	out := make([]numberedAttempt, 0, len(st.Attempts)+1)
+	for i := range st.Attempts {
+		out = append(out, numberedAttempt{label: fmt.Sprintf("attempt %d", n.Ended[i]), ended: &st.Attempts[i]})
+	}
+	if st.State == jobstore.Running || (st.State.Terminal() && len(st.Attempts) == 0 && st.Attempt > 0) {
+		out = append(out, numberedAttempt{label: fmt.Sprintf("attempt %d", n.Current)})
+	}
+	return out
 }
 
 // scheduleText is show's line on how a job is to run: its retry policy,

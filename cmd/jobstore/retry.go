@@ -54,9 +54,9 @@ func defineRetry(fs *pflag.FlagSet) runFunc {
 			return nil
 		}
 		last := "its last attempt"
-		if n := len(st.Attempts); n > 0 {
-			a := st.Attempts[n-1]
-			last = fmt.Sprintf("attempt %d (%s)", a.Attempt, a.State)
+		if all := numberedAttempts(st); len(all) > 0 && all[len(all)-1].ended != nil {
+			a := all[len(all)-1]
+			last = fmt.Sprintf("%s (%s)", a.label, a.ended.State)
 		}
 		fmt.Fprintf(e.stdout, "job %s is queued again after %s; a worker runs it next\n", dir.ID(), last)
 		return nil

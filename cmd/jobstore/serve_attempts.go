@@ -6,20 +6,20 @@ import (
 	"github.com/axqua/jobstore"
 )
 
-// attemptFields are a job's attempts as its page lists them, oldest first:
-// each one that ended (status.json's attempts), then the one its status
-// is about, if it is not among them.
+// attemptFields are a job's attempts as its page lists them, oldest first,
+// numbered as list and show number them (numberedAttempts): each one that
+// ended, then the one its status is about, if it is not among them.
 func attemptFields(st *jobstore.JobStatus) []field {
-	if st == nil {
-		return nil
-	}
 	var out []field
-	seen := map[uint64]bool{}
-	for _, a := range st.Attempts {
-		seen[a.Attempt] = true
+	for _, n := range numberedAttempts(st) {
+		a := n.ended
+		if a == nil {
+			out = append(out, field{n.label, currentAttemptLine(st)})
+			continue
+		}
 		line := string(a.State)
 		if a.Interrupted {
-			line += " (interrupted: put back in the queue)"
+			line += " (interrupted: put back in the queue, not counted)"
 		}
 		if a.StartedAt != nil {
 			line += ", started " + fmtTimePtr(a.StartedAt)
@@ -34,11 +34,13 @@ func attemptFields(st *jobstore.JobStatus) []field {
 		if a.Error != "" {
 			line += ": " + a.Error
 		}
-		out = append(out, field{fmt.Sprintf("attempt %d", a.Attempt), line})
+		out = append(out, field{n.label, line})
 	}
-	if st.Attempt == 0 || seen[st.Attempt] {
-		return out
-	}
+	return out
+}
+
+// currentAttemptLine is the page's line for the attempt st is about.
+func currentAttemptLine(st *jobstore.JobStatus) string {
 	line := string(st.State)
 	if st.StartedAt != nil {
 		line += ", started " + fmtTimePtr(st.StartedAt)
@@ -52,7 +54,7 @@ func attemptFields(st *jobstore.JobStatus) []field {
 	if st.Error != "" {
 		line += ": " + st.Error
 	}
-	return append(out, field{fmt.Sprintf("attempt %d", st.Attempt), line})
+	return line
 }
 
 // canRetry reports whether a job in state may be retried (Retry's rule:

@@ -138,8 +138,10 @@ func printJob(w io.Writer, j jobRecords) {
 		if st.RetryAt != nil {
 			row("retry at", fmtTime(*st.RetryAt)+untilText(*st.RetryAt, time.Now()))
 		}
-		for _, a := range st.Attempts {
-			row(fmt.Sprintf("attempt %d", a.Attempt), attemptText(a))
+		for _, a := range numberedAttempts(st) {
+			if a.ended != nil {
+				row(a.label, attemptText(*a.ended))
+			}
 		}
 	}
 	if c := cancelRow(j.Dir, j.Status); c != "" {

@@ -45,8 +45,8 @@ func TestWork_RetriesAFailedAttemptAfterItsBackoff(t *testing.T) {
 	requireCode(t, r, exitOK)
 	require.Regexp(t, `(?m)^state\s+succeeded, attempt 2/2$`, r.stdout)
 	require.Regexp(t, `(?m)^schedule\s+max 2 attempts, backoff 100ms doubling up to 10m0s$`, r.stdout)
-	require.Regexp(t, `(?m)^attempt \d+\s+failed, exit 3, on .+ \(ran .+\): the command exited with status 3$`, r.stdout)
-	require.Regexp(t, `(?m)^attempt \d+\s+succeeded, exit 0, on `, r.stdout)
+	require.Regexp(t, `(?m)^attempt 1\s+failed, exit 3, on .+ \(ran .+\): the command exited with status 3$`, r.stdout)
+	require.Regexp(t, `(?m)^attempt 2\s+succeeded, exit 0, on `, r.stdout)
 	r = runCLI(t, "list", root)
 	require.Regexp(t, regexp.QuoteMeta(dir.ID())+`\s+k\s+succeeded, attempt 2/2\s`, r.stdout)
 
@@ -122,13 +122,20 @@ func TestRetry_AFailedJobRunsAgain(t *testing.T) {
 	requireCode(t, r, exitOK)
 	require.Equal(t, "job "+dir.ID()+" is queued again after attempt 1 (failed); a worker runs it next\n", r.stdout)
 	r = runCLI(t, "list", root)
-	require.Regexp(t, regexp.QuoteMeta(dir.ID())+`\s+k\s+queued, attempt 2/1\s`, r.stdout)
+	require.Regexp(t, regexp.QuoteMeta(dir.ID())+`\s+k\s+queued, attempt 2/2, retried by hand\s`, r.stdout, "a retry by hand gives the job one more attempt")
 
 	w := runWorker(t, "flaky", nil, root, "--until-empty")
 	requireCode(t, w, exitOK)
 	st := status(t, dir)
 	require.Equal(t, jobstore.Succeeded, st.State)
 	require.Len(t, st.Attempts, 2)
+	r = runCLI(t, "list", root)
+	require.Regexp(t, regexp.QuoteMeta(dir.ID())+`\s+k\s+succeeded, attempt 2/2, retried by hand\s`, r.stdout)
+	r = runCLI(t, "show", string(dir))
+	require.Regexp(t, `(?m)^state\s+succeeded, attempt 2/2, retried by hand$`, r.stdout)
+	require.Regexp(t, `(?m)^attempt 1\s+failed`, r.stdout)
+	require.Regexp(t, `(?m)^attempt 2\s+succeeded`, r.stdout)
+	require.NotRegexp(t, `(?m)^attempt 3`, r.stdout, "the retry's claim is no attempt")
 
 	seq := st.Seq
 	r = runCLI(t, "retry", string(dir))
