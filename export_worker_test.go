@@ -13,7 +13,7 @@ func RescuePass(root string) (pass func() int, close func(), err error) {
 		return nil, nil, err
 	}
 	c := newOwnedCache(abs)
-	if _, _, err := c.look(nil); err != nil {
+	if _, _, err := c.look(); err != nil {
 		c.close()
 		return nil, nil, err
 	}

@@ -4,7 +4,9 @@ import (
 	"errors"
 	"hash/maphash"
 	"io/fs"
+	"math/rand/v2"
 	"path/filepath"
+	"strconv"
 	"time"
 
 	"github.com/axqua/jobstore/internal/dirstamp"
@@ -59,7 +61,18 @@ func markLive(rd *fsys.Dir, id string) {
 	defer ld.Close()
 	if err := ld.Mkdir(id, dirPerm); errors.Is(err, fs.ErrExist) {
 		// Left by a job of the same name: made again, so that LiveDir
-		// changes and a view reads the job under the name again.
+		// changes and a view reads the job under the name again. Made
+		// beside it and renamed over it where a rename replaces an empty
+		// directory, so that it gets another inode than the old one (a
+		// view that polls LiveDir tells a remade entry by its inode);
+		// elsewhere removed and made again.
+		tmp := "." + id + ".new-" + strconv.FormatUint(rand.Uint64(), 36)
+		if ld.Mkdir(tmp, dirPerm) == nil {
+			if ld.Replace(tmp, id, false, 0) == nil {
+				return
+			}
+			_ = ld.RemoveDir(tmp)
+		}
 		_ = ld.RemoveDir(id)
 		_ = ld.Mkdir(id, dirPerm)
 	}

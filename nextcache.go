@@ -141,7 +141,7 @@ func (c *nextCache) runningDirs() []JobDir {
 	defer d.Close()
 	var dirs []JobDir
 	for e := range c.running { // refresh may take e out: a map allows it
-		c.refresh(d, e, nil)
+		c.refresh(d, e, true, nil)
 		if e.state == stateRunning {
 			dirs = append(dirs, JobDir(filepath.Join(c.root, e.name)))
 		}

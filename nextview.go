@@ -1,13 +1,9 @@
 package jobstore
 
 import (
-	"cmp"
 	"errors"
 	"io/fs"
-	"iter"
 	"path/filepath"
-	"slices"
-	"strings"
 	"sync"
 	"time"
 
@@ -62,7 +58,12 @@ type nextEntry struct {
 	errText     string    // the last error reported for it
 	retryAt     time.Time // stateBroken after a failed Start: not tried before
 	taking      bool      // a StartNext of this process is starting it
+	stale       bool      // taking, and its LiveDir entry or directory changed meanwhile: read it again
 	gone        bool      // no directory under the name at the last look
+	liveIno     uint64    // its LiveDir entry's inode at the last whole read of LiveDir (0: unknown)
+
+	qh *entryHeap // the heap of nextQueue that holds it; nil: none
+	qi int        // its place in qh
 }
 
 // retryDue makes e, a job whose failed Start is due to be tried again at
@@ -70,51 +71,6 @@ type nextEntry struct {
 func (e *nextEntry) retryDue(now time.Time) {
 	if e.state == stateBroken && !e.retryAt.IsZero() && !now.Before(e.retryAt) {
 		e.state, e.retryAt = stateUnknown, time.Time{}
-	}
-}
-
-// nextActive is what a look with root unchanged may have to bring up to
-// date: the entries that were not settled (running or ended) when root was
-// last read, by the kind of their job ("" while it is not known). A job
-// settled since stays listed until root changes (its state skips it); a
-// job's kind, once known, is its kind for good.
-type nextActive map[string][]*nextEntry
-
-// newNextActive is the nextActive of entries.
-func newNextActive(entries map[string]*nextEntry) nextActive {
-	a := nextActive{}
-	for _, e := range entries {
-		if e.state != stateSettled {
-			a[e.kind] = append(a[e.kind], e)
-		}
-	}
-	return a
-}
-
-// of yields the entries a call that takes kinds (empty: every kind) looks
-// at: those of these kinds and those of no known kind, each once.
-func (a nextActive) of(kinds []string) iter.Seq[*nextEntry] {
-	return func(yield func(*nextEntry) bool) {
-		for k, es := range a {
-			if len(kinds) > 0 && k != "" {
-				continue // the kinds asked for, below, in their order
-			}
-			for _, e := range es {
-				if !yield(e) {
-					return
-				}
-			}
-		}
-		for i, k := range kinds {
-			if slices.Contains(kinds[:i], k) {
-				continue
-			}
-			for _, e := range a[k] {
-				if !yield(e) {
-					return
-				}
-			}
-		}
 	}
 }
 
@@ -126,23 +82,6 @@ func (a nextActive) of(kinds []string) iter.Seq[*nextEntry] {
 // takes a fraction of one.
 const dueLead = 2 * time.Millisecond
 
-// appendIfCandidate appends e to cands if a call that takes kinds may
-// start it by wall (this host's clock); a job of those kinds that is not
-// due by then moves c.wake to its due time, if that is sooner. The caller
-// holds c.mu.
-func (c *nextCache) appendIfCandidate(cands []*nextEntry, e *nextEntry, kinds []string, wall time.Time) []*nextEntry {
-	if e.state != stateQueued || e.taking || (len(kinds) > 0 && !slices.Contains(kinds, e.kind)) {
-		return cands
-	}
-	if e.due.After(wall) {
-		if c.wake.IsZero() || e.due.Before(c.wake) {
-			c.wake = e.due // the earliest job not yet due: a waiting call wakes then
-		}
-		return cands
-	}
-	return append(cands, e)
-}
-
 // nextReport is an error to hand to WithSkipped's function.
 type nextReport struct {
 	dir JobDir
@@ -153,19 +92,21 @@ type nextReport struct {
 type nextCache struct {
 	root string
 
-	mu         sync.Mutex     // one look at a time; guards the fields below
-	liveStamp  dirstamp.Stamp // of LiveDir when it was last read
+	mu         sync.Mutex     // guards the fields below; a look holds it
+	liveStamp  dirstamp.Stamp // of LiveDir when its names were last read whole
 	liveReadAt time.Time
 	liveRead   bool
+	liveHeard  bool                  // LiveDir's events were watched at the last look
 	entries    map[string]*nextEntry // the live jobs: LiveDir's entries, and those a scan indexed
-	active     nextActive            // since LiveDir was last read (see look)
+	queue      nextQueue             // the entries queued and not being started, in start order
+	watched    map[*nextEntry]bool   // the entries neither queued nor taken: each look brings them up to date
 	scan       *fullScan             // nil until the first look
 	repairs    time.Duration         // RepairInterval; tests shorten it
 	incomplete map[*nextEntry]bool   // the entries in stateIncomplete, for follow
 	running    map[*nextEntry]bool   // the entries in stateRunning, for a rescue pass
 	users      int                   // StartNext calls in progress
 	idle       *time.Timer           // drops the cache once nobody used it for nextCacheIdle
-	wake       time.Time             // when the earliest job not due at the last look is due
+	wake       time.Time             // when the earliest job not due at the last take is due
 	lastUse    time.Time             // when the last StartNext call on it returned
 	events     *nextEvents           // nil until a StartNext waits; dropped with the cache
 	reads      int                   // job directories read, for tests
@@ -187,6 +128,11 @@ func (c *nextCache) now() time.Time {
 
 func (c *nextCache) lstat(d *dirstamp.Dir, name string) (dirstamp.Stamp, error) {
 	c.stats++
+	return c.statUncounted(d, name)
+}
+
+// statUncounted is lstat without the count: a take calls it without c.mu.
+func (c *nextCache) statUncounted(d *dirstamp.Dir, name string) (dirstamp.Stamp, error) {
 	if c.stat != nil {
 		return c.stat(d, name)
 	}
@@ -198,75 +144,46 @@ func (c *nextCache) fileStamp(d *dirstamp.Dir, rel string) (dirstamp.Stamp, erro
 	return d.FileStamp(rel)
 }
 
-// look brings the cache up to date with root and returns the candidates,
-// best first, and the errors to report.
+// look brings the cache up to date with root: the queued jobs it knows
+// are then in c.queue, in the order a take starts them. It returns when
+// it began (c's clock), and the errors to report.
 //
-// What it reads grows with the live jobs, not with the root: LiveDir when
-// its stamp changed, then a stat of each live job of kinds (and a read of
-// those whose directory changed), and the directories the root's events
-// named. The whole root is read only by a full scan (fullScan), which a
-// look begins on its own goroutine (the first look, then every
-// RepairInterval, or when the root's events were lost) and never waits
-// for; the live jobs without an entry it found join at a later look.
-func (c *nextCache) look(kinds []string) ([]*nextEntry, []nextReport, error) {
+// What it reads grows with the jobs that changed, not with the root nor
+// with the queued jobs: LiveDir's entries that its events named (or its
+// names whole, when its stamp changed and no events tell what did, at most
+// every liveRelist while they do), the directories the root's events
+// named, and a stat of each live job that is neither queued nor being
+// started (running, incomplete, or not yet read), with a read of those
+// whose directory changed. A queued job is not stated at a look: the take
+// that picks it checks its directory first (current). The whole root is
+// read only by a full scan (fullScan), which a look begins on its own
+// goroutine (the first look, then every RepairInterval, or when the root's
+// events were lost) and never waits for; the live jobs without an entry
+// it found join at a later look.
+func (c *nextCache) look() (time.Time, []nextReport, error) {
 	const op = "start next"
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	now := c.now()
 	d, err := dirstamp.Open(c.root)
 	if err != nil {
-		return nil, nil, rootError(op, c.root, err)
+		return now, nil, rootError(op, c.root, err)
 	}
 	defer d.Close()
-	now := c.now()
 	var reports []nextReport
-	changed := c.readLive(now)
-	names, full := c.events.takeHints()
+	names, liveNames, full, allLive := c.events.takeHints()
+	c.readLive(now, liveNames, allLive)
 	if c.scan == nil {
 		c.scan = newFullScan(c.root)
 	}
-	if c.scan.startIfDue(now, c.repairInterval(), full, c.liveNames) {
-		changed = true // and once a scan interval, every live job is stated
-	}
 	names = append(names, c.scan.takeFound()...)
-	if len(names) > 0 {
-		var added bool
-		reports, added = c.indexNames(d, names, reports)
-		changed = changed || added
+	reports = c.indexNames(d, names, reports)
+	for e := range c.watched { // update may take e out: a map allows it
+		reports = c.update(d, e, now, reports)
 	}
-	var cands []*nextEntry
-	c.wake = time.Time{}
-	wall := time.Now().Add(dueLead) // a job due within dueLead is taken, and started at its due time
-	if changed {
-		// Every live job is looked at: one may have been replaced under
-		// its name (a job of another kind, now).
-		for _, e := range c.entries {
-			reports = c.update(d, e, now, true, reports)
-		}
-		c.active = newNextActive(c.entries)
-		for _, e := range c.entries {
-			cands = c.appendIfCandidate(cands, e, kinds, wall)
-		}
-	} else {
-		// Only the jobs that may still become startable by this call are
-		// looked at, c.active's of kinds. A job known to be of another
-		// kind is not even stated: its kind comes from its job.json,
-		// which is written once, and a directory made again under its
-		// name changes LiveDir (or is named by the root's events).
-		for e := range c.active.of(kinds) {
-			reports = c.update(d, e, now, false, reports)
-			cands = c.appendIfCandidate(cands, e, kinds, wall)
-		}
-	}
-	slices.SortFunc(cands, func(a, b *nextEntry) int {
-		if c := cmp.Compare(b.priority, a.priority); c != 0 {
-			return c // higher first
-		}
-		if c := a.submittedAt.Compare(b.submittedAt); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.name, b.name)
-	})
-	return cands, reports, nil
+	// Begun once the live jobs were read: it compares their stamps.
+	c.scan.startIfDue(now, c.repairInterval(), full, c.liveNames)
+	return now, reports, nil
 }
 
 // wakeAt is when the earliest job that was not yet due at the last look
@@ -277,20 +194,29 @@ func (c *nextCache) wakeAt() time.Time {
 	return c.wake
 }
 
-// update brings e up to date at a look (an ended job only if all), and
-// retires its LiveDir entry once it is seen ended or gone. The caller holds
-// c.mu.
-func (c *nextCache) update(d *dirstamp.Dir, e *nextEntry, now time.Time, all bool, reports []nextReport) []nextReport {
+// update brings e up to date at a look, and retires its LiveDir entry
+// and forgets it once it is seen ended or gone. The caller holds c.mu.
+func (c *nextCache) update(d *dirstamp.Dir, e *nextEntry, now time.Time, reports []nextReport) []nextReport {
 	e.retryDue(now)
-	if e.state == stateSettled && !all {
-		return reports
-	}
-	was, wasGone := e.state, e.gone
-	reports = c.refresh(d, e, reports)
-	if e.state == stateSettled && was != stateSettled || e.gone && !wasGone {
+	// A running job is read again at a look only when its directory's
+	// stamp changed; a change the stamp missed (racy) waits for the rescue
+	// pass's refresh, every scan interval: its end removes its LiveDir
+	// entry, which the look hears of anyway.
+	reports = c.refresh(d, e, e.state != stateRunning, reports)
+	if e.state == stateSettled || e.gone {
 		retire(JobDir(filepath.Join(c.root, e.name)))
+		c.forget(e)
 	}
 	return reports
+}
+
+// forget drops e from c: its job is no longer live, or its name left
+// LiveDir. The caller holds c.mu.
+func (c *nextCache) forget(e *nextEntry) {
+	if c.entries[e.name] == e {
+		delete(c.entries, e.name)
+	}
+	c.noteState(e)
 }
 
 // rootError is StartNext's error for a root it cannot look at.
@@ -303,8 +229,9 @@ func rootError(op, root string, err error) error {
 }
 
 // refresh stats e's directory and reads its records if the stamp says they
-// may have changed. The caller holds c.mu.
-func (c *nextCache) refresh(d *dirstamp.Dir, e *nextEntry, reports []nextReport) []nextReport {
+// may have changed: if it differs, or (strict) is racy. The caller holds
+// c.mu.
+func (c *nextCache) refresh(d *dirstamp.Dir, e *nextEntry, strict bool, reports []nextReport) []nextReport {
 	defer c.noteState(e)
 	st, err := c.lstat(d, e.name)
 	e.gone = errors.Is(err, fs.ErrNotExist)
@@ -321,7 +248,7 @@ func (c *nextCache) refresh(d *dirstamp.Dir, e *nextEntry, reports []nextReport)
 	// An equal stamp is not enough for a directory made again under the
 	// same name (inodes are reused), but such a one has its own times,
 	// unless it was made in the tick of the last read: then it is racy.
-	if e.state != stateUnknown && st == e.stamp && !st.Racy(e.readAt) {
+	if e.state != stateUnknown && st == e.stamp && (!strict || !st.Racy(e.readAt)) {
 		return reports
 	}
 	specRel := filepath.Join(e.name, SpecFile)
@@ -344,11 +271,18 @@ func (c *nextCache) refresh(d *dirstamp.Dir, e *nextEntry, reports []nextReport)
 	return reports
 }
 
-// noteState keeps c.incomplete and c.running true of e, whose state may
-// have changed. The caller holds c.mu.
+// noteState keeps c.queue, c.watched, c.incomplete and c.running true of
+// e, whose state may have changed or which c may have forgotten (then it
+// is in none). The caller holds c.mu.
 func (c *nextCache) noteState(e *nextEntry) {
-	c.incomplete = noteIn(c.incomplete, e, e.state == stateIncomplete)
-	c.running = noteIn(c.running, e, e.state == stateRunning)
+	held := c.entries[e.name] == e
+	c.incomplete = noteIn(c.incomplete, e, held && e.state == stateIncomplete)
+	c.running = noteIn(c.running, e, held && e.state == stateRunning)
+	c.watched = noteIn(c.watched, e, held && !e.taking && e.state != stateQueued)
+	c.queue.remove(e) // and put back: its due time or kind may have changed
+	if held && !e.taking && e.state == stateQueued {
+		c.queue.put(e)
+	}
 }
 
 // noteIn makes e a member of set, or not, and returns set.
@@ -400,35 +334,58 @@ func (e *nextEntry) read(dir JobDir) error {
 	return nil
 }
 
-// take marks e as being started by the caller, unless another StartNext of
-// this process is starting it (ok false), and returns its due time as the
-// look saw it.
-func (c *nextCache) take(e *nextEntry) (due time.Time, ok bool) {
+// takeBest takes the best queued job of kinds due within dueLead off
+// c.queue, for the caller to start, and returns it with its due time as
+// the look saw it; nil when there is none (c.wake is then when the
+// soonest one not yet due is due).
+func (c *nextCache) takeBest(kinds []string) (*nextEntry, time.Time) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if e.taking || e.state != stateQueued {
-		return time.Time{}, false
+	e := c.queue.best(kinds, time.Now().Add(dueLead))
+	if e == nil {
+		c.wake = c.queue.wake(kinds)
+		return nil, time.Time{}
 	}
 	e.taking = true
-	return e.due, true
+	c.noteState(e)
+	return e, e.due
 }
 
-// settle records what Start's err says of e: started (running), passed over
-// for good, to be read again, or failed on its own (left for nextRetry).
+// current reports whether e, taken by the caller, is as the look that
+// began at began (c's clock), or an earlier one, read it: read by that
+// look, or its directory's stamp unchanged and not racy since. A stat at
+// most, without c.mu: no look touches an entry being taken.
+func (c *nextCache) current(d *dirstamp.Dir, e *nextEntry, began time.Time) bool {
+	if !e.readAt.Before(began) {
+		return true
+	}
+	st, err := c.statUncounted(d, e.name)
+	return err == nil && st == e.stamp && !st.Racy(e.readAt)
+}
+
+// settle records what Start's err says of e: started (running), to be read
+// again (passed over: another runner won it, it has a cancel request, it
+// ended or is gone, or it was not current), or failed on its own (left for
+// nextRetry).
 func (c *nextCache) settle(e *nextEntry, err error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	e.taking = false
-	switch s, passed := passedOver(err); {
-	case err == nil:
+	switch _, passed := passedOver(err); {
+	case err == nil && !e.stale:
 		e.state = stateRunning
-	case passed:
-		e.state = s
+	case err == nil, passed, errors.Is(err, errNotCurrent):
+		e.state = stateUnknown
 	default:
 		e.state, e.retryAt, e.errText = stateBroken, c.now().Add(nextRetry), err.Error()
 	}
+	e.stale = false
 	c.noteState(e)
 }
+
+// errNotCurrent settles a job whose directory changed since it was read:
+// the next look reads it again.
+var errNotCurrent = errors.New("changed since read")
 
 // watch returns a channel that is closed at the next file system event of
 // root, of its LiveDir, or of an incomplete job directory followed; nil
@@ -488,107 +445,4 @@ func (c *nextCache) repairInterval() time.Duration {
 		return c.repairs
 	}
 	return RepairInterval
-}
-
-// readLive reads LiveDir unless its stamp says it has not changed since the
-// last read: its names join c.entries (to be read by the look), and the
-// entries whose names left it leave (their jobs ended: whoever saw it
-// removed them). It reports whether c.entries changed. The caller holds
-// c.mu.
-func (c *nextCache) readLive(now time.Time) bool {
-	var names []string
-	var ls dirstamp.Stamp
-	// A LiveDir that is missing, or that cannot be read (not a directory:
-	// nothing this package makes), is empty: the root's events and full
-	// scans find the live jobs then, and the scans' entries stay until
-	// LiveDir changes.
-	ld, err := dirstamp.Open(filepath.Join(c.root, LiveDir))
-	if err == nil {
-		defer ld.Close()
-		if ls, err = ld.Stamp(); err != nil {
-			ld = nil
-		}
-	} else {
-		ld = nil
-	}
-	same := c.liveRead && ls == c.liveStamp
-	if same && !ls.Racy(c.liveReadAt) {
-		return false
-	}
-	if ld != nil {
-		names, _ = ld.Names()
-	}
-	changed := !same // a new stamp: an entry may have been made again under its name
-	seen := make(map[string]bool, len(names))
-	for _, name := range names {
-		if ValidateJobID(name) != nil {
-			continue // not an entry this package makes
-		}
-		seen[name] = true
-		if c.entries[name] == nil {
-			c.entries[name] = &nextEntry{name: name}
-			changed = true
-		}
-	}
-	for name, e := range c.entries {
-		if !seen[name] {
-			delete(c.entries, name)
-			delete(c.incomplete, e)
-			delete(c.running, e)
-			changed = true
-		}
-	}
-	// Read again only because its stamp is racy, with the same names: what
-	// the last read found holds (a look does not state every live job
-	// again for it).
-	c.liveStamp, c.liveReadAt, c.liveRead = ls, now, true
-	return changed
-}
-
-// liveNames are the names of the jobs c holds as live, for a full scan to
-// skip. The caller holds c.mu.
-func (c *nextCache) liveNames() map[string]bool {
-	m := make(map[string]bool, len(c.entries))
-	for name := range c.entries {
-		m[name] = true
-	}
-	return m
-}
-
-// indexNames reads the directories of names, which the root's events
-// named, that c.entries does not hold, and indexes the live ones. It
-// reports whether it indexed one or c.entries holds one of names (whose
-// directory may have been replaced). The caller holds c.mu.
-func (c *nextCache) indexNames(d *dirstamp.Dir, names []string, reports []nextReport) ([]nextReport, bool) {
-	any := false
-	for _, name := range names {
-		if c.entries[name] != nil {
-			any = true // its directory changed: the look reads every live job
-			continue
-		}
-		if strings.HasPrefix(name, ".") || name == IndexFile {
-			continue
-		}
-		var added bool
-		reports, added = c.index(d, name, reports)
-		any = any || added
-	}
-	return reports, any
-}
-
-// index reads the directory name of root d, which the root's events named:
-// a live job (or a directory that is not yet one) joins c.entries and gets
-// its entry in LiveDir. It reports whether it joined. The caller holds
-// c.mu.
-func (c *nextCache) index(d *dirstamp.Dir, name string, reports []nextReport) ([]nextReport, bool) {
-	e := &nextEntry{name: name}
-	reports = c.refresh(d, e, reports)
-	if e.gone || e.state == stateUnknown || e.state == stateSettled {
-		return reports, false // not a directory, gone, or ended
-	}
-	c.entries[name] = e
-	if ValidateJobID(name) == nil {
-		markLiveIn(JobDir(filepath.Join(c.root, name)))
-	}
-	return reports, true
 }

@@ -1,0 +1,168 @@
+package jobstore
+
+import (
+	"errors"
+	"io/fs"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/axqua/jobstore/internal/dirstamp"
+)
+
+// liveRelist is how often at most a look reads LiveDir's names whole while
+// its events tell which entries changed on this host: reading them is
+// what finds the entries other hosts made or removed (no events cross
+// hosts), and it costs in proportion to the live jobs, so a drain that
+// changes LiveDir at every job pays it once per liveRelist, not per job.
+const liveRelist = time.Second
+
+// readLive brings c.entries up to date with LiveDir: the entries its
+// events named (hints; lost: events were lost) are checked one by one, and
+// its names are read whole when its stamp says they may have changed,
+// unless its events are heard and the last whole read is less than
+// liveRelist old. A name that joins is a job to read; one that left is
+// forgotten (its job ended: whoever saw it removed the entry); one named
+// again by events is read again (its entry was made again: the job may
+// have been replaced, or queued again). The caller holds c.mu.
+func (c *nextCache) readLive(now time.Time, hints []string, lost bool) {
+	// A LiveDir that is missing, or that cannot be read (not a directory:
+	// nothing this package makes), is empty: the root's events and full
+	// scans find the live jobs then, and the scans' entries stay until
+	// LiveDir changes.
+	var ls dirstamp.Stamp
+	ld, err := dirstamp.Open(filepath.Join(c.root, LiveDir))
+	if err == nil {
+		defer ld.Close()
+		if ls, err = ld.Stamp(); err != nil {
+			ld = nil
+		}
+	} else {
+		ld = nil
+	}
+	heard := c.events.hearsLive() && !lost
+	if heard && c.liveHeard && ld != nil {
+		for _, name := range hints {
+			c.liveHint(ld, name)
+		}
+	}
+	relist := !heard || !c.liveHeard || now.Sub(c.liveReadAt) >= liveRelist
+	c.liveHeard = heard
+	if c.liveRead && ls == c.liveStamp && !ls.Racy(c.liveReadAt) || !relist {
+		return
+	}
+	var inodes map[string]uint64
+	if ld != nil {
+		inodes, _ = ld.Inodes()
+	}
+	for name, ino := range inodes {
+		if ValidateJobID(name) != nil {
+			continue // not an entry this package makes
+		}
+		switch e := c.entries[name]; {
+		case e == nil:
+			c.add(name).liveIno = ino
+		case e.liveIno != ino:
+			e.liveIno = ino // made again: the job may be another, or queued again
+			c.readAgain(e)
+		}
+	}
+	for name, e := range c.entries {
+		if _, ok := inodes[name]; !ok {
+			c.forget(e)
+		}
+	}
+	c.liveStamp, c.liveReadAt, c.liveRead = ls, now, true
+}
+
+// liveHint checks the entry name of LiveDir ld, which its events named.
+// The caller holds c.mu.
+func (c *nextCache) liveHint(ld *dirstamp.Dir, name string) {
+	if ValidateJobID(name) != nil {
+		return
+	}
+	e := c.entries[name]
+	_, err := ld.Lstat(name)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		if e != nil {
+			c.forget(e)
+		}
+	case err != nil:
+	case e == nil:
+		c.add(name)
+	default:
+		c.readAgain(e)
+	}
+	// Its inode is left as the last whole read saw it: the next one reads
+	// the job again at most once more.
+}
+
+// add makes name a live job to read at the look, and returns its entry.
+// The caller holds c.mu.
+func (c *nextCache) add(name string) *nextEntry {
+	e := &nextEntry{name: name}
+	c.entries[name] = e
+	c.noteState(e)
+	return e
+}
+
+// readAgain makes e's job one to read again: at this look, or once the
+// call that is starting it settles it. The caller holds c.mu.
+func (c *nextCache) readAgain(e *nextEntry) {
+	if e.state == stateBroken && !e.retryAt.IsZero() {
+		return // its failed Start is tried again at retryAt; a replaced directory is read at once (refresh)
+	}
+	if e.taking {
+		e.stale = true
+		return
+	}
+	e.state = stateUnknown
+	c.noteState(e)
+}
+
+// liveNames are the names of the jobs c holds as live, with the stamp of
+// each one's directory as c read it, for a full scan. The caller holds
+// c.mu.
+func (c *nextCache) liveNames() map[string]dirstamp.Stamp {
+	m := make(map[string]dirstamp.Stamp, len(c.entries))
+	for name, e := range c.entries {
+		m[name] = e.stamp
+	}
+	return m
+}
+
+// indexNames reads the directories of names, which the root's events or a
+// full scan named: one c.entries holds is read again (its directory may
+// have been replaced), another is indexed if it is live. The caller holds
+// c.mu.
+func (c *nextCache) indexNames(d *dirstamp.Dir, names []string, reports []nextReport) []nextReport {
+	for _, name := range names {
+		if e := c.entries[name]; e != nil {
+			c.readAgain(e)
+			continue
+		}
+		if strings.HasPrefix(name, ".") || name == IndexFile {
+			continue
+		}
+		reports = c.index(d, name, reports)
+	}
+	return reports
+}
+
+// index reads the directory name of root d, which the root's events named:
+// a live job (or a directory that is not yet one) joins c.entries and gets
+// its entry in LiveDir. The caller holds c.mu.
+func (c *nextCache) index(d *dirstamp.Dir, name string, reports []nextReport) []nextReport {
+	e := &nextEntry{name: name}
+	reports = c.refresh(d, e, true, reports)
+	if e.gone || e.state == stateUnknown || e.state == stateSettled {
+		return reports // not a directory, gone, or ended
+	}
+	c.entries[name] = e
+	c.noteState(e)
+	if ValidateJobID(name) == nil {
+		markLiveIn(JobDir(filepath.Join(c.root, name)))
+	}
+	return reports
+}

@@ -1,0 +1,214 @@
+package jobstore_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/axqua/jobstore"
+	"github.com/axqua/jobstore/internal/prereq"
+	"github.com/axqua/jobstore/internal/strace"
+	"github.com/stretchr/testify/require"
+)
+
+// takeCostRole runs a Worker of $ROOT that finishes each job it takes at
+// once. The handler of the $WARM-th job prints "warm" and waits for a line
+// on stdin (the test attaches strace meanwhile), then stats $MARK+"begin";
+// that of the ($WARM+$MEASURED)-th stats $MARK+"end" and stops the Worker:
+// the file system calls between the two marks are those of $MEASURED
+// whole takes, starts and finishes, after the Worker's first look read the
+// backlog.
+const takeCostRole = "take-cost"
+
+// takeCostSyscalls are the calls a take, a start and a finish may make on
+// the file system: every one is counted, wherever it points.
+const takeCostSyscalls = "openat,newfstatat,fstat,statx,getdents64,read,pread64,write,pwrite64,close,mkdirat," +
+	"unlinkat,renameat,renameat2,linkat,fsync,fdatasync,flock,fcntl,ftruncate"
+
+func init() {
+	roles[takeCostRole] = func() int {
+		warm, _ := strconv.Atoi(os.Getenv("WARM"))
+		measured, _ := strconv.Atoi(os.Getenv("MEASURED"))
+		mark := os.Getenv("MARK")
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		var n atomic.Int64
+		w, err := jobstore.NewWorker(os.Getenv("ROOT"), func(_ context.Context, run *jobstore.Run) error {
+			switch n.Add(1) {
+			case int64(warm):
+				fmt.Println("warm")
+				_, _ = bufio.NewReader(os.Stdin).ReadString('\n')
+				_, _ = os.Stat(mark + "begin")
+			case int64(warm + measured):
+				_, _ = os.Stat(mark + "end")
+				cancel()
+			}
+			return nil
+		})
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		if err := w.Run(ctx); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		return 0
+	}
+}
+
+// writeQueuedJobs writes n queued jobs under root, each with its live index
+// entry: the first with WriteSpec and WriteStatus, the others as copies of
+// its records under their own ID, without fsyncs (10,000 take a second).
+func writeQueuedJobs(t testing.TB, root string, n int) {
+	t.Helper()
+	require.NoError(t, os.MkdirAll(root, 0o755))
+	id := func(i int) string { return fmt.Sprintf("q-%05d", i) }
+	first, err := jobstore.DirFor(root, id(0))
+	require.NoError(t, err)
+	require.NoError(t, jobstore.WriteSpec(first, specAt(id(0), 0), jobstore.NoSync()))
+	require.NoError(t, jobstore.WriteStatus(first, *statusIn(jobstore.Queued, 1), jobstore.NoSync()))
+	spec, status := readFile(t, first.SpecPath()), readFile(t, first.StatusPath())
+	require.NoError(t, inParallel(n-1, func(i int) error {
+		name := id(i + 1)
+		dir := filepath.Join(root, name)
+		if err := os.Mkdir(dir, 0o755); err != nil {
+			return err
+		}
+		if err := os.WriteFile(filepath.Join(dir, jobstore.SpecFile), bytes.ReplaceAll(spec, []byte(id(0)), []byte(name)), 0o644); err != nil {
+			return err
+		}
+		if err := os.WriteFile(filepath.Join(dir, jobstore.StatusFile), bytes.ReplaceAll(status, []byte(id(0)), []byte(name)), 0o644); err != nil {
+			return err
+		}
+		return os.Mkdir(filepath.Join(root, jobstore.LiveDir, name), 0o755)
+	}))
+}
+
+// takeCallsPerJob drains measured jobs of a backlog of n queued jobs with a
+// Worker, traced by strace once its first look read the backlog, and
+// returns the file system calls per job drained.
+func takeCallsPerJob(t *testing.T, straceBin string, n int) float64 {
+	t.Helper()
+	const warm, measured = 5, 40
+	dir := tempDir(t)
+	root := filepath.Join(dir, "root")
+	writeQueuedJobs(t, root, n)
+	mark := filepath.Join(dir, "mark-")
+	logFile := filepath.Join(dir, "strace.log")
+	k := startRole(t, takeCostRole, "ROOT="+root, "MARK="+mark,
+		"WARM="+strconv.Itoa(warm), "MEASURED="+strconv.Itoa(measured))
+	require.Equal(t, "warm", k.line(t))
+	tracer := exec.Command(straceBin, "-f", "-qq", "-e", "trace="+takeCostSyscalls, "-o", logFile, "-p", strconv.Itoa(k.cmd.Process.Pid))
+	var stderr bytes.Buffer
+	tracer.Stdout, tracer.Stderr = &stderr, &stderr
+	require.NoError(t, tracer.Start())
+	if !waitTraced(t, k.cmd.Process.Pid) {
+		_ = tracer.Process.Kill()
+		_ = tracer.Wait()
+		if out := stderr.String(); strings.Contains(out, "ptrace") || strings.Contains(out, "Operation not permitted") {
+			prereq.Skip(t, "strace", "strace cannot trace here (ptrace not permitted): "+out)
+		}
+		t.Fatalf("strace did not attach to the worker: %s", stderr.String())
+	}
+	_, err := io.WriteString(k.stdin, "go\n")
+	require.NoError(t, err)
+	require.NoError(t, k.cmd.Wait())
+	require.NoError(t, tracer.Wait(), stderr.String())
+	log, err := os.ReadFile(logFile)
+	require.NoError(t, err)
+	calls, err := strace.Parse(string(log))
+	require.NoError(t, err)
+	begin, end := -1, -1
+	for i, c := range calls {
+		if len(c.Args) > 1 && strings.Contains(c.Args[1], mark+"begin") {
+			begin = i
+		}
+		if len(c.Args) > 1 && strings.Contains(c.Args[1], mark+"end") {
+			end = i
+		}
+	}
+	require.True(t, begin >= 0 && end > begin, "the traced worker's marks were not found in order (begin %d, end %d)", begin, end)
+	byName := map[string]int{}
+	for _, c := range calls[begin+1 : end] {
+		byName[c.Name]++
+	}
+	t.Logf("backlog %d: calls of %d jobs by name: %v", n, measured, byName)
+	require.Positive(t, byName["fsync"], "no job was started and finished between the marks")
+	return float64(end-begin-1) / measured
+}
+
+// attachWait bounds how long strace may take to attach to every thread of
+// a process.
+const attachWait = 10 * time.Second
+
+// waitTraced reports whether every thread of pid has a tracer, within
+// attachWait.
+func waitTraced(t *testing.T, pid int) bool {
+	t.Helper()
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	deadline := time.After(attachWait)
+	for {
+		if allTraced(pid) {
+			return true
+		}
+		select {
+		case <-tick.C:
+		case <-deadline:
+			return false
+		}
+	}
+}
+
+// allTraced reports whether every thread of pid has a tracer.
+func allTraced(pid int) bool {
+	tasks, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
+	if err != nil || len(tasks) == 0 {
+		return false
+	}
+	for _, task := range tasks {
+		status, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/status", pid, task.Name()))
+		if err != nil || strings.Contains(string(status), "TracerPid:\t0\n") {
+			return false
+		}
+	}
+	return true
+}
+
+// TestWorker_TakeCostDoesNotGrowWithTheBacklog proves that what a Worker
+// does on the file system to take, start and finish a job is the same at a
+// backlog of 100 queued jobs as at 10,000: a take reads what changed, not
+// every queued job.
+func TestWorker_TakeCostDoesNotGrowWithTheBacklog(t *testing.T) {
+	straceBin := requireStrace(t)
+	// maxExtraCalls is how many more calls per job a backlog 100 times
+	// larger may cost: reading LiveDir's names once in a while, whose
+	// listing grows with the live jobs, amortised over the takes.
+	const maxExtraCalls = 10
+	backlogs := []int{100, 1000, 10000}
+	perJob := make([]float64, len(backlogs))
+	for i, n := range backlogs {
+		t.Run(strconv.Itoa(n), func(t *testing.T) {
+			perJob[i] = takeCallsPerJob(t, straceBin, n)
+			t.Logf("backlog %d: %.1f file system calls per job drained", n, perJob[i])
+		})
+	}
+	if t.Failed() {
+		return
+	}
+	for i := 1; i < len(backlogs); i++ {
+		require.LessOrEqual(t, perJob[i], perJob[0]+maxExtraCalls,
+			"a take at a backlog of %d costs %.1f calls per job, at %d %.1f: it grows with the backlog", backlogs[i], perJob[i], backlogs[0], perJob[0])
+	}
+}
