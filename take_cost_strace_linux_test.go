@@ -67,34 +67,6 @@ func init() {
 	}
 }
 
-// writeQueuedJobs writes n queued jobs under root, each with its live index
-// entry: the first with WriteSpec and WriteStatus, the others as copies of
-// its records under their own ID, without fsyncs (10,000 take a second).
-func writeQueuedJobs(t testing.TB, root string, n int) {
-	t.Helper()
-	require.NoError(t, os.MkdirAll(root, 0o755))
-	id := func(i int) string { return fmt.Sprintf("q-%05d", i) }
-	first, err := jobstore.DirFor(root, id(0))
-	require.NoError(t, err)
-	require.NoError(t, jobstore.WriteSpec(first, specAt(id(0), 0), jobstore.NoSync()))
-	require.NoError(t, jobstore.WriteStatus(first, *statusIn(jobstore.Queued, 1), jobstore.NoSync()))
-	spec, status := readFile(t, first.SpecPath()), readFile(t, first.StatusPath())
-	require.NoError(t, inParallel(n-1, func(i int) error {
-		name := id(i + 1)
-		dir := filepath.Join(root, name)
-		if err := os.Mkdir(dir, 0o755); err != nil {
-			return err
-		}
-		if err := os.WriteFile(filepath.Join(dir, jobstore.SpecFile), bytes.ReplaceAll(spec, []byte(id(0)), []byte(name)), 0o644); err != nil {
-			return err
-		}
-		if err := os.WriteFile(filepath.Join(dir, jobstore.StatusFile), bytes.ReplaceAll(status, []byte(id(0)), []byte(name)), 0o644); err != nil {
-			return err
-		}
-		return os.Mkdir(filepath.Join(root, jobstore.LiveDir, name), 0o755)
-	}))
-}
-
 // takeCallsPerJob drains measured jobs of a backlog of n queued jobs with a
 // Worker, traced by strace once its first look read the backlog, and
 // returns the file system calls per job drained.
