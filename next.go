@@ -2,6 +2,7 @@ package jobstore
 
 import (
 	"context"
+	"errors"
 	"path/filepath"
 	"runtime"
 	"time"
@@ -179,6 +180,7 @@ func (c *nextCache) startOldest(ctx context.Context, once bool, no nextOptions, 
 				break // look again: it reads e
 			}
 			dir := JobDir(filepath.Join(c.root, e.name))
+			handed := no.handOff != nil && no.handOff()
 			waitDue(due)
 			run, err := Start(dir, opts...)
 			c.settle(e, err)
@@ -188,9 +190,16 @@ func (c *nextCache) startOldest(ctx context.Context, once bool, no nextOptions, 
 			if _, passed := passedOver(err); !passed {
 				no.report([]nextReport{{dir, err}})
 			}
+			if handed {
+				return nil, errHandedOff
+			}
 		}
 	}
 }
+
+// errHandedOff ends a Worker's take whose Start failed after the taking
+// was handed to another goroutine (nextOptions.handOff): that one looks on.
+var errHandedOff = errors.New("the taking was handed off")
 
 func (no nextOptions) report(rs []nextReport) {
 	if no.skipped == nil {
