@@ -25,3 +25,10 @@ func RescuePass(root string) (pass func() int, close func(), err error) {
 	}
 	return pass, c.close, nil
 }
+
+// WithViewScanned makes a Worker call f once its view's first full scan of
+// the root has ended (seen by its rescue loop, within a scan interval):
+// what it costs from then on is what it costs idle.
+func WithViewScanned(f func()) WorkerOption {
+	return func(o *workerOptions) { o.scanned = f }
+}

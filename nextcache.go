@@ -149,6 +149,19 @@ func (c *nextCache) runningDirs() []JobDir {
 	return dirs
 }
 
+// scanned reports whether c's first full scan has ended.
+func (c *nextCache) scanned() bool {
+	c.mu.Lock()
+	s := c.scan
+	c.mu.Unlock()
+	if s == nil {
+		return false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.scans > 0
+}
+
 // awaitFirstScan waits for c's first full scan to end, if it runs, and
 // reports whether it waited (see fullScan.awaitFirst).
 func (c *nextCache) awaitFirstScan() bool {

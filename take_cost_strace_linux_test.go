@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -126,7 +127,7 @@ const attachWait = 10 * time.Second
 
 // waitTraced reports whether every thread of pid has a tracer, within
 // attachWait.
-func waitTraced(t *testing.T, pid int) bool {
+func waitTraced(t testing.TB, pid int) bool {
 	t.Helper()
 	tick := time.NewTicker(10 * time.Millisecond)
 	defer tick.Stop()
@@ -183,4 +184,125 @@ func TestWorker_TakeCostDoesNotGrowWithTheBacklog(t *testing.T) {
 		require.LessOrEqual(t, perJob[i], perJob[0]+maxExtraCalls,
 			"a take at a backlog of %d costs %.1f calls per job, at %d %.1f: it grows with the backlog", backlogs[i], perJob[i], backlogs[0], perJob[0])
 	}
+}
+
+// idleWorkerRole runs a Worker of $ROOT, which holds finished jobs alone,
+// and prints "scanned" once its view's first full scan has ended; it runs
+// until stdin closes.
+const idleWorkerRole = "idle-worker"
+
+func init() {
+	roles[idleWorkerRole] = func() int {
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		go func() {
+			_, _ = io.Copy(io.Discard, os.Stdin)
+			cancel()
+		}()
+		w, err := jobstore.NewWorker(os.Getenv("ROOT"), func(context.Context, *jobstore.Run) error { return nil },
+			jobstore.WithViewScanned(func() { fmt.Println("scanned") }))
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		if err := w.Run(ctx); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		return 0
+	}
+}
+
+// writeFinishedCopies writes n finished jobs under root without live
+// index entries, as Finish leaves them: the first with WriteSpec and
+// WriteStatus, the others as copies of its records under their own ID.
+func writeFinishedCopies(t testing.TB, root string, n int) {
+	t.Helper()
+	require.NoError(t, os.MkdirAll(root, 0o755))
+	id := func(i int) string { return fmt.Sprintf("f-%05d", i) }
+	spec0, st0 := finishedJob(0)
+	spec0.ID = id(0)
+	first, err := jobstore.DirFor(root, id(0))
+	require.NoError(t, err)
+	require.NoError(t, jobstore.WriteSpec(first, spec0, jobstore.NoSync()))
+	require.NoError(t, jobstore.WriteStatus(first, st0, jobstore.NoSync()))
+	require.NoError(t, os.Remove(filepath.Join(root, jobstore.LiveDir, id(0))))
+	spec, status := readFile(t, first.SpecPath()), readFile(t, first.StatusPath())
+	require.NoError(t, inParallel(n-1, func(i int) error {
+		name := id(i + 1)
+		dir := filepath.Join(root, name)
+		if err := os.Mkdir(dir, 0o755); err != nil {
+			return err
+		}
+		if err := os.WriteFile(filepath.Join(dir, jobstore.SpecFile), bytes.ReplaceAll(spec, []byte(id(0)), []byte(name)), 0o644); err != nil {
+			return err
+		}
+		return os.WriteFile(filepath.Join(dir, jobstore.StatusFile), bytes.ReplaceAll(status, []byte(id(0)), []byte(name)), 0o644)
+	}))
+}
+
+// idleWindow is how long an idle worker is traced.
+const idleWindow = 2 * time.Second
+
+// idleSizes are the numbers of finished jobs TestWorker_IdleCostDoesNotGrowWithFinishedJobs
+// compares; docs/benchmarks.md's figure is of -idle-sizes=1000,20000.
+var idleSizes = flag.String("idle-sizes", "200,2000", "finished jobs under an idle worker, smaller first")
+
+// idleCallsPerSecond runs an idle Worker over a root of n finished jobs
+// and returns the file system calls per second it makes, traced over
+// idleWindow once its first full scan has ended.
+func idleCallsPerSecond(tb *testing.T, straceBin string, n int) float64 {
+	tb.Helper()
+	dir := tempDir(tb)
+	root := filepath.Join(dir, "root")
+	writeFinishedCopies(tb, root, n)
+	k := startRole(tb, idleWorkerRole, "ROOT="+root)
+	require.Equal(tb, "scanned", k.line(tb))
+	logFile := filepath.Join(dir, "strace.log")
+	tracer := exec.Command(straceBin, "-f", "-qq", "-e", "trace="+takeCostSyscalls, "-o", logFile, "-p", strconv.Itoa(k.cmd.Process.Pid))
+	var stderr bytes.Buffer
+	tracer.Stdout, tracer.Stderr = &stderr, &stderr
+	require.NoError(tb, tracer.Start())
+	if !waitTraced(tb, k.cmd.Process.Pid) {
+		_ = tracer.Process.Kill()
+		_ = tracer.Wait()
+		prereq.Skip(tb, "strace", "strace cannot trace here (ptrace not permitted?): "+stderr.String())
+	}
+	<-time.After(idleWindow)
+	require.NoError(tb, tracer.Process.Signal(os.Interrupt)) // detaches
+	_ = tracer.Wait()
+	require.NoError(tb, k.stdin.Close())
+	require.NoError(tb, k.cmd.Wait())
+	log, err := os.ReadFile(logFile)
+	require.NoError(tb, err)
+	calls, err := strace.Parse(string(log))
+	require.NoError(tb, err)
+	return float64(len(calls)) / idleWindow.Seconds()
+}
+
+// TestWorker_IdleCostDoesNotGrowWithFinishedJobs proves that an idle
+// Worker's file system calls per second, once its first full scan is
+// over, are the same over 200 finished jobs as over 2,000: it polls the
+// live index and the jobs it holds as running, not the jobs the root
+// keeps (those are read again only by the full scan, every
+// RepairInterval).
+func TestWorker_IdleCostDoesNotGrowWithFinishedJobs(t *testing.T) {
+	straceBin := requireStrace(t)
+	// maxExtraPerSecond allows for a look or rescue pass more or less in
+	// the window (each is a few calls).
+	const maxExtraPerSecond = 5
+	var sizes []int
+	for _, f := range strings.Split(*idleSizes, ",") {
+		n, err := strconv.Atoi(f)
+		require.NoError(t, err, "-idle-sizes")
+		sizes = append(sizes, n)
+	}
+	require.Len(t, sizes, 2, "-idle-sizes names two sizes")
+	rates := make([]float64, len(sizes))
+	for i, n := range sizes {
+		rates[i] = idleCallsPerSecond(t, straceBin, n)
+		t.Logf("%d finished jobs: %.1f file system calls per second idle", n, rates[i])
+	}
+	require.LessOrEqual(t, rates[1], rates[0]+maxExtraPerSecond,
+		"an idle worker over %d finished jobs makes %.1f calls/s, over %d %.1f: it grows with the jobs kept", sizes[1], rates[1], sizes[0], rates[0])
 }

@@ -48,6 +48,7 @@ type workerOptions struct {
 	logger    *slog.Logger
 	gate      func(ctx context.Context) error
 	untilIdle bool
+	scanned   func() // tests only: called once the view's first full scan of the root has ended
 }
 
 // DefaultGrace is how long a stopping Worker waits for its running
@@ -435,11 +436,16 @@ func (w *Worker) rescueLoop(ctx context.Context, c *nextCache, scan time.Duratio
 	}
 	tick := time.NewTicker(scan)
 	defer tick.Stop()
+	told := false
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-tick.C:
+		}
+		if w.o.scanned != nil && !told && c.scanned() {
+			told = true
+			w.o.scanned()
 		}
 		w.rescue(c.runningDirs())
 	}
