@@ -107,20 +107,6 @@ func unmarkLive(rd *fsys.Dir, id string) {
 	_ = ld.RemoveDir(id)
 }
 
-// dropLive removes the entry of dir, a job that has just ended, then reads
-// its status and adds the entry back if the job is live after all (a Retry
-// that wrote it queued and added its entry before the removal). A hint, as
-// markLive: a failure leaves the entry to the next view that sees the job
-// ended.
-func dropLive(dir JobDir) {
-	inRootOf(dir, func(rd *fsys.Dir) {
-		unmarkLive(rd, dir.ID())
-		if st, err := ReadStatus(dir); err == nil && !st.State.Terminal() {
-			markLive(rd, dir.ID())
-		}
-	})
-}
-
 // stampSeed seeds stampHash: one per process, never exposed.
 var stampSeed = maphash.MakeSeed()
 

@@ -10,6 +10,48 @@ import (
 	"github.com/axqua/jobstore/internal/dirstamp"
 )
 
+// look brings the cache up to date with root: the queued jobs it knows
+// are then in c.queue, in the order a take starts them. It returns when
+// it began (c's clock), and the errors to report.
+//
+// What it reads grows with the jobs that changed, not with the root nor
+// with the queued jobs: LiveDir's entries that its events named (or its
+// names whole, when its stamp changed and no events tell what did, at most
+// every liveRelist while they do), the directories the root's events
+// named, and a stat of each live job that is neither queued nor being
+// started (running, incomplete, or not yet read), with a read of those
+// whose directory changed. A queued job is not stated at a look: the take
+// that picks it checks its directory first (current). The whole root is
+// read only by a full scan (fullScan), which a look begins on its own
+// goroutine (the first look, then every RepairInterval, or when the root's
+// events were lost) and never waits for; the live jobs without an entry
+// it found join at a later look.
+func (c *nextCache) look() (time.Time, []nextReport, error) {
+	const op = "start next"
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	now := c.now()
+	d, err := dirstamp.Open(c.root)
+	if err != nil {
+		return now, nil, rootError(op, c.root, err)
+	}
+	defer d.Close()
+	var reports []nextReport
+	names, liveNames, full, allLive := c.events.takeHints()
+	c.readLive(now, liveNames, allLive)
+	if c.scan == nil {
+		c.scan = newFullScan(c.root)
+	}
+	names = append(names, c.scan.takeFound()...)
+	reports = c.indexNames(d, names, reports)
+	for e := range c.watched { // update may take e out: a map allows it
+		reports = c.update(d, e, now, reports)
+	}
+	// Begun once the live jobs were read: it compares their stamps.
+	c.scan.startIfDue(now, c.repairInterval(), full, c.liveNames)
+	return now, reports, nil
+}
+
 // liveRelist is how often at most a look reads LiveDir's names whole while
 // its events tell which entries changed on this host: reading them is
 // what finds the entries other hosts made or removed (no events cross

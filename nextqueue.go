@@ -15,6 +15,7 @@ import (
 type nextQueue struct {
 	ready   map[string]*entryHeap
 	delayed map[string]*entryHeap
+	in      map[*nextEntry]*entryHeap // the heap that holds each entry
 }
 
 // startsBefore is StartNext's order among due jobs.
@@ -39,17 +40,27 @@ func dueBefore(a, b *nextEntry) bool {
 // put adds e, which it does not hold: among the delayed jobs if it has a
 // due time (promote moves it once due), else among the ready ones.
 func (q *nextQueue) put(e *nextEntry) {
+	h := heapOf(&q.delayed, e.kind, dueBefore)
 	if e.due.IsZero() {
-		heap.Push(heapOf(&q.ready, e.kind, startsBefore), e)
-		return
+		h = heapOf(&q.ready, e.kind, startsBefore)
 	}
-	heap.Push(heapOf(&q.delayed, e.kind, dueBefore), e)
+	q.push(h, e)
+}
+
+// push adds e to h.
+func (q *nextQueue) push(h *entryHeap, e *nextEntry) {
+	if q.in == nil {
+		q.in = map[*nextEntry]*entryHeap{}
+	}
+	q.in[e] = h
+	heap.Push(h, e)
 }
 
 // remove takes e out, if q holds it.
 func (q *nextQueue) remove(e *nextEntry) {
-	if e.qh != nil {
-		heap.Remove(e.qh, e.qi)
+	if h := q.in[e]; h != nil {
+		heap.Remove(h, h.at[e])
+		delete(q.in, e)
 	}
 }
 
@@ -59,8 +70,7 @@ func (q *nextQueue) best(kinds []string, wall time.Time) *nextEntry {
 	var best *nextEntry
 	q.each(kinds, q.delayed, func(kind string, h *entryHeap) {
 		for h.Len() > 0 && !h.es[0].due.After(wall) {
-			e := heap.Pop(h).(*nextEntry)
-			heap.Push(heapOf(&q.ready, kind, startsBefore), e)
+			q.push(heapOf(&q.ready, kind, startsBefore), heap.Pop(h).(*nextEntry))
 		}
 	})
 	q.each(kinds, q.ready, func(_ string, h *entryHeap) {
@@ -115,7 +125,7 @@ func heapOf(m *map[string]*entryHeap, kind string, before func(a, b *nextEntry) 
 	}
 	h := (*m)[kind]
 	if h == nil {
-		h = &entryHeap{before: before}
+		h = &entryHeap{before: before, at: map[*nextEntry]int{}}
 		(*m)[kind] = h
 	}
 	return h
@@ -125,6 +135,7 @@ func heapOf(m *map[string]*entryHeap, kind string, before func(a, b *nextEntry) 
 // entry's place in it, so that one can be removed in O(log n).
 type entryHeap struct {
 	es     []*nextEntry
+	at     map[*nextEntry]int
 	before func(a, b *nextEntry) bool
 }
 
@@ -133,12 +144,12 @@ func (h *entryHeap) Less(i, j int) bool { return h.before(h.es[i], h.es[j]) }
 
 func (h *entryHeap) Swap(i, j int) {
 	h.es[i], h.es[j] = h.es[j], h.es[i]
-	h.es[i].qi, h.es[j].qi = i, j
+	h.at[h.es[i]], h.at[h.es[j]] = i, j
 }
 
 func (h *entryHeap) Push(x any) {
 	e := x.(*nextEntry)
-	e.qh, e.qi = h, len(h.es)
+	h.at[e] = len(h.es)
 	h.es = append(h.es, e)
 }
 
@@ -147,6 +158,6 @@ func (h *entryHeap) Pop() any {
 	e := h.es[n]
 	h.es[n] = nil
 	h.es = h.es[:n]
-	e.qh, e.qi = nil, 0
+	delete(h.at, e)
 	return e
 }

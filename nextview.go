@@ -8,71 +8,7 @@ import (
 	"time"
 
 	"github.com/axqua/jobstore/internal/dirstamp"
-	"github.com/axqua/jobstore/internal/fsys"
 )
-
-// nextRetry is how long StartNext leaves a job whose Start failed with an
-// error of its own (a record it cannot read, a write that failed) before it
-// tries it again.
-const nextRetry = time.Minute
-
-// passedOver reports whether a failed Start passed the job over without a
-// failure of the job's own, and the state that leaves it in: settled for a
-// cancel request or a terminal state (it never becomes startable again),
-// unknown (to be read again) for a race lost to another runner or claim or
-// a directory removed meanwhile.
-func passedOver(err error) (nextState, bool) {
-	switch {
-	case errors.Is(err, ErrCancelRequested), errors.Is(err, ErrWrongState):
-		return stateSettled, true
-	case errors.Is(err, ErrLocked), errors.Is(err, ErrNotOwner), errors.Is(err, fs.ErrNotExist), errors.Is(err, ErrNotDue):
-		return stateUnknown, true
-	}
-	return stateUnknown, false
-}
-
-// nextState is what StartNext knows of a job directory.
-type nextState int
-
-const (
-	stateUnknown    nextState = iota // not read, or to be read again
-	stateQueued                      // status queued, no cancel request: a candidate
-	stateCancelling                  // status queued with cancel.json: never started
-	stateIncomplete                  // no job.json or no status.json yet
-	stateBroken                      // a record unreadable, or Start failed on its own
-	stateRunning                     // running: queued again if its attempt fails with attempts left, or its runner is gone
-	stateSettled                     // ended: queued again only by Retry, which changes the root
-)
-
-// nextEntry is one job directory as StartNext last read it.
-type nextEntry struct {
-	name        string
-	stamp       dirstamp.Stamp // of the directory, taken before its records were read
-	spec        dirstamp.Stamp // of its job.json, taken before the read (zero: none)
-	readAt      time.Time      // when they were read (this host's clock)
-	state       nextState
-	kind        string // from its job.json; "" until one was read
-	submittedAt time.Time
-	priority    int
-	due         time.Time // queued: not started before (not_before, retry_at); zero: at once
-	errText     string    // the last error reported for it
-	retryAt     time.Time // stateBroken after a failed Start: not tried before
-	taking      bool      // a StartNext of this process is starting it
-	stale       bool      // taking, and its LiveDir entry or directory changed meanwhile: read it again
-	gone        bool      // no directory under the name at the last look
-	liveIno     uint64    // its LiveDir entry's inode at the last whole read of LiveDir (0: unknown)
-
-	qh *entryHeap // the heap of nextQueue that holds it; nil: none
-	qi int        // its place in qh
-}
-
-// retryDue makes e, a job whose failed Start is due to be tried again at
-// now, one to read again.
-func (e *nextEntry) retryDue(now time.Time) {
-	if e.state == stateBroken && !e.retryAt.IsZero() && !now.Before(e.retryAt) {
-		e.state, e.retryAt = stateUnknown, time.Time{}
-	}
-}
 
 // dueLead is how long before a job's due time (not_before, retry_at) a
 // waiting StartNext or Worker wakes and looks: a look takes a job due
@@ -142,48 +78,6 @@ func (c *nextCache) statUncounted(d *dirstamp.Dir, name string) (dirstamp.Stamp,
 func (c *nextCache) fileStamp(d *dirstamp.Dir, rel string) (dirstamp.Stamp, error) {
 	c.stats++
 	return d.FileStamp(rel)
-}
-
-// look brings the cache up to date with root: the queued jobs it knows
-// are then in c.queue, in the order a take starts them. It returns when
-// it began (c's clock), and the errors to report.
-//
-// What it reads grows with the jobs that changed, not with the root nor
-// with the queued jobs: LiveDir's entries that its events named (or its
-// names whole, when its stamp changed and no events tell what did, at most
-// every liveRelist while they do), the directories the root's events
-// named, and a stat of each live job that is neither queued nor being
-// started (running, incomplete, or not yet read), with a read of those
-// whose directory changed. A queued job is not stated at a look: the take
-// that picks it checks its directory first (current). The whole root is
-// read only by a full scan (fullScan), which a look begins on its own
-// goroutine (the first look, then every RepairInterval, or when the root's
-// events were lost) and never waits for; the live jobs without an entry
-// it found join at a later look.
-func (c *nextCache) look() (time.Time, []nextReport, error) {
-	const op = "start next"
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	now := c.now()
-	d, err := dirstamp.Open(c.root)
-	if err != nil {
-		return now, nil, rootError(op, c.root, err)
-	}
-	defer d.Close()
-	var reports []nextReport
-	names, liveNames, full, allLive := c.events.takeHints()
-	c.readLive(now, liveNames, allLive)
-	if c.scan == nil {
-		c.scan = newFullScan(c.root)
-	}
-	names = append(names, c.scan.takeFound()...)
-	reports = c.indexNames(d, names, reports)
-	for e := range c.watched { // update may take e out: a map allows it
-		reports = c.update(d, e, now, reports)
-	}
-	// Begun once the live jobs were read: it compares their stamps.
-	c.scan.startIfDue(now, c.repairInterval(), full, c.liveNames)
-	return now, reports, nil
 }
 
 // wakeAt is when the earliest job that was not yet due at the last look
@@ -299,41 +193,6 @@ func noteIn(set map[*nextEntry]bool, e *nextEntry, member bool) map[*nextEntry]b
 	return set
 }
 
-// read reads the records of dir into e. A directory that is not a job yet
-// (no job.json), or has no status.json yet, is stateIncomplete, not an
-// error. job.json is read again too: the directory may be another job's
-// made under the same name.
-func (e *nextEntry) read(dir JobDir) error {
-	je, gone := readEntry(dir)
-	if je.Spec != nil { // even if its status cannot be read: the kind is the job's for good
-		e.kind, e.submittedAt, e.priority = je.Spec.Kind, je.Spec.SubmittedAt, je.Spec.Priority
-		e.due, _ = dueAt(*je.Spec, je.Status)
-	}
-	switch {
-	case gone: // removed while read: the look retires its entry
-		e.state, e.gone = stateUnknown, true
-		return nil
-	case errors.Is(je.Err, ErrNotJob):
-		e.state = stateIncomplete
-		return nil
-	case je.Err != nil:
-		return je.Err
-	}
-	switch {
-	case je.Status == nil:
-		e.state = stateIncomplete
-	case je.Status.State == Running:
-		e.state = stateRunning
-	case je.Status.State != Queued:
-		e.state = stateSettled
-	case pathExists(dir.CancelPath()):
-		e.state = stateCancelling
-	default:
-		e.state = stateQueued
-	}
-	return nil
-}
-
 // takeBest takes the best queued job of kinds due within dueLead off
 // c.queue, for the caller to start, and returns it with its due time as
 // the look saw it; nil when there is none (c.wake is then when the
@@ -424,19 +283,6 @@ func (c *nextCache) follow() bool {
 		}
 	}
 	return added
-}
-
-// retire removes the entry of dir, a job seen ended or gone, then reads the
-// job again and adds the entry back if the job is live after all: a Retry
-// (or a Submit under the name) that wrote it live and added its entry
-// before the removal would otherwise lose it.
-func retire(dir JobDir) {
-	inRootOf(dir, func(rd *fsys.Dir) {
-		unmarkLive(rd, dir.ID())
-		if je, gone := readEntry(dir); !gone && !errors.Is(je.Err, ErrNotJob) && (je.Status == nil || !je.Status.State.Terminal()) {
-			markLive(rd, dir.ID())
-		}
-	})
 }
 
 // repairInterval is c's RepairInterval.

@@ -176,7 +176,7 @@ func (r *Run) Finish(o Outcome) error {
 	}
 	r.finished = true
 	r.endContext()
-	dropLive(r.dir)
+	retire(r.dir)
 	return nil
 }
 
