@@ -16,28 +16,43 @@ import (
 )
 
 // writeQueuedJobs writes n queued jobs under root, each with its live index
-// entry: the first with WriteSpec and WriteStatus, the others as copies of
-// its records under their own ID, without fsyncs (10,000 take a second).
+// entry, without fsyncs (10,000 take a second).
 func writeQueuedJobs(t testing.TB, root string, n int) {
 	t.Helper()
+	writeJobCopies(t, root, n, "q-", specAt("q-00000", 0), *statusIn(jobstore.Queued, 1), true)
+}
+
+// writeJobCopies writes n jobs under root named prefix and a number: the
+// first with WriteSpec and WriteStatus of spec (given that job's ID) and
+// st, the others as copies of its records under their own ID, without
+// fsyncs; each with its live index entry if live, else none (as Finish
+// leaves an ended job).
+func writeJobCopies(t testing.TB, root string, n int, prefix string, spec jobstore.JobSpec, st jobstore.JobStatus, live bool) {
+	t.Helper()
 	require.NoError(t, os.MkdirAll(root, 0o755))
-	id := func(i int) string { return fmt.Sprintf("q-%05d", i) }
+	id := func(i int) string { return fmt.Sprintf("%s%05d", prefix, i) }
+	spec.ID = id(0)
 	first, err := jobstore.DirFor(root, id(0))
 	require.NoError(t, err)
-	require.NoError(t, jobstore.WriteSpec(first, specAt(id(0), 0), jobstore.NoSync()))
-	require.NoError(t, jobstore.WriteStatus(first, *statusIn(jobstore.Queued, 1), jobstore.NoSync()))
-	spec, status := readFile(t, first.SpecPath()), readFile(t, first.StatusPath())
+	require.NoError(t, jobstore.WriteSpec(first, spec, jobstore.NoSync()))
+	require.NoError(t, jobstore.WriteStatus(first, st, jobstore.NoSync()))
+	if !live {
+		require.NoError(t, os.Remove(filepath.Join(root, jobstore.LiveDir, id(0))))
+	}
+	specData, statusData := readFile(t, first.SpecPath()), readFile(t, first.StatusPath())
 	require.NoError(t, inParallel(n-1, func(i int) error {
 		name := id(i + 1)
 		dir := filepath.Join(root, name)
 		if err := os.Mkdir(dir, 0o755); err != nil {
 			return err
 		}
-		if err := os.WriteFile(filepath.Join(dir, jobstore.SpecFile), bytes.ReplaceAll(spec, []byte(id(0)), []byte(name)), 0o644); err != nil {
-			return err
+		for file, data := range map[string][]byte{jobstore.SpecFile: specData, jobstore.StatusFile: statusData} {
+			if err := os.WriteFile(filepath.Join(dir, file), bytes.ReplaceAll(data, []byte(id(0)), []byte(name)), 0o644); err != nil {
+				return err
+			}
 		}
-		if err := os.WriteFile(filepath.Join(dir, jobstore.StatusFile), bytes.ReplaceAll(status, []byte(id(0)), []byte(name)), 0o644); err != nil {
-			return err
+		if !live {
+			return nil
 		}
 		return os.Mkdir(filepath.Join(root, jobstore.LiveDir, name), 0o755)
 	}))

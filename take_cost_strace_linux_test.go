@@ -44,7 +44,7 @@ func init() {
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
 		var n atomic.Int64
-		w, err := jobstore.NewWorker(os.Getenv("ROOT"), func(_ context.Context, run *jobstore.Run) error {
+		return runWorkerRole(ctx, func(_ context.Context, run *jobstore.Run) error {
 			switch n.Add(1) {
 			case int64(warm):
 				fmt.Println("warm")
@@ -56,16 +56,21 @@ func init() {
 			}
 			return nil
 		})
-		if err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			return 1
-		}
-		if err := w.Run(ctx); err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			return 1
-		}
-		return 0
 	}
+}
+
+// runWorkerRole runs a Worker of $ROOT with h and opts until ctx is done,
+// and returns a role's exit code.
+func runWorkerRole(ctx context.Context, h jobstore.Handler, opts ...jobstore.WorkerOption) int {
+	w, err := jobstore.NewWorker(os.Getenv("ROOT"), h, opts...)
+	if err == nil {
+		err = w.Run(ctx)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	return 0
 }
 
 // takeCallsPerJob drains measured jobs of a backlog of n queued jobs with a
@@ -82,26 +87,11 @@ func takeCallsPerJob(t *testing.T, straceBin string, n int) float64 {
 	k := startRole(t, takeCostRole, "ROOT="+root, "MARK="+mark,
 		"WARM="+strconv.Itoa(warm), "MEASURED="+strconv.Itoa(measured))
 	require.Equal(t, "warm", k.line(t))
-	tracer := exec.Command(straceBin, "-f", "-qq", "-e", "trace="+takeCostSyscalls, "-o", logFile, "-p", strconv.Itoa(k.cmd.Process.Pid))
-	var stderr bytes.Buffer
-	tracer.Stdout, tracer.Stderr = &stderr, &stderr
-	require.NoError(t, tracer.Start())
-	if !waitTraced(t, k.cmd.Process.Pid) {
-		_ = tracer.Process.Kill()
-		_ = tracer.Wait()
-		if out := stderr.String(); strings.Contains(out, "ptrace") || strings.Contains(out, "Operation not permitted") {
-			prereq.Skip(t, "strace", "strace cannot trace here (ptrace not permitted): "+out)
-		}
-		t.Fatalf("strace did not attach to the worker: %s", stderr.String())
-	}
+	detach := traceProcess(t, straceBin, k.cmd.Process.Pid, logFile)
 	_, err := io.WriteString(k.stdin, "go\n")
 	require.NoError(t, err)
 	require.NoError(t, k.cmd.Wait())
-	require.NoError(t, tracer.Wait(), stderr.String())
-	log, err := os.ReadFile(logFile)
-	require.NoError(t, err)
-	calls, err := strace.Parse(string(log))
-	require.NoError(t, err)
+	calls := detach()
 	begin, end := -1, -1
 	for i, c := range calls {
 		if len(c.Args) > 1 && strings.Contains(c.Args[1], mark+"begin") {
@@ -119,6 +109,35 @@ func takeCallsPerJob(t *testing.T, straceBin string, n int) float64 {
 	t.Logf("backlog %d: calls of %d jobs by name: %v", n, measured, byName)
 	require.Positive(t, byName["fsync"], "no job was started and finished between the marks")
 	return float64(end-begin-1) / measured
+}
+
+// traceProcess attaches strace to every thread of pid, logging the calls
+// of takeCostSyscalls to logFile, and returns once it traces them all (it
+// skips the test where strace cannot trace). detach stops the tracing, if
+// the process has not ended, and returns the calls traced.
+func traceProcess(t testing.TB, straceBin string, pid int, logFile string) (detach func() []strace.Call) {
+	t.Helper()
+	tracer := exec.Command(straceBin, "-f", "-qq", "-e", "trace="+takeCostSyscalls, "-o", logFile, "-p", strconv.Itoa(pid))
+	var stderr bytes.Buffer
+	tracer.Stdout, tracer.Stderr = &stderr, &stderr
+	require.NoError(t, tracer.Start())
+	if !waitTraced(t, pid) {
+		_ = tracer.Process.Kill()
+		_ = tracer.Wait()
+		if out := stderr.String(); strings.Contains(out, "ptrace") || strings.Contains(out, "Operation not permitted") {
+			prereq.Skip(t, "strace", "strace cannot trace here (ptrace not permitted): "+out)
+		}
+		t.Fatalf("strace did not attach to process %d: %s", pid, stderr.String())
+	}
+	return func() []strace.Call {
+		_ = tracer.Process.Signal(os.Interrupt) // detaches; strace ends by itself if the process did
+		_ = tracer.Wait()
+		log, err := os.ReadFile(logFile)
+		require.NoError(t, err)
+		calls, err := strace.Parse(string(log))
+		require.NoError(t, err, stderr.String())
+		return calls
+	}
 }
 
 // attachWait bounds how long strace may take to attach to every thread of
@@ -199,46 +218,9 @@ func init() {
 			_, _ = io.Copy(io.Discard, os.Stdin)
 			cancel()
 		}()
-		w, err := jobstore.NewWorker(os.Getenv("ROOT"), func(context.Context, *jobstore.Run) error { return nil },
+		return runWorkerRole(ctx, func(context.Context, *jobstore.Run) error { return nil },
 			jobstore.WithViewScanned(func() { fmt.Println("scanned") }))
-		if err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			return 1
-		}
-		if err := w.Run(ctx); err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			return 1
-		}
-		return 0
 	}
-}
-
-// writeFinishedCopies writes n finished jobs under root without live
-// index entries, as Finish leaves them: the first with WriteSpec and
-// WriteStatus, the others as copies of its records under their own ID.
-func writeFinishedCopies(t testing.TB, root string, n int) {
-	t.Helper()
-	require.NoError(t, os.MkdirAll(root, 0o755))
-	id := func(i int) string { return fmt.Sprintf("f-%05d", i) }
-	spec0, st0 := finishedJob(0)
-	spec0.ID = id(0)
-	first, err := jobstore.DirFor(root, id(0))
-	require.NoError(t, err)
-	require.NoError(t, jobstore.WriteSpec(first, spec0, jobstore.NoSync()))
-	require.NoError(t, jobstore.WriteStatus(first, st0, jobstore.NoSync()))
-	require.NoError(t, os.Remove(filepath.Join(root, jobstore.LiveDir, id(0))))
-	spec, status := readFile(t, first.SpecPath()), readFile(t, first.StatusPath())
-	require.NoError(t, inParallel(n-1, func(i int) error {
-		name := id(i + 1)
-		dir := filepath.Join(root, name)
-		if err := os.Mkdir(dir, 0o755); err != nil {
-			return err
-		}
-		if err := os.WriteFile(filepath.Join(dir, jobstore.SpecFile), bytes.ReplaceAll(spec, []byte(id(0)), []byte(name)), 0o644); err != nil {
-			return err
-		}
-		return os.WriteFile(filepath.Join(dir, jobstore.StatusFile), bytes.ReplaceAll(status, []byte(id(0)), []byte(name)), 0o644)
-	}))
 }
 
 // idleWindow is how long an idle worker is traced.
@@ -255,28 +237,16 @@ func idleCallsPerSecond(tb *testing.T, straceBin string, n int) float64 {
 	tb.Helper()
 	dir := tempDir(tb)
 	root := filepath.Join(dir, "root")
-	writeFinishedCopies(tb, root, n)
+	spec, st := finishedJob(0)
+	writeJobCopies(tb, root, n, "f-", spec, st, false)
 	k := startRole(tb, idleWorkerRole, "ROOT="+root)
 	require.Equal(tb, "scanned", k.line(tb))
 	logFile := filepath.Join(dir, "strace.log")
-	tracer := exec.Command(straceBin, "-f", "-qq", "-e", "trace="+takeCostSyscalls, "-o", logFile, "-p", strconv.Itoa(k.cmd.Process.Pid))
-	var stderr bytes.Buffer
-	tracer.Stdout, tracer.Stderr = &stderr, &stderr
-	require.NoError(tb, tracer.Start())
-	if !waitTraced(tb, k.cmd.Process.Pid) {
-		_ = tracer.Process.Kill()
-		_ = tracer.Wait()
-		prereq.Skip(tb, "strace", "strace cannot trace here (ptrace not permitted?): "+stderr.String())
-	}
+	detach := traceProcess(tb, straceBin, k.cmd.Process.Pid, logFile)
 	<-time.After(idleWindow)
-	require.NoError(tb, tracer.Process.Signal(os.Interrupt)) // detaches
-	_ = tracer.Wait()
+	calls := detach()
 	require.NoError(tb, k.stdin.Close())
 	require.NoError(tb, k.cmd.Wait())
-	log, err := os.ReadFile(logFile)
-	require.NoError(tb, err)
-	calls, err := strace.Parse(string(log))
-	require.NoError(tb, err)
 	return float64(len(calls)) / idleWindow.Seconds()
 }
 
