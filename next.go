@@ -187,7 +187,7 @@ func (c *nextCache) startOldest(ctx context.Context, once bool, no nextOptions, 
 			if err == nil {
 				return run, nil
 			}
-			if _, passed := passedOver(err); !passed {
+			if passed := passedOver(err); !passed {
 				no.report([]nextReport{{dir, err}})
 			}
 			if handed {

@@ -14,18 +14,12 @@ import (
 const nextRetry = time.Minute
 
 // passedOver reports whether a failed Start passed the job over without a
-// failure of the job's own, and the state that leaves it in: settled for a
-// cancel request or a terminal state (it never becomes startable again),
-// unknown (to be read again) for a race lost to another runner or claim or
-// a directory removed meanwhile.
-func passedOver(err error) (nextState, bool) {
-	switch {
-	case errors.Is(err, ErrCancelRequested), errors.Is(err, ErrWrongState):
-		return stateSettled, true
-	case errors.Is(err, ErrLocked), errors.Is(err, ErrNotOwner), errors.Is(err, fs.ErrNotExist), errors.Is(err, ErrNotDue):
-		return stateUnknown, true
-	}
-	return stateUnknown, false
+// failure of the job's own: a cancel request, a terminal state, a race lost
+// to another runner or claim, a directory removed meanwhile, a job not yet
+// due. The job is read again at the next look, which finds what it is now.
+func passedOver(err error) bool {
+	return errors.Is(err, ErrCancelRequested) || errors.Is(err, ErrWrongState) ||
+		errors.Is(err, ErrLocked) || errors.Is(err, ErrNotOwner) || errors.Is(err, fs.ErrNotExist) || errors.Is(err, ErrNotDue)
 }
 
 // nextState is what StartNext knows of a job directory.

@@ -230,7 +230,7 @@ func (c *nextCache) settle(e *nextEntry, err error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	e.taking = false
-	switch _, passed := passedOver(err); {
+	switch passed := passedOver(err); {
 	case err == nil && !e.stale:
 		e.state = stateRunning
 	case err == nil, passed, errors.Is(err, errNotCurrent):
