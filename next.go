@@ -152,9 +152,11 @@ func nextCtxError(op, root string, ctx context.Context) error {
 // startOldest makes one look at the root and tries Start on each startable
 // job, best first, until one starts. A job whose directory changed since
 // it was read is read again by another look first. With once unset, it
-// stops (nil, nil) as soon as ctx is done. c.mu is held by the look alone:
-// the checks and Start of the job taken are made without it, so that
-// other calls look and take meanwhile.
+// stops (nil, nil) as soon as ctx is done. No lock is held across a file
+// system call but c.looking, by the look: the view's memory lock (c.mu) is
+// taken only to change or take from what it holds, and the check and
+// Start of the job taken are made without either, so that other calls
+// take and settle meanwhile.
 func (c *nextCache) startOldest(ctx context.Context, once bool, no nextOptions, opts []StartOption) (*Run, error) {
 	rd, err := dirstamp.Open(c.root)
 	if err != nil {

@@ -132,17 +132,25 @@ func (c *nextCache) stop() {
 // the directories of those still running: what a rescue pass judges, at a
 // cost in proportion to the running jobs, not to the root.
 func (c *nextCache) runningDirs() []JobDir {
-	c.mu.Lock()
-	defer c.mu.Unlock()
+	c.looking.Lock()
+	defer c.looking.Unlock()
 	d, err := dirstamp.Open(c.root)
 	if err != nil {
 		return nil // the job loop's look reports it
 	}
 	defer d.Close()
+	c.mu.Lock()
+	running := make([]*nextEntry, 0, len(c.running))
+	for e := range c.running {
+		running = append(running, e)
+	}
+	c.mu.Unlock()
 	var dirs []JobDir
-	for e := range c.running { // refresh may take e out: a map allows it
+	for _, e := range running {
 		c.refresh(d, e, true, nil)
-		if e.state == stateRunning {
+		running := e.state == stateRunning
+		c.note(e)
+		if running {
 			dirs = append(dirs, JobDir(filepath.Join(c.root, e.name)))
 		}
 	}

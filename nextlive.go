@@ -26,10 +26,15 @@ import (
 // goroutine (the first look, then every RepairInterval, or when the root's
 // events were lost) and never waits for; the live jobs without an entry
 // it found join at a later look.
+//
+// A look holds c.looking throughout and c.mu only to change what takes
+// read (c.entries, the queue and the sets of entries): its file system
+// calls are made without c.mu, so that takes and settles never wait for
+// them.
 func (c *nextCache) look() (time.Time, []nextReport, error) {
 	const op = "start next"
-	c.mu.Lock()
-	defer c.mu.Unlock()
+	c.looking.Lock()
+	defer c.looking.Unlock()
 	now := c.now()
 	d, err := dirstamp.Open(c.root)
 	if err != nil {
@@ -37,19 +42,34 @@ func (c *nextCache) look() (time.Time, []nextReport, error) {
 	}
 	defer d.Close()
 	var reports []nextReport
+	c.mu.Lock()
 	names, liveNames, full, allLive := c.events.takeHints()
-	c.readLive(now, liveNames, allLive)
+	heard := c.events.hearsLive() && !allLive
 	if c.scan == nil {
 		c.scan = newFullScan(c.root)
 	}
-	names = append(names, c.scan.takeFound()...)
+	scan := c.scan
+	c.mu.Unlock()
+	c.readLive(now, liveNames, heard)
+	names = append(names, scan.takeFound()...)
 	reports = c.indexNames(d, names, reports)
-	for e := range c.watched { // update may take e out: a map allows it
+	for _, e := range c.watchedNow() {
 		reports = c.update(d, e, now, reports)
 	}
 	// Begun once the live jobs were read: it compares their stamps.
-	c.scan.startIfDue(now, c.repairInterval(), full, c.liveNames)
+	scan.startIfDue(now, c.repairInterval(), full, c.liveNames)
 	return now, reports, nil
+}
+
+// watchedNow returns the entries of c.watched.
+func (c *nextCache) watchedNow() []*nextEntry {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	es := make([]*nextEntry, 0, len(c.watched))
+	for e := range c.watched {
+		es = append(es, e)
+	}
+	return es
 }
 
 // liveRelist is how often at most a look reads LiveDir's names whole while
@@ -66,8 +86,9 @@ const liveRelist = time.Second
 // liveRelist old. A name that joins is a job to read; one that left is
 // forgotten (its job ended: whoever saw it removed the entry); one named
 // again by events is read again (its entry was made again: the job may
-// have been replaced, or queued again). The caller holds c.mu.
-func (c *nextCache) readLive(now time.Time, hints []string, lost bool) {
+// have been replaced, or queued again). heard: LiveDir's events are
+// watched, and none was lost. The caller holds c.looking.
+func (c *nextCache) readLive(now time.Time, hints []string, heard bool) {
 	// A LiveDir that is missing, or that cannot be read (not a directory:
 	// nothing this package makes), is empty: the root's events and full
 	// scans find the live jobs then, and the scans' entries stay until
@@ -82,7 +103,6 @@ func (c *nextCache) readLive(now time.Time, hints []string, lost bool) {
 	} else {
 		ld = nil
 	}
-	heard := c.events.hearsLive() && !lost
 	if heard && c.liveHeard && ld != nil {
 		for _, name := range hints {
 			c.liveHint(ld, name)
@@ -118,7 +138,7 @@ func (c *nextCache) readLive(now time.Time, hints []string, lost bool) {
 }
 
 // liveHint checks the entry name of LiveDir ld, which its events named.
-// The caller holds c.mu.
+// The caller holds c.looking.
 func (c *nextCache) liveHint(ld *dirstamp.Dir, name string) {
 	if ValidateJobID(name) != nil {
 		return
@@ -141,17 +161,26 @@ func (c *nextCache) liveHint(ld *dirstamp.Dir, name string) {
 }
 
 // add makes name a live job to read at the look, and returns its entry.
-// The caller holds c.mu.
+// The caller holds c.looking.
 func (c *nextCache) add(name string) *nextEntry {
 	e := &nextEntry{name: name}
-	c.entries[name] = e
-	c.noteState(e)
+	c.hold(e)
 	return e
 }
 
+// hold makes e c's entry of its name. The caller holds c.looking.
+func (c *nextCache) hold(e *nextEntry) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.entries[e.name] = e
+	c.noteState(e)
+}
+
 // readAgain makes e's job one to read again: at this look, or once the
-// call that is starting it settles it. The caller holds c.mu.
+// call that is starting it settles it. The caller holds c.looking.
 func (c *nextCache) readAgain(e *nextEntry) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	if e.state == stateBroken && !e.retryAt.IsZero() {
 		return // its failed Start is tried again at retryAt; a replaced directory is read at once (refresh)
 	}
@@ -165,7 +194,7 @@ func (c *nextCache) readAgain(e *nextEntry) {
 
 // liveNames are the names of the jobs c holds as live, with the stamp of
 // each one's directory as c read it, for a full scan. The caller holds
-// c.mu.
+// c.looking (only a look changes them).
 func (c *nextCache) liveNames() map[string]dirstamp.Stamp {
 	m := make(map[string]dirstamp.Stamp, len(c.entries))
 	for name, e := range c.entries {
@@ -177,7 +206,7 @@ func (c *nextCache) liveNames() map[string]dirstamp.Stamp {
 // indexNames reads the directories of names, which the root's events or a
 // full scan named: one c.entries holds is read again (its directory may
 // have been replaced), another is indexed if it is live. The caller holds
-// c.mu.
+// c.looking.
 func (c *nextCache) indexNames(d *dirstamp.Dir, names []string, reports []nextReport) []nextReport {
 	for _, name := range names {
 		if e := c.entries[name]; e != nil {
@@ -194,15 +223,14 @@ func (c *nextCache) indexNames(d *dirstamp.Dir, names []string, reports []nextRe
 
 // index reads the directory name of root d, which the root's events named:
 // a live job (or a directory that is not yet one) joins c.entries and gets
-// its entry in LiveDir. The caller holds c.mu.
+// its entry in LiveDir. The caller holds c.looking.
 func (c *nextCache) index(d *dirstamp.Dir, name string, reports []nextReport) []nextReport {
 	e := &nextEntry{name: name}
 	reports = c.refresh(d, e, true, reports)
 	if e.gone || e.state == stateUnknown || e.state == stateSettled {
 		return reports // not a directory, gone, or ended
 	}
-	c.entries[name] = e
-	c.noteState(e)
+	c.hold(e)
 	if ValidateJobID(name) == nil {
 		markLiveIn(JobDir(filepath.Join(c.root, name)))
 	}

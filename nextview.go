@@ -28,8 +28,10 @@ type nextReport struct {
 type nextCache struct {
 	root string
 
-	mu         sync.Mutex     // guards the fields below; a look holds it
-	liveStamp  dirstamp.Stamp // of LiveDir when its names were last read whole
+	looking sync.Mutex // one look (or rescue pass's refresh, or follow) at a time: they alone change the entries' records
+
+	mu         sync.Mutex     // guards c.entries, c.queue, the sets of entries, c.wake, c.events, c.scan, and an entry's taking
+	liveStamp  dirstamp.Stamp // of LiveDir when its names were last read whole (these four: c.looking's)
 	liveReadAt time.Time
 	liveRead   bool
 	liveHeard  bool                  // LiveDir's events were watched at the last look
@@ -89,7 +91,8 @@ func (c *nextCache) wakeAt() time.Time {
 }
 
 // update brings e up to date at a look, and retires its LiveDir entry
-// and forgets it once it is seen ended or gone. The caller holds c.mu.
+// and forgets it once it is seen ended or gone. The caller holds
+// c.looking.
 func (c *nextCache) update(d *dirstamp.Dir, e *nextEntry, now time.Time, reports []nextReport) []nextReport {
 	e.retryDue(now)
 	// A running job is read again at a look only when its directory's
@@ -100,13 +103,17 @@ func (c *nextCache) update(d *dirstamp.Dir, e *nextEntry, now time.Time, reports
 	if e.state == stateSettled || e.gone {
 		retire(JobDir(filepath.Join(c.root, e.name)))
 		c.forget(e)
+		return reports
 	}
+	c.note(e)
 	return reports
 }
 
 // forget drops e from c: its job is no longer live, or its name left
-// LiveDir. The caller holds c.mu.
+// LiveDir. The caller holds c.looking.
 func (c *nextCache) forget(e *nextEntry) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	if c.entries[e.name] == e {
 		delete(c.entries, e.name)
 	}
@@ -124,9 +131,10 @@ func rootError(op, root string, err error) error {
 
 // refresh stats e's directory and reads its records if the stamp says they
 // may have changed: if it differs, or (strict) is racy. The caller holds
-// c.mu.
+// c.looking, and e is no entry being taken: only a look changes it. The
+// caller notes e's new state (note, forget or hold) once it has read it:
+// from then on a take may take e.
 func (c *nextCache) refresh(d *dirstamp.Dir, e *nextEntry, strict bool, reports []nextReport) []nextReport {
-	defer c.noteState(e)
 	st, err := c.lstat(d, e.name)
 	e.gone = errors.Is(err, fs.ErrNotExist)
 	if err != nil {
@@ -163,6 +171,13 @@ func (c *nextCache) refresh(d *dirstamp.Dir, e *nextEntry, strict bool, reports 
 	}
 	e.errText = ""
 	return reports
+}
+
+// note is noteState for a caller that does not hold c.mu.
+func (c *nextCache) note(e *nextEntry) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.noteState(e)
 }
 
 // noteState keeps c.queue, c.watched, c.incomplete and c.running true of
@@ -265,6 +280,8 @@ func (c *nextCache) watch() <-chan struct{} {
 // following of those no longer incomplete. It reports whether it began to
 // follow one.
 func (c *nextCache) follow() bool {
+	c.looking.Lock() // the entries' states are a look's
+	defer c.looking.Unlock()
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	ev := c.events
