@@ -13,7 +13,7 @@ func RescuePass(root string) (pass func() int, close func(), err error) {
 		return nil, nil, err
 	}
 	c := newOwnedCache(abs)
-	if _, _, err := c.look(nil); err != nil {
+	if _, _, err := c.look(); err != nil {
 		c.close()
 		return nil, nil, err
 	}
@@ -24,4 +24,11 @@ func RescuePass(root string) (pass func() int, close func(), err error) {
 		return len(dirs)
 	}
 	return pass, c.close, nil
+}
+
+// WithViewScanned makes a Worker call f once its view's first full scan of
+// the root has ended (seen by its rescue loop, within a scan interval):
+// what it costs from then on is what it costs idle.
+func WithViewScanned(f func()) WorkerOption {
+	return func(o *workerOptions) { o.scanned = f }
 }

@@ -14,7 +14,10 @@ import (
 // it reads every job directory the view does not know as live, but those
 // whose directory is as an earlier scan left it when it found the job
 // ended, and makes the LiveDir entry of each live job that has none. The
-// view finds those jobs through LiveDir, as it finds every other.
+// view finds those jobs through LiveDir, as it finds every other. It also
+// names to the view the live jobs it knows whose directory is no longer as
+// the view read it (replaced by hand, without LiveDir changing), for the
+// view to read again.
 //
 // A scan runs on its own goroutine, so that no look waits for it: the cost
 // of reading every job a root keeps (the first scan of a view reads each
@@ -42,8 +45,9 @@ func newFullScan(root string) *fullScan {
 // startIfDue begins a scan on its own goroutine unless one runs, the view
 // was closed, or the last began less than every ago (force: whenever none
 // runs), and reports whether it began one. known are the names the view
-// holds as live, which the scan skips.
-func (s *fullScan) startIfDue(now time.Time, every time.Duration, force bool, known func() map[string]bool) bool {
+// holds as live, with the stamp of each one's directory as the view read
+// it: the scan reads none of them, and names those whose stamp changed.
+func (s *fullScan) startIfDue(now time.Time, every time.Duration, force bool, known func() map[string]dirstamp.Stamp) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.running || s.stopped || !force && !s.began.IsZero() && now.Sub(s.began) < every {
@@ -104,7 +108,7 @@ func (s *fullScan) close() {
 	s.wg.Wait()
 }
 
-func (s *fullScan) run(known map[string]bool) {
+func (s *fullScan) run(known map[string]dirstamp.Stamp) {
 	d, err := dirstamp.Open(s.root)
 	if err != nil {
 		return // the look reports it
@@ -121,12 +125,19 @@ func (s *fullScan) run(known map[string]bool) {
 			return
 		default:
 		}
-		if strings.HasPrefix(name, ".") || name == IndexFile || known[name] {
+		if strings.HasPrefix(name, ".") || name == IndexFile {
 			continue
 		}
+		was, live := known[name]
 		st, err := d.Lstat(name)
-		if err != nil {
+		switch {
+		case err != nil:
 			continue // gone, or not a directory: no job
+		case live:
+			if st != was {
+				s.addFound(name)
+			}
+			continue
 		}
 		h := stampHash(st)
 		if old, ok := s.kept[name]; ok && old == h {
@@ -147,10 +158,15 @@ func (s *fullScan) run(known map[string]bool) {
 			if ValidateJobID(name) == nil {
 				markLiveIn(dir)
 			}
-			s.mu.Lock()
-			s.found = append(s.found, name)
-			s.mu.Unlock()
+			s.addFound(name)
 		}
 	}
 	s.kept = kept
+}
+
+// addFound names name to the view's next look.
+func (s *fullScan) addFound(name string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.found = append(s.found, name)
 }

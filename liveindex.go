@@ -4,7 +4,9 @@ import (
 	"errors"
 	"hash/maphash"
 	"io/fs"
+	"math/rand/v2"
 	"path/filepath"
+	"strconv"
 	"time"
 
 	"github.com/axqua/jobstore/internal/dirstamp"
@@ -27,10 +29,11 @@ import (
 //     scan of the root, which adds the missing entry: a job with no entry
 //     is found by events at once on the host that made it, and within
 //     RepairInterval plus a scan interval by workers elsewhere.
-//   - A worker that finds a job ended (or gone) removes its entry, then
-//     reads the job again and adds the entry back if it is live again (a
-//     Retry meanwhile). Remove and Prune remove the entry of the jobs they
-//     remove.
+//   - Finish removes its job's entry once it has written the job ended,
+//     then reads the status again and adds the entry back if the job is
+//     live again (a Retry meanwhile); a worker that finds a job ended (or
+//     gone) with its entry left (a runner that skips this step) does the
+//     same. Remove and Prune remove the entry of the jobs they remove.
 //
 // An entry that is missing or stale never makes a job start twice or start
 // when it should not: every start goes through Start's claim.
@@ -39,8 +42,12 @@ const LiveDir = ".live"
 // RepairInterval is how often a worker (a Worker, or StartNext on a root it
 // keeps a view of) reads every job directory of its root, to index the
 // live jobs that have no entry in LiveDir. Its first look at a root does
-// so too.
-const RepairInterval = time.Minute
+// so too. It is long because every writer of this package (and of the
+// Python module) keeps LiveDir: the scan only rescues a job written
+// without its entry (a crash between the two steps, an older writer),
+// and what an idle worker costs between scans grows with the live jobs,
+// not with the jobs its root keeps.
+const RepairInterval = 15 * time.Minute
 
 // markLive adds the entry of the job id to the root rd's LiveDir, making
 // LiveDir if it is missing. It is a hint (see LiveDir): it reports no
@@ -59,7 +66,18 @@ func markLive(rd *fsys.Dir, id string) {
 	defer ld.Close()
 	if err := ld.Mkdir(id, dirPerm); errors.Is(err, fs.ErrExist) {
 		// Left by a job of the same name: made again, so that LiveDir
-		// changes and a view reads the job under the name again.
+		// changes and a view reads the job under the name again. Made
+		// beside it and renamed over it where a rename replaces an empty
+		// directory, so that it gets another inode than the old one (a
+		// view that polls LiveDir tells a remade entry by its inode);
+		// elsewhere removed and made again.
+		tmp := "." + id + ".new-" + strconv.FormatUint(rand.Uint64(), 36)
+		if ld.Mkdir(tmp, dirPerm) == nil {
+			if ld.Replace(tmp, id, false, 0) == nil {
+				return
+			}
+			_ = ld.RemoveDir(tmp)
+		}
 		_ = ld.RemoveDir(id)
 		_ = ld.Mkdir(id, dirPerm)
 	}

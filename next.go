@@ -2,9 +2,12 @@ package jobstore
 
 import (
 	"context"
+	"errors"
 	"path/filepath"
 	"runtime"
 	"time"
+
+	"github.com/axqua/jobstore/internal/dirstamp"
 )
 
 // StartNext starts the first startable job under root and returns its Run,
@@ -147,35 +150,58 @@ func nextCtxError(op, root string, ctx context.Context) error {
 }
 
 // startOldest makes one look at the root and tries Start on each startable
-// job, oldest first, until one starts. With once unset, it stops (nil, nil)
-// as soon as ctx is done.
+// job, best first, until one starts. A job whose directory changed since
+// it was read is read again by another look first. With once unset, it
+// stops (nil, nil) as soon as ctx is done. No lock is held across a file
+// system call but c.looking, by the look: the view's memory lock (c.mu) is
+// taken only to change or take from what it holds, and the check and
+// Start of the job taken are made without either, so that other calls
+// take and settle meanwhile.
 func (c *nextCache) startOldest(ctx context.Context, once bool, no nextOptions, opts []StartOption) (*Run, error) {
-	cands, reports, err := c.look(no.kinds)
-	no.report(reports)
+	rd, err := dirstamp.Open(c.root)
 	if err != nil {
-		return nil, err
+		return nil, rootError("start next", c.root, err)
 	}
-	for _, e := range cands {
-		if !once && ctx.Err() != nil {
-			return nil, nil
+	defer rd.Close()
+	for {
+		began, reports, err := c.look()
+		no.report(reports)
+		if err != nil {
+			return nil, err
 		}
-		due, ok := c.take(e)
-		if !ok {
-			continue // another StartNext of this process is starting it
-		}
-		dir := JobDir(filepath.Join(c.root, e.name))
-		waitDue(due)
-		run, err := Start(dir, opts...)
-		c.settle(e, err)
-		if err == nil {
-			return run, nil
-		}
-		if _, passed := passedOver(err); !passed {
-			no.report([]nextReport{{dir, err}})
+		for {
+			if !once && ctx.Err() != nil {
+				return nil, nil
+			}
+			e, due := c.takeBest(no.kinds)
+			if e == nil {
+				return nil, nil
+			}
+			if !c.current(rd, e, began) {
+				c.settle(e, errNotCurrent)
+				break // look again: it reads e
+			}
+			dir := JobDir(filepath.Join(c.root, e.name))
+			handed := no.handOff != nil && no.handOff()
+			waitDue(due)
+			run, err := Start(dir, opts...)
+			c.settle(e, err)
+			if err == nil {
+				return run, nil
+			}
+			if passed := passedOver(err); !passed {
+				no.report([]nextReport{{dir, err}})
+			}
+			if handed {
+				return nil, errHandedOff
+			}
 		}
 	}
-	return nil, nil
 }
+
+// errHandedOff ends a Worker's take whose Start failed after the taking
+// was handed to another goroutine (nextOptions.handOff): that one looks on.
+var errHandedOff = errors.New("the taking was handed off")
 
 func (no nextOptions) report(rs []nextReport) {
 	if no.skipped == nil {

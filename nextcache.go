@@ -132,21 +132,42 @@ func (c *nextCache) stop() {
 // the directories of those still running: what a rescue pass judges, at a
 // cost in proportion to the running jobs, not to the root.
 func (c *nextCache) runningDirs() []JobDir {
-	c.mu.Lock()
-	defer c.mu.Unlock()
+	c.looking.Lock()
+	defer c.looking.Unlock()
 	d, err := dirstamp.Open(c.root)
 	if err != nil {
 		return nil // the job loop's look reports it
 	}
 	defer d.Close()
+	c.mu.Lock()
+	running := make([]*nextEntry, 0, len(c.running))
+	for e := range c.running {
+		running = append(running, e)
+	}
+	c.mu.Unlock()
 	var dirs []JobDir
-	for e := range c.running { // refresh may take e out: a map allows it
-		c.refresh(d, e, nil)
-		if e.state == stateRunning {
+	for _, e := range running {
+		c.refresh(d, e, true, nil)
+		running := e.state == stateRunning
+		c.note(e)
+		if running {
 			dirs = append(dirs, JobDir(filepath.Join(c.root, e.name)))
 		}
 	}
 	return dirs
+}
+
+// scanned reports whether c's first full scan has ended.
+func (c *nextCache) scanned() bool {
+	c.mu.Lock()
+	s := c.scan
+	c.mu.Unlock()
+	if s == nil {
+		return false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.scans > 0
 }
 
 // awaitFirstScan waits for c's first full scan to end, if it runs, and

@@ -24,6 +24,7 @@ const maxHints = 1024
 type nextEvents struct {
 	sink     *fsevents.Sink
 	rootPath string                            // as the sink's changes name it
+	livePath string                            // LiveDir's, likewise
 	root     *fsevents.Subscription            // nil: no events here
 	live     *fsevents.Subscription            // nil: none yet (LiveDir missing) or no events
 	dirs     map[string]*fsevents.Subscription // nil value: the OS gave none (not tried again)
@@ -31,14 +32,16 @@ type nextEvents struct {
 	mu      sync.Mutex
 	changed chan struct{}
 	hints   map[string]struct{} // names of root's entries that changed since takeHints
+	lives   map[string]struct{} // names of LiveDir's entries that changed since takeHints
 	full    bool                // events were lost: the next look scans the root
+	allLive bool                // LiveDir's events were lost: the next look reads it whole
 	done    chan struct{}       // closed by stop
 	wg      sync.WaitGroup
 }
 
 func newNextEvents(root string) *nextEvents {
-	ev := &nextEvents{sink: fsevents.NewSink(), rootPath: filepath.Clean(root), dirs: map[string]*fsevents.Subscription{},
-		changed: make(chan struct{}), hints: map[string]struct{}{}, done: make(chan struct{}),
+	ev := &nextEvents{sink: fsevents.NewSink(), rootPath: filepath.Clean(root), livePath: filepath.Join(filepath.Clean(root), LiveDir), dirs: map[string]*fsevents.Subscription{},
+		changed: make(chan struct{}), hints: map[string]struct{}{}, lives: map[string]struct{}{}, done: make(chan struct{}),
 		full: true} // what changed before the watch is unknown
 	if ev.root = fsevents.Subscribe(root, nil, ev.sink); ev.root != nil {
 		ev.wg.Go(ev.forward)
@@ -50,7 +53,7 @@ func newNextEvents(root string) *nextEvents {
 // gives no events; a LiveDir still missing is tried again at the next call.
 func (ev *nextEvents) watchLive() {
 	if ev.root != nil && ev.live == nil {
-		ev.live = fsevents.Subscribe(filepath.Join(ev.rootPath, LiveDir), nil, ev.sink)
+		ev.live = fsevents.Subscribe(ev.livePath, nil, ev.sink)
 	}
 }
 
@@ -64,22 +67,32 @@ func (ev *nextEvents) next() <-chan struct{} {
 	return ev.changed
 }
 
-// takeHints returns the names of the root's entries that changed since the
-// last call, and full if events may have been missed (the look then scans
-// the whole root). A nil ev (no watch) has none.
-func (ev *nextEvents) takeHints() (names []string, full bool) {
+// takeHints returns the names of the root's entries and of LiveDir's that
+// changed since the last call, full if the root's events may have been
+// missed (the look then scans the whole root) and allLive if LiveDir's may
+// have been (the look reads it whole). A nil ev (no watch) has none.
+func (ev *nextEvents) takeHints() (names, lives []string, full, allLive bool) {
 	if ev == nil {
-		return nil, false
+		return nil, nil, false, false
 	}
 	ev.mu.Lock()
 	defer ev.mu.Unlock()
 	for name := range ev.hints {
 		names = append(names, name)
 	}
+	for name := range ev.lives {
+		lives = append(lives, name)
+	}
 	clear(ev.hints)
+	clear(ev.lives)
 	full, ev.full = ev.full, false
-	return names, full
+	allLive, ev.allLive = ev.allLive, false
+	return names, lives, full, allLive
 }
+
+// hearsLive reports whether ev watches LiveDir: its changes on this host
+// are then named by takeHints. A nil ev does not.
+func (ev *nextEvents) hearsLive() bool { return ev != nil && ev.live != nil }
 
 // forward keeps the names of the root's changes for the look and closes
 // the channel next returned, on every wake of the sink.
@@ -91,14 +104,21 @@ func (ev *nextEvents) forward() {
 			changes, lost := ev.sink.Take(buf[:0])
 			ev.mu.Lock()
 			ev.full = ev.full || lost
+			ev.allLive = ev.allLive || lost
 			for _, ch := range changes {
-				switch {
-				case ch.Dir != ev.rootPath:
-				case ch.Name == "" || len(ev.hints) >= maxHints:
-					ev.full = true
+				hints, full := ev.hints, &ev.full
+				switch ch.Dir {
+				case ev.rootPath:
+				case ev.livePath:
+					hints, full = ev.lives, &ev.allLive
 				default:
-					ev.hints[ch.Name] = struct{}{}
+					continue
 				}
+				if ch.Name == "" || len(hints) >= maxHints {
+					*full = true
+					continue
+				}
+				hints[ch.Name] = struct{}{}
 			}
 			close(ev.changed)
 			ev.changed = make(chan struct{})

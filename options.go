@@ -114,6 +114,11 @@ type nextOptions struct {
 	scan     time.Duration
 	skipped  func(JobDir, error)
 	noEvents bool // tests only: the scan alone, as on a filesystem without events
+
+	// handOff, a Worker's, is called once a job is taken and checked, just
+	// before its Start: true means another goroutine takes the next job
+	// meanwhile, and a Start that then fails ends the call (errHandedOff).
+	handOff func() bool
 }
 
 // WithKinds restricts StartNext to jobs whose kind is one of kinds. Several

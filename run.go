@@ -182,6 +182,7 @@ func (r *Run) Finish(o Outcome) error {
 	}
 	r.finished = true
 	r.endContext()
+	retire(r.dir)
 	return nil
 }
 

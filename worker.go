@@ -50,6 +50,7 @@ type workerOptions struct {
 	logger    *slog.Logger
 	gate      func(ctx context.Context) error
 	untilIdle bool
+	scanned   func() // tests only: called once the view's first full scan of the root has ended
 }
 
 // DefaultGrace is how long a stopping Worker waits for its running
@@ -241,22 +242,53 @@ type taker struct {
 
 // take is the taker's loop: find a job, hand the taking on, run the
 // handler; again afterwards if the taking was left to this goroutine.
+// Without WithTakeGate the taking is handed on as soon as a job is picked,
+// before its Start (handOff), so that the Starts of several jobs, each
+// a few fsyncs, overlap.
 func (t *taker) take() {
 	for {
-		run := t.find()
+		run, handed := t.find()
 		if run == nil {
 			return
 		}
-		t.mu.Lock()
-		if len(t.slots) < cap(t.slots) {
-			t.handlers.Go(t.take)
-		} else {
-			t.vacant = true
+		if !handed {
+			t.mu.Lock()
+			if len(t.slots) < cap(t.slots) {
+				t.handlers.Go(t.take)
+			} else {
+				t.vacant = true
+			}
+			t.mu.Unlock()
 		}
-		t.mu.Unlock()
 		if !t.run(run) {
 			return
 		}
+	}
+}
+
+// handOff hands the taking to a new goroutine if a slot is free, counting
+// the job about to be started as active (a WithUntilIdle look is busy
+// meanwhile), and reports whether it did.
+func (t *taker) handOff() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if len(t.slots) >= cap(t.slots) {
+		return false
+	}
+	t.active.Add(1)
+	t.handlers.Go(t.take)
+	return true
+}
+
+// handedStartFailed ends a goroutine that handed the taking on and whose
+// Start then failed: it is no taker any more, so it releases its slot and
+// wakes a WithUntilIdle look that waits for a job to end.
+func (t *taker) handedStartFailed() {
+	t.active.Add(-1)
+	<-t.slots
+	select {
+	case t.ended <- struct{}{}:
+	default:
 	}
 }
 
@@ -285,9 +317,17 @@ func (t *taker) run(run *Run) (again bool) {
 }
 
 // find takes a slot and finds a job to run; nil when the taking has ended
-// (t.done).
-func (t *taker) find() *Run {
+// (t.done), or when this goroutine handed the taking on and the Start
+// failed. handed reports that the taking was handed on.
+func (t *taker) find() (run *Run, handed bool) {
 	w := t.w
+	no := t.no
+	if w.o.gate == nil && cap(t.slots) > 1 {
+		no.handOff = func() bool {
+			handed = t.handOff()
+			return handed
+		}
+	}
 	for {
 		select {
 		case t.slots <- struct{}{}:
@@ -295,27 +335,32 @@ func (t *taker) find() *Run {
 		}
 		if t.taking.Err() != nil {
 			t.end(nil)
-			return nil
+			return nil, false
 		}
 		if w.o.gate != nil && !t.gated {
 			if err := w.o.gate(t.taking); err != nil || t.taking.Err() != nil {
 				<-t.slots
 				t.end(err)
-				return nil
+				return nil, false
 			}
 			t.gated = true
 		}
-		var run *Run
 		var err error
 		if w.o.untilIdle {
 			var idle bool
-			run, idle, err = w.lookOnce(t.taking, t.c, t.no, &t.active, t.ended)
+			run, idle, err = w.lookOnce(t.taking, t.c, no, &t.active, t.ended)
 			if run == nil && err == nil && !idle {
 				<-t.slots
 				continue
 			}
 		} else {
-			run, err = t.c.next(t.taking, t.op, w.root, t.no, w.o.start)
+			run, err = t.c.next(t.taking, t.op, w.root, no, w.o.start)
+		}
+		if handed {
+			if run == nil {
+				t.handedStartFailed()
+			}
+			return run, true // counted active by handOff
 		}
 		if run == nil {
 			<-t.slots
@@ -323,11 +368,11 @@ func (t *taker) find() *Run {
 				err = nil // stopped by ctx or StopAndCancel, while looking
 			}
 			t.end(err)
-			return nil
+			return nil, false
 		}
 		t.gated = false
 		t.active.Add(1)
-		return run
+		return run, false
 	}
 }
 
@@ -395,11 +440,16 @@ func (w *Worker) rescueLoop(ctx context.Context, c *nextCache, scan time.Duratio
 	}
 	tick := time.NewTicker(scan)
 	defer tick.Stop()
+	told := false
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-tick.C:
+		}
+		if w.o.scanned != nil && !told && c.scanned() {
+			told = true
+			w.o.scanned()
 		}
 		w.rescue(c.runningDirs())
 	}

@@ -1,0 +1,57 @@
+package dirstamp
+
+import (
+	"bytes"
+	"encoding/binary"
+	"os"
+
+	"golang.org/x/sys/unix"
+)
+
+// Inodes returns the entries of the directory that are directories or of
+// unknown type (never ".", ".."), each with the inode number its listing
+// gives (d_ino): one listing, no stat of each. An entry removed and made
+// again under its name has another inode, unless the filesystem reused the
+// freed one for it.
+func (d *Dir) Inodes() (map[string]uint64, error) {
+	if _, err := d.f.Seek(0, 0); err != nil {
+		return nil, err
+	}
+	rc, err := d.f.SyscallConn()
+	if err != nil {
+		return nil, err
+	}
+	m := map[string]uint64{}
+	buf := make([]byte, 32<<10)
+	for {
+		var n int
+		var gerr error
+		if err := rc.Control(func(fd uintptr) { n, gerr = unix.Getdents(int(fd), buf) }); err != nil {
+			return nil, err
+		}
+		if gerr != nil {
+			return nil, &os.PathError{Op: "getdents", Path: d.f.Name(), Err: gerr}
+		}
+		if n <= 0 {
+			return m, nil
+		}
+		// struct linux_dirent64: d_ino u64, d_off s64, d_reclen u16,
+		// d_type u8, d_name NUL-terminated.
+		for off := 0; off+19 <= n; {
+			rec := buf[off:n]
+			reclen := int(binary.NativeEndian.Uint16(rec[16:18]))
+			if reclen < 19 || reclen > len(rec) {
+				break
+			}
+			ino, typ := binary.NativeEndian.Uint64(rec[0:8]), rec[18]
+			name := rec[19:reclen]
+			if i := bytes.IndexByte(name, 0); i >= 0 {
+				name = name[:i]
+			}
+			if s := string(name); s != "." && s != ".." && (typ == unix.DT_DIR || typ == unix.DT_UNKNOWN) {
+				m[s] = ino
+			}
+			off += reclen
+		}
+	}
+}
