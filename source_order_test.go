@@ -19,13 +19,15 @@ import (
 // "user -> declaring file".
 var usesOfLaterFiles = []string{
 	"build.go -> liveindex.go",
-	"lease.go -> run.go",
 	"next.go -> nextcache.go",
+	"nextentry.go -> retry.go",
 	"nextview.go -> nextevents.go",
-	"nextview.go -> retry.go",
+	"ownership.go -> run.go",
 	"progress.go -> run.go",
 	"reconcile.go -> retry.go",
 	"run.go -> retry.go",
+	"run.go -> runend.go",
+	"runend.go -> worker.go",
 	"start.go -> retry.go",
 	"sweep.go -> build.go",
 }
