@@ -1227,7 +1227,8 @@ def _mark_live(root, job_id):
     per job that has not ended), as Submit does, so that a waiting worker
     finds the job by reading the live jobs rather than the whole root. A
     hint: a failure is ignored, and the job is then found by a worker's
-    next full scan of the root (within jobstore's RepairInterval, a minute)."""
+    next full scan of the root (within jobstore's RepairInterval, 15
+    minutes)."""
     live = os.path.join(root, LIVE_DIR)
     try:
         try:
@@ -1241,7 +1242,22 @@ def _mark_live(root, job_id):
             os.mkdir(entry, 0o777)
         except FileExistsError:
             # left by an earlier job of this name: made again, so that the
-            # index changes and a worker reads the job under the name again
+            # index changes and a worker reads the job under the name
+            # again; made beside it and renamed over it, so that it gets
+            # another inode (a worker polling the index on another host
+            # tells a remade entry by its inode; rmdir and mkdir may reuse
+            # it), else (Windows: a rename does not replace a directory)
+            # removed and made again
+            tmp = os.path.join(live, ".%s.new-%d" % (job_id, random.randrange(2 ** 64)))
+            try:
+                os.mkdir(tmp, 0o777)
+                try:
+                    os.replace(tmp, entry)
+                    return
+                except OSError:
+                    os.rmdir(tmp)
+            except OSError:
+                pass
             os.rmdir(entry)
             os.mkdir(entry, 0o777)
     except OSError:

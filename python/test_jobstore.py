@@ -534,6 +534,17 @@ class Submit(Case):
         self.assertEqual(os.path.join(root, "j1"), d)
         self.assertEqual("queued", jobstore.read_status(d)["state"])
 
+    @unittest.skipIf(os.name == "nt", "a rename replaces no directory on Windows")
+    def test_a_live_entry_left_by_a_job_of_the_name_is_made_anew_with_another_inode(self):
+        # A worker polling the live index on another host tells a remade
+        # entry by its inode: a left entry must not keep it.
+        entry = os.path.join(self.root, jobstore.LIVE_DIR, "j1")
+        os.makedirs(entry)
+        before = os.stat(entry).st_ino
+        jobstore.submit(self.root, "render", job_id="j1")
+        self.assertNotEqual(before, os.stat(entry).st_ino)
+        self.assertEqual(["j1"], os.listdir(os.path.join(self.root, jobstore.LIVE_DIR)), "no temp entry is left")
+
     def test_a_duration_go_cannot_hold_is_refused_naming_the_field(self):
         for name in ("timeout_ms", "backoff_ms", "max_backoff_ms"):
             with self.subTest(name=name):
