@@ -104,7 +104,7 @@ func stopSignalNamed(name string) os.Signal {
 	case "SIGINT":
 		return os.Interrupt
 	case "SIGHUP":
-		return syscall.SIGHUP
+		return hangup()
 	}
 	return syscall.SIGTERM
 }
