@@ -46,7 +46,7 @@ func parseFlags() config {
 	flag.DurationVar(&c.asynqCheck, "asynq-check-interval", time.Millisecond, "asynq's TaskCheckInterval (asynq's default: 1s)")
 	flag.DurationVar(&c.diskTime, "disk-time", time.Second, "how long each fsync loop runs, once per round")
 	flag.IntVar(&c.fsyncs.submitFiles, "fsyncs-submit-files", 2, "file fsyncs of one jobstore Submit")
-	flag.IntVar(&c.fsyncs.submitDirs, "fsyncs-submit-dirs", 4, "directory fsyncs of one jobstore Submit")
+	flag.IntVar(&c.fsyncs.submitDirs, "fsyncs-submit-dirs", 3, "directory fsyncs of one jobstore Submit")
 	flag.IntVar(&c.fsyncs.runFiles, "fsyncs-run-files", 2, "file fsyncs of one job run by a Worker (start and finish)")
 	flag.IntVar(&c.fsyncs.runDirs, "fsyncs-run-dirs", 2, "directory fsyncs of one job run by a Worker")
 	flag.StringVar(&c.cpuProfile, "cpuprofile", "", "write this process's CPU profile of the whole run to this file")
