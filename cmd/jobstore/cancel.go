@@ -22,6 +22,10 @@ published once, atomically, naming who asked (--by, default this user and
 host) and why (--reason). The first request stands: a second one changes
 nothing and says so.
 
+Examples:
+  jobstore cancel /srv/jobs/$ID --reason "wrong input"
+  jobstore cancel /srv/jobs/$ID --by "nightly cleanup"
+
 A queued job is marked cancelled at once (unless a runner is starting it
 right now: then its start refuses the job). A running job's runner is told
 through its Run.Context and ends the job cancelled; if it finishes first,
@@ -35,7 +39,8 @@ Prints what happened, e.g.:
 
 Exit codes: 0 requested, or already requested; 1 the job had already ended
 (nothing written); 2 bad arguments; 3 DIR is not a job, or a record could
-not be read or written.`,
+not be read or written.
+Details: docs/cli.md#cancel`,
 		minPos: 1, maxPos: 1, posNames: "DIR",
 		define: defineCancel,
 	}

@@ -30,6 +30,10 @@ these jobs, since a program that wrote job.json alone most likely meant to
 submit it (Submit and 'jobstore submit' write the queued status.json too).
 A missing job.json is a problem.
 
+Examples:
+  jobstore check /srv/jobs
+  jobstore check /srv/jobs/$ID --json
+
 DIR is a job directory if it holds job.json or status.json; otherwise it is
 taken as a ROOT and every directory in it (dot-names skipped) is checked as a
 job, and ROOT/index.json too if present. A ROOT that holds entries but no
@@ -61,7 +65,8 @@ is named only when it exists.
 "error" is as in 'jobstore help list'.
 
 Exit codes: 0 no problems; 1 problems found (one FAIL line each, with the
-subject and the remedy); 3 DIR|ROOT cannot be read, or ROOT holds no job.`,
+subject and the remedy); 3 DIR|ROOT cannot be read, or ROOT holds no job.
+Details: docs/cli.md#check`,
 		minPos: 1, maxPos: 1, posNames: "DIR|ROOT",
 		define: defineCheck,
 	}

@@ -49,3 +49,20 @@ func TestCLIDoc_ListsEveryErrorKind(t *testing.T) {
 	}
 	require.ElementsMatch(t, libraryErrorCodes(t), listed, "docs/cli.md's error kinds")
 }
+
+// Every command's help has a line "Details: docs/cli.md#NAME", and NAME is
+// an anchor of docs/cli.md, so that what the short help leaves out is
+// one link away.
+func TestCLIDoc_EachHelpLinksToItsDetails(t *testing.T) {
+	doc := cliDoc(t)
+	link := regexp.MustCompile(`\nDetails: docs/cli\.md#([a-z-]+)\n`)
+	for _, c := range commands() {
+		t.Run(c.name, func(t *testing.T) {
+			r := runCLI(t, "help", c.name)
+			requireCode(t, r, exitOK)
+			m := link.FindStringSubmatch(r.stdout)
+			require.NotNil(t, m, "jobstore help %s has no line \"Details: docs/cli.md#...\":\n%s", c.name, r.stdout)
+			require.Contains(t, doc, `<a id="`+m[1]+`"></a>`, "docs/cli.md has no anchor %q for jobstore help %s", m[1], c.name)
+		})
+	}
+}

@@ -35,7 +35,8 @@ start-up file:
 The script asks jobstore itself what to offer, so it follows the binary it
 finds on PATH: install a new jobstore and the completion is up to date.
 
-Exit codes: 0 printed; 2 bad arguments (a shell not in the list).`,
+Exit codes: 0 printed; 2 bad arguments (a shell not in the list).
+Details: docs/cli.md#completion`,
 		minPos: 1, maxPos: 1, posNames: "SHELL (bash, zsh, fish or powershell)",
 		validArgs: completionShells(),
 		define:    func(*pflag.FlagSet) runFunc { return runCompletion },

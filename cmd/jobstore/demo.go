@@ -34,8 +34,13 @@ func demoCmd() *command {
 --fail makes the runner fail halfway, with an error and a remedy, to show how
 a failure reads. The demo itself still exits 0.
 
+Examples:
+  jobstore demo
+  jobstore demo /tmp/jobs --fail
+
 Exit codes: 0 the demo ran; 2 bad arguments; 3 a record could not be
-written or read.`,
+written or read.
+Details: docs/cli.md#demo`,
 		minPos: 0, maxPos: 1, posNames: "at most one ROOT",
 		define: defineDemo,
 	}

@@ -37,6 +37,25 @@ func TestHelp_FitsEightyColumnsWhenNotATerminal(t *testing.T) {
 	}
 }
 
+// maxHelpLines is the most lines a command's help may take at
+// defaultTermWidth: the short form a new user reads first, the details
+// being in docs/cli.md.
+const maxHelpLines = 60
+
+// TestHelp_AtMostSixtyLinesAtEightyColumns: every command's help, as
+// written to a pipe (80 columns), flags included, is at most maxHelpLines
+// lines.
+func TestHelp_AtMostSixtyLinesAtEightyColumns(t *testing.T) {
+	for _, c := range commands() {
+		t.Run(c.name, func(t *testing.T) {
+			r := runCLI(t, "help", c.name)
+			requireCode(t, r, exitOK)
+			lines := strings.Count(r.stdout, "\n")
+			require.LessOrEqual(t, lines, maxHelpLines, "jobstore help %s is %d lines at %d columns:\n%s", c.name, lines, defaultTermWidth, r.stdout)
+		})
+	}
+}
+
 // TestHelp_FitsTheTerminalsWidth: on a terminal, the help is wrapped to
 // its width, up to maxHelpWidth; every word of it is kept.
 func TestHelp_FitsTheTerminalsWidth(t *testing.T) {

@@ -25,6 +25,11 @@ func logsCmd() *command {
 standard error (stderr.log), as it was written (bytes unchanged, like cat).
 Each attempt's part begins with a line of the worker's own:
 
+Examples:
+  jobstore logs /srv/jobs/$ID
+  jobstore logs /srv/jobs/$ID --stderr --attempt 2
+  jobstore logs /srv/jobs/$ID --follow
+
   [jobstore: attempt 2 began 2026-12-01T10:00:00.000000Z on HOST]
 
 and the command's progress lines are not in stdout.log. --attempt N prints
@@ -42,7 +47,8 @@ not read (exit 3), and neither is a job directory that is a link.
 Exit codes: 0 printed (with --follow: the job ended); 2 bad arguments; 3
 DIR is not a job, or the log is missing (without --follow), holds no part
 of attempt N, or cannot be read; --follow stopped by SIGINT or SIGTERM:
-ends by that signal (a shell reports 130 or 143).`,
+ends by that signal (a shell reports 130 or 143).
+Details: docs/cli.md#logs`,
 		minPos: 1, maxPos: 1, posNames: "DIR",
 		define: defineLogs,
 	}

@@ -28,6 +28,10 @@ directory without job.json holding nothing but stale temp files) or an
 interrupted removal left (a hidden .remove-* directory); a live writer's
 are not.
 
+Examples:
+  jobstore reconcile /srv/jobs
+  jobstore reconcile /srv/jobs --json
+
 Prints one line per change:
 
   lost       ID  <the lost status's message>
@@ -50,7 +54,8 @@ then a summary line.
 
 Exit codes: 0 done (whether or not anything changed); 1 some jobs could not
 be reconciled (listed as "error"); 3 ROOT cannot be read, or holds entries
-but no job (nothing is changed then).`,
+but no job (nothing is changed then).
+Details: docs/cli.md#reconcile`,
 		minPos: 1, maxPos: 1, posNames: "ROOT",
 		define: defineReconcile,
 	}

@@ -27,6 +27,10 @@ is working on, is refused and left as it was. The job leaves ROOT in one
 rename, so a reader sees it whole or not at all. ROOT/index.json is not
 changed: 'jobstore list ROOT --rebuild' rebuilds it, prune keeps it true.
 
+Examples:
+  jobstore rm /srv/jobs/$ID
+  jobstore rm /srv/jobs/$ID1 /srv/jobs/$ID2 --dry-run
+
 --dry-run says what would be removed, judging by each job's status alone,
 and removes nothing (a job that a process holds at that moment would still
 be refused).
@@ -52,7 +56,8 @@ in 'jobstore help list'.
 
 Exit codes: 0 every DIR removed (with --dry-run: would be); 1 some job was
 refused, the others were removed; 2 bad arguments; 3 some DIR is not a job,
-or could not be read or removed (the others were).`,
+or could not be read or removed (the others were).
+Details: docs/cli.md#rm`,
 		minPos: 1, maxPos: -1, posNames: "DIR",
 		define: defineRm,
 	}
@@ -71,6 +76,10 @@ running jobs, jobs whose status cannot be read, and jobs a process holds
 are left alone. Then prune deletes what interrupted removals left in ROOT
 (hidden .remove-* directories in which nothing changed for 15 minutes), and
 takes the removed jobs out of ROOT/index.json, if there is one.
+
+Examples:
+  jobstore prune /srv/jobs --older-than 30d
+  jobstore prune /srv/jobs --older-than 36h --dry-run --json
 
 --dry-run lists the jobs that would be removed, and removes nothing.
 
@@ -98,7 +107,8 @@ Exit codes: 0 done (whether or not anything was removed); 1 some finished
 jobs could not be removed (listed); 2 bad arguments (--older-than missing
 or negative); 3 ROOT cannot be read, or holds entries but no job (nothing
 is removed then), or what was left after the removals (ROOT/index.json, a
-hidden .remove-* directory) could not be updated or deleted.`,
+hidden .remove-* directory) could not be updated or deleted.
+Details: docs/cli.md#prune`,
 		minPos: 1, maxPos: 1, posNames: "ROOT",
 		define: definePrune,
 	}

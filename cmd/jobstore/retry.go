@@ -22,6 +22,10 @@ counts as one of the job's --max-attempts: a job retried after its last
 attempt gets exactly one more, and one retried earlier goes on with its
 retry policy.
 
+Examples:
+  jobstore retry /srv/jobs/$ID
+  jobstore retry /srv/jobs/$ID && jobstore wait /srv/jobs/$ID
+
 A job that is queued (it has yet to run, or a retry of it is pending),
 running or succeeded is refused, and nothing is written. Of two retries of
 one job at once, on any hosts, one acts; the other is refused.
@@ -32,7 +36,8 @@ Prints what happened, e.g.:
 
 Exit codes: 0 queued again; 1 refused: the job is queued, running or
 succeeded (nothing written); 2 bad arguments; 3 DIR is not a job, a record
-could not be read or written, or another process holds the job right now.`,
+could not be read or written, or another process holds the job right now.
+Details: docs/cli.md#retry`,
 		minPos: 1, maxPos: 1, posNames: "DIR",
 		define: defineRetry,
 	}

@@ -26,6 +26,10 @@ SIGTERM): a page of every job, kept current as runners write (server-sent
 events fed by WatchRoot), a page per job with its spec, status, output and
 actions, a JSON API and Prometheus metrics.
 
+Examples:
+  jobstore serve /srv/jobs
+  jobstore serve /srv/jobs --addr 127.0.0.1:0 --read-only
+
 The first line on stdout is the address to open, with the access token:
 
   http://127.0.0.1:7878/?token=3f9c...
@@ -49,11 +53,11 @@ Pages:
   /kinds        each kind's jobs by state, and its ends and failures over
                 the last hour, as bars
   /jobs/ID      the job's spec (params as formatted JSON, labels), status,
-                attempts, cancel request and the end of its output (stdout.log and
-                stderr.log, kept by 'jobstore work'), followed live; and
-                the actions: cancel (a queued or running job), retry (a
-                failed, lost or cancelled job) and remove (a finished job),
-                each a POST with the page's CSRF token
+                attempts, cancel request and the end of its output
+                (stdout.log and stderr.log, kept by 'jobstore work'),
+                followed live; and the actions: cancel (a queued or running
+                job), retry (a failed, lost or cancelled job) and remove (a
+                finished job), each a POST with the page's CSRF token
 API, for scripts:
   /api/jobs     as 'jobstore list --json', with ?state=, ?kind=, ?label=k=v,
                 ?search=, ?limit=N and ?order=newest|oldest
@@ -65,7 +69,8 @@ API, for scripts:
 
 Exit codes: 2 bad arguments; 3 ROOT cannot be read, or the address cannot
 be listened on; stopped by SIGINT or SIGTERM: ends by that signal (a shell
-reports 130 or 143).`,
+reports 130 or 143).
+Details: docs/cli.md#serve`,
 		minPos: 1, maxPos: 1, posNames: "ROOT",
 		define: defineServe,
 	}

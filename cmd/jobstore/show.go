@@ -17,13 +17,16 @@ func showCmd() *command {
 		args:    "DIR [--json]",
 		summary: "show one job's spec and status, with schema versions",
 		doc: `Shows the job in DIR (ROOT/ID): its spec (job.json) and its latest status
-(status.json), with how it is to run (max attempts and backoff, not
-before, priority, timeout: those set), the retry_at of a pending retry, and
-each ended attempt of a job that keeps them (state, exit code, host, start,
-end, error; one its worker interrupted is marked and not counted), and for
-each record the schema_version written in the file,
-the version this jobstore reads, and whether the record was migrated in
-memory to be read (the file is never rewritten by a reader).
+(status.json), how it is to run (max attempts and backoff, not before,
+priority, timeout: those set), a pending retry's retry_at, each ended
+attempt of a job that keeps them, and for each record the schema_version
+written in the file, the one this jobstore reads, and whether the record was
+migrated in memory to be read (a reader never rewrites the file). A failed
+job's output ends with the last lines of its stderr.log ('jobstore logs').
+
+Examples:
+  jobstore show /srv/jobs/$ID
+  jobstore show /srv/jobs/$ID --json
 
 --json prints one JSON object:
 
@@ -36,17 +39,13 @@ memory to be read (the file is never rewritten by a reader).
    "due_at": "...", "retrying": true,
    "cancel": {cancel.json as read}, "cancel_record": {same for cancel.json}}
 
-"cancel" and "cancel_record" are present only when DIR/cancel.json exists
-(someone asked the job to stop; see "jobstore cancel"). "due_at" and
-"retrying" are as in 'jobstore help list'.
-
-"error" is as in 'jobstore help list'.
-
-For a failed job, the last lines of its stderr.log (kept by 'jobstore
-work') follow, escaped like every text show prints.
+"cancel" and "cancel_record" are present only when DIR/cancel.json exists;
+"due_at" and "retrying" only for a queued job with a not_before or a pending
+retry, as in list --json; "error" is as in 'jobstore help list'.
 
 Exit codes: 0 shown; 3 DIR is not a job, or a record cannot be read (what
-could be read is still printed, the error goes to stderr).`,
+could be read is still printed, the error goes to stderr).
+Details: docs/cli.md#show`,
 		minPos: 1, maxPos: 1, posNames: "DIR",
 		define: defineShow,
 	}

@@ -23,54 +23,30 @@ func submitCmd() *command {
 		name:    "submit",
 		args:    "ROOT --kind KIND [--params JSON|@FILE] [--label KEY=VALUE]... [--id ID] [--by NAME] [--create] [--max-attempts N] [--backoff D] [--max-backoff D] [--not-before TIME] [--priority N] [--timeout D] | ROOT --jsonl [--by NAME] [--create]",
 		summary: "submit a job: write ROOT/ID/job.json and status.json; print the ID",
-		doc: `Submits a job under ROOT: writes ROOT/ID/job.json once, and status.json
-with state "queued" and seq 1. Prints the new job's ID, alone on one line,
-so that scripts can capture it: ID=$(jobstore submit ...).
+		doc: `Submits a job under ROOT: writes ROOT/ID/job.json once, and its status.json,
+queued. Prints the new job's ID alone on one line, for scripts.
 
-ROOT must exist: a mistyped ROOT is an error that names it (exit 3), not a
-new root no worker watches. --create makes ROOT (and its missing parents)
-when it does not exist, for the first job of a new root.
+Examples:
+  ID=$(jobstore submit /srv/jobs --kind render --params '{"frame": 1}')
+  jobstore submit /srv/jobs --kind report --max-attempts 3 --not-before +2h
+  jobstore submit /srv/jobs --jsonl < specs.jsonl
 
-The ID is generated (sortable by submission time, unique across processes and
-hosts) unless --id gives one. --params is a JSON value, or @FILE to read it
-from a file (@- reads stdin); at most 16 MiB, the size limit of a record.
---label may be repeated.
+ROOT must exist (--create makes it): a mistyped ROOT is an error, not a new
+root no worker watches. --params is a JSON value, @FILE, or @- for stdin, at
+most 16 MiB. How and when the job runs is optional: --max-attempts (with
+--backoff and --max-backoff), --not-before, --priority, --timeout. Durations
+are Go durations (300ms, 90s, 1h30m); TIME is RFC 3339
+(2026-12-01T02:00:00Z) or a duration from now with a plus sign (+2h).
 
-How and when it runs (all optional; job.json records them, in its schema
-version 2, only when one is given):
+--jsonl submits one job per line of stdin, each a JSON spec as job.json holds
+it ({"kind": "render", "params": {"frame": 1}}), as one batch, and prints
+their IDs in the order of the lines. Every line is checked before anything
+is written: a line that is not a spec submits nothing.
 
-  --max-attempts N  run it up to N times (default 1): an attempt that fails
-                    (non-zero exit, timed out) or is lost (its worker gone)
-                    is queued again until N attempts have failed
-  --backoff D       the first retry waits about D (default 10s; each later
-                    one twice the one before, with jitter)
-  --max-backoff D   no retry waits longer than D (default 10m)
-  --not-before TIME it starts no earlier: an RFC 3339 time
-                    (2026-12-01T02:00:00Z, 2026-12-01T02:00:00+01:00), or a
-                    duration from now with a plus sign (+2h, +90s)
-  --priority N      higher first (default 0; may be negative), then oldest
-  --timeout D       an attempt running longer is stopped and fails "timed
-                    out" (retried while attempts remain); default none
-
-Durations are Go durations: 300ms, 90s, 1h30m.
-
---jsonl submits many jobs as one batch (SubmitMany): each line of stdin is
-one job's spec, a JSON object as job.json holds it ({"kind": "render",
-"params": {"frame": 1}}; "job_id", "labels", "max_attempts", "backoff_ms",
-"not_before", "priority", "timeout_ms" and "submitted_by" as well; blank
-lines are skipped), and the flags that describe one job are refused. Every
-line is read and checked before anything is written: a line that is not a
-spec, or two lines with one job_id, submit nothing (exit 2). Prints each
-job's ID, one per line, in the order of the lines. The first job that
-cannot be made (its ID taken, a full disk) ends the batch: the IDs printed
-are the jobs made, the job of the next line was not, nor any after it
-(exit 3).
-
-Exit codes: 0 submitted; 2 bad arguments (missing --kind, invalid JSON, a
-label without '=', a bad --max-attempts, duration or time; with --jsonl a
-line that is not a spec); 3 the job could not be written (ROOT does not
-exist and --create was not given, the job exists already, the root is not
-writable, ...).`,
+Exit codes: 0 submitted; 2 bad arguments (missing --kind, invalid JSON, a bad
+number, duration or time, a --jsonl line that is not a spec); 3 the job could
+not be written (ROOT does not exist, the ID is taken, ...).
+Details: docs/cli.md#submit`,
 		minPos: 1, maxPos: 1, posNames: "ROOT",
 		define: defineSubmit,
 	}

@@ -27,6 +27,7 @@ func waitCmd() *command {
 status, and exits with a code that says how it ended, for scripts:
 
   jobstore wait "$ROOT/$ID" && echo done
+  jobstore wait "$ROOT/$ID" --timeout 1h --json
 
 A job that has already ended is printed at once. While it runs, file system
 events bring its status as soon as the runner writes it; status.json is also
@@ -54,7 +55,8 @@ larger than any record jobstore writes, or was written by a newer jobstore.
 Exit codes: 0 succeeded; 1 failed; 2 bad arguments; 3 the wait can never
 end in a status (the reasons above); 4 cancelled; 5 lost; 6 --timeout
 passed before the job ended (the line says its state then, or why its
-status cannot be read).`,
+status cannot be read).
+Details: docs/cli.md#wait`,
 		minPos: 1, maxPos: 1, posNames: "DIR",
 		define: defineWait,
 	}

@@ -20,70 +20,32 @@ func watchCmd() *command {
 		name:    "watch",
 		args:    "DIR [--interval 1s] [--json]",
 		summary: "follow a job's status.json and draw its progress until it ends",
-		doc: `Follows DIR/status.json with Watch, as a GUI can: file system events
-(inotify, kqueue, ReadDirectoryChangesW) bring each status the runner
-writes at once, and status.json is also read every --interval, a safety
-poll for filesystems that give no events for another host's writes (NFS,
-SMB, FUSE). It draws the job's state, a progress bar, its seq and message:
+		doc: `Follows the job in DIR (ROOT/ID) until it ends: draws its state, a progress
+bar, its seq and message each time the runner writes its status, then a
+last line that says how it ended (with the runner's error and remedy):
 
   running   [########------------]  40%  seq 14  frame 12/30
-  queued    [      unknown       ]    -  seq 1
 
-(the second: no progress reported yet).
+Examples:
+  jobstore watch /srv/jobs/$ID
+  jobstore watch "$ROOT/$ID" && publish    (publishes only if it succeeded)
+  jobstore watch /srv/jobs/$ID --json
 
-On a terminal the line is redrawn in place ('\r'), at most 10 times a
-second: a status that comes sooner waits, and only the latest one waiting
-is drawn; the job's last status is always drawn. The line is sized to the
-terminal's width, read again at each redraw, so that it never wraps: it
-stops short of the last column, a narrow terminal gets a shorter bar or
-none, and the message is cut with "...". Otherwise (a pipe, a file) a line
-is printed, uncut, for each status received. Statuses written faster than
-they are received may be skipped (the latest wins), but none is shown twice
-or out of seq order. When the job reaches a terminal state, a last line
-says how it ended, with the runner's error and remedy if it failed.
+File system events bring each status at once; status.json is also read every
+--interval, for filesystems without events for another host's writes (NFS,
+SMB, FUSE). On a terminal the line is redrawn in place, at most 10 times a
+second; otherwise a line is printed per status. A cancel request is shown as
+soon as it is made. A status unreadable for a moment is a note, not an end.
+Stopping the watch (Ctrl-C) leaves the job as it is; the watch then ends by
+the signal, never with 0.
 
-A cancel request (cancel.json, see 'jobstore help cancel') is shown on a
-line of its own as soon as it exists (the job directory is looked at for it
-10 times a second while the job runs):
-
-  cancel requested by "alice" at 2026-11-30T09:35:40Z, reason "wrong input"; waiting for the runner to stop
-
---json prints one JSON object per line instead, each time the status
-changes or a note is due, and never redraws:
-
-  {"event": "status", "job_id": "...", "status": {status.json as read},
-   "message": "<the line the text output prints>", "error": null}
-
-"event" is "status"; "note" (status.json unreadable for now, or absent:
-"status" is null, "error" says why or is null); "cancel" (the job has a
-cancel request: "message" is the line above, "status" the last status read
-or null, "error" why cancel.json cannot be read, or null); "end", the last
-line of a job that ended ("message" says how); or "stopped", the last line
-of a watch stopped before the job ended ("status" is the last status read,
-or null). Every key is always present; "error" is null or an object as in
-'jobstore help list'.
-
-Stopping the watch (Ctrl-C, SIGINT or SIGTERM) is no error: the latest
-status is drawn, a last line says so and what was last seen, e.g.
-
-  stopped (SIGINT) watching job ID: it was running at seq 14, progress 40%; the job goes on
-
-nothing goes to stderr, and the job goes on as it was. The command then
-ends by that signal, as a command that does not catch it does (a shell
-reports 130 or 143), never with 0: 0 says the job succeeded, so that
-"jobstore watch DIR && next" does not run next when the watch is stopped.
-list --watch stops the same way.
-
-A status that cannot be read for a moment (corrupt after the reader's
-retries, busy) does not end the watch: a note is printed and watching goes
-on. A status.json that is absent when the watch starts is noted too. A
-status written by a newer jobstore does end it (exit 3), since reading
-again cannot help.
+--json prints one object per line, {"event", "job_id", "status", "message",
+"error"}, "event" one of status, note, cancel, end, stopped.
 
 Exit codes: 0 the job succeeded; 1 it failed, was cancelled or was lost;
 2 bad arguments; 3 DIR is not a job (or a record this jobstore cannot read);
-stopped by SIGINT or SIGTERM: ends by that signal (a shell reports 130 or
-143).`,
+stopped by SIGINT or SIGTERM: ends by that signal (a shell reports 130 or 143).
+Details: docs/cli.md#watch`,
 		minPos: 1, maxPos: 1, posNames: "DIR",
 		define: defineWatch,
 	}
@@ -91,7 +53,7 @@ stopped by SIGINT or SIGTERM: ends by that signal (a shell reports 130 or
 
 func defineWatch(fs *pflag.FlagSet) runFunc {
 	interval := safetyPollFlag(fs)
-	asJSON := fs.Bool("json", false, "print one JSON object per line (shape in the help text)")
+	asJSON := fs.Bool("json", false, "print one JSON object per line (shape in docs/cli.md)")
 	return func(e *env, args, pos []string) error {
 		if err := positiveDuration(flagSpelling(args, "interval"), *interval); err != nil {
 			return err

@@ -28,144 +28,38 @@ func workCmd() *command {
 		name:    "work",
 		args:    "ROOT [--kind K]... [--parallel N] [--grace D] [--lease D] [--until-empty] [--fail-fast N] [--fail-fast-within D] [--log-limit SIZE] [--json] [--scan D] [--metrics HOST:PORT] -- COMMAND [ARG...]",
 		summary: "run COMMAND for each queued job of ROOT, N at a time, on this host",
-		doc: `Runs the jobs of ROOT on a jobstore Worker: takes the queued jobs that are
-due, highest priority first, then oldest (as StartNext does), and runs
-COMMAND once for each, --parallel at a time (default 1). Any number of
-workers, on any number of hosts sharing ROOT, may run at once: each job is
-started by exactly one of them. --kind (repeatable) takes only jobs of
-those kinds. A worker with nothing to do waits: a job submitted on this
-host is seen at once (file system events), one submitted by another host
-within --scan (default 1s) plus the mount's own caching (NFS, SMB, FUSE);
-a job whose not_before or retry is due later is started at that moment.
+		doc: `Runs the queued jobs of ROOT: COMMAND once for each job that is due, highest
+priority first, then oldest, --parallel at a time, until stopped (or, with
+--until-empty, until none is left). Any number of workers, on any number of
+hosts sharing ROOT, may run at once: each job is started by exactly one of
+them, and a job whose worker is gone is rescued.
 
-Retries and rescue: an attempt that fails (non-zero exit, killed, timed
-out) of a job submitted with --max-attempts N is queued again until N
-attempts have failed, each after its backoff ('jobstore help submit'); its
-end line says "queued" and when the retry is due. Every worker also
-rescues, every --scan, the running jobs whose worker is gone (by pid on
-this host, by lease elsewhere): each is queued again while it has
-attempts left, else marked lost, with no 'jobstore reconcile'. A job's
---timeout (at submit) stops its command as a cancel does (SIGTERM, SIGKILL
-after --grace), and the attempt fails "timed out".
+Examples:
+  jobstore work /srv/jobs -- ./render.sh
+  jobstore work /srv/jobs --kind render --parallel 4 -- python3 render.py
+  jobstore work /srv/jobs --until-empty --json -- ./run-job
 
-For each job, COMMAND runs with:
+COMMAND gets JOBSTORE_JOB_DIR and JOBSTORE_JOB_ID in its environment and the
+job's params as JSON on standard input. A line "progress FRACTION [MESSAGE]"
+on its standard output (FRACTION within [0, 1]) is the job's progress. Its
+output is kept in the job directory ('jobstore logs DIR'). Exit status 0:
+the job succeeded; anything else: it failed, and is queued again while it
+has attempts left (submit --max-attempts). A cancel request or the job's
+--timeout stops the command and what it started (SIGTERM, then SIGKILL
+after --grace); what it leaves running when it exits is stopped too.
 
-  JOBSTORE_JOB_DIR  the job directory (absolute)
-  JOBSTORE_JOB_ID   the job's ID
-  standard input    the job's params as JSON, then a newline ("null" when
-                    the job has none)
+The first SIGINT or SIGTERM (Ctrl-C) stops the worker taking jobs and waits
+for the running ones; a second one stops them and queues their jobs again.
+A COMMAND that cannot be started, or --fail-fast jobs in a row that fail
+fast the same way, stop the worker (exit 7); the other jobs stay queued.
+It prints a line when a job starts and when it ends:
 
-A line "progress FRACTION [MESSAGE]" on its standard output (FRACTION
-within [0, 1]) is the job's progress: written to status.json at most ten
-times a second, the latest winning. A line whose first word is
-"progress" but that is not of this form ("Progress: 0.8", "progress 50")
-is said once per job, in stderr.log and on the worker's stderr, and kept.
-Everything the command writes is kept in the job directory: standard
-output in stdout.log, standard error in stderr.log (appended to), each up
-to --log-limit bytes (default 64MiB; 0: no limit). Past it the start of
-the file is cut and its last part kept (at least half the limit), behind a
-first line "[jobstore: the first N bytes of this output were dropped to
-keep it under LIMIT bytes]".
-
-How a job ends: exit status 0 is succeeded; any other status, or death by
-a signal, is failed, with the exit code in status.json (a signal is
-recorded as 128 + its number, as the shell does, and named in the error).
-A cancel request ('jobstore cancel', cancel.json) sends SIGTERM to the
-command and what it started, and SIGKILL after --grace (default 10s); the
-job is then cancelled, with the exit code.
-
-What a command starts ends with its job. When the command exits, what it
-left running gets SIGTERM, then SIGKILL after the grace, and the job is
-recorded once they are gone, saying what was stopped. On Linux each
-command runs under a supervisor (the jobstore binary again, one small
-process per running job) that every process the command starts stays
-below, whatever happens in between (double forks, setsid): it takes them
-all with it if the worker dies (SIGKILL), so a reconciler that marks the
-job lost finds nothing of it running, and it stops them (SIGTERM, then
-SIGKILL by two thirds of --lease) if the worker stops renewing the job's
-lease (--lease, default 90s; stopped, starved, or blocked on a hung
-mount) for half of it: before any other host may judge the worker gone
-and take the job over. The worker, once it runs again, records the job
-failed, saying so. Each attempt also runs in a cgroup of its own where
-the worker may make one (root, or a cgroup delegated to it): should the
-supervisor be killed or stopped, the worker kills the whole cgroup, and
-records the attempt, once, when nothing of it runs, so that its retry
-never runs beside it. On macOS and the BSDs this holds for the command's
-process group only (the command runs in a group of its own): a process
-that leaves the group runs on, and so does the whole group when the worker
-dies.
-
-Windows: there are no process groups or signals. The command runs in a
-new process group and a job object; a stop sends it CTRL_BREAK_EVENT
-(which reaches console programs sharing the worker's console), and after
-the grace the whole job object is terminated (exit code 1), with what the
-command left running once it exits, and all of it when the worker dies.
-
-The first SIGINT or SIGTERM (Ctrl-C) stops the worker taking jobs; it waits
-for the running ones. A second one stops the running commands (SIGTERM,
-SIGKILL after the grace) and puts their jobs back in the queue at once,
-for the next worker: the attempt is kept as interrupted and counts against
-no --max-attempts. Then the worker ends as the first signal ends a process
-(a shell reports 130 or 143), as watch does. A stop of all of the worker's
-processes at once (a service manager's, as systemd's KillMode=control-group
-does it), whatever the order the worker, the supervisors and the commands
-get it in, is such a second signal: the running jobs are queued again, not
-failed (docs/systemd/jobstore-worker.service is a unit to start from).
---until-empty exits once no job is left that it may start and none of its
-commands runs: each time a command ends it looks again, so a job submitted
-meanwhile is run too; a job not yet due (its --not-before, or a pending
-retry) is left queued. It exits 0 if every job it ran succeeded, else 1 (a
-job left queued for a retry did not succeed).
-
-A broken command does not empty the queue. The next job is taken only
-once the command has started for the one before: a command that cannot be
-started (its #! interpreter is missing, it is no longer executable) fails
-one job, and the worker takes no more and exits 7, naming the command and
-the cause; the other jobs are left as they were, never started. The worker
-also stops (exit 7) once --fail-fast jobs in a row (default 5; 0: never)
-failed fast the same way: each command exited within --fail-fast-within
-(default 1s) of its start, all with one exit status. With --parallel N the
-jobs running then go on to their end (up to N-1 more may fail); the rest
-stay queued.
-
-Prints a line when a job starts and when it ends:
-
-  2026-11-30T09:35:40Z start ID kind render
   2026-11-30T09:35:52Z end   ID succeeded exit 0 after 12s
-  2026-11-30T09:36:01Z end   ID failed exit 3 after 9.1s: the command exited with status 3
-  2026-11-30T09:36:05Z end   ID queued exit 3 after 4s: attempt 1 failed (the command exited with status 3); retry 2 of 3 at 2026-11-30T09:36:15Z
 
---json prints one object per line instead, every key always present:
-
-  {"event": "start", "time": "...", "job_id": "...", "dir": "...", "kind": "..."}
-  {"event": "end", "time": "...", "job_id": "...", "dir": "...", "state": "succeeded",
-   "retry_at": null, "exit_code": 0, "signal": null, "seconds": 12.1, "message": "...",
-   "error": null}
-
-"state" is the job's state once the attempt ended: "queued" when it is to
-run again (a retry, due at "retry_at", or interrupted by the worker's
-second signal); null when nothing could be written (another host took the
-job over); "error" is null or an object as in 'jobstore help list'. Notes
-about the worker itself (a signal received, a job passed over because its
-records cannot be read, an end or a rescue it could not record) go to
-stderr. A kind, a message or an error that
-holds terminal controls or invalid UTF-8 is printed escaped (\x1b, \u009b,
-\xff); --json gives the strings as they are.
-
---metrics HOST:PORT serves this worker's Prometheus metrics at
-http://HOST:PORT/metrics while it runs (port 0: a free port; stderr names
-the address): the jobs it took, how their attempts ended by state and kind,
-their run time and queue wait, the jobs running now, and the process's own
-(docs/cli.md lists them). There is no token: listen on the loopback or a
-private network.
-
-Exit codes: 0 --until-empty found no job left, and every job it ran
-succeeded; 1 --until-empty, and a job it ran did not succeed; 2 bad
-arguments; 3 ROOT cannot be read, COMMAND cannot be found, a job's
-status could not be written, or the --metrics address cannot be listened
-on; 7 COMMAND cannot run jobs: it could not be started, or --fail-fast
-jobs failed fast; stopped by SIGINT or SIGTERM: ended by that signal (130
-or 143 in a shell).`,
+Exit codes: 0 --until-empty, and every job it ran succeeded; 1 --until-empty,
+and one did not; 2 bad arguments; 3 ROOT unreadable, COMMAND not found, an
+outcome not written; 7 COMMAND cannot run jobs; stopped by a signal: ends by it.
+Details: docs/cli.md#work`,
 		minPos: 1, maxPos: 1, posNames: "ROOT", commandAfterDash: true,
 		define: defineWork,
 	}
@@ -242,7 +136,7 @@ func defineWork(fs *pflag.FlagSet) runFunc {
 	parallel := fs.Int("parallel", 1, "run up to `N` jobs at a time")
 	grace := fs.Duration("grace", defaultGrace, "time between SIGTERM and SIGKILL when a command is stopped")
 	untilEmpty := fs.Bool("until-empty", false, "exit once no job is due and no command runs")
-	asJSON := fs.Bool("json", false, "print one JSON object per line (shape in the help text)")
+	asJSON := fs.Bool("json", false, "print one JSON object per line (shape in docs/cli.md)")
 	scan := fs.Duration("scan", jobstore.DefaultScanInterval, "look at ROOT this often even without file system events, and rescue jobs whose worker is gone")
 	failFastN := fs.Int("fail-fast", defaultFailFast, "stop after `N` jobs in a row fail fast the same way (0: never)")
 	failFastWithin := fs.Duration("fail-fast-within", defaultFailFastWithin, "a job whose command fails within `D` of its start fails fast")
