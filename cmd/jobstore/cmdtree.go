@@ -6,6 +6,7 @@ import (
 	"runtime/debug"
 	"strings"
 
+	"github.com/axqua/jobstore/cmd/jobstore/internal/remedy"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 )
@@ -41,7 +42,7 @@ func commandTree(e *env, args []string, cmds []*command) *cobra.Command {
 	root.Args = func(_ *cobra.Command, pos []string) error {
 		switch {
 		case len(pos) > 0 && *version:
-			return usagef("unexpected argument %q after %s", pos[0], flagSpelling(args, "version"))
+			return remedy.Usagef("unexpected argument %q after %s", pos[0], flagSpelling(args, "version"))
 		case len(pos) > 0:
 			return unknownCommand(root, "unknown command", pos[0])
 		}
@@ -109,22 +110,22 @@ func (c *command) positional(cc *cobra.Command, all []string) []string {
 func (c *command) checkPositional(pos []string) error {
 	switch {
 	case len(pos) < c.minPos:
-		return usagef("missing %s", c.posNames)
+		return remedy.Usagef("missing %s", c.posNames)
 	case c.maxPos >= 0 && len(pos) > c.maxPos && c.commandAfterDash:
-		return &usageError{msg: fmt.Sprintf("unexpected argument %q (expects %s, then -- and the command to run)", pos[c.maxPos], c.posNames),
-			remedy: fmt.Sprintf("put -- before the command, so that its arguments are not read as jobstore's: jobstore %s %s -- %s",
+		return &remedy.UsageError{Msg: fmt.Sprintf("unexpected argument %q (expects %s, then -- and the command to run)", pos[c.maxPos], c.posNames),
+			Remedy: fmt.Sprintf("put -- before the command, so that its arguments are not read as jobstore's: jobstore %s %s -- %s",
 				c.name, strings.Join(pos[:c.maxPos], " "), strings.Join(pos[c.maxPos:], " "))}
 	case c.maxPos >= 0 && len(pos) > c.maxPos:
-		return usagef("unexpected argument %q (expects %s)", pos[c.maxPos], c.posNames)
+		return remedy.Usagef("unexpected argument %q (expects %s)", pos[c.maxPos], c.posNames)
 	}
 	return nil
 }
 
 // inCommand names the command in a usage error that names none.
 func inCommand(name string, err error) error {
-	var ue *usageError
-	if errors.As(err, &ue) && ue.cmd == "" {
-		ue.cmd = name
+	var ue *remedy.UsageError
+	if errors.As(err, &ue) && ue.Cmd == "" {
+		ue.Cmd = name
 	}
 	return err
 }
@@ -167,11 +168,11 @@ func helpCommand(e *env, root *cobra.Command) *cobra.Command {
 // says where it was given), with the commands cobra finds it is likely a
 // typo of.
 func unknownCommand(root *cobra.Command, what, name string) error {
-	remedy := "run 'jobstore help' for the list of commands"
+	hint := "run 'jobstore help' for the list of commands"
 	if s := root.SuggestionsFor(name); len(s) > 0 {
-		remedy = "did you mean " + orList(s) + "? Run 'jobstore help' for the list of commands"
+		hint = "did you mean " + orList(s) + "? Run 'jobstore help' for the list of commands"
 	}
-	return &usageError{msg: fmt.Sprintf("%s %q", what, name), remedy: remedy}
+	return &remedy.UsageError{Msg: fmt.Sprintf("%s %q", what, name), Remedy: hint}
 }
 
 // orList is "a", "a or b", "a, b or c".

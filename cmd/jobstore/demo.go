@@ -10,6 +10,8 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/axqua/jobstore"
+	"github.com/axqua/jobstore/cmd/jobstore/internal/jobview"
+	"github.com/axqua/jobstore/cmd/jobstore/internal/remedy"
 )
 
 func demoCmd() *command {
@@ -64,7 +66,7 @@ func defineDemo(fs *pflag.FlagSet) runFunc {
 			fmt.Fprintf(e.stdout, "jobstore demo, in %s\n\n", root)
 		} else {
 			if root, err = os.MkdirTemp("", "jobstore-demo-"); err != nil {
-				return withCLIRemedy(&jobstore.Error{Op: "create temp dir", Err: err, Msg: "cannot create the demo's root"},
+				return remedy.WithCLIRemedy(&jobstore.Error{Op: "create temp dir", Err: err, Msg: "cannot create the demo's root"},
 					"give a writable ROOT: jobstore demo ROOT")
 			}
 			fmt.Fprintf(e.stdout, "jobstore demo, in a fresh temporary directory: %s\n(it is left there for you to look at; remove it when done)\n\n", root)
@@ -114,7 +116,7 @@ func defineDemo(fs *pflag.FlagSet) runFunc {
 		printTable(e, root, entries, time.Now())
 
 		fmt.Fprintf(e.stdout, "\n4. show %s:\n\n", dir)
-		j := readJob(dir)
+		j := jobview.ReadJob(dir)
 		printJob(e.stdout, j)
 
 		fmt.Fprintf(e.stdout, "\nNext (with \"go run ./cmd/jobstore\" for \"jobstore\"):\n"+

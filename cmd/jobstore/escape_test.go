@@ -12,6 +12,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/axqua/jobstore"
+	"github.com/axqua/jobstore/cmd/jobstore/internal/jobview"
+	"github.com/axqua/jobstore/cmd/jobstore/internal/termtext"
 	"github.com/axqua/jobstore/internal/testdir"
 	"github.com/stretchr/testify/require"
 )
@@ -37,7 +39,7 @@ func TestEscapeTerminal(t *testing.T) {
 		{"first printable above C1", "\u00a0é", "\u00a0é"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			require.Equal(t, tc.want, escapeTerminal(tc.in))
+			require.Equal(t, tc.want, termtext.EscapeTerminal(tc.in))
 		})
 	}
 }
@@ -66,11 +68,11 @@ func TestEscapeTerminal_AgreesWithStrconv(t *testing.T) {
 		if strings.ContainsAny(in, `\"`) {
 			continue
 		}
-		out := escapeTerminal(in)
+		out := termtext.EscapeTerminal(in)
 		back, err := strconv.Unquote(`"` + out + `"`)
 		require.NoError(t, err, "%q escaped to %q", in, out)
 		require.Equal(t, in, back, "%q escaped to %q", in, out)
-		require.Equal(t, out, escapeTerminal(out), "escaping %q twice", in)
+		require.Equal(t, out, termtext.EscapeTerminal(out), "escaping %q twice", in)
 		require.True(t, utf8.ValidString(out), "%q escaped to %q", in, out)
 		for _, r := range out {
 			require.False(t, terminalActsOn(r), "%q escaped to %q, which keeps %U", in, out, r)
@@ -128,7 +130,7 @@ func requireTerminalSafe(t *testing.T, out string, shown ...string) {
 		require.False(t, terminalActsOn(r), "%U reaches the terminal:\n%q", r, out)
 	}
 	for _, s := range shown {
-		require.Contains(t, out, escapeTerminal(s))
+		require.Contains(t, out, termtext.EscapeTerminal(s))
 	}
 }
 
@@ -145,7 +147,7 @@ func TestList_EscapesWhatATerminalWouldActOn(t *testing.T) {
 	// --json keeps the exact strings.
 	r = runCLI(t, "list", root, "--json")
 	requireCode(t, r, exitOK)
-	var out listJSON
+	var out jobview.ListJSON
 	require.NoError(t, json.Unmarshal([]byte(r.stdout), &out))
 	var found bool
 	for _, j := range out.Jobs {
@@ -176,7 +178,7 @@ func TestListWatch_EscapesWhatATerminalWouldActOn(t *testing.T) {
 	// On a terminal: the table fitted to the screen.
 	entries, err := jobstore.List(root)
 	require.NoError(t, err)
-	noCancel := func(jobstore.JobDir) (*jobstore.CancelRequest, recordInfo) { return nil, recordInfo{} }
+	noCancel := func(jobstore.JobDir) (*jobstore.CancelRequest, jobview.RecordInfo) { return nil, jobview.RecordInfo{} }
 	lines := screenLines(root, entries, time.Now(), noCancel, "Ctrl-C stops watching "+root, 200, 50)
 	requireTerminalSafe(t, strings.Join(lines, "\n"), hostileKind)
 }
@@ -189,7 +191,7 @@ func TestShow_EscapesWhatATerminalWouldActOn(t *testing.T) {
 
 	r = runCLI(t, "show", string(dir), "--json")
 	requireCode(t, r, exitOK)
-	var out showJSON
+	var out jobview.ShowJSON
 	require.NoError(t, json.Unmarshal([]byte(r.stdout), &out))
 	require.Equal(t, hostileKind, out.Spec.Kind)
 	require.Equal(t, hostileBy, out.Spec.SubmittedBy)

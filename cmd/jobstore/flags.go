@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/axqua/jobstore"
+	"github.com/axqua/jobstore/cmd/jobstore/internal/remedy"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 )
@@ -87,10 +88,10 @@ func flagSpelling(args []string, name string) string {
 // command line as typed) as a usage error that names the flag as typed,
 // suggesting the flags an unknown one is likely a typo of.
 func flagError(c *cobra.Command, args []string, err error) error {
-	ue := &usageError{}
+	ue := &remedy.UsageError{}
 	help := "run 'jobstore help'"
 	if c.HasParent() {
-		ue.cmd = c.Name()
+		ue.Cmd = c.Name()
 		help = "run 'jobstore help " + c.Name() + "'"
 	}
 	var (
@@ -102,24 +103,24 @@ func flagError(c *cobra.Command, args []string, err error) error {
 	switch {
 	case errors.As(err, &unknown):
 		name := unknown.GetSpecifiedName()
-		ue.msg = "unknown flag " + flagSpelling(args, name)
+		ue.Msg = "unknown flag " + flagSpelling(args, name)
 		if s := flagSuggestions(c.Flags(), name, 2); len(s) > 0 {
-			ue.remedy = "did you mean " + orList(s) + "? " + strings.ToUpper(help[:1]) + help[1:] + " for its flags"
+			ue.Remedy = "did you mean " + orList(s) + "? " + strings.ToUpper(help[:1]) + help[1:] + " for its flags"
 		}
 		if cmd := findCommand(c.Name()); cmd != nil && cmd.commandAfterDash && !slices.Contains(args, "--") {
 			// A flag of the command to run, typed without the -- before it.
-			ue.remedy = "if " + flagSpelling(args, name) + " is the command's, put -- before the command: jobstore " +
+			ue.Remedy = "if " + flagSpelling(args, name) + " is the command's, put -- before the command: jobstore " +
 				c.Name() + " " + cmd.posNames + " [FLAGS] -- COMMAND [ARGS]"
 		}
 	case errors.As(err, &noValue):
-		ue.msg = flagSpelling(args, noValue.GetSpecifiedName()) + " needs a value"
+		ue.Msg = flagSpelling(args, noValue.GetSpecifiedName()) + " needs a value"
 	case errors.As(err, &invalid):
 		f := invalid.GetFlag()
-		ue.msg = fmt.Sprintf("%s: invalid value %q: %s", flagSpelling(args, f.Name), invalid.GetValue(), invalidValueReason(f, invalid))
+		ue.Msg = fmt.Sprintf("%s: invalid value %q: %s", flagSpelling(args, f.Name), invalid.GetValue(), invalidValueReason(f, invalid))
 	case errors.As(err, &syntax):
-		ue.msg = fmt.Sprintf("bad flag syntax %q", syntax.GetSpecifiedFlag())
+		ue.Msg = fmt.Sprintf("bad flag syntax %q", syntax.GetSpecifiedFlag())
 	default:
-		ue.msg = err.Error()
+		ue.Msg = err.Error()
 	}
 	return ue
 }

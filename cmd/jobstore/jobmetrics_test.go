@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/axqua/jobstore"
+	"github.com/axqua/jobstore/cmd/jobstore/internal/jobmetrics"
 	"github.com/stretchr/testify/require"
 )
 
@@ -27,7 +28,7 @@ func TestReadyAt_IsWhenTheJobCouldFirstStart(t *testing.T) {
 		{"no spec", nil, ended, nil, at(50)},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			require.Equal(t, c.want, readyAt(c.spec, c.st, c.retryAt))
+			require.Equal(t, c.want, jobmetrics.ReadyAt(c.spec, c.st, c.retryAt))
 		})
 	}
 }

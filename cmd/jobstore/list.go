@@ -7,6 +7,9 @@ import (
 	"time"
 
 	"github.com/axqua/jobstore"
+	"github.com/axqua/jobstore/cmd/jobstore/internal/jobview"
+	"github.com/axqua/jobstore/cmd/jobstore/internal/remedy"
+	"github.com/axqua/jobstore/cmd/jobstore/internal/termtext"
 	"github.com/spf13/pflag"
 )
 
@@ -120,29 +123,6 @@ shell reports 130 or 143).`,
 	}
 }
 
-type listJSON struct {
-	Root  string         `json:"root"`
-	Jobs  []listJobJSON  `json:"jobs"`
-	Index *indexNoteJSON `json:"index,omitempty"`
-}
-
-type listJobJSON struct {
-	ID     string              `json:"job_id"`
-	Dir    string              `json:"dir"`
-	Spec   *jobstore.JobSpec   `json:"spec"`
-	Status *jobstore.JobStatus `json:"status"`
-	Error  *errorJSON          `json:"error"`
-	dueJSON
-	listCancelJSON
-}
-
-type indexNoteJSON struct {
-	Path       string    `json:"path"`
-	BuiltAt    time.Time `json:"built_at"`
-	Jobs       int       `json:"jobs"`
-	Unreadable int       `json:"unreadable"`
-}
-
 func defineList(fs *pflag.FlagSet) runFunc {
 	asJSON := fs.Bool("json", false, "print JSON instead of a table (shape in the help text)")
 	rebuild := fs.Bool("rebuild", false, "also rewrite ROOT/index.json from the job directories")
@@ -158,7 +138,7 @@ func defineList(fs *pflag.FlagSet) runFunc {
 			return err
 		}
 		root := pos[0]
-		if _, err := rootJobDirs("list", root); err != nil {
+		if _, err := jobview.RootJobDirs("list", root); err != nil {
 			return err
 		}
 		if *watch {
@@ -172,13 +152,13 @@ func defineList(fs *pflag.FlagSet) runFunc {
 			}
 			return nil
 		}
-		var note *indexNoteJSON
+		var note *jobview.IndexNoteJSON
 		if *rebuild {
 			ix, err := jobstore.RebuildIndex(root)
 			if err != nil {
-				return withCLIRemedy(err, "give this user write access to ROOT, or list without --rebuild")
+				return remedy.WithCLIRemedy(err, "give this user write access to ROOT, or list without --rebuild")
 			}
-			note = &indexNoteJSON{Path: filepath.Join(root, jobstore.IndexFile), BuiltAt: ix.BuiltAt,
+			note = &jobview.IndexNoteJSON{Path: filepath.Join(root, jobstore.IndexFile), BuiltAt: ix.BuiltAt,
 				Jobs: len(ix.Jobs), Unreadable: len(ix.Unreadable)}
 		}
 		entries, err := jobstore.List(root)
@@ -186,44 +166,32 @@ func defineList(fs *pflag.FlagSet) runFunc {
 			return err
 		}
 		all := len(entries)
-		for _, note := range filter.unknownKinds(root, entries, false) {
-			fmt.Fprintf(e.stderr, "jobstore list: %s\n", escapeTerminal(note))
+		for _, note := range unknownKinds(filter, root, entries, false) {
+			fmt.Fprintf(e.stderr, "jobstore list: %s\n", termtext.EscapeTerminal(note))
 		}
-		entries, matched := filter.apply(entries)
+		entries, matched := filter.Apply(entries)
 		if *asJSON {
-			out := newListJSON(root, entries, func(dir jobstore.JobDir) *jobstore.CancelRequest {
-				c, _ := readCancel(dir)
+			out := jobview.NewListJSON(root, entries, func(dir jobstore.JobDir) *jobstore.CancelRequest {
+				c, _ := jobview.ReadCancel(dir)
 				return c
 			})
 			out.Index = note
-			return writeJSON(e.stdout, out)
+			return jobview.WriteJSON(e.stdout, out)
 		}
 		if len(entries) == 0 && all > 0 {
-			fmt.Fprintf(e.stdout, "no jobs under %s match (%s in all)\n", root, plural(all, "job"))
+			fmt.Fprintf(e.stdout, "no jobs under %s match (%s in all)\n", root, termtext.Plural(all, "job"))
 		} else {
 			printTable(e, root, entries, time.Now())
 		}
 		if matched > len(entries) {
-			fmt.Fprintf(e.stdout, "\n%d more not shown (--limit %d)\n", matched-len(entries), filter.limit)
+			fmt.Fprintf(e.stdout, "\n%d more not shown (--limit %d)\n", matched-len(entries), filter.Limit)
 		}
 		if note != nil {
 			fmt.Fprintf(e.stdout, "\n%s rebuilt at %s: %s, %d unreadable\n",
-				note.Path, fmtTime(note.BuiltAt), plural(note.Jobs, "job"), note.Unreadable)
+				note.Path, jobview.FmtTime(note.BuiltAt), termtext.Plural(note.Jobs, "job"), note.Unreadable)
 		}
 		return nil
 	}
-}
-
-// newListJSON is entries as list --json prints them, each job's cancel
-// request from cancelOf.
-func newListJSON(root string, entries []jobstore.Entry, cancelOf func(jobstore.JobDir) *jobstore.CancelRequest) listJSON {
-	out := listJSON{Root: root, Jobs: []listJobJSON{}}
-	for _, en := range entries {
-		out.Jobs = append(out.Jobs, listJobJSON{ID: en.Dir.ID(), Dir: string(en.Dir),
-			Spec: en.Spec, Status: en.Status, Error: newErrorJSON(en.Err), dueJSON: newDueJSON(en.Spec, en.Status),
-			listCancelJSON: listCancelJSON{cancelOf(en.Dir)}})
-	}
-	return out
 }
 
 // checkWatchFlags refuses the flags that do not go with --watch, and
@@ -233,9 +201,9 @@ func checkWatchFlags(fs *pflag.FlagSet, args []string, watch bool, interval time
 	fs.Visit(func(f *pflag.Flag) { set[f.Name] = true })
 	switch {
 	case !watch && set["interval"]:
-		return usagef("%s applies only with --watch", flagSpelling(args, "interval"))
+		return remedy.Usagef("%s applies only with --watch", flagSpelling(args, "interval"))
 	case watch && set["rebuild"]:
-		return usagef("%s cannot be combined with %s", flagSpelling(args, "watch"), flagSpelling(args, "rebuild"))
+		return remedy.Usagef("%s cannot be combined with %s", flagSpelling(args, "watch"), flagSpelling(args, "rebuild"))
 	}
 	return positiveDuration(flagSpelling(args, "interval"), interval)
 }

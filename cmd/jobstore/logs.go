@@ -13,6 +13,8 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/axqua/jobstore"
+	"github.com/axqua/jobstore/cmd/jobstore/internal/jobview"
+	"github.com/axqua/jobstore/cmd/jobstore/internal/remedy"
 )
 
 func logsCmd() *command {
@@ -60,13 +62,13 @@ func defineLogs(flags *pflag.FlagSet) runFunc {
 		set := map[string]bool{}
 		flags.Visit(func(f *pflag.Flag) { set[f.Name] = true })
 		if set["interval"] && !*follow {
-			return usagef("%s applies only with %s", flagSpelling(args, "interval"), flagSpelling(args, "follow"))
+			return remedy.Usagef("%s applies only with %s", flagSpelling(args, "interval"), flagSpelling(args, "follow"))
 		}
 		if set["attempt"] && *follow {
-			return usagef("%s applies only without %s", flagSpelling(args, "attempt"), flagSpelling(args, "follow"))
+			return remedy.Usagef("%s applies only without %s", flagSpelling(args, "attempt"), flagSpelling(args, "follow"))
 		}
 		if set["attempt"] && *attempt == 0 {
-			return usagef("%s must be 1 or more: attempts are numbered from 1", flagSpelling(args, "attempt"))
+			return remedy.Usagef("%s must be 1 or more: attempts are numbered from 1", flagSpelling(args, "attempt"))
 		}
 		if err := positiveDuration(flagSpelling(args, "interval"), *interval); err != nil {
 			return err
@@ -75,11 +77,11 @@ func defineLogs(flags *pflag.FlagSet) runFunc {
 		// LINK, which is refused, not the directory a link there leads to.
 		dir := jobstore.JobDir(filepath.Clean(pos[0]))
 		if _, err := jobstore.ReadSpec(dir); errors.Is(err, jobstore.ErrNotJob) || errors.Is(err, fs.ErrNotExist) || isIrregularDir(err, dir) {
-			return jobDirArgument(err, pos[0]) // a damaged job.json still has its logs
+			return remedy.JobDirArgument(err, pos[0]) // a damaged job.json still has its logs
 		}
-		name := stdoutFile
+		name := jobview.StdoutFile
 		if *stderr {
-			name = stderrFile
+			name = jobview.StderrFile
 		}
 		if set["attempt"] {
 			return copyAttempt(e.stdout, dir, name, *attempt)
@@ -109,7 +111,7 @@ func isIrregularDir(err error, dir jobstore.JobDir) bool {
 
 // missingLog is the error for a log that is not there.
 func missingLog(dir jobstore.JobDir, name string) error {
-	return withCLIRemedy(&jobstore.Error{Op: "read log", Path: filepath.Join(string(dir), name),
+	return remedy.WithCLIRemedy(&jobstore.Error{Op: "read log", Path: filepath.Join(string(dir), name),
 		Msg: "no such log: the job has not run under 'jobstore work' (yet)", Err: fs.ErrNotExist},
 		"run the job with 'jobstore work', or follow it with --follow until it starts")
 }
@@ -117,7 +119,7 @@ func missingLog(dir jobstore.JobDir, name string) error {
 // copyLog copies the log name of dir from offset from to w, and returns
 // the offset after what it copied.
 func copyLog(w io.Writer, dir jobstore.JobDir, name string, from int64) (next int64, found bool, err error) {
-	f, size, err := openLogForRead(dir, name)
+	f, size, err := jobview.OpenLogForRead(dir, name)
 	if errors.Is(err, fs.ErrNotExist) {
 		return from, false, nil
 	}
@@ -164,7 +166,7 @@ func followLog(ctx context.Context, w io.Writer, dir jobstore.JobDir, name strin
 // copyAttempt copies attempt n's part of the log name of dir to w: the
 // lines after its marker, up to the next marker or the end.
 func copyAttempt(w io.Writer, dir jobstore.JobDir, name string, n uint64) error {
-	f, size, err := openLogForRead(dir, name)
+	f, size, err := jobview.OpenLogForRead(dir, name)
 	if errors.Is(err, fs.ErrNotExist) {
 		return missingLog(dir, name)
 	}
@@ -193,7 +195,7 @@ func copyAttempt(w io.Writer, dir jobstore.JobDir, name string, n uint64) error 
 		data = rest
 	}
 	if !found {
-		return withCLIRemedy(&jobstore.Error{Op: "read log", Path: filepath.Join(string(dir), name), Err: fs.ErrNotExist,
+		return remedy.WithCLIRemedy(&jobstore.Error{Op: "read log", Path: filepath.Join(string(dir), name), Err: fs.ErrNotExist,
 			Msg: fmt.Sprintf("the log holds no part of attempt %d", n)},
 			"run 'jobstore show DIR' for the job's attempts; a log cut by --log-limit keeps only its last part")
 	}

@@ -17,7 +17,9 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/axqua/jobstore/cmd/jobstore/internal/remedy"
 	"github.com/axqua/jobstore/cmd/jobstore/internal/supervise"
+	"github.com/axqua/jobstore/cmd/jobstore/internal/termtext"
 )
 
 // Exit codes, documented in the usage text (usageText) and the README.
@@ -106,13 +108,13 @@ func (e *env) fail(err error) int {
 	var ex *exitError
 	var st *stopped
 	if err != nil && !errors.As(err, &ex) && !errors.As(err, &st) {
-		fmt.Fprintln(e.stderr, escapeTerminal(oneLine(errorLine(err))))
+		fmt.Fprintln(e.stderr, termtext.EscapeTerminal(termtext.OneLine(remedy.ErrorLine(err))))
 	}
 	return code
 }
 
 func exitCode(err error) int {
-	var ue *usageError
+	var ue *remedy.UsageError
 	var ex *exitError
 	var st *stopped
 	var cb *commandBroken
@@ -132,35 +134,6 @@ func exitCode(err error) int {
 	}
 }
 
-// usageError is a mistake on the command line: exit code 2.
-type usageError struct {
-	cmd    string // the subcommand, if known
-	msg    string
-	remedy string // default: read the command's help
-}
-
-// Error is the mistake without the remedy (remedyText).
-func (e *usageError) Error() string {
-	prefix := "jobstore"
-	if e.cmd != "" {
-		prefix += " " + e.cmd
-	}
-	return prefix + ": " + e.msg
-}
-
-// remedyText is the remedy given, or else: read the command's help.
-func (e *usageError) remedyText() string {
-	switch {
-	case e.remedy != "":
-		return e.remedy
-	case e.cmd != "":
-		return "run 'jobstore help " + e.cmd + "'"
-	}
-	return "run 'jobstore help'"
-}
-
-func usagef(format string, args ...any) error { return &usageError{msg: fmt.Sprintf(format, args...)} }
-
 // exitError ends a command with a code and nothing more on stderr: the
 // command has already said why on stdout (a failed job, problems found).
 type exitError struct{ code int }
@@ -171,7 +144,7 @@ func (e *exitError) Error() string { return fmt.Sprintf("exit status %d", e.code
 // as the user spelled it (flagSpelling).
 func positiveDuration(spelled string, d time.Duration) error {
 	if d <= 0 {
-		return usagef("%s must be positive, got %v", spelled, d)
+		return remedy.Usagef("%s must be positive, got %v", spelled, d)
 	}
 	return nil
 }

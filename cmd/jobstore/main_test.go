@@ -56,7 +56,6 @@ func TestMain(m *testing.M) {
 	}
 	code := func() int {
 		defer os.RemoveAll(dir)
-		defer stopBrowser() // the browser tests' shared browser, if started
 		if err := buildCLI(dir); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			return 1

@@ -12,6 +12,9 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/axqua/jobstore"
+	"github.com/axqua/jobstore/cmd/jobstore/internal/jobview"
+	"github.com/axqua/jobstore/cmd/jobstore/internal/remedy"
+	"github.com/axqua/jobstore/cmd/jobstore/internal/termtext"
 )
 
 func rmCmd() *command {
@@ -119,12 +122,12 @@ type removeJSON struct {
 }
 
 type removeJobJSON struct {
-	ID         string     `json:"job_id"`
-	Dir        string     `json:"dir"`
-	Outcome    string     `json:"outcome"` // removed, would_remove, refused, failed
-	State      *string    `json:"state"`
-	FinishedAt *string    `json:"finished_at"`
-	Error      *errorJSON `json:"error"`
+	ID         string            `json:"job_id"`
+	Dir        string            `json:"dir"`
+	Outcome    string            `json:"outcome"` // removed, would_remove, refused, failed
+	State      *string           `json:"state"`
+	FinishedAt *string           `json:"finished_at"`
+	Error      *remedy.ErrorJSON `json:"error"`
 	err        error
 	// unknown says why State is unknown for a job Prune removed: prune did
 	// not read its final status before Prune removed it.
@@ -147,7 +150,7 @@ func (out *removeJSON) add(dir jobstore.JobDir, st *jobstore.JobStatus, done str
 		state := string(st.State)
 		j.State = &state
 		if at := finishedAt(st); at != nil {
-			s := fmtTime(*at)
+			s := jobview.FmtTime(*at)
 			j.FinishedAt = &s
 		}
 	}
@@ -157,7 +160,7 @@ func (out *removeJSON) add(dir jobstore.JobDir, st *jobstore.JobStatus, done str
 			j.Outcome = outcomeRefused
 		}
 		j.err = withRemoveRemedy(err, dir, st)
-		j.Error = newErrorJSON(j.err)
+		j.Error = remedy.NewErrorJSON(j.err)
 	}
 	switch j.Outcome {
 	case outcomeRemoved:
@@ -185,10 +188,10 @@ func withRemoveRemedy(err error, dir jobstore.JobDir, st *jobstore.JobStatus) er
 		return err
 	}
 	if st != nil && st.State == jobstore.Running {
-		return withCLIRemedy(err, fmt.Sprintf("wait for it to end ('jobstore watch %s') or cancel it ('jobstore cancel %s'); "+
+		return remedy.WithCLIRemedy(err, fmt.Sprintf("wait for it to end ('jobstore watch %s') or cancel it ('jobstore cancel %s'); "+
 			"if its runner is gone, 'jobstore reconcile %s' marks it lost", dir, dir, filepath.Dir(string(dir))))
 	}
-	return withCLIRemedy(err, fmt.Sprintf("cancel it first ('jobstore cancel %s'), then remove it", dir))
+	return remedy.WithCLIRemedy(err, fmt.Sprintf("cancel it first ('jobstore cancel %s'), then remove it", dir))
 }
 
 // finishedAt is when st ended: finished_at, or updated_at for a final
@@ -213,14 +216,14 @@ func defineRm(fs *pflag.FlagSet) runFunc {
 			st, rerr := jobstore.ReadStatus(dir)
 			switch {
 			case rerr != nil && *dryRun:
-				out.add(dir, nil, "", jobDirArgument(rerr, p))
+				out.add(dir, nil, "", remedy.JobDirArgument(rerr, p))
 			case *dryRun && (st == nil || !st.State.Terminal()):
 				out.add(dir, st, "", notFinished(dir, st))
 			case *dryRun:
 				out.add(dir, st, outcomeWouldRemove, nil)
 			default:
 				if err := jobstore.Remove(dir); err != nil {
-					out.add(dir, st, "", jobDirArgument(err, p))
+					out.add(dir, st, "", remedy.JobDirArgument(err, p))
 				} else {
 					out.add(dir, st, outcomeRemoved, nil)
 				}
@@ -259,15 +262,15 @@ func definePrune(fs *pflag.FlagSet) runFunc {
 	fs.Var(&age, "older-than", "remove the jobs that finished more than `D` ago: 36h, 90m, 30d, 2d12h; 0: every finished job")
 	return func(e *env, args, pos []string) error {
 		if !age.set {
-			return usagef("--older-than is required: say how long ago a job must have finished to be removed (30d, 36h, 0 for every finished job)")
+			return remedy.Usagef("--older-than is required: say how long ago a job must have finished to be removed (30d, 36h, 0 for every finished job)")
 		}
 		root := pos[0]
-		dirs, err := rootJobDirs("prune", root)
+		dirs, err := jobview.RootJobDirs("prune", root)
 		if err != nil {
 			return err
 		}
 		cutoff := time.Now().Add(-age.d)
-		out := removeJSON{Root: root, OlderThan: age.d.String(), Cutoff: fmtTime(cutoff), DryRun: *dryRun, Jobs: []removeJobJSON{}}
+		out := removeJSON{Root: root, OlderThan: age.d.String(), Cutoff: jobview.FmtTime(cutoff), DryRun: *dryRun, Jobs: []removeJobJSON{}}
 		isJob := map[string]bool{}
 		// What each job's status was before Prune: Prune reads it again, later
 		// and by a later cutoff, and a job may finish in between.
@@ -298,7 +301,7 @@ func definePrune(fs *pflag.FlagSet) runFunc {
 				return ferr // the root, its leftovers or its index: not one job's
 			}
 		}
-		if err := printRemoval(e, *asJSON, out, "finished before "+fmtTime(cutoff)); err != nil {
+		if err := printRemoval(e, *asJSON, out, "finished before "+jobview.FmtTime(cutoff)); err != nil {
 			return err
 		}
 		if out.Failed+out.Refused > 0 {
@@ -337,7 +340,7 @@ func (out *removeJSON) addPruned(dir jobstore.JobDir, b statusBefore) {
 	case !b.read:
 		j.unknown = "state unknown: it appeared after prune listed ROOT, and finished before Prune read it"
 	case b.err != nil:
-		_, what, _ := problem(b.err, jobstore.StatusFile)
+		_, what, _ := remedy.Problem(b.err, jobstore.StatusFile)
 		j.unknown = "state unknown: its status could not be read before Prune read it (" + what + ")"
 	case b.st == nil:
 		j.unknown = "state unknown: it had no status when prune read it, and a final one when Prune did"
@@ -365,7 +368,7 @@ func pruneFailures(err error) []error {
 // (which, if what is not "", says which jobs were looked at).
 func printRemoval(e *env, asJSON bool, out removeJSON, what string) error {
 	if asJSON {
-		return writeJSON(e.stdout, out)
+		return jobview.WriteJSON(e.stdout, out)
 	}
 	tw := newTableWriter(e.stdout)
 	for _, j := range out.Jobs {
@@ -373,20 +376,20 @@ func printRemoval(e *env, asJSON bool, out removeJSON, what string) error {
 		detail := ""
 		switch {
 		case j.err != nil:
-			detail = oneLine(errorLine(j.err))
+			detail = termtext.OneLine(remedy.ErrorLine(j.err))
 		case j.State != nil && j.FinishedAt != nil:
 			detail = *j.State + ", finished " + *j.FinishedAt
 		case j.unknown != "":
 			detail = j.unknown
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\n", verb, escapeTerminal(j.ID), escapeTerminal(detail))
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", verb, termtext.EscapeTerminal(j.ID), termtext.EscapeTerminal(detail))
 	}
 	tw.Flush()
 	var b strings.Builder
 	if out.DryRun {
-		fmt.Fprintf(&b, "would remove %s", plural(out.WouldRemove, "job"))
+		fmt.Fprintf(&b, "would remove %s", termtext.Plural(out.WouldRemove, "job"))
 	} else {
-		fmt.Fprintf(&b, "removed %s", plural(out.Removed, "job"))
+		fmt.Fprintf(&b, "removed %s", termtext.Plural(out.Removed, "job"))
 	}
 	if what != "" && out.Root != "" {
 		fmt.Fprintf(&b, " %s under %s", what, out.Root)

@@ -8,6 +8,9 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/axqua/jobstore"
+	"github.com/axqua/jobstore/cmd/jobstore/internal/jobview"
+	"github.com/axqua/jobstore/cmd/jobstore/internal/remedy"
+	"github.com/axqua/jobstore/cmd/jobstore/internal/termtext"
 )
 
 // Exit codes of "jobstore wait" beyond the shared ones (0 succeeded, 1
@@ -77,9 +80,9 @@ func defineWait(fs *pflag.FlagSet) runFunc {
 			return err
 		}
 		if *timeout < 0 {
-			return usagef("%s cannot be negative, got %v", flagSpelling(args, "timeout"), *timeout)
+			return remedy.Usagef("%s cannot be negative, got %v", flagSpelling(args, "timeout"), *timeout)
 		}
-		dir := jobDirArg(pos[0])
+		dir := jobview.JobDirArg(pos[0])
 		ctx := context.Background()
 		if *timeout > 0 {
 			var cancel context.CancelFunc
@@ -96,13 +99,13 @@ func defineWait(fs *pflag.FlagSet) runFunc {
 			state := "it has no status yet"
 			switch {
 			case rerr != nil:
-				state = "its status cannot be read now: " + errorMessage(rerr)
+				state = "its status cannot be read now: " + remedy.ErrorMessage(rerr)
 			case st != nil:
 				state = fmt.Sprintf("it is %s (seq %d)", st.State, st.Seq)
 			}
-			line, code = oneLine(fmt.Sprintf("job %s has not ended after %v: %s", dir.ID(), *timeout, state)), exitTimeout
+			line, code = termtext.OneLine(fmt.Sprintf("job %s has not ended after %v: %s", dir.ID(), *timeout, state)), exitTimeout
 		case err != nil:
-			return jobDirArgument(err, string(dir))
+			return remedy.JobDirArgument(err, string(dir))
 		default:
 			line = outcomeLine(dir.ID(), st)
 			switch st.State {
@@ -115,11 +118,11 @@ func defineWait(fs *pflag.FlagSet) runFunc {
 			}
 		}
 		if *asJSON {
-			if err := writeJSON(e.stdout, waitJSON{ID: dir.ID(), Dir: string(dir), Status: st, Message: line}); err != nil {
+			if err := jobview.WriteJSON(e.stdout, waitJSON{ID: dir.ID(), Dir: string(dir), Status: st, Message: line}); err != nil {
 				return err
 			}
 		} else {
-			fmt.Fprintln(e.stdout, escapeTerminal(line))
+			fmt.Fprintln(e.stdout, termtext.EscapeTerminal(line))
 		}
 		if code != exitOK {
 			return &exitError{code: code}

@@ -13,6 +13,9 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/axqua/jobstore"
+	"github.com/axqua/jobstore/cmd/jobstore/internal/jobview"
+	"github.com/axqua/jobstore/cmd/jobstore/internal/remedy"
+	"github.com/axqua/jobstore/cmd/jobstore/internal/termtext"
 )
 
 func watchCmd() *command {
@@ -108,7 +111,7 @@ func defineWatch(fs *pflag.FlagSet) runFunc {
 			return stop
 		}
 		if err != nil {
-			return jobDirArgument(err, pos[0])
+			return remedy.JobDirArgument(err, pos[0])
 		}
 		if st.State != jobstore.Succeeded {
 			return &exitError{code: exitUnsuccessful}
@@ -151,7 +154,7 @@ type watchEventJSON struct {
 	ID      string              `json:"job_id"`
 	Status  *jobstore.JobStatus `json:"status"`  // the status read (status, cancel, end), or null
 	Message string              `json:"message"` // the line the text output prints
-	Error   *errorJSON          `json:"error"`   // why a record is unreadable (note, cancel), or null
+	Error   *remedy.ErrorJSON   `json:"error"`   // why a record is unreadable (note, cancel), or null
 }
 
 // watch follows dir's status with jobstore.Watch (poll is its safety poll)
@@ -185,7 +188,7 @@ func (w *watcher) watch(ctx context.Context, dir jobstore.JobDir, poll time.Dura
 				w.endLine()
 				return nil, u.Err
 			case u.Err != nil:
-				subject, what, _ := problem(u.Err, jobstore.StatusFile)
+				subject, what, _ := remedy.Problem(u.Err, jobstore.StatusFile)
 				w.noteErr(u.Err, "%s unreadable for now (%s: %s); still watching", jobstore.StatusFile, subject, what)
 			case u.Status == nil:
 				w.notef("no %s yet: nothing has run; still watching", jobstore.StatusFile)
@@ -232,16 +235,16 @@ func (w *watcher) checkCancel(dir jobstore.JobDir, st *jobstore.JobStatus) {
 	if _, err := os.Lstat(dir.CancelPath()); err != nil {
 		return // absent (or not to be seen): readCancel would say the same, slower
 	}
-	c, info := readCancel(dir)
+	c, info := jobview.ReadCancel(dir)
 	if !info.Present && info.Err == nil {
 		return
 	}
 	w.cancelShown = true
-	note := cancelNote(c, info, st)
-	if text := requestTextOrNone(c); text != "" {
+	note := jobview.CancelNote(c, info, st)
+	if text := jobview.RequestTextOrNone(c); text != "" {
 		note += " " + text
 	}
-	note = oneLine(note + "; waiting for the runner to stop")
+	note = termtext.OneLine(note + "; waiting for the runner to stop")
 	w.endLine()
 	if w.asJSON {
 		note = w.eventLine("cancel", st, note, info.Err)
@@ -260,7 +263,7 @@ func endsWatch(err error) bool {
 // terminal (the whole message, however long).
 func statusLine(st *jobstore.JobStatus) string {
 	return strings.TrimRight(fmt.Sprintf("%-9s %s %4s  seq %-4d %s",
-		st.State, progressBar(st.Progress), fmtProgress(st.Progress), st.Seq, oneLine(st.Message)), " ")
+		st.State, jobview.ProgressBar(st.Progress), jobview.FmtProgress(st.Progress), st.Seq, termtext.OneLine(st.Message)), " ")
 }
 
 func (w *watcher) draw(st *jobstore.JobStatus) {
@@ -278,7 +281,7 @@ func (w *watcher) draw(st *jobstore.JobStatus) {
 	}
 	cols := w.term.width()
 	line := fitStatusLine(st, cols)
-	n := cells(line)
+	n := termtext.Cells(line)
 	// Blank what is left of a longer previous line, but never past the
 	// last column but one: blanks wrap as well as text does.
 	pad := max(min(w.drawn, cols-1)-n, 0)
@@ -289,7 +292,7 @@ func (w *watcher) draw(st *jobstore.JobStatus) {
 
 // eventLine is one "watch --json" line.
 func (w *watcher) eventLine(event string, st *jobstore.JobStatus, msg string, err error) string {
-	b, merr := json.Marshal(watchEventJSON{Event: event, ID: w.id, Status: st, Message: msg, Error: newErrorJSON(err)})
+	b, merr := json.Marshal(watchEventJSON{Event: event, ID: w.id, Status: st, Message: msg, Error: remedy.NewErrorJSON(err)})
 	if merr != nil { // a status read back by ReadStatus always marshals
 		panic(merr)
 	}
@@ -301,7 +304,7 @@ func (w *watcher) notef(format string, args ...any) { w.noteErr(nil, format, arg
 
 // noteErr is notef for a note caused by err (given in JSON output).
 func (w *watcher) noteErr(err error, format string, args ...any) {
-	note := oneLine(fmt.Sprintf(format, args...))
+	note := termtext.OneLine(fmt.Sprintf(format, args...))
 	if note == w.note {
 		return
 	}
@@ -319,8 +322,8 @@ func (w *watcher) noteErr(err error, format string, args ...any) {
 func (w *watcher) stopped(sig os.Signal) {
 	line := fmt.Sprintf("stopped (%s) watching job %s before a status was read", signalName(sig), w.id)
 	if st := w.seen; st != nil {
-		line = oneLine(fmt.Sprintf("stopped (%s) watching job %s: it was %s at seq %d, progress %s; the job goes on",
-			signalName(sig), w.id, st.State, st.Seq, fmtProgress(st.Progress)))
+		line = termtext.OneLine(fmt.Sprintf("stopped (%s) watching job %s: it was %s at seq %d, progress %s; the job goes on",
+			signalName(sig), w.id, st.State, st.Seq, jobview.FmtProgress(st.Progress)))
 	}
 	if w.asJSON {
 		line = w.eventLine("stopped", w.seen, line, nil)
@@ -342,7 +345,7 @@ func (w *watcher) end(st *jobstore.JobStatus) {
 // strings, its encoding escapes what a terminal would act on.
 func (w *watcher) println(line string) {
 	if !w.asJSON {
-		line = escapeTerminal(line)
+		line = termtext.EscapeTerminal(line)
 	}
 	fmt.Fprintln(w.out, line)
 }
@@ -360,7 +363,7 @@ func outcomeLine(id string, st *jobstore.JobStatus) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "job %s %s", id, st.State)
 	if st.StartedAt != nil && st.FinishedAt != nil {
-		fmt.Fprintf(&b, " after %s", fmtAge(st.FinishedAt.Sub(*st.StartedAt)))
+		fmt.Fprintf(&b, " after %s", jobview.FmtAge(st.FinishedAt.Sub(*st.StartedAt)))
 	}
 	if st.ExitCode != nil {
 		fmt.Fprintf(&b, " (exit code %d)", *st.ExitCode)
@@ -375,5 +378,5 @@ func outcomeLine(id string, st *jobstore.JobStatus) string {
 	if st.Remedy != "" {
 		b.WriteString(". Remedy: " + st.Remedy)
 	}
-	return oneLine(b.String())
+	return termtext.OneLine(b.String())
 }

@@ -18,6 +18,9 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/axqua/jobstore"
+	"github.com/axqua/jobstore/cmd/jobstore/internal/jobview"
+	"github.com/axqua/jobstore/cmd/jobstore/internal/remedy"
+	"github.com/axqua/jobstore/cmd/jobstore/internal/termtext"
 )
 
 // defaultGrace is how long a command asked to stop has before it is killed.
@@ -254,13 +257,13 @@ func defineWork(fs *pflag.FlagSet) runFunc {
 		_, argv, dashed := splitCommand(args)
 		switch {
 		case !dashed || len(argv) == 0:
-			return usagef("missing -- COMMAND: the command to run for each job comes after --")
+			return remedy.Usagef("missing -- COMMAND: the command to run for each job comes after --")
 		case *parallel < 1:
-			return usagef("%s must be at least 1, got %d", flagSpelling(args, "parallel"), *parallel)
+			return remedy.Usagef("%s must be at least 1, got %d", flagSpelling(args, "parallel"), *parallel)
 		case *failFastN < 0:
-			return usagef("%s must be 0 (never) or more, got %d", flagSpelling(args, "fail-fast"), *failFastN)
+			return remedy.Usagef("%s must be 0 (never) or more, got %d", flagSpelling(args, "fail-fast"), *failFastN)
 		case logLimit != 0 && logLimit < minLogLimit:
-			return usagef("%s must be 0 (keep all) or at least %d, got %d", flagSpelling(args, "log-limit"), minLogLimit, logLimit)
+			return remedy.Usagef("%s must be 0 (keep all) or at least %d, got %d", flagSpelling(args, "log-limit"), minLogLimit, logLimit)
 		}
 		if err := positiveDuration(flagSpelling(args, "fail-fast-within"), *failFastWithin); err != nil {
 			return err
@@ -276,7 +279,7 @@ func defineWork(fs *pflag.FlagSet) runFunc {
 		}
 		warnKindTypos(e.stderr, pos[0], kinds)
 		if _, err := exec.LookPath(argv[0]); err != nil {
-			return withCLIRemedy(fmt.Errorf("jobstore work: cannot run %s: %w", argv[0], err),
+			return remedy.WithCLIRemedy(fmt.Errorf("jobstore work: cannot run %s: %w", argv[0], err),
 				"give a command that exists on this host (a path, or a name found in PATH)")
 		}
 		root, err := filepath.Abs(pos[0])
@@ -296,7 +299,7 @@ func defineWork(fs *pflag.FlagSet) runFunc {
 		}
 		opts := []jobstore.StartOption{jobstore.WithKinds(kinds...), jobstore.WithScanInterval(*scan), jobstore.WithLease(*lease),
 			jobstore.WithSkipped(func(dir jobstore.JobDir, err error) {
-				wk.warnf("passed over job %s: %s", dir.ID(), oneLine(errorLine(err)))
+				wk.warnf("passed over job %s: %s", dir.ID(), termtext.OneLine(remedy.ErrorLine(err)))
 			})}
 		return wk.loop(*parallel, *untilEmpty, opts)
 	}
@@ -451,7 +454,7 @@ func (wk *worker) handle(ctx context.Context, run *jobstore.Run) error {
 	wk.metrics.ended(run, end)
 	if stop, why := wk.judge(run, end); stop {
 		if why != "" && n > 0 { // else the error that ends the worker says it at once
-			wk.warnf("taking no more jobs: %s; waiting for %s to end", why, plural(n, "running job"))
+			wk.warnf("taking no more jobs: %s; waiting for %s to end", why, termtext.Plural(n, "running job"))
 		}
 		wk.stopTaking()
 	}
@@ -500,38 +503,38 @@ type workStartJSON struct {
 }
 
 type workEndJSON struct {
-	Event    string     `json:"event"` // end
-	Time     string     `json:"time"`
-	ID       string     `json:"job_id"`
-	Dir      string     `json:"dir"`
-	State    *string    `json:"state"` // null when nothing was written
-	RetryAt  *string    `json:"retry_at"`
-	ExitCode *int       `json:"exit_code"`
-	Signal   *string    `json:"signal"`
-	Seconds  float64    `json:"seconds"`
-	Message  string     `json:"message"`
-	Error    *errorJSON `json:"error"`
+	Event    string            `json:"event"` // end
+	Time     string            `json:"time"`
+	ID       string            `json:"job_id"`
+	Dir      string            `json:"dir"`
+	State    *string           `json:"state"` // null when nothing was written
+	RetryAt  *string           `json:"retry_at"`
+	ExitCode *int              `json:"exit_code"`
+	Signal   *string           `json:"signal"`
+	Seconds  float64           `json:"seconds"`
+	Message  string            `json:"message"`
+	Error    *remedy.ErrorJSON `json:"error"`
 }
 
 func (wk *worker) startLine(run *jobstore.Run) {
-	now := fmtTime(time.Now())
+	now := jobview.FmtTime(time.Now())
 	if wk.asJSON {
 		wk.printJSON(workStartJSON{Event: "start", Time: now, ID: run.Dir().ID(), Dir: string(run.Dir()), Kind: run.Spec().Kind})
 		return
 	}
-	wk.printf("%s start %s kind %s\n", now, run.Dir().ID(), escapeTerminal(run.Spec().Kind))
+	wk.printf("%s start %s kind %s\n", now, run.Dir().ID(), termtext.EscapeTerminal(run.Spec().Kind))
 }
 
 func (wk *worker) endLine(run *jobstore.Run, end jobEnd, took time.Duration) {
-	now := fmtTime(time.Now())
+	now := jobview.FmtTime(time.Now())
 	if wk.asJSON {
 		ev := workEndJSON{Event: "end", Time: now, ID: run.Dir().ID(), Dir: string(run.Dir()),
-			ExitCode: end.exitCode, Seconds: took.Seconds(), Message: end.message, Error: newErrorJSON(end.err)}
+			ExitCode: end.exitCode, Seconds: took.Seconds(), Message: end.message, Error: remedy.NewErrorJSON(end.err)}
 		if state := end.shownState(); state != "" {
 			ev.State = &state
 		}
 		if end.retryAt != nil {
-			at := fmtTime(*end.retryAt)
+			at := jobview.FmtTime(*end.retryAt)
 			ev.RetryAt = &at
 		}
 		if end.signal != "" {
@@ -549,14 +552,14 @@ func (wk *worker) endLine(run *jobstore.Run, end jobEnd, took time.Duration) {
 	if end.exitCode != nil {
 		fmt.Fprintf(&b, " exit %d", *end.exitCode)
 	}
-	fmt.Fprintf(&b, " after %s", fmtAge(took))
+	fmt.Fprintf(&b, " after %s", jobview.FmtAge(took))
 	if end.message != "" {
 		b.WriteString(": " + end.message)
 	}
 	if end.err != nil {
-		b.WriteString(" (" + errorLine(end.err) + ")")
+		b.WriteString(" (" + remedy.ErrorLine(end.err) + ")")
 	}
-	wk.printf("%s\n", escapeTerminal(oneLine(b.String())))
+	wk.printf("%s\n", termtext.EscapeTerminal(termtext.OneLine(b.String())))
 }
 
 // printJSON prints v on one line, without HTML escaping.
@@ -580,5 +583,5 @@ func (wk *worker) printf(format string, args ...any) {
 func (wk *worker) warnf(format string, args ...any) {
 	wk.mu.Lock()
 	defer wk.mu.Unlock()
-	fmt.Fprintln(wk.stderr, escapeTerminal(oneLine("jobstore work: "+fmt.Sprintf(format, args...))))
+	fmt.Fprintln(wk.stderr, termtext.EscapeTerminal(termtext.OneLine("jobstore work: "+fmt.Sprintf(format, args...))))
 }

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/axqua/jobstore"
+	"github.com/axqua/jobstore/cmd/jobstore/internal/remedy"
+	"github.com/axqua/jobstore/cmd/jobstore/internal/termtext"
 )
 
 // A worker stops taking jobs when its command cannot run them: when the
@@ -65,7 +67,7 @@ func (e *commandBroken) Error() string { return "jobstore work: stopped taking j
 
 // commandLine is the worker's command as the worker's messages name it.
 func (wk *worker) commandLine() string {
-	return escapeTerminal(strings.Join(wk.argv, " "))
+	return termtext.EscapeTerminal(strings.Join(wk.argv, " "))
 }
 
 // cannotStart is the error of a worker whose command could not be started
@@ -80,7 +82,7 @@ func (wk *worker) cannotStart(run *jobstore.Run, err error) error {
 		}
 	}
 	why += fmt.Sprintf("; job %s failed, and no other job was started", run.Dir().ID())
-	return withCLIRemedy(&commandBroken{why: why},
+	return remedy.WithCLIRemedy(&commandBroken{why: why},
 		fmt.Sprintf("fix the command on this host, then submit job %s again", run.Dir().ID()))
 }
 
@@ -94,7 +96,7 @@ func (wk *worker) failsFast() error {
 	}
 	why := fmt.Sprintf("%s failed within %v of their start with exit status %d: %s fails at once on this host",
 		jobs, wk.failFast.within, s.code, wk.commandLine())
-	return withCLIRemedy(&commandBroken{why: why},
+	return remedy.WithCLIRemedy(&commandBroken{why: why},
 		"see stderr.log in those jobs' directories, fix the command, then submit them again; --fail-fast 0 turns this check off")
 }
 

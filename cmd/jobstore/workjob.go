@@ -11,7 +11,9 @@ import (
 	"time"
 
 	"github.com/axqua/jobstore"
+	"github.com/axqua/jobstore/cmd/jobstore/internal/jobview"
 	"github.com/axqua/jobstore/cmd/jobstore/internal/supervise"
+	"github.com/axqua/jobstore/cmd/jobstore/internal/termtext"
 )
 
 // Environment the worker gives a job's command.
@@ -46,15 +48,15 @@ type jobEnd struct {
 // started (not when it could not be).
 func (wk *worker) runJob(ctx context.Context, run *jobstore.Run, started func()) jobEnd {
 	dir := string(run.Dir())
-	stdout, err := openLog(run.OpenFile, stdoutFile, wk.logLimit)
+	stdout, err := openLog(run.OpenFile, jobview.StdoutFile, wk.logLimit)
 	if err != nil {
-		return wk.fail(run, fmt.Sprintf("cannot keep the command's output in %s: %v", stdoutFile, err),
+		return wk.fail(run, fmt.Sprintf("cannot keep the command's output in %s: %v", jobview.StdoutFile, err),
 			"remove or rename what is in the way in the job directory, then submit the job again", false)
 	}
 	defer stdout.Close()
-	stderr, err := openLog(run.OpenFile, stderrFile, wk.logLimit)
+	stderr, err := openLog(run.OpenFile, jobview.StderrFile, wk.logLimit)
 	if err != nil {
-		return wk.fail(run, fmt.Sprintf("cannot keep the command's output in %s: %v", stderrFile, err),
+		return wk.fail(run, fmt.Sprintf("cannot keep the command's output in %s: %v", jobview.StderrFile, err),
 			"remove or rename what is in the way in the job directory, then submit the job again", false)
 	}
 	defer stderr.Close()
@@ -117,7 +119,7 @@ wait:
 				stopped = "the worker was stopped (interrupted twice)"
 			} else {
 				cause = context.Cause(run.Context())
-				stopped = oneLine(causeText(cause))
+				stopped = termtext.OneLine(causeText(cause))
 			}
 			if err := proc.Terminate(); err != nil {
 				wk.warnf("job %s: %s to the command: %v", run.Dir().ID(), supervise.StopName, err)
@@ -162,7 +164,7 @@ func (wk *worker) finish(run *jobstore.Run, pe supervise.End, stopped string, ca
 	switch {
 	case errors.Is(cause, jobstore.ErrNotOwner):
 		// Taken over by another host: nothing of ours may be written.
-		end.message = "the worker no longer owns the job (" + oneLine(causeText(cause)) + "); the command " + how
+		end.message = "the worker no longer owns the job (" + termtext.OneLine(causeText(cause)) + "); the command " + how
 		if pe.Watchdog != "" {
 			end.message += "; " + pe.Watchdog
 		}
@@ -189,7 +191,7 @@ func (wk *worker) finish(run *jobstore.Run, pe supervise.End, stopped string, ca
 	default:
 		o.State = jobstore.Failed
 		o.Error = "the command " + how
-		o.Remedy = "see " + stderrFile + " and " + stdoutFile + " in the job directory"
+		o.Remedy = "see " + jobview.StderrFile + " and " + jobview.StdoutFile + " in the job directory"
 	}
 	if pe.Leftover != "" {
 		o.Message = joinNote(o.Message, pe.Leftover)
