@@ -46,7 +46,7 @@ func TestMain(m *testing.M) {
 		os.Exit(runJobRole(role))
 	}
 	if os.Getenv(selfEnv) == "1" {
-		os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+		os.Exit(runCommandLine(os.Args[1:], os.Stdout, os.Stderr))
 	}
 	flag.Parse()
 	dir, err := os.MkdirTemp("", "jobstore-cli-test-")

@@ -161,7 +161,7 @@ func TestCheckPositional_CountsArguments(t *testing.T) {
 	require.ErrorContains(t, c.checkPositional(nil), "missing ROOT")
 	err := c.checkPositional([]string{"a", "b"})
 	require.ErrorContains(t, err, `unexpected argument "b"`)
-	require.Equal(t, exitUsage, exitCode(err))
+	require.Equal(t, exitUsage, exitStatusOf(err))
 	require.NoError(t, c.checkPositional([]string{"a"}))
 	c = &command{minPos: 1, maxPos: -1, posNames: "DIR"}
 	require.NoError(t, c.checkPositional([]string{"a", "b", "c"}))
