@@ -42,51 +42,67 @@ not be read or written.`,
 	}
 }
 
+// cancelOptions are what "jobstore cancel" is told: DIR and its flags.
+type cancelOptions struct {
+	Dir    jobstore.JobDir
+	Reason string // why the job should stop
+	By     string // who asks; "": USER on HOST
+}
+
 func defineCancel(fs *pflag.FlagSet) runFunc {
-	reason := fs.String("reason", "", "why the job should stop (shown in its status)")
-	by := fs.String("by", "", `who asks (default "USER on HOST")`)
+	var opts cancelOptions
+	fs.StringVar(&opts.Reason, "reason", "", "why the job should stop (shown in its status)")
+	fs.StringVar(&opts.By, "by", "", `who asks (default "USER on HOST")`)
 	return func(e *env, args, pos []string) error {
-		dir := jobview.JobDirArg(pos[0])
-		req := jobstore.CancelRequest{RequestedAt: jobstore.Now(), RequestedBy: *by, Reason: *reason}
-		if req.RequestedBy == "" {
-			req.RequestedBy = jobview.Requester()
+		opts.Dir = jobview.JobDirArg(pos[0])
+		return runCancel(e, opts)
+	}
+}
+
+// runCancel asks opts.Dir's job to stop and says what becomes of it; a
+// job that has ended already is refused with exitUnsuccessful, on
+// e.stderr.
+func runCancel(e *env, opts cancelOptions) error {
+	dir := opts.Dir
+	req := jobstore.CancelRequest{RequestedAt: jobstore.Now(), RequestedBy: opts.By, Reason: opts.Reason}
+	if req.RequestedBy == "" {
+		req.RequestedBy = jobview.Requester()
+	}
+	if err := jobstore.RequestCancel(dir, req); err != nil {
+		if errors.Is(err, jobstore.ErrWrongState) {
+			fmt.Fprintln(e.stderr, termtext.EscapeTerminal(termtext.OneLine(remedy.ErrorLine(remedy.WithCLIRemedy(err, "nothing to cancel: the job has ended ('jobstore show "+string(dir)+"' says how)")))))
+			return &exitError{code: exitUnsuccessful}
 		}
-		if err := jobstore.RequestCancel(dir, req); err != nil {
-			if errors.Is(err, jobstore.ErrWrongState) {
-				fmt.Fprintln(e.stderr, termtext.EscapeTerminal(termtext.OneLine(remedy.ErrorLine(remedy.WithCLIRemedy(err, "nothing to cancel: the job has ended ('jobstore show "+string(dir)+"' says how)")))))
-				return &exitError{code: exitUnsuccessful}
-			}
-			if errors.Is(err, os.ErrPermission) {
-				return remedy.WithCLIRemedy(err, cancelPermissionRemedy(dir))
-			}
-			return remedy.JobDirArgument(err, string(dir))
+		if errors.Is(err, os.ErrPermission) {
+			return remedy.WithCLIRemedy(err, cancelPermissionRemedy(dir))
 		}
-		stands, err := jobstore.ReadCancel(dir)
-		if err != nil {
-			// Published (or found) but unreadable: the request holds all the same.
-			fmt.Fprintf(e.stdout, "job %s already has a cancel request, which cannot be read: %s\n", dir.ID(), termtext.OneLine(remedy.ErrorLine(err)))
-			return nil
-		}
-		if stands != nil && stands.RequestedAt.Equal(req.RequestedAt) && stands.RequestedBy == req.RequestedBy && stands.Reason == req.Reason {
-			fmt.Fprintf(e.stdout, "cancel requested for job %s %s\n", dir.ID(), jobview.RequestText(stands))
-		} else if stands != nil {
-			fmt.Fprintf(e.stdout, "cancel already requested for job %s %s; this request changed nothing\n", dir.ID(), jobview.RequestText(stands))
-		}
-		st, err := jobstore.ReadStatus(dir)
-		switch {
-		case err != nil:
-			return err
-		case st == nil || st.State == jobstore.Queued:
-			fmt.Fprintf(e.stdout, "job %s is queued; a runner that starts it will refuse it and mark it cancelled\n", dir.ID())
-		case st.State == jobstore.Running:
-			fmt.Fprintf(e.stdout, "job %s is running (pid %d on %s): its runner has been asked to stop\n", dir.ID(), st.PID, st.Host)
-		case st.State == jobstore.Cancelled:
-			fmt.Fprintf(e.stdout, "job %s is cancelled\n", dir.ID())
-		default:
-			fmt.Fprintf(e.stdout, "job %s ended %s before the request took effect\n", dir.ID(), st.State)
-		}
+		return remedy.JobDirArgument(err, string(dir))
+	}
+	stands, err := jobstore.ReadCancel(dir)
+	if err != nil {
+		// Published (or found) but unreadable: the request holds all the same.
+		fmt.Fprintf(e.stdout, "job %s already has a cancel request, which cannot be read: %s\n", dir.ID(), termtext.OneLine(remedy.ErrorLine(err)))
 		return nil
 	}
+	if stands != nil && stands.RequestedAt.Equal(req.RequestedAt) && stands.RequestedBy == req.RequestedBy && stands.Reason == req.Reason {
+		fmt.Fprintf(e.stdout, "cancel requested for job %s %s\n", dir.ID(), jobview.RequestText(stands))
+	} else if stands != nil {
+		fmt.Fprintf(e.stdout, "cancel already requested for job %s %s; this request changed nothing\n", dir.ID(), jobview.RequestText(stands))
+	}
+	st, err := jobstore.ReadStatus(dir)
+	switch {
+	case err != nil:
+		return err
+	case st == nil || st.State == jobstore.Queued:
+		fmt.Fprintf(e.stdout, "job %s is queued; a runner that starts it will refuse it and mark it cancelled\n", dir.ID())
+	case st.State == jobstore.Running:
+		fmt.Fprintf(e.stdout, "job %s is running (pid %d on %s): its runner has been asked to stop\n", dir.ID(), st.PID, st.Host)
+	case st.State == jobstore.Cancelled:
+		fmt.Fprintf(e.stdout, "job %s is cancelled\n", dir.ID())
+	default:
+		fmt.Fprintf(e.stdout, "job %s ended %s before the request took effect\n", dir.ID(), st.State)
+	}
+	return nil
 }
 
 // cancelPermissionRemedy is the remedy of a cancel refused for want of

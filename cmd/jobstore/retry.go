@@ -41,29 +41,43 @@ could not be read or written, or another process holds the job right now.`,
 	}
 }
 
+// retryOptions are what "jobstore retry" is told: DIR.
+type retryOptions struct {
+	Dir jobstore.JobDir
+}
+
 func defineRetry(fs *pflag.FlagSet) runFunc {
+	var opts retryOptions
 	return func(e *env, args, pos []string) error {
-		dir := jobstore.JobDir(pos[0])
-		if err := jobstore.Retry(dir); err != nil {
-			if errors.Is(err, jobstore.ErrWrongState) {
-				fmt.Fprintln(e.stderr, termtext.EscapeTerminal(termtext.OneLine("jobstore retry: "+refusal(dir))))
-				return &exitError{code: exitUnsuccessful}
-			}
-			return remedy.JobDirArgument(err, string(dir))
+		opts.Dir = jobstore.JobDir(pos[0])
+		return runRetry(e, opts)
+	}
+}
+
+// runRetry queues opts.Dir's job again and says after which attempt; a
+// job that cannot be retried (queued, running, succeeded) is refused with
+// exitUnsuccessful and why, on e.stderr.
+func runRetry(e *env, opts retryOptions) error {
+	dir := opts.Dir
+	if err := jobstore.Retry(dir); err != nil {
+		if errors.Is(err, jobstore.ErrWrongState) {
+			fmt.Fprintln(e.stderr, termtext.EscapeTerminal(termtext.OneLine("jobstore retry: "+refusal(dir))))
+			return &exitError{code: exitUnsuccessful}
 		}
-		st, err := jobstore.ReadStatus(dir)
-		if err != nil || st == nil {
-			fmt.Fprintf(e.stdout, "job %s is queued again; a worker runs it next\n", dir.ID())
-			return nil
-		}
-		last := "its last attempt"
-		if all := jobview.NumberedAttempts(st); len(all) > 0 && all[len(all)-1].Ended != nil {
-			a := all[len(all)-1]
-			last = fmt.Sprintf("%s (%s)", a.Label, a.Ended.State)
-		}
-		fmt.Fprintf(e.stdout, "job %s is queued again after %s; a worker runs it next\n", dir.ID(), last)
+		return remedy.JobDirArgument(err, string(dir))
+	}
+	st, err := jobstore.ReadStatus(dir)
+	if err != nil || st == nil {
+		fmt.Fprintf(e.stdout, "job %s is queued again; a worker runs it next\n", dir.ID())
 		return nil
 	}
+	last := "its last attempt"
+	if all := jobview.NumberedAttempts(st); len(all) > 0 && all[len(all)-1].Ended != nil {
+		a := all[len(all)-1]
+		last = fmt.Sprintf("%s (%s)", a.Label, a.Ended.State)
+	}
+	fmt.Fprintf(e.stdout, "job %s is queued again after %s; a worker runs it next\n", dir.ID(), last)
+	return nil
 }
 
 // refusal says, in the command line's words, why the job in dir cannot be

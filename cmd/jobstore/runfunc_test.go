@@ -1,0 +1,53 @@
+package main
+
+import (
+	"bytes"
+	"testing"
+
+	"github.com/axqua/jobstore"
+	"github.com/axqua/jobstore/cmd/jobstore/internal/clitest"
+	"github.com/axqua/jobstore/internal/testdir"
+	"github.com/stretchr/testify/require"
+)
+
+// A command's run function does its work from its options, without argv:
+// what it writes and the exit code its error gives are the command's.
+func TestRunFunctions_WorkFromTheirOptions(t *testing.T) {
+	tests := []struct {
+		name       string
+		run        func(e *env, dir jobstore.JobDir) error
+		wantCode   int
+		wantStdout string
+		wantStderr string
+		check      func(t *testing.T, dir jobstore.JobDir)
+	}{
+		{"cancel a queued job", func(e *env, dir jobstore.JobDir) error {
+			return runCancel(e, cancelOptions{Dir: dir, Reason: "not needed", By: "tester"})
+		}, exitOK, "cancel requested for job j", "", func(t *testing.T, dir jobstore.JobDir) {
+			req, err := jobstore.ReadCancel(dir)
+			require.NoError(t, err)
+			require.NotNil(t, req)
+			require.Equal(t, "not needed", req.Reason)
+			require.Equal(t, "tester", req.RequestedBy)
+		}},
+		{"retry a job that has yet to run", func(e *env, dir jobstore.JobDir) error {
+			return runRetry(e, retryOptions{Dir: dir})
+		}, exitUnsuccessful, "", "job j is queued already", func(t *testing.T, dir jobstore.JobDir) {
+			st, err := jobstore.ReadStatus(dir)
+			require.NoError(t, err)
+			require.Equal(t, jobstore.Queued, st.State)
+			require.Zero(t, st.Attempt, "a refused retry changed the status")
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := clitest.Submit(t, testdir.New(t), "j")
+			var stdout, stderr bytes.Buffer
+			err := tt.run(&env{stdout: &stdout, stderr: &stderr}, dir)
+			require.Equal(t, tt.wantCode, exitStatusOf(err), "error: %v", err)
+			require.Contains(t, stdout.String(), tt.wantStdout)
+			require.Contains(t, stderr.String(), tt.wantStderr)
+			tt.check(t, dir)
+		})
+	}
+}
