@@ -79,53 +79,69 @@ type reconcileJobJSON struct {
 	Error           *remedy.ErrorJSON `json:"error"`
 }
 
+// reconcileOptions are what "jobstore reconcile" is told: ROOT and its
+// flags.
+type reconcileOptions struct {
+	Root string
+	JSON bool // print JSON instead of lines
+}
+
 func defineReconcile(fs *pflag.FlagSet) runFunc {
-	asJSON := fs.Bool("json", false, "print JSON instead of lines (shape in the help text)")
+	var opts reconcileOptions
+	fs.BoolVar(&opts.JSON, "json", false, "print JSON instead of lines (shape in the help text)")
 	return func(e *env, args, pos []string) error {
-		if _, err := jobview.RootJobDirs("reconcile", pos[0]); err != nil {
-			return err
-		}
-		results, err := jobstore.ReconcileAll(pos[0])
-		if err != nil {
-			return err
-		}
-		out := reconcileJSON{Root: pos[0], Jobs: []reconcileJobJSON{}}
-		for _, r := range results {
-			j := reconcileJobJSON{ID: r.Dir.ID(), Dir: string(r.Dir), MarkedLost: r.Changed, Swept: []string{}, Error: remedy.NewErrorJSON(r.Err)}
-			if r.Changed {
-				state, msg := jobstore.Lost, "marked lost"
-				if st, err := jobstore.ReadStatus(r.Dir); err == nil && st != nil {
-					state, msg = st.State, cmp.Or(st.Message, msg)
-				}
-				j.Message = msg
-				if state == jobstore.Cancelled { // a cancel request was pending
-					j.MarkedLost, j.MarkedCancelled = false, true
-					out.MarkedCancelled++
-				} else {
-					out.MarkedLost++
-				}
-			}
-			for _, name := range r.Swept {
-				out.Swept++
-				j.Swept = append(j.Swept, filepath.Base(name))
-			}
-			if r.Err != nil {
-				out.Failed++
-			}
-			out.Jobs = append(out.Jobs, j)
-		}
-		if *asJSON {
-			if err := jobview.WriteJSON(e.stdout, out); err != nil {
-				return err
-			}
-		} else {
-			printReconcile(e, out, results)
-		}
-		if out.Failed > 0 {
-			return &exitError{code: exitUnsuccessful}
-		}
-		return nil
+		opts.Root = pos[0]
+		return runReconcile(e, opts)
 	}
+}
+
+// runReconcile marks lost the jobs under opts.Root whose runner died and
+// sweeps stale temporary files, and says so per job; a job it could not
+// reconcile gives exitUnsuccessful.
+func runReconcile(e *env, opts reconcileOptions) error {
+	if _, err := jobview.RootJobDirs("reconcile", opts.Root); err != nil {
+		return err
+	}
+	results, err := jobstore.ReconcileAll(opts.Root)
+	if err != nil {
+		return err
+	}
+	out := reconcileJSON{Root: opts.Root, Jobs: []reconcileJobJSON{}}
+	for _, r := range results {
+		j := reconcileJobJSON{ID: r.Dir.ID(), Dir: string(r.Dir), MarkedLost: r.Changed, Swept: []string{}, Error: remedy.NewErrorJSON(r.Err)}
+		if r.Changed {
+			state, msg := jobstore.Lost, "marked lost"
+			if st, err := jobstore.ReadStatus(r.Dir); err == nil && st != nil {
+				state, msg = st.State, cmp.Or(st.Message, msg)
+			}
+			j.Message = msg
+			if state == jobstore.Cancelled { // a cancel request was pending
+				j.MarkedLost, j.MarkedCancelled = false, true
+				out.MarkedCancelled++
+			} else {
+				out.MarkedLost++
+			}
+		}
+		for _, name := range r.Swept {
+			out.Swept++
+			j.Swept = append(j.Swept, filepath.Base(name))
+		}
+		if r.Err != nil {
+			out.Failed++
+		}
+		out.Jobs = append(out.Jobs, j)
+	}
+	if opts.JSON {
+		if err := jobview.WriteJSON(e.stdout, out); err != nil {
+			return err
+		}
+	} else {
+		printReconcile(e, out, results)
+	}
+	if out.Failed > 0 {
+		return &exitError{code: exitUnsuccessful}
+	}
+	return nil
 }
 
 // printReconcile prints what reconcile did, a line per change, then a

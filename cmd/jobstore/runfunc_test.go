@@ -2,7 +2,9 @@ package main
 
 import (
 	"bytes"
+	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/axqua/jobstore"
 	"github.com/axqua/jobstore/cmd/jobstore/internal/clitest"
@@ -38,6 +40,19 @@ func TestRunFunctions_WorkFromTheirOptions(t *testing.T) {
 			require.Equal(t, jobstore.Queued, st.State)
 			require.Zero(t, st.Attempt, "a refused retry changed the status")
 		}},
+		{"show as JSON", func(e *env, dir jobstore.JobDir) error {
+			return runShow(e, showOptions{Dir: string(dir), JSON: true})
+		}, exitOK, `"job_id": "j"`, "", nil},
+		{"wait for a job that failed", func(e *env, dir jobstore.JobDir) error {
+			finish(t, dir, jobstore.Failed)
+			return runWait(e, waitOptions{Dir: dir, Interval: time.Second})
+		}, exitUnsuccessful, "j failed", "", nil},
+		{"wait, out of time", func(e *env, dir jobstore.JobDir) error {
+			return runWait(e, waitOptions{Dir: dir, Timeout: time.Millisecond, Interval: time.Second, JSON: true})
+		}, exitTimeout, "has not ended after 1ms: it is queued", "", nil},
+		{"reconcile as JSON", func(e *env, dir jobstore.JobDir) error {
+			return runReconcile(e, reconcileOptions{Root: filepath.Dir(string(dir)), JSON: true})
+		}, exitOK, `"marked_lost": false`, "", nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -47,7 +62,18 @@ func TestRunFunctions_WorkFromTheirOptions(t *testing.T) {
 			require.Equal(t, tt.wantCode, exitStatusOf(err), "error: %v", err)
 			require.Contains(t, stdout.String(), tt.wantStdout)
 			require.Contains(t, stderr.String(), tt.wantStderr)
-			tt.check(t, dir)
+			if tt.check != nil {
+				tt.check(t, dir)
+			}
 		})
 	}
+}
+
+// finish runs the job in dir to state with the runner handle.
+func finish(t *testing.T, dir jobstore.JobDir, state jobstore.State) {
+	t.Helper()
+	run, err := jobstore.Start(dir)
+	require.NoError(t, err)
+	defer run.Close()
+	require.NoError(t, run.Finish(jobstore.Outcome{State: state}))
 }

@@ -55,28 +55,43 @@ could be read is still printed, the error goes to stderr).`,
 	}
 }
 
+// showOptions are what "jobstore show" is told: DIR and its flags.
+type showOptions struct {
+	Dir  string // the job directory as given
+	JSON bool   // print JSON instead of the table
+}
+
 func defineShow(fs *pflag.FlagSet) runFunc {
-	asJSON := fs.Bool("json", false, "print JSON (shape in the help text)")
+	var opts showOptions
+	fs.BoolVar(&opts.JSON, "json", false, "print JSON (shape in the help text)")
 	return func(e *env, args, pos []string) error {
-		j := jobview.ReadJob(jobview.JobDirArg(pos[0]))
-		if j.Spec == nil && !j.SpecInfo.Present {
-			return remedy.JobDirArgument(j.SpecInfo.Err, pos[0]) // not a job: nothing to show
-		}
-		if *asJSON {
-			if err := jobview.WriteJSON(e.stdout, jobview.NewShowJSON(j)); err != nil {
-				return err
-			}
-		} else {
-			printJob(e.stdout, j)
-			if j.Status != nil && j.Status.State == jobstore.Failed {
-				printStderrTail(e.stdout, j.Dir)
-			}
-		}
-		if j.SpecInfo.Err != nil {
-			return j.SpecInfo.Err
-		}
-		return j.StatusInfo.Err
+		opts.Dir = pos[0]
+		return runShow(e, opts)
 	}
+}
+
+// runShow prints opts.Dir's job: its spec, status and records, and the
+// end of stderr.log of a failed job. A record that cannot be read is
+// shown as such, and its error returned after.
+func runShow(e *env, opts showOptions) error {
+	j := jobview.ReadJob(jobview.JobDirArg(opts.Dir))
+	if j.Spec == nil && !j.SpecInfo.Present {
+		return remedy.JobDirArgument(j.SpecInfo.Err, opts.Dir) // not a job: nothing to show
+	}
+	if opts.JSON {
+		if err := jobview.WriteJSON(e.stdout, jobview.NewShowJSON(j)); err != nil {
+			return err
+		}
+	} else {
+		printJob(e.stdout, j)
+		if j.Status != nil && j.Status.State == jobstore.Failed {
+			printStderrTail(e.stdout, j.Dir)
+		}
+	}
+	if j.SpecInfo.Err != nil {
+		return j.SpecInfo.Err
+	}
+	return j.StatusInfo.Err
 }
 
 // printJob prints a job as aligned "field  value" lines.
