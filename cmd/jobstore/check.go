@@ -99,61 +99,77 @@ type findingJSON struct {
 	Error *remedy.ErrorJSON `json:"error"`
 }
 
-func defineCheck(fs *pflag.FlagSet) runFunc {
-	asJSON := fs.Bool("json", false, "print JSON instead of lines (shape in the help text)")
-	return func(e *env, args, pos []string) error {
-		target := pos[0]
-		var dirs []jobstore.JobDir
-		var err error
-		isRoot := !isJobDir(target)
-		if isRoot {
-			if dirs, err = jobview.RootJobDirs("check", target); err != nil {
-				return err
-			}
-		} else {
-			dirs = []jobstore.JobDir{jobstore.JobDir(target)}
-		}
+// checkOptions are what "jobstore check" is told: ROOT or DIR, and its
+// flags.
+type checkOptions struct {
+	Target string // a root, or one job directory
+	JSON   bool   // print JSON instead of lines
+}
 
-		out := checkJSON{Target: target, IsRoot: isRoot, Jobs: []checkJobJSON{}}
-		var bad int
-		var all [][]finding // per job, for the text output
-		for _, d := range dirs {
-			summary, findings, notQueued := checkJob(d)
-			if notQueued {
-				out.NotQueued++
-			}
-			all = append(all, findings)
-			j := checkJobJSON{ID: d.ID(), Dir: string(d), OK: len(findings) == 0, Summary: summary, Problems: []findingJSON{}}
-			for _, f := range findings {
-				j.Problems = append(j.Problems, findingJSON{File: f.file, Error: remedy.NewErrorJSON(f.err)})
-			}
-			if len(findings) > 0 {
-				bad++
-				out.Problems += len(findings)
-			}
-			out.Jobs = append(out.Jobs, j)
-		}
-		var indexFinding *finding
-		if isRoot && jobview.Exists(filepath.Join(target, jobstore.IndexFile)) {
-			if _, err := jobstore.ReadIndex(target); err != nil {
-				out.Problems++
-				indexFinding = &finding{jobstore.IndexFile, remedy.WithCLIRemedy(err,
-					"index.json is a cache: rebuild it with 'jobstore list ROOT --rebuild'")}
-				out.IndexProblem = &findingJSON{File: jobstore.IndexFile, Error: remedy.NewErrorJSON(indexFinding.err)}
-			}
-		}
-		if *asJSON {
-			if err := jobview.WriteJSON(e.stdout, out); err != nil {
-				return err
-			}
-		} else {
-			printCheck(e, out, all, indexFinding, bad)
-		}
-		if out.Problems > 0 {
-			return &exitError{code: exitUnsuccessful}
-		}
-		return nil
+func defineCheck(fs *pflag.FlagSet) runFunc {
+	var opts checkOptions
+	fs.BoolVar(&opts.JSON, "json", false, "print JSON instead of lines (shape in the help text)")
+	return func(e *env, args, pos []string) error {
+		opts.Target = pos[0]
+		return runCheck(e, opts)
 	}
+}
+
+// runCheck reads every record of the jobs under opts.Target (or of the
+// one job it names) as the library would, and says what is wrong with
+// each and what to do; problems found give exitUnsuccessful.
+func runCheck(e *env, opts checkOptions) error {
+	target := opts.Target
+	var dirs []jobstore.JobDir
+	var err error
+	isRoot := !isJobDir(target)
+	if isRoot {
+		if dirs, err = jobview.RootJobDirs("check", target); err != nil {
+			return err
+		}
+	} else {
+		dirs = []jobstore.JobDir{jobstore.JobDir(target)}
+	}
+
+	out := checkJSON{Target: target, IsRoot: isRoot, Jobs: []checkJobJSON{}}
+	var bad int
+	var all [][]finding // per job, for the text output
+	for _, d := range dirs {
+		summary, findings, notQueued := checkJob(d)
+		if notQueued {
+			out.NotQueued++
+		}
+		all = append(all, findings)
+		j := checkJobJSON{ID: d.ID(), Dir: string(d), OK: len(findings) == 0, Summary: summary, Problems: []findingJSON{}}
+		for _, f := range findings {
+			j.Problems = append(j.Problems, findingJSON{File: f.file, Error: remedy.NewErrorJSON(f.err)})
+		}
+		if len(findings) > 0 {
+			bad++
+			out.Problems += len(findings)
+		}
+		out.Jobs = append(out.Jobs, j)
+	}
+	var indexFinding *finding
+	if isRoot && jobview.Exists(filepath.Join(target, jobstore.IndexFile)) {
+		if _, err := jobstore.ReadIndex(target); err != nil {
+			out.Problems++
+			indexFinding = &finding{jobstore.IndexFile, remedy.WithCLIRemedy(err,
+				"index.json is a cache: rebuild it with 'jobstore list ROOT --rebuild'")}
+			out.IndexProblem = &findingJSON{File: jobstore.IndexFile, Error: remedy.NewErrorJSON(indexFinding.err)}
+		}
+	}
+	if opts.JSON {
+		if err := jobview.WriteJSON(e.stdout, out); err != nil {
+			return err
+		}
+	} else {
+		printCheck(e, out, all, indexFinding, bad)
+	}
+	if out.Problems > 0 {
+		return &exitError{code: exitUnsuccessful}
+	}
+	return nil
 }
 
 // printCheck prints the result of a check as lines and a summary.

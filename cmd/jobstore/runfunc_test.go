@@ -2,12 +2,14 @@ package main
 
 import (
 	"bytes"
+	"os"
 	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/axqua/jobstore"
 	"github.com/axqua/jobstore/cmd/jobstore/internal/clitest"
+	"github.com/axqua/jobstore/cmd/jobstore/internal/jobview"
 	"github.com/axqua/jobstore/internal/testdir"
 	"github.com/stretchr/testify/require"
 )
@@ -53,6 +55,13 @@ func TestRunFunctions_WorkFromTheirOptions(t *testing.T) {
 		{"reconcile as JSON", func(e *env, dir jobstore.JobDir) error {
 			return runReconcile(e, reconcileOptions{Root: filepath.Dir(string(dir)), JSON: true})
 		}, exitOK, `"marked_lost": false`, "", nil},
+		{"logs: stderr.log", func(e *env, dir jobstore.JobDir) error {
+			require.NoError(t, os.WriteFile(filepath.Join(string(dir), jobview.StderrFile), []byte("to stderr\n"), 0o644))
+			return runLogs(e, logsOptions{Dir: string(dir), Stderr: true})
+		}, exitOK, "to stderr\n", "", nil},
+		{"check a root as JSON", func(e *env, dir jobstore.JobDir) error {
+			return runCheck(e, checkOptions{Target: filepath.Dir(string(dir)), JSON: true})
+		}, exitOK, `"problems": 0`, "", nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
