@@ -62,6 +62,18 @@ func TestRunFunctions_WorkFromTheirOptions(t *testing.T) {
 		{"check a root as JSON", func(e *env, dir jobstore.JobDir) error {
 			return runCheck(e, checkOptions{Target: filepath.Dir(string(dir)), JSON: true})
 		}, exitOK, `"problems": 0`, "", nil},
+		{"rm a finished job", func(e *env, dir jobstore.JobDir) error {
+			finish(t, dir, jobstore.Succeeded)
+			return runRm(e, rmOptions{Dirs: []string{string(dir)}})
+		}, exitOK, "removed", "", func(t *testing.T, dir jobstore.JobDir) {
+			require.NoDirExists(t, string(dir))
+		}},
+		{"prune, dry run", func(e *env, dir jobstore.JobDir) error {
+			finish(t, dir, jobstore.Succeeded)
+			return runPrune(e, pruneOptions{Root: filepath.Dir(string(dir)), DryRun: true, JSON: true})
+		}, exitOK, `"outcome": "would_remove"`, "", func(t *testing.T, dir jobstore.JobDir) {
+			require.DirExists(t, string(dir))
+		}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
