@@ -92,32 +92,48 @@ stopped by SIGINT or SIGTERM: ends by that signal (a shell reports 130 or
 	}
 }
 
+// watchOptions are what "jobstore watch" is told: DIR and its flags.
+type watchOptions struct {
+	Dir      string        // the job directory as given
+	Interval time.Duration // the safety poll between watch events
+	JSON     bool          // print one JSON object per change
+}
+
 func defineWatch(fs *pflag.FlagSet) runFunc {
+	var opts watchOptions
 	interval := safetyPollFlag(fs)
-	asJSON := fs.Bool("json", false, "print one JSON object per line (shape in the help text)")
+	fs.BoolVar(&opts.JSON, "json", false, "print one JSON object per line (shape in the help text)")
 	return func(e *env, args, pos []string) error {
 		if err := positiveDuration(flagSpelling(args, "interval"), *interval); err != nil {
 			return err
 		}
-		w := newWatcher(e.stdout, e.term)
-		if *asJSON {
-			w.term, w.asJSON = nil, true
-		}
-		ctx, release := untilStopped(context.Background())
-		defer release()
-		st, err := w.watch(ctx, jobstore.JobDir(pos[0]), *interval)
-		if stop := stopCause(ctx); err != nil && stop != nil {
-			w.stopped(stop.sig)
-			return stop
-		}
-		if err != nil {
-			return remedy.JobDirArgument(err, pos[0])
-		}
-		if st.State != jobstore.Succeeded {
-			return &exitError{code: exitUnsuccessful}
-		}
-		return nil
+		opts.Dir, opts.Interval = pos[0], *interval
+		return runWatch(e, opts)
 	}
+}
+
+// runWatch follows opts.Dir's job until it ends, redrawn in place on a
+// terminal, a line (or JSON object) per change otherwise; a job that does
+// not succeed gives exitUnsuccessful, a stop signal itself.
+func runWatch(e *env, opts watchOptions) error {
+	w := newWatcher(e.stdout, e.term)
+	if opts.JSON {
+		w.term, w.asJSON = nil, true
+	}
+	ctx, release := untilStopped(context.Background())
+	defer release()
+	st, err := w.watch(ctx, jobstore.JobDir(opts.Dir), opts.Interval)
+	if stop := stopCause(ctx); err != nil && stop != nil {
+		w.stopped(stop.sig)
+		return stop
+	}
+	if err != nil {
+		return remedy.JobDirArgument(err, opts.Dir)
+	}
+	if st.State != jobstore.Succeeded {
+		return &exitError{code: exitUnsuccessful}
+	}
+	return nil
 }
 
 // cancelCheckEvery is how often watch (and list --watch) look for a cancel
