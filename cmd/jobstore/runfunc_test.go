@@ -84,6 +84,14 @@ func TestRunFunctions_WorkFromTheirOptions(t *testing.T) {
 			finish(t, dir, jobstore.Succeeded)
 			return runWatch(e, watchOptions{Dir: string(dir), Interval: time.Second, JSON: true})
 		}, exitOK, `"succeeded"`, "", "", nil},
+		{"submit with params", func(e *env, dir jobstore.JobDir) error {
+			return runSubmit(e, submitOptions{Root: filepath.Dir(string(dir)), Params: `{"n": 1}`,
+				Spec: jobstore.JobSpec{ID: "k", Kind: "render", SubmittedBy: "tester"}})
+		}, exitOK, "k\n", "", "", func(t *testing.T, dir jobstore.JobDir) {
+			spec, err := jobstore.ReadSpec(jobstore.JobDir(filepath.Join(filepath.Dir(string(dir)), "k")))
+			require.NoError(t, err)
+			require.JSONEq(t, `{"n": 1}`, string(spec.Params))
+		}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -157,30 +157,48 @@ func defineSubmit(fs *pflag.FlagSet) runFunc {
 		if *by == "" {
 			*by = defaultSubmitter()
 		}
-		spec := jobstore.JobSpec{ID: *id, Kind: *kind, SubmittedBy: *by, MaxAttempts: maxAttempts.n, Backoff: backoff.d,
-			MaxBackoff: maxBackoff.d, NotBefore: notBefore.t, Priority: *priority, Timeout: timeout.d}
+		opts := submitOptions{Root: pos[0], Params: *params, Create: *create,
+			Spec: jobstore.JobSpec{ID: *id, Kind: *kind, SubmittedBy: *by, MaxAttempts: maxAttempts.n, Backoff: backoff.d,
+				MaxBackoff: maxBackoff.d, NotBefore: notBefore.t, Priority: *priority, Timeout: timeout.d}}
 		if len(labels) > 0 {
-			spec.Labels = labels
+			opts.Spec.Labels = labels
 		}
-		if *params != "" {
-			raw, err := readParams(*params)
-			if err != nil {
-				return err
-			}
-			spec.Params = raw
-		}
-		if !*create {
-			if err := rootExists(pos[0]); err != nil {
-				return err
-			}
-		}
-		dir, err := jobstore.Submit(pos[0], spec)
+		return runSubmit(e, opts)
+	}
+}
+
+// submitOptions are what "jobstore submit" is told for one job: ROOT, the
+// spec its flags make, and where its params are.
+type submitOptions struct {
+	Root   string
+	Spec   jobstore.JobSpec // the job but its params
+	Params string           // a JSON value, @FILE, or @- for stdin; "": none
+	Create bool             // make Root if it does not exist
+}
+
+// runSubmit submits opts.Spec, with the params opts.Params gives, under
+// opts.Root, and prints the job's ID. A missing root is an error unless
+// opts.Create.
+func runSubmit(e *env, opts submitOptions) error {
+	spec := opts.Spec
+	if opts.Params != "" {
+		raw, err := readParams(opts.Params)
 		if err != nil {
 			return err
 		}
-		fmt.Fprintln(e.stdout, dir.ID())
-		return nil
+		spec.Params = raw
 	}
+	if !opts.Create {
+		if err := rootExists(opts.Root); err != nil {
+			return err
+		}
+	}
+	dir, err := jobstore.Submit(opts.Root, spec)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(e.stdout, dir.ID())
+	return nil
 }
 
 // checkSchedule refuses what the library would: negative attempts or
