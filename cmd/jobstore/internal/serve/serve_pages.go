@@ -207,12 +207,12 @@ func writeJSONAnswer(w http.ResponseWriter, code int, v any) {
 }
 
 // Limits of what a job's page shows: the formatted params, and the end of
-// each log (the page's script then follows the log from there, LogChunk
+// each log (the page's script then follows the log from there, logChunk
 // at a time).
 const (
-	MaxParamsShown = 64 << 10
+	maxParamsShown = 64 << 10
 	logShown       = 64 << 10
-	LogChunk       = 64 << 10
+	logChunk       = 64 << 10
 )
 
 // field is one "name value" line of a job's page.
@@ -281,7 +281,7 @@ func (s *server) jobPage(w http.ResponseWriter, r *http.Request) {
 	if sp := j.Spec; sp != nil {
 		v.Spec = sp
 		v.SubmittedAgo = jobview.FmtAge(time.Since(sp.SubmittedAt))
-		v.Params, v.ParamsNote = FormatParams(sp.Params)
+		v.Params, v.ParamsNote = formatParams(sp.Params)
 		for _, k := range jobview.SortedKeys(sp.Labels) {
 			v.Labels = append(v.Labels, field{k, sp.Labels[k]})
 		}
@@ -360,26 +360,26 @@ func firstErr(errs ...error) error {
 	return nil
 }
 
-// FormatParams is params as indented JSON, cut to MaxParamsShown bytes,
+// formatParams is params as indented JSON, cut to maxParamsShown bytes,
 // with a note saying so when it is cut.
-func FormatParams(params json.RawMessage) (text, note string) {
+func formatParams(params json.RawMessage) (text, note string) {
 	if len(params) == 0 {
 		return "", ""
 	}
 	if len(params) > maxParamsFormatted {
-		return cutText(string(params), MaxParamsShown), fmt.Sprintf("params are %s as JSON: the first %s are shown as written; /api/jobs/ID has them whole",
-			byteSize(int64(len(params))), byteSize(MaxParamsShown))
+		return cutText(string(params), maxParamsShown), fmt.Sprintf("params are %s as JSON: the first %s are shown as written; /api/jobs/ID has them whole",
+			byteSize(int64(len(params))), byteSize(maxParamsShown))
 	}
 	var b bytes.Buffer
 	if err := json.Indent(&b, params, "", "  "); err != nil {
 		b.Reset()
 		b.Write(params)
 	}
-	if b.Len() <= MaxParamsShown {
+	if b.Len() <= maxParamsShown {
 		return b.String(), ""
 	}
-	return cutText(b.String(), MaxParamsShown), fmt.Sprintf("params are %s as JSON (%s formatted): the first %s are shown; /api/jobs/ID has them whole",
-		byteSize(int64(len(params))), byteSize(int64(b.Len())), byteSize(MaxParamsShown))
+	return cutText(b.String(), maxParamsShown), fmt.Sprintf("params are %s as JSON (%s formatted): the first %s are shown; /api/jobs/ID has them whole",
+		byteSize(int64(len(params))), byteSize(int64(b.Len())), byteSize(maxParamsShown))
 }
 
 // maxParamsFormatted is the largest params a job's page formats; larger
@@ -457,9 +457,9 @@ func logText(t jobview.LogTail) (string, int64) {
 	return strings.Join(lines, "\n"), t.Start + int64(len(b))
 }
 
-// LogChunkJSON is /jobs/ID/log's answer: the log from ?from= on (at most
-// LogChunk bytes; Gap when bytes before them are skipped).
-type LogChunkJSON struct {
+// logChunkJSON is /jobs/ID/log's answer: the log from ?from= on (at most
+// logChunk bytes; Gap when bytes before them are skipped).
+type logChunkJSON struct {
 	Found bool   `json:"found"`
 	Text  string `json:"text"`
 	Start int64  `json:"start"`
@@ -484,8 +484,8 @@ func (s *server) jobLog(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		from = -1
 	}
-	t, found, err := jobview.ReadLogTail(dir, name, from, LogChunk)
-	out := LogChunkJSON{Found: found, Start: t.Start, Size: t.Size, Gap: t.Cut}
+	t, found, err := jobview.ReadLogTail(dir, name, from, logChunk)
+	out := logChunkJSON{Found: found, Start: t.Start, Size: t.Size, Gap: t.Cut}
 	if err != nil {
 		out.Error = termtext.OneLine(remedy.ErrorLine(err))
 	} else {

@@ -272,12 +272,12 @@ func TestServe_HostileFilesAreShownAsErrorsOrCutNeverHang(t *testing.T) {
 	require.Less(t, len(body), 1<<20, "the page carries the log whole")
 	code, body = ts.get(t, "/jobs/d-big-log/log?name=stdout&from=0")
 	require.Equal(t, http.StatusOK, code)
-	var chunk LogChunkJSON
+	var chunk logChunkJSON
 	require.NoError(t, json.Unmarshal([]byte(body), &chunk))
 	require.True(t, chunk.Gap, "a cut without saying so")
 	require.Equal(t, int64(1<<30), chunk.Size)
 	require.Equal(t, int64(1<<30), chunk.Next)
-	require.LessOrEqual(t, chunk.Next-chunk.Start, int64(LogChunk), "more than a chunk read")
+	require.LessOrEqual(t, chunk.Next-chunk.Start, int64(logChunk), "more than a chunk read")
 	require.True(t, strings.HasSuffix(chunk.Text, last))
 }
 
@@ -298,8 +298,8 @@ func TestFormatParams_IndentsCutsAndSaysSo(t *testing.T) {
 		{"2 MiB: cut as written", blob(2 << 20), "the first 64.0 KiB are shown as written", false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			text, note := FormatParams(c.params)
-			require.LessOrEqual(t, len(text), MaxParamsShown+len("…"))
+			text, note := formatParams(c.params)
+			require.LessOrEqual(t, len(text), maxParamsShown+len("…"))
 			require.Equal(t, c.indents, strings.HasPrefix(text, "{\n  "), text[:min(len(text), 20)])
 			if c.note == "" {
 				require.Empty(t, note)
