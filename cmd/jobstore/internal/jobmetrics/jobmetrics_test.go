@@ -1,11 +1,10 @@
-package main
+package jobmetrics
 
 import (
 	"testing"
 	"time"
 
 	"github.com/axqua/jobstore"
-	"github.com/axqua/jobstore/cmd/jobstore/internal/jobmetrics"
 	"github.com/stretchr/testify/require"
 )
 
@@ -28,7 +27,7 @@ func TestReadyAt_IsWhenTheJobCouldFirstStart(t *testing.T) {
 		{"no spec", nil, ended, nil, at(50)},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			require.Equal(t, c.want, jobmetrics.ReadyAt(c.spec, c.st, c.retryAt))
+			require.Equal(t, c.want, ReadyAt(c.spec, c.st, c.retryAt))
 		})
 	}
 }
