@@ -15,7 +15,7 @@ command -v x86_64-w64-mingw32-gcc >/dev/null || need+=(gcc-mingw-w64-x86-64-win3
 python3 -c 'import jsonschema' 2>/dev/null || need+=(python3-jsonschema)
 # The README's pip route (cmd/jobstore/readme_python_test.go): a venv with pip.
 python3 -c 'import ensurepip, venv' 2>/dev/null || need+=(python3-venv)
-# jobstore serve's browser tests (cmd/jobstore/serve_browser_linux_test.go) drive it headless.
+# jobstore serve's browser tests (cmd/jobstore/internal/serve/serve_browser_linux_test.go) drive it headless.
 command -v chromium >/dev/null || need+=(chromium)
 if ((${#need[@]})); then
 	echo "apt-get install ${need[*]}"

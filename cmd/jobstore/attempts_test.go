@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"github.com/axqua/jobstore"
+	"github.com/axqua/jobstore/cmd/jobstore/internal/jobview"
+	"github.com/axqua/jobstore/cmd/jobstore/internal/serve"
 	"github.com/stretchr/testify/assert"
 )
 
@@ -42,14 +44,14 @@ func TestAttempts_ListShowAndPageNumberAlike(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			spec := jobstore.JobSpec{MaxAttempts: tt.max}
-			assert.Equal(t, tt.note, attemptNote(&spec, &tt.st))
+			assert.Equal(t, tt.note, jobview.AttemptNote(&spec, &tt.st))
 			var labels []string
-			for _, a := range numberedAttempts(&tt.st) {
-				labels = append(labels, a.label)
+			for _, a := range jobview.NumberedAttempts(&tt.st) {
+				labels = append(labels, a.Label)
 			}
 			assert.Equal(t, tt.labels, labels, "show's rows")
 			labels = nil
-			for _, f := range attemptFields(&tt.st) {
+			for _, f := range serve.AttemptFields(&tt.st) {
 				labels = append(labels, f.Name)
 			}
 			assert.Equal(t, tt.labels, labels, "the page's fields")

@@ -14,6 +14,8 @@ import (
 	"testing"
 
 	"github.com/axqua/jobstore"
+	"github.com/axqua/jobstore/cmd/jobstore/internal/clitest"
+	"github.com/axqua/jobstore/cmd/jobstore/internal/jobview"
 	"github.com/axqua/jobstore/internal/prereq"
 	"github.com/axqua/jobstore/internal/testdir"
 	"github.com/stretchr/testify/assert"
@@ -21,7 +23,7 @@ import (
 )
 
 func TestCancel_QueuedJobIsCancelledAndASecondRequestChangesNothing(t *testing.T) {
-	dir := submit(t, testdir.New(t), "q1")
+	dir := clitest.Submit(t, testdir.New(t), "q1")
 	r := runCLI(t, "cancel", string(dir), "--reason", "wrong input", "--by", "alice")
 	requireCode(t, r, exitOK)
 	require.Empty(t, r.stderr)
@@ -44,7 +46,7 @@ func TestCancel_QueuedJobIsCancelledAndASecondRequestChangesNothing(t *testing.T
 }
 
 func TestCancel_DefaultRequesterNamesUserAndHost(t *testing.T) {
-	dir := submit(t, testdir.New(t), "q1")
+	dir := clitest.Submit(t, testdir.New(t), "q1")
 	r := runCLIEnv(t, []string{"USER=carol", "USERNAME=carol"}, "cancel", string(dir))
 	requireCode(t, r, exitOK)
 	req, err := jobstore.ReadCancel(dir)
@@ -55,7 +57,7 @@ func TestCancel_DefaultRequesterNamesUserAndHost(t *testing.T) {
 
 func TestCancel_EndedJobIsExitOneAndNotAJobIsExitThree(t *testing.T) {
 	root := testdir.New(t)
-	done := runJob(t, root, "done", jobstore.Outcome{State: jobstore.Succeeded})
+	done := clitest.RunJob(t, root, "done", jobstore.Outcome{State: jobstore.Succeeded})
 	r := runCLI(t, "cancel", string(done))
 	requireCode(t, r, exitUnsuccessful)
 	requireErrorLine(t, r)
@@ -72,7 +74,7 @@ func TestCancel_EndedJobIsExitOneAndNotAJobIsExitThree(t *testing.T) {
 
 func TestCancel_RunningJobShownByShowListAndReconcile(t *testing.T) {
 	root := testdir.New(t)
-	dir := submit(t, root, "r1")
+	dir := clitest.Submit(t, root, "r1")
 	run, err := jobstore.Start(dir)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = run.Close() })
@@ -89,7 +91,7 @@ func TestCancel_RunningJobShownByShowListAndReconcile(t *testing.T) {
 	requireCode(t, r, exitOK)
 	var shown struct {
 		Cancel       *jobstore.CancelRequest `json:"cancel"`
-		CancelRecord *recordInfo             `json:"cancel_record"`
+		CancelRecord *jobview.RecordInfo     `json:"cancel_record"`
 	}
 	require.NoError(t, json.Unmarshal([]byte(r.stdout), &shown))
 	require.NotNil(t, shown.Cancel)
@@ -123,7 +125,7 @@ func TestCancel_RunningJobShownByShowListAndReconcile(t *testing.T) {
 
 func TestCancel_NoRequestAddsNothingToShowAndList(t *testing.T) {
 	root := testdir.New(t)
-	dir := submit(t, root, "q1")
+	dir := clitest.Submit(t, root, "q1")
 	r := runCLI(t, "show", string(dir))
 	requireCode(t, r, exitOK)
 	assert.NotContains(t, r.stdout, "cancel")
@@ -135,7 +137,7 @@ func TestCancel_NoRequestAddsNothingToShowAndList(t *testing.T) {
 
 func TestCancel_LateRequestIsShownAsTooLate(t *testing.T) {
 	root := testdir.New(t)
-	dir := submit(t, root, "late")
+	dir := clitest.Submit(t, root, "late")
 	run, err := jobstore.Start(dir)
 	require.NoError(t, err)
 	defer run.Close()
@@ -147,7 +149,7 @@ func TestCancel_LateRequestIsShownAsTooLate(t *testing.T) {
 }
 
 func TestWatch_SaysCancelRequested(t *testing.T) {
-	dir := submit(t, testdir.New(t), "w1")
+	dir := clitest.Submit(t, testdir.New(t), "w1")
 	run, err := jobstore.Start(dir)
 	require.NoError(t, err)
 	defer run.Close()
@@ -238,7 +240,7 @@ func TestCancel_PythonGoAndTheCommandAgreeInEveryState(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			// job is a fresh copy of the job in this state.
 			job := func(t *testing.T) jobstore.JobDir {
-				dir := submit(t, testdir.New(t), "j")
+				dir := clitest.Submit(t, testdir.New(t), "j")
 				require.NoError(t, os.Remove(dir.StatusPath()))
 				if tc.state != "" {
 					require.NoError(t, jobstore.WriteStatus(dir, jobstore.JobStatus{State: tc.state, Seq: 2}))
@@ -247,7 +249,7 @@ func TestCancel_PythonGoAndTheCommandAgreeInEveryState(t *testing.T) {
 					require.NoError(t, os.WriteFile(dir.CancelPath(), earlier, 0o444))
 				}
 				if tc.fifo {
-					if err := mkfifo(dir.StatusPath()); err != nil {
+					if err := clitest.Mkfifo(dir.StatusPath()); err != nil {
 						t.Skipf("no FIFOs here: %v", err)
 					}
 				}

@@ -9,6 +9,9 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/axqua/jobstore"
+	"github.com/axqua/jobstore/cmd/jobstore/internal/jobview"
+	"github.com/axqua/jobstore/cmd/jobstore/internal/remedy"
+	"github.com/axqua/jobstore/cmd/jobstore/internal/termtext"
 )
 
 func checkCmd() *command {
@@ -97,65 +100,81 @@ type checkJobJSON struct {
 }
 
 type findingJSON struct {
-	File  string     `json:"file"`
-	Error *errorJSON `json:"error"`
+	File  string            `json:"file"`
+	Error *remedy.ErrorJSON `json:"error"`
+}
+
+// checkOptions are what "jobstore check" is told: ROOT or DIR, and its
+// flags.
+type checkOptions struct {
+	Target string // a root, or one job directory
+	JSON   bool   // print JSON instead of lines
 }
 
 func defineCheck(fs *pflag.FlagSet) runFunc {
-	asJSON := fs.Bool("json", false, "print JSON instead of lines (shape in the help text)")
+	var opts checkOptions
+	fs.BoolVar(&opts.JSON, "json", false, "print JSON instead of lines (shape in the help text)")
 	return func(e *env, args, pos []string) error {
-		target := pos[0]
-		var dirs []jobstore.JobDir
-		var err error
-		isRoot := !isJobDir(target)
-		if isRoot {
-			if dirs, err = rootJobDirs("check", target); err != nil {
-				return err
-			}
-		} else {
-			dirs = []jobstore.JobDir{jobstore.JobDir(target)}
-		}
-
-		out := checkJSON{Target: target, IsRoot: isRoot, Jobs: []checkJobJSON{}}
-		var bad int
-		var all [][]finding // per job, for the text output
-		for _, d := range dirs {
-			summary, findings, notQueued := checkJob(d)
-			if notQueued {
-				out.NotQueued++
-			}
-			all = append(all, findings)
-			j := checkJobJSON{ID: d.ID(), Dir: string(d), OK: len(findings) == 0, Summary: summary, Problems: []findingJSON{}}
-			for _, f := range findings {
-				j.Problems = append(j.Problems, findingJSON{File: f.file, Error: newErrorJSON(f.err)})
-			}
-			if len(findings) > 0 {
-				bad++
-				out.Problems += len(findings)
-			}
-			out.Jobs = append(out.Jobs, j)
-		}
-		var indexFinding *finding
-		if isRoot && exists(filepath.Join(target, jobstore.IndexFile)) {
-			if _, err := jobstore.ReadIndex(target); err != nil {
-				out.Problems++
-				indexFinding = &finding{jobstore.IndexFile, withCLIRemedy(err,
-					"index.json is a cache: rebuild it with 'jobstore list ROOT --rebuild'")}
-				out.IndexProblem = &findingJSON{File: jobstore.IndexFile, Error: newErrorJSON(indexFinding.err)}
-			}
-		}
-		if *asJSON {
-			if err := writeJSON(e.stdout, out); err != nil {
-				return err
-			}
-		} else {
-			printCheck(e, out, all, indexFinding, bad)
-		}
-		if out.Problems > 0 {
-			return &exitError{code: exitUnsuccessful}
-		}
-		return nil
+		opts.Target = pos[0]
+		return runCheck(e, opts)
 	}
+}
+
+// runCheck reads every record of the jobs under opts.Target (or of the
+// one job it names) as the library would, and says what is wrong with
+// each and what to do; problems found give exitUnsuccessful.
+func runCheck(e *env, opts checkOptions) error {
+	target := opts.Target
+	var dirs []jobstore.JobDir
+	var err error
+	isRoot := !isJobDir(target)
+	if isRoot {
+		if dirs, err = jobview.RootJobDirs("check", target); err != nil {
+			return err
+		}
+	} else {
+		dirs = []jobstore.JobDir{jobstore.JobDir(target)}
+	}
+
+	out := checkJSON{Target: target, IsRoot: isRoot, Jobs: []checkJobJSON{}}
+	var bad int
+	var all [][]finding // per job, for the text output
+	for _, d := range dirs {
+		summary, findings, notQueued := checkJob(d)
+		if notQueued {
+			out.NotQueued++
+		}
+		all = append(all, findings)
+		j := checkJobJSON{ID: d.ID(), Dir: string(d), OK: len(findings) == 0, Summary: summary, Problems: []findingJSON{}}
+		for _, f := range findings {
+			j.Problems = append(j.Problems, findingJSON{File: f.file, Error: remedy.NewErrorJSON(f.err)})
+		}
+		if len(findings) > 0 {
+			bad++
+			out.Problems += len(findings)
+		}
+		out.Jobs = append(out.Jobs, j)
+	}
+	var indexFinding *finding
+	if isRoot && jobview.Exists(filepath.Join(target, jobstore.IndexFile)) {
+		if _, err := jobstore.ReadIndex(target); err != nil {
+			out.Problems++
+			indexFinding = &finding{jobstore.IndexFile, remedy.WithCLIRemedy(err,
+				"index.json is a cache: rebuild it with 'jobstore list ROOT --rebuild'")}
+			out.IndexProblem = &findingJSON{File: jobstore.IndexFile, Error: remedy.NewErrorJSON(indexFinding.err)}
+		}
+	}
+	if opts.JSON {
+		if err := jobview.WriteJSON(e.stdout, out); err != nil {
+			return err
+		}
+	} else {
+		printCheck(e, out, all, indexFinding, bad)
+	}
+	if out.Problems > 0 {
+		return &exitError{code: exitUnsuccessful}
+	}
+	return nil
 }
 
 // printCheck prints the result of a check as lines and a summary.
@@ -163,45 +182,45 @@ func printCheck(e *env, out checkJSON, findings [][]finding, index *finding, bad
 	tw := newTableWriter(e.stdout)
 	for i, j := range out.Jobs {
 		if j.OK {
-			fmt.Fprintf(tw, "ok\t%s\t%s\n", escapeTerminal(j.ID), escapeTerminal(j.Summary))
+			fmt.Fprintf(tw, "ok\t%s\t%s\n", termtext.EscapeTerminal(j.ID), termtext.EscapeTerminal(j.Summary))
 			continue
 		}
 		for _, f := range findings[i] {
-			fmt.Fprintf(tw, "FAIL\t%s\t%s\n", escapeTerminal(j.ID), escapeTerminal(findingText(f)))
+			fmt.Fprintf(tw, "FAIL\t%s\t%s\n", termtext.EscapeTerminal(j.ID), termtext.EscapeTerminal(findingText(f)))
 		}
 	}
 	if index != nil {
-		fmt.Fprintf(tw, "FAIL\t%s\t%s\n", jobstore.IndexFile, escapeTerminal(findingText(*index)))
+		fmt.Fprintf(tw, "FAIL\t%s\t%s\n", jobstore.IndexFile, termtext.EscapeTerminal(findingText(*index)))
 	}
 	tw.Flush()
 	if out.NotQueued > 0 {
 		fmt.Fprintf(e.stdout, "%s without status.json (not queued): 'jobstore work' and StartNext pass such jobs over; "+
 			"submit jobs with 'jobstore submit' or Submit, which write the queued status.json too (docs/format.md)\n",
-			plural(out.NotQueued, "job"))
+			termtext.Plural(out.NotQueued, "job"))
 	}
 	what := "job " + out.Target
 	if out.IsRoot {
-		what = plural(len(out.Jobs), "job") + " under " + out.Target
+		what = termtext.Plural(len(out.Jobs), "job") + " under " + out.Target
 	}
 	if out.Problems == 0 {
 		fmt.Fprintf(e.stdout, "checked %s: no problems\n", what)
 		return
 	}
-	fmt.Fprintf(e.stdout, "checked %s: %s in %s\n", what, plural(out.Problems, "problem"), plural(bad, "job"))
+	fmt.Fprintf(e.stdout, "checked %s: %s in %s\n", what, termtext.Plural(out.Problems, "problem"), termtext.Plural(bad, "job"))
 }
 
 // isJobDir: dir holds either record (a status.json without job.json is a
 // broken job, not a root).
 func isJobDir(dir string) bool {
 	d := jobstore.JobDir(dir)
-	return exists(d.SpecPath()) || exists(d.StatusPath())
+	return jobview.Exists(d.SpecPath()) || jobview.Exists(d.StatusPath())
 }
 
 // checkJob validates one job directory. ok describes a job without
 // findings; notQueued reports a job with a readable job.json and no
 // status.json, which no worker starts.
 func checkJob(d jobstore.JobDir) (ok string, findings []finding, notQueued bool) {
-	j := readJob(d)
+	j := jobview.ReadJob(d)
 	if err := j.SpecInfo.Err; err != nil {
 		findings = append(findings, finding{jobstore.SpecFile, err})
 	} else if j.Spec.ID != d.ID() {
@@ -212,7 +231,7 @@ func checkJob(d jobstore.JobDir) (ok string, findings []finding, notQueued bool)
 	} else if j.Status != nil && j.Status.JobID != "" && j.Status.JobID != d.ID() {
 		findings = append(findings, finding{jobstore.StatusFile, idMismatch(d.StatusPath(), j.Status.JobID, d.ID())})
 	}
-	_, cancel := readCancel(d) // as show reads it
+	_, cancel := jobview.ReadCancel(d) // as show reads it
 	if cancel.Err != nil {
 		findings = append(findings, finding{jobstore.CancelFile, cancel.Err})
 	}
@@ -232,7 +251,7 @@ func checkJob(d jobstore.JobDir) (ok string, findings []finding, notQueued bool)
 // recordSummary says what a record file holds as found: nothing, the
 // schema_version written in it (and whether it was migrated to be read),
 // and whether it could be read at all.
-func recordSummary(r recordInfo) string {
+func recordSummary(r jobview.RecordInfo) string {
 	switch {
 	case !r.Present && (r.Err == nil || errors.Is(r.Err, fs.ErrNotExist)):
 		return r.File + " absent"
@@ -248,14 +267,14 @@ func recordSummary(r recordInfo) string {
 }
 
 func idMismatch(path, found, want string) error {
-	return withCLIRemedy(&jobstore.Error{Op: "check", Path: path, Subject: "job_id", Sentinel: jobstore.ErrInvalid,
+	return remedy.WithCLIRemedy(&jobstore.Error{Op: "check", Path: path, Subject: "job_id", Sentinel: jobstore.ErrInvalid,
 		Msg: fmt.Sprintf("%q differs from the directory name %q", found, want), Found: found, Supported: want},
 		"the directory name is the job ID: rename the directory, or correct job_id")
 }
 
 // findingText is "file: subject: what. Remedy: remedy", one line.
 func findingText(f finding) string {
-	subject, what, remedy := problem(f.err, f.file)
+	subject, what, remedy := remedy.Problem(f.err, f.file)
 	s := f.file + ": "
 	if subject != f.file {
 		s += subject + ": "

@@ -14,6 +14,9 @@ import (
 	"testing"
 
 	"github.com/axqua/jobstore"
+	"github.com/axqua/jobstore/cmd/jobstore/internal/clitest"
+	"github.com/axqua/jobstore/cmd/jobstore/internal/jobview"
+	"github.com/axqua/jobstore/cmd/jobstore/internal/remedy"
 	"github.com/axqua/jobstore/internal/testdir"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -50,8 +53,8 @@ func TestCheck_EachBrokenJobFailsWithTheLibrarysSubject(t *testing.T) {
 		dir := filepath.Join(brokenRoot, en.Name())
 		t.Run(en.Name(), func(t *testing.T) {
 			r := runCLI(t, "check", dir)
-			j := readJob(jobstore.JobDir(dir))
-			_, cancel := readCancel(jobstore.JobDir(dir))
+			j := jobview.ReadJob(jobstore.JobDir(dir))
+			_, cancel := jobview.ReadCancel(jobstore.JobDir(dir))
 			libErr := errors.Join(j.SpecInfo.Err, j.StatusInfo.Err, cancel.Err)
 			if en.Name() == "ok" || en.Name() == "no-status" || en.Name() == "cancelled" {
 				require.NoError(t, libErr)
@@ -62,11 +65,11 @@ func TestCheck_EachBrokenJobFailsWithTheLibrarysSubject(t *testing.T) {
 			requireCode(t, r, exitUnsuccessful)
 			require.Contains(t, r.stdout, "FAIL")
 			require.Contains(t, r.stdout, "Remedy: ")
-			for _, info := range []recordInfo{j.SpecInfo, j.StatusInfo, cancel} {
+			for _, info := range []jobview.RecordInfo{j.SpecInfo, j.StatusInfo, cancel} {
 				if info.Err == nil {
 					continue
 				}
-				subject, _, remedy := problem(info.Err, info.File)
+				subject, _, remedy := remedy.Problem(info.Err, info.File)
 				require.Contains(t, r.stdout, info.File+": ")
 				require.Contains(t, r.stdout, subject)
 				require.Contains(t, r.stdout, remedy)
@@ -124,7 +127,7 @@ func TestCheck_AgreesWithTheLibraryOnEachRecordFileOfRootTestdata(t *testing.T) 
 					return
 				}
 				requireCode(t, r, exitUnsuccessful)
-				_, _, remedy := problem(libErr, target)
+				_, _, remedy := remedy.Problem(libErr, target)
 				require.Contains(t, r.stdout, target+": ")
 				require.Contains(t, r.stdout, remedy)
 			})
@@ -164,7 +167,7 @@ func cancelCases(t *testing.T) map[string]func(t *testing.T) jobstore.JobDir {
 	}
 	made := func(place func(t *testing.T, path string)) func(t *testing.T) jobstore.JobDir {
 		return func(t *testing.T) jobstore.JobDir {
-			dir := submit(t, testdir.New(t), "j")
+			dir := clitest.Submit(t, testdir.New(t), "j")
 			place(t, dir.CancelPath())
 			return dir
 		}
@@ -184,7 +187,7 @@ func cancelCases(t *testing.T) map[string]func(t *testing.T) jobstore.JobDir {
 			}
 		}),
 		"FIFO": made(func(t *testing.T, path string) {
-			if err := mkfifo(path); err != nil {
+			if err := clitest.Mkfifo(path); err != nil {
 				t.Skipf("no FIFOs here: %v", err)
 			}
 		}),
@@ -203,7 +206,7 @@ func TestCheck_ReportsAnUnreadableCancelJSONAsShowDoes(t *testing.T) {
 			requireCode(t, r, exitOK)
 			var shownRecord struct {
 				CancelRecord struct {
-					Error *errorJSON `json:"error"`
+					Error *remedy.ErrorJSON `json:"error"`
 				} `json:"cancel_record"`
 			}
 			require.NoError(t, json.Unmarshal([]byte(r.stdout), &shownRecord))
@@ -256,7 +259,7 @@ func TestCheck_SummarySaysWhatTheFilesHold(t *testing.T) {
 			require.NoError(t, json.Unmarshal([]byte(r.stdout), &out), r.stdout)
 			require.Len(t, out.Jobs, 1)
 			j := out.Jobs[0]
-			failed := map[string]*errorJSON{}
+			failed := map[string]*remedy.ErrorJSON{}
 			for _, p := range j.Problems {
 				failed[p.File] = p.Error
 			}

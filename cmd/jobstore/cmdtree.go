@@ -4,8 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"runtime/debug"
+	"slices"
 	"strings"
 
+	"github.com/axqua/jobstore/cmd/jobstore/internal/remedy"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 )
@@ -41,7 +43,7 @@ func commandTree(e *env, args []string, cmds []*command) *cobra.Command {
 	root.Args = func(_ *cobra.Command, pos []string) error {
 		switch {
 		case len(pos) > 0 && *version:
-			return usagef("unexpected argument %q after %s", pos[0], flagSpelling(args, "version"))
+			return remedy.Usagef("unexpected argument %q after %s", pos[0], flagSpelling(args, "version"))
 		case len(pos) > 0:
 			return unknownCommand(root, "unknown command", pos[0])
 		}
@@ -109,22 +111,22 @@ func (c *command) positional(cc *cobra.Command, all []string) []string {
 func (c *command) checkPositional(pos []string) error {
 	switch {
 	case len(pos) < c.minPos:
-		return usagef("missing %s", c.posNames)
+		return remedy.Usagef("missing %s", c.posNames)
 	case c.maxPos >= 0 && len(pos) > c.maxPos && c.commandAfterDash:
-		return &usageError{msg: fmt.Sprintf("unexpected argument %q (expects %s, then -- and the command to run)", pos[c.maxPos], c.posNames),
-			remedy: fmt.Sprintf("put -- before the command, so that its arguments are not read as jobstore's: jobstore %s %s -- %s",
+		return &remedy.UsageError{Msg: fmt.Sprintf("unexpected argument %q (expects %s, then -- and the command to run)", pos[c.maxPos], c.posNames),
+			Remedy: fmt.Sprintf("put -- before the command, so that its arguments are not read as jobstore's: jobstore %s %s -- %s",
 				c.name, strings.Join(pos[:c.maxPos], " "), strings.Join(pos[c.maxPos:], " "))}
 	case c.maxPos >= 0 && len(pos) > c.maxPos:
-		return usagef("unexpected argument %q (expects %s)", pos[c.maxPos], c.posNames)
+		return remedy.Usagef("unexpected argument %q (expects %s)", pos[c.maxPos], c.posNames)
 	}
 	return nil
 }
 
 // inCommand names the command in a usage error that names none.
 func inCommand(name string, err error) error {
-	var ue *usageError
-	if errors.As(err, &ue) && ue.cmd == "" {
-		ue.cmd = name
+	var ue *remedy.UsageError
+	if errors.As(err, &ue) && ue.Cmd == "" {
+		ue.Cmd = name
 	}
 	return err
 }
@@ -167,19 +169,11 @@ func helpCommand(e *env, root *cobra.Command) *cobra.Command {
 // says where it was given), with the commands cobra finds it is likely a
 // typo of.
 func unknownCommand(root *cobra.Command, what, name string) error {
-	remedy := "run 'jobstore help' for the list of commands"
+	hint := "run 'jobstore help' for the list of commands"
 	if s := root.SuggestionsFor(name); len(s) > 0 {
-		remedy = "did you mean " + orList(s) + "? Run 'jobstore help' for the list of commands"
+		hint = "did you mean " + orList(s) + "? Run 'jobstore help' for the list of commands"
 	}
-	return &usageError{msg: fmt.Sprintf("%s %q", what, name), remedy: remedy}
-}
-
-// orList is "a", "a or b", "a, b or c".
-func orList(s []string) string {
-	if len(s) == 1 {
-		return s[0]
-	}
-	return strings.Join(s[:len(s)-1], ", ") + " or " + s[len(s)-1]
+	return &remedy.UsageError{Msg: fmt.Sprintf("%s %q", what, name), Remedy: hint}
 }
 
 // completeArgs completes c's positional arguments in a shell: a
@@ -202,30 +196,43 @@ func (c *command) completeArgs(cc *cobra.Command, all []string, typed string) ([
 	return nil, cobra.ShellCompDirectiveFilterDirs
 }
 
-// flagSuggestions is the flags of fs that typed is likely a typo of.
-func flagSuggestions(fs *pflag.FlagSet, typed string, minDistance int) []string {
-	var names []string
-	fs.VisitAll(func(f *pflag.Flag) {
-		if f.Name != "help" {
-			names = append(names, f.Name)
+// flagError is pflag's parse error err of command c over args (the
+// command line as typed) as a usage error that names the flag as typed,
+// suggesting the flags an unknown one is likely a typo of.
+func flagError(c *cobra.Command, args []string, err error) error {
+	ue := &remedy.UsageError{}
+	help := "run 'jobstore help'"
+	if c.HasParent() {
+		ue.Cmd = c.Name()
+		help = "run 'jobstore help " + c.Name() + "'"
+	}
+	var (
+		unknown *pflag.NotExistError
+		noValue *pflag.ValueRequiredError
+		invalid *pflag.InvalidValueError
+		syntax  *pflag.InvalidSyntaxError
+	)
+	switch {
+	case errors.As(err, &unknown):
+		name := unknown.GetSpecifiedName()
+		ue.Msg = "unknown flag " + flagSpelling(args, name)
+		if s := flagSuggestions(c.Flags(), name, 2); len(s) > 0 {
+			ue.Remedy = "did you mean " + orList(s) + "? " + strings.ToUpper(help[:1]) + help[1:] + " for its flags"
 		}
-	})
-	s := suggestionsAmong(names, typed, minDistance)
-	for i := range s {
-		s[i] = "--" + s[i]
+		if cmd := findCommand(c.Name()); cmd != nil && cmd.commandAfterDash && !slices.Contains(args, "--") {
+			// A flag of the command to run, typed without the -- before it.
+			ue.Remedy = "if " + flagSpelling(args, name) + " is the command's, put -- before the command: jobstore " +
+				c.Name() + " " + cmd.posNames + " [FLAGS] -- COMMAND [ARGS]"
+		}
+	case errors.As(err, &noValue):
+		ue.Msg = flagSpelling(args, noValue.GetSpecifiedName()) + " needs a value"
+	case errors.As(err, &invalid):
+		f := invalid.GetFlag()
+		ue.Msg = fmt.Sprintf("%s: invalid value %q: %s", flagSpelling(args, f.Name), invalid.GetValue(), invalidValueReason(f, invalid))
+	case errors.As(err, &syntax):
+		ue.Msg = fmt.Sprintf("bad flag syntax %q", syntax.GetSpecifiedFlag())
+	default:
+		ue.Msg = err.Error()
 	}
-	return s
-}
-
-// suggestionsAmong is the names that typed is likely a typo of, as cobra
-// finds a command a mistyped one is likely a typo of (within minDistance
-// edits, or typed is a prefix): cobra suggests only commands, so its
-// matcher is given the names as commands.
-func suggestionsAmong(names []string, typed string, minDistance int) []string {
-	probe := &cobra.Command{Use: "names"}
-	probe.SuggestionsMinimumDistance = minDistance
-	for _, n := range names {
-		probe.AddCommand(&cobra.Command{Use: n, Run: func(*cobra.Command, []string) {}})
-	}
-	return probe.SuggestionsFor(typed)
+	return ue
 }

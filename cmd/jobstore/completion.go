@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/axqua/jobstore"
+	"github.com/axqua/jobstore/cmd/jobstore/internal/remedy"
 )
 
 // completionShells are the shells "jobstore completion" writes a script
@@ -57,7 +58,7 @@ func runCompletion(e *env, _, pos []string) error {
 	case "powershell":
 		return root.GenPowerShellCompletionWithDesc(e.stdout)
 	}
-	return usagef("no completion for the shell %q (one of %s)", pos[0], orList(completionShells()))
+	return remedy.Usagef("no completion for the shell %q (one of %s)", pos[0], orList(completionShells()))
 }
 
 // registerValueCompletions completes the values of cc's --state (the

@@ -10,6 +10,8 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/axqua/jobstore"
+	"github.com/axqua/jobstore/cmd/jobstore/internal/jobview"
+	"github.com/axqua/jobstore/cmd/jobstore/internal/remedy"
 )
 
 func demoCmd() *command {
@@ -59,76 +61,94 @@ const (
 	demoPollEvery = jobstore.DefaultPollInterval
 )
 
+// demoOptions are what "jobstore demo" is told: its ROOT, if given, and
+// its flags.
+type demoOptions struct {
+	Root string // "": a fresh temporary directory
+	Fail bool   // the runner fails halfway, to show a failure
+}
+
 func defineDemo(fs *pflag.FlagSet) runFunc {
-	fail := fs.Bool("fail", false, "make the runner fail halfway, to show a failure")
+	var opts demoOptions
+	fs.BoolVar(&opts.Fail, "fail", false, "make the runner fail halfway, to show a failure")
 	return func(e *env, args, pos []string) error {
-		var root string
-		var err error
 		if len(pos) == 1 {
-			root = pos[0]
-			fmt.Fprintf(e.stdout, "jobstore demo, in %s\n\n", root)
-		} else {
-			if root, err = os.MkdirTemp("", "jobstore-demo-"); err != nil {
-				return withCLIRemedy(&jobstore.Error{Op: "create temp dir", Err: err, Msg: "cannot create the demo's root"},
-					"give a writable ROOT: jobstore demo ROOT")
-			}
-			fmt.Fprintf(e.stdout, "jobstore demo, in a fresh temporary directory: %s\n(it is left there for you to look at; remove it when done)\n\n", root)
+			opts.Root = pos[0]
 		}
-
-		params, _ := json.Marshal(map[string]int{"frames": demoFrames, "tiles_per_frame": demoTiles})
-		dir, err := jobstore.Submit(root, jobstore.JobSpec{Kind: "demo.render", Params: params,
-			Labels: map[string]string{"origin": "demo"}, SubmittedBy: defaultSubmitter()})
-		if err != nil {
-			return err
-		}
-		fmt.Fprintf(e.stdout, "1. submit: %s written once, status.json says queued (seq 1)\n   job %s\n\n", jobstore.SpecFile, dir.ID())
-
-		fmt.Fprintf(e.stdout, "2. run: a runner in this process holds %s and calls Progress for each of\n"+
-			"   %d tiles (%d frames), as fast as it renders them; a watcher follows status.json\n"+
-			"   with Watch and draws each status as soon as it is written:\n\n", jobstore.LockFile, demoFrames*demoTiles, demoFrames)
-		ctx, cancel := context.WithCancel(context.Background())
-		defer cancel()
-		ran := make(chan error, 1)
-		var calls int
-		go func() {
-			var err error
-			calls, err = simulateRunner(dir, *fail)
-			if err != nil {
-				cancel() // the watcher would wait for a terminal state forever
-			}
-			ran <- err
-		}()
-		final, watchErr := newWatcher(e.stdout, e.term).watch(ctx, dir, demoPollEvery)
-		if err := <-ran; err != nil {
-			return err
-		}
-		if watchErr != nil {
-			return watchErr
-		}
-		// Every write but the first two (queued, running) and the last
-		// (the outcome) carried progress.
-		fmt.Fprintf(e.stdout, "\n   The runner called Progress %d times; status.json was written %d times (seq %d:\n"+
-			"   queued, running, %d progress writes, %s). A write per call would have been %d writes.\n",
-			calls, final.Seq, final.Seq, final.Seq-3, final.State, calls+3)
-
-		fmt.Fprintf(e.stdout, "\n3. list %s:\n\n", root)
-		entries, err := jobstore.List(root)
-		if err != nil {
-			return err
-		}
-		printTable(e, root, entries, time.Now())
-
-		fmt.Fprintf(e.stdout, "\n4. show %s:\n\n", dir)
-		j := readJob(dir)
-		printJob(e.stdout, j)
-
-		fmt.Fprintf(e.stdout, "\nNext (with \"go run ./cmd/jobstore\" for \"jobstore\"):\n"+
-			"  jobstore show %[1]s --json\n  jobstore list %[2]s --json\n  jobstore check %[2]s\n  jobstore help\n", dir, root)
-		if j.SpecInfo.Err != nil {
-			return j.SpecInfo.Err
-		}
-		return j.StatusInfo.Err
+		return runDemo(e, opts)
 	}
+}
+
+// runDemo submits a job under opts.Root (or a fresh temporary directory,
+// left there), runs it in this process while a watcher draws it, and
+// shows what each step wrote.
+func runDemo(e *env, opts demoOptions) error {
+	var root string
+	var err error
+	if opts.Root != "" {
+		root = opts.Root
+		fmt.Fprintf(e.stdout, "jobstore demo, in %s\n\n", root)
+	} else {
+		if root, err = os.MkdirTemp("", "jobstore-demo-"); err != nil {
+			return remedy.WithCLIRemedy(&jobstore.Error{Op: "create temp dir", Err: err, Msg: "cannot create the demo's root"},
+				"give a writable ROOT: jobstore demo ROOT")
+		}
+		fmt.Fprintf(e.stdout, "jobstore demo, in a fresh temporary directory: %s\n(it is left there for you to look at; remove it when done)\n\n", root)
+	}
+
+	params, _ := json.Marshal(map[string]int{"frames": demoFrames, "tiles_per_frame": demoTiles})
+	dir, err := jobstore.Submit(root, jobstore.JobSpec{Kind: "demo.render", Params: params,
+		Labels: map[string]string{"origin": "demo"}, SubmittedBy: defaultSubmitter()})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(e.stdout, "1. submit: %s written once, status.json says queued (seq 1)\n   job %s\n\n", jobstore.SpecFile, dir.ID())
+
+	fmt.Fprintf(e.stdout, "2. run: a runner in this process holds %s and calls Progress for each of\n"+
+		"   %d tiles (%d frames), as fast as it renders them; a watcher follows status.json\n"+
+		"   with Watch and draws each status as soon as it is written:\n\n", jobstore.LockFile, demoFrames*demoTiles, demoFrames)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	ran := make(chan error, 1)
+	var calls int
+	go func() {
+		var err error
+		calls, err = simulateRunner(dir, opts.Fail)
+		if err != nil {
+			cancel() // the watcher would wait for a terminal state forever
+		}
+		ran <- err
+	}()
+	final, watchErr := newWatcher(e.stdout, e.term).watch(ctx, dir, demoPollEvery)
+	if err := <-ran; err != nil {
+		return err
+	}
+	if watchErr != nil {
+		return watchErr
+	}
+	// Every write but the first two (queued, running) and the last
+	// (the outcome) carried progress.
+	fmt.Fprintf(e.stdout, "\n   The runner called Progress %d times; status.json was written %d times (seq %d:\n"+
+		"   queued, running, %d progress writes, %s). A write per call would have been %d writes.\n",
+		calls, final.Seq, final.Seq, final.Seq-3, final.State, calls+3)
+
+	fmt.Fprintf(e.stdout, "\n3. list %s:\n\n", root)
+	entries, err := jobstore.List(root)
+	if err != nil {
+		return err
+	}
+	printTable(e, root, entries, time.Now())
+
+	fmt.Fprintf(e.stdout, "\n4. show %s:\n\n", dir)
+	j := jobview.ReadJob(dir)
+	printJob(e.stdout, j)
+
+	fmt.Fprintf(e.stdout, "\nNext (with \"go run ./cmd/jobstore\" for \"jobstore\"):\n"+
+		"  jobstore show %[1]s --json\n  jobstore list %[2]s --json\n  jobstore check %[2]s\n  jobstore help\n", dir, root)
+	if j.SpecInfo.Err != nil {
+		return j.SpecInfo.Err
+	}
+	return j.StatusInfo.Err
 }
 
 // simulateRunner is what a real runner does with the runner handle: Start

@@ -16,6 +16,8 @@ import (
 	"testing"
 
 	"github.com/axqua/jobstore"
+	"github.com/axqua/jobstore/cmd/jobstore/internal/clitest"
+	"github.com/axqua/jobstore/cmd/jobstore/internal/remedy"
 	"github.com/axqua/jobstore/internal/testdir"
 	"github.com/stretchr/testify/require"
 )
@@ -139,22 +141,22 @@ func TestCLIRemedy_EveryCodeHasTheCLIsOwn(t *testing.T) {
 		t.Run(string(code), func(t *testing.T) {
 			err := errorOfCode(t, code, libRemedy)
 			require.Equal(t, code, jobstore.ErrorCode(err))
-			remedy, known := codeRemedy(err)
+			hint, known := remedy.CodeRemedy(err)
 			require.True(t, known, "the CLI has no remedy of its own for %q: add it to codeRemedy", code)
-			require.NotEmpty(t, remedy)
-			require.Equal(t, remedy, cliRemedy(err))
-			require.Equal(t, remedy, cliRemedy(fmt.Errorf("context: %w", err)), "found through a wrapping error")
-			require.Equal(t, remedy, cliRemedy(&jobstore.Error{Op: "start", Err: err, Remedy: "call Flush"}), "not the outer library remedy either")
-			require.NotContains(t, remedy, libRemedy)
-			require.Equal(t, "mine", cliRemedy(withCLIRemedy(err, "mine")), "a command's own remedy comes first")
-			requireNoGoAPI(t, api, remedy)
-			if other, dup := seen[remedy]; dup && code != jobstore.CodeIO {
-				t.Errorf("%s and %s share the remedy %q", code, other, remedy)
+			require.NotEmpty(t, hint)
+			require.Equal(t, hint, remedy.CliRemedy(err))
+			require.Equal(t, hint, remedy.CliRemedy(fmt.Errorf("context: %w", err)), "found through a wrapping error")
+			require.Equal(t, hint, remedy.CliRemedy(&jobstore.Error{Op: "start", Err: err, Remedy: "call Flush"}), "not the outer library remedy either")
+			require.NotContains(t, hint, libRemedy)
+			require.Equal(t, "mine", remedy.CliRemedy(remedy.WithCLIRemedy(err, "mine")), "a command's own remedy comes first")
+			requireNoGoAPI(t, api, hint)
+			if other, dup := seen[hint]; dup && code != jobstore.CodeIO {
+				t.Errorf("%s and %s share the remedy %q", code, other, hint)
 			}
-			seen[remedy] = code
+			seen[hint] = code
 		})
 	}
-	_, known := codeRemedy(&jobstore.Error{Sentinel: errors.New("a kind of elsewhere")})
+	_, known := remedy.CodeRemedy(&jobstore.Error{Sentinel: errors.New("a kind of elsewhere")})
 	require.True(t, known, "an *Error of no jobstore kind is an I/O error to the CLI")
 }
 
@@ -162,13 +164,13 @@ func TestCLIRemedy_EveryCodeHasTheCLIsOwn(t *testing.T) {
 // remedies that name Go functions, options or calls.
 func TestRequireNoGoAPI_FindsTheLibrarysGoRemedies(t *testing.T) {
 	api := goAPI(t)
-	for _, remedy := range []string{"read it with a larger WithMaxSize", "the first Submit creates it",
+	for _, hint := range []string{"read it with a larger WithMaxSize", "the first Submit creates it",
 		"stop, then call Finish(Outcome{State: Cancelled})", "a NoSync write (Run.Progress)", "write updates before Close"} {
-		require.NotEmpty(t, goAPIIn(api, remedy), "%q names Go API, and was not found to", remedy)
+		require.NotEmpty(t, goAPIIn(api, hint), "%q names Go API, and was not found to", hint)
 	}
-	for _, remedy := range []string{notAJobDirRemedy, "nothing to cancel: the job has ended",
+	for _, hint := range []string{remedy.NotAJobDirRemedy, "nothing to cancel: the job has ended",
 		"Wait for it to end ('jobstore wait ROOT/ID')", "check the path: ROOT is the directory that holds the job directories"} {
-		requireNoGoAPI(t, api, remedy)
+		requireNoGoAPI(t, api, hint)
 	}
 }
 
@@ -202,7 +204,7 @@ func TestCLIRemedy_OnTheCommandLineIsTheCLIsNeverTheLibrarys(t *testing.T) {
 		return libraryErr(t, err)
 	}
 	byCode := func(t *testing.T, err error) string {
-		remedy, known := codeRemedy(err)
+		remedy, known := remedy.CodeRemedy(err)
 		require.True(t, known)
 		return remedy
 	}
@@ -216,7 +218,7 @@ func TestCLIRemedy_OnTheCommandLineIsTheCLIsNeverTheLibrarys(t *testing.T) {
 		code int
 	}{
 		{"cancel a finished job", func(t *testing.T) (result, string, error) {
-			dir := runJob(t, testdir.New(t), "done", jobstore.Outcome{State: jobstore.Succeeded})
+			dir := clitest.RunJob(t, testdir.New(t), "done", jobstore.Outcome{State: jobstore.Succeeded})
 			libErr := libraryErr(t, jobstore.RequestCancel(dir, jobstore.CancelRequest{}))
 			require.ErrorIs(t, libErr, jobstore.ErrWrongState)
 			return runCLI(t, "cancel", string(dir)), "nothing to cancel: the job has ended ('jobstore show " + string(dir) + "' says how)", libErr
@@ -237,9 +239,9 @@ func TestCLIRemedy_OnTheCommandLineIsTheCLIsNeverTheLibrarys(t *testing.T) {
 			return runCLI(t, "show", string(dir)), byCode(t, lib), lib
 		}, exitRuntime},
 		{"show a status that is a FIFO", func(t *testing.T) (result, string, error) {
-			dir := submit(t, testdir.New(t), "j")
+			dir := clitest.Submit(t, testdir.New(t), "j")
 			require.NoError(t, os.Remove(dir.StatusPath()))
-			if err := mkfifo(dir.StatusPath()); err != nil {
+			if err := clitest.Mkfifo(dir.StatusPath()); err != nil {
 				t.Skipf("no FIFOs here: %v", err)
 			}
 			lib := readStatusErr(t, dir)
@@ -258,7 +260,7 @@ func TestCLIRemedy_OnTheCommandLineIsTheCLIsNeverTheLibrarys(t *testing.T) {
 			return runCLI(t, "show", string(dir)), byCode(t, lib), lib
 		}, exitRuntime},
 		{"show a status of 17 MiB", func(t *testing.T) (result, string, error) {
-			dir := submit(t, testdir.New(t), "j")
+			dir := clitest.Submit(t, testdir.New(t), "j")
 			require.NoError(t, os.WriteFile(dir.StatusPath(), bytes.Repeat([]byte(" "), 17<<20), 0o644))
 			lib := readStatusErr(t, dir)
 			return runCLI(t, "show", string(dir)), byCode(t, lib), lib
@@ -266,11 +268,11 @@ func TestCLIRemedy_OnTheCommandLineIsTheCLIsNeverTheLibrarys(t *testing.T) {
 		{"show a directory that is no job", func(t *testing.T) (result, string, error) {
 			dir := testdir.New(t)
 			_, err := jobstore.ReadSpec(jobstore.JobDir(dir))
-			return runCLI(t, "show", dir), notAJobDirRemedy, libraryErr(t, err)
+			return runCLI(t, "show", dir), remedy.NotAJobDirRemedy, libraryErr(t, err)
 		}, exitRuntime},
 		{"submit a taken ID", func(t *testing.T) (result, string, error) {
 			root := testdir.New(t)
-			submit(t, root, "j")
+			clitest.Submit(t, root, "j")
 			_, err := jobstore.Submit(root, jobstore.JobSpec{ID: "j", Kind: "k"})
 			return runCLI(t, "submit", root, "--kind", "k", "--id", "j"), "choose another --id; 'jobstore show ROOT/ID' shows the existing job", libraryErr(t, err)
 		}, exitRuntime},
@@ -298,7 +300,7 @@ func TestCLIRemedy_AFileForAJobDirectoryIsAMistypedArgument(t *testing.T) {
 		t.Run(strings.Join(append(args[:1:1], args[2:]...), " "), func(t *testing.T) {
 			r := runCLI(t, args...)
 			requireCode(t, r, exitRuntime)
-			require.Equal(t, notAJobDirRemedy, stderrRemedy(t, r))
+			require.Equal(t, remedy.NotAJobDirRemedy, stderrRemedy(t, r))
 			require.Empty(t, r.stdout)
 		})
 	}
@@ -323,16 +325,16 @@ func TestCLIMessages_NameWhatWasTypedAndWhatToDo(t *testing.T) {
 			require.NoError(t, os.Mkdir(dir, 0o755))
 			require.NoError(t, os.WriteFile(filepath.Join(dir, jobstore.StatusFile), []byte("{"), 0o644))
 			return runCLI(t, "wait", dir)
-		}, exitRuntime, []string{"jobstore: wait ", "no job.json here", "Remedy: " + notAJobDirRemedy}, []string{"watch"}},
+		}, exitRuntime, []string{"jobstore: wait ", "no job.json here", "Remedy: " + remedy.NotAJobDirRemedy}, []string{"watch"}},
 		{"rm of a directory that does not exist", func(t *testing.T) result {
 			return runCLI(t, "rm", filepath.Join(testdir.New(t), "nope"))
-		}, exitRuntime, []string{string(filepath.Separator) + "nope: no such directory", "Remedy: " + notAJobDirRemedy}, []string{"job.json"}},
+		}, exitRuntime, []string{string(filepath.Separator) + "nope: no such directory", "Remedy: " + remedy.NotAJobDirRemedy}, []string{"job.json"}},
 		{"show of a status from a newer jobstore", func(t *testing.T) result {
 			return runCLI(t, "show", filepath.Join(brokenRoot, "status-newer"))
 		}, exitRuntime, []string{"jobstore: read status ", "written by a newer jobstore (schema_version 3); this version understands up to 2",
 			"Remedy: upgrade jobstore ('jobstore --version' shows this one)"}, []string{"migrate"}},
 		{"cancel of a finished job", func(t *testing.T) result {
-			dir := runJob(t, testdir.New(t), "done", jobstore.Outcome{State: jobstore.Succeeded})
+			dir := clitest.RunJob(t, testdir.New(t), "done", jobstore.Outcome{State: jobstore.Succeeded})
 			return runCLI(t, "cancel", string(dir))
 		}, exitUnsuccessful, []string{"the job is already succeeded; a finished job cannot be cancelled", "Remedy: nothing to cancel: the job has ended ('jobstore show "},
 			[]string{"Finish(", "RequestCancel"}},

@@ -5,78 +5,18 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
 	"unicode/utf8"
 
 	"github.com/axqua/jobstore"
+	"github.com/axqua/jobstore/cmd/jobstore/internal/clitest"
+	"github.com/axqua/jobstore/cmd/jobstore/internal/jobview"
+	"github.com/axqua/jobstore/cmd/jobstore/internal/termtext"
 	"github.com/axqua/jobstore/internal/testdir"
 	"github.com/stretchr/testify/require"
 )
-
-func TestEscapeTerminal(t *testing.T) {
-	for _, tc := range []struct {
-		name, in, want string
-	}{
-		{"plain ASCII is kept", "frame 12/30", "frame 12/30"},
-		{"printable Unicode is kept", "café 渲染 🎬", "café 渲染 🎬"},
-		{"empty", "", ""},
-		{"colour sequence", "\x1b[31mred\x1b[0m", `\x1b[31mred\x1b[0m`},
-		{"title sequence with BEL", "\x1b]0;title\x07", `\x1b]0;title\a`},
-		{"newline, return and tab", "a\nb\rc\td", `a\nb\rc\td`},
-		{"NUL and other C0", "\x00\x01\x1f", `\x00\x01\x1f`},
-		{"DEL", "x\x7fy", `x\x7fy`},
-		{"C1 controls, CSI among them", "\u0085\u009b31m\u0080", `\u0085\u009b31m\u0080`},
-		{"invalid UTF-8", "ab\xffc\xc3", `ab\xffc\xc3`},
-		{"bidi overrides", "a\u202eb\u202ac\u202dd", `a\u202eb\u202ac\u202dd`},
-		{"bidi isolates", "\u2066x\u2067y\u2068z\u2069", `\u2066x\u2067y\u2068z\u2069`},
-		{"neighbours of the bidi ranges are kept", "\u2029\u202f\u2065\u206a", "\u2029\u202f\u2065\u206a"},
-		{"backslash is kept", `C:\jobs\x1b`, `C:\jobs\x1b`},
-		{"first printable above C1", "\u00a0é", "\u00a0é"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			require.Equal(t, tc.want, escapeTerminal(tc.in))
-		})
-	}
-}
-
-// terminalActsOn: the characters that must not reach a terminal, written
-// out apart from escapeTerminal's own test of them.
-func terminalActsOn(r rune) bool {
-	return r < 0x20 || (r >= 0x7f && r <= 0x9f) || (r >= 0x202a && r <= 0x202e) || (r >= 0x2066 && r <= 0x2069)
-}
-
-// TestEscapeTerminal_AgreesWithStrconv compares escapeTerminal with
-// strconv.Unquote, the reference for Go escapes: for text without a
-// backslash or a quote, unquoting the escaped text gives the text back
-// (invalid bytes come back as the same bytes), and the escaped text holds
-// nothing a terminal acts on.
-func TestEscapeTerminal_AgreesWithStrconv(t *testing.T) {
-	var inputs []string
-	for b := 0; b < 256; b++ {
-		inputs = append(inputs, "x"+string([]byte{byte(b)})+"y")
-	}
-	for r := rune(0x80); r < 0x3000; r++ {
-		inputs = append(inputs, string(r)+"\x1b[0m")
-	}
-	inputs = append(inputs, "\xe2\x80", "\xed\xa0\x80", "\xf4\x90\x80\x80") // cut, surrogate, beyond U+10FFFF
-	for _, in := range inputs {
-		if strings.ContainsAny(in, `\"`) {
-			continue
-		}
-		out := escapeTerminal(in)
-		back, err := strconv.Unquote(`"` + out + `"`)
-		require.NoError(t, err, "%q escaped to %q", in, out)
-		require.Equal(t, in, back, "%q escaped to %q", in, out)
-		require.Equal(t, out, escapeTerminal(out), "escaping %q twice", in)
-		require.True(t, utf8.ValidString(out), "%q escaped to %q", in, out)
-		for _, r := range out {
-			require.False(t, terminalActsOn(r), "%q escaped to %q, which keeps %U", in, out, r)
-		}
-	}
-}
 
 // What a hostile submitter and runner write into a job's records: a colour
 // sequence, a title sequence ended by BEL, an 8-bit CSI (U+009B), bidi
@@ -125,10 +65,10 @@ func requireTerminalSafe(t *testing.T, out string, shown ...string) {
 		if r == '\n' {
 			continue
 		}
-		require.False(t, terminalActsOn(r), "%U reaches the terminal:\n%q", r, out)
+		require.False(t, clitest.TerminalActsOn(r), "%U reaches the terminal:\n%q", r, out)
 	}
 	for _, s := range shown {
-		require.Contains(t, out, escapeTerminal(s))
+		require.Contains(t, out, termtext.EscapeTerminal(s))
 	}
 }
 
@@ -145,7 +85,7 @@ func TestList_EscapesWhatATerminalWouldActOn(t *testing.T) {
 	// --json keeps the exact strings.
 	r = runCLI(t, "list", root, "--json")
 	requireCode(t, r, exitOK)
-	var out listJSON
+	var out jobview.ListJSON
 	require.NoError(t, json.Unmarshal([]byte(r.stdout), &out))
 	var found bool
 	for _, j := range out.Jobs {
@@ -176,7 +116,7 @@ func TestListWatch_EscapesWhatATerminalWouldActOn(t *testing.T) {
 	// On a terminal: the table fitted to the screen.
 	entries, err := jobstore.List(root)
 	require.NoError(t, err)
-	noCancel := func(jobstore.JobDir) (*jobstore.CancelRequest, recordInfo) { return nil, recordInfo{} }
+	noCancel := func(jobstore.JobDir) (*jobstore.CancelRequest, jobview.RecordInfo) { return nil, jobview.RecordInfo{} }
 	lines := screenLines(root, entries, time.Now(), noCancel, "Ctrl-C stops watching "+root, 200, 50)
 	requireTerminalSafe(t, strings.Join(lines, "\n"), hostileKind)
 }
@@ -189,7 +129,7 @@ func TestShow_EscapesWhatATerminalWouldActOn(t *testing.T) {
 
 	r = runCLI(t, "show", string(dir), "--json")
 	requireCode(t, r, exitOK)
-	var out showJSON
+	var out jobview.ShowJSON
 	require.NoError(t, json.Unmarshal([]byte(r.stdout), &out))
 	require.Equal(t, hostileKind, out.Spec.Kind)
 	require.Equal(t, hostileBy, out.Spec.SubmittedBy)

@@ -1,9 +1,6 @@
 package main
 
 import (
-	"errors"
-	"fmt"
-	"slices"
 	"strings"
 	"time"
 	"unicode"
@@ -81,47 +78,6 @@ func flagSpelling(args []string, name string) string {
 		}
 	}
 	return "--" + name
-}
-
-// flagError is pflag's parse error err of command c over args (the
-// command line as typed) as a usage error that names the flag as typed,
-// suggesting the flags an unknown one is likely a typo of.
-func flagError(c *cobra.Command, args []string, err error) error {
-	ue := &usageError{}
-	help := "run 'jobstore help'"
-	if c.HasParent() {
-		ue.cmd = c.Name()
-		help = "run 'jobstore help " + c.Name() + "'"
-	}
-	var (
-		unknown *pflag.NotExistError
-		noValue *pflag.ValueRequiredError
-		invalid *pflag.InvalidValueError
-		syntax  *pflag.InvalidSyntaxError
-	)
-	switch {
-	case errors.As(err, &unknown):
-		name := unknown.GetSpecifiedName()
-		ue.msg = "unknown flag " + flagSpelling(args, name)
-		if s := flagSuggestions(c.Flags(), name, 2); len(s) > 0 {
-			ue.remedy = "did you mean " + orList(s) + "? " + strings.ToUpper(help[:1]) + help[1:] + " for its flags"
-		}
-		if cmd := findCommand(c.Name()); cmd != nil && cmd.commandAfterDash && !slices.Contains(args, "--") {
-			// A flag of the command to run, typed without the -- before it.
-			ue.remedy = "if " + flagSpelling(args, name) + " is the command's, put -- before the command: jobstore " +
-				c.Name() + " " + cmd.posNames + " [FLAGS] -- COMMAND [ARGS]"
-		}
-	case errors.As(err, &noValue):
-		ue.msg = flagSpelling(args, noValue.GetSpecifiedName()) + " needs a value"
-	case errors.As(err, &invalid):
-		f := invalid.GetFlag()
-		ue.msg = fmt.Sprintf("%s: invalid value %q: %s", flagSpelling(args, f.Name), invalid.GetValue(), invalidValueReason(f, invalid))
-	case errors.As(err, &syntax):
-		ue.msg = fmt.Sprintf("bad flag syntax %q", syntax.GetSpecifiedFlag())
-	default:
-		ue.msg = err.Error()
-	}
-	return ue
 }
 
 // invalidValueReason says why flag f refused a value: what a duration, a

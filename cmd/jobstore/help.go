@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/axqua/jobstore/cmd/jobstore/internal/termtext"
 	"github.com/spf13/pflag"
 )
 
@@ -63,7 +64,7 @@ Commands:
 func (c *command) usage(width int) string {
 	var b strings.Builder
 	synopsis := "Usage: jobstore " + c.name + " "
-	b.WriteString(wrapLineAt(synopsis+c.args, width, cells(synopsis)) + "\n\n")
+	b.WriteString(wrapLineAt(synopsis+c.args, width, termtext.Cells(synopsis)) + "\n\n")
 	fmt.Fprintf(&b, "%s\n", strings.TrimSpace(c.doc))
 	fs := pflag.NewFlagSet(c.name, pflag.ContinueOnError)
 	c.define(fs) // the flags shown are the ones the command defines

@@ -3,6 +3,8 @@ package main
 import (
 	"strings"
 	"unicode"
+
+	"github.com/axqua/jobstore/cmd/jobstore/internal/termtext"
 )
 
 // This file fits the help texts to the terminal: lines longer than its
@@ -42,7 +44,7 @@ func wrapLine(line string, width int) string {
 // wrapLineAt is wrapLine with continuations indented indent cells. A word
 // wider than a line is left whole, past the width.
 func wrapLineAt(line string, width, indent int) string {
-	if cells(line) <= width {
+	if termtext.Cells(line) <= width {
 		return line
 	}
 	if indent > width/2 {
@@ -51,19 +53,19 @@ func wrapLineAt(line string, width, indent int) string {
 	lead := strings.Repeat(" ", indent)
 	var b strings.Builder
 	cur := line[:leadingBlanks(line)]
-	curCells := cells(cur)
+	curCells := termtext.Cells(cur)
 	start := true // cur has no word of its own yet
 	for _, w := range splitKeepingRuns(line[leadingBlanks(line):]) {
 		gap := w.gap
 		if start {
 			gap = ""
 		}
-		if !start && curCells+cells(gap)+cells(w.text) > width {
+		if !start && curCells+termtext.Cells(gap)+termtext.Cells(w.text) > width {
 			b.WriteString(strings.TrimRight(cur, " ") + "\n")
 			cur, curCells, gap = lead, indent, ""
 		}
 		cur += gap + w.text
-		curCells += cells(gap) + cells(w.text)
+		curCells += termtext.Cells(gap) + termtext.Cells(w.text)
 		start = false
 	}
 	b.WriteString(cur)
@@ -107,7 +109,7 @@ func hangingIndent(line string) int {
 	if i := strings.Index(rest, "  "); i > 0 {
 		j := i + strings.IndexFunc(rest[i:], func(r rune) bool { return !unicode.IsSpace(r) })
 		if j > i {
-			return lead + cells(rest[:j])
+			return lead + termtext.Cells(rest[:j])
 		}
 	}
 	return lead

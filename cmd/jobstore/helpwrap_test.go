@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/axqua/jobstore/cmd/jobstore/internal/termtext"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -13,8 +14,8 @@ import (
 func requireFits(t *testing.T, text string, width int) {
 	t.Helper()
 	for i, l := range strings.Split(text, "\n") {
-		if cells(l) > width && strings.Contains(strings.TrimSpace(l), " ") {
-			t.Fatalf("line %d is %d cells wide, more than %d:\n%s", i+1, cells(l), width, l)
+		if termtext.Cells(l) > width && strings.Contains(strings.TrimSpace(l), " ") {
+			t.Fatalf("line %d is %d cells wide, more than %d:\n%s", i+1, termtext.Cells(l), width, l)
 		}
 	}
 }

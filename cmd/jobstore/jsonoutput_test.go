@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/axqua/jobstore"
+	"github.com/axqua/jobstore/cmd/jobstore/internal/clitest"
 	"github.com/axqua/jobstore/internal/testdir"
 	"github.com/stretchr/testify/require"
 )
@@ -109,12 +110,12 @@ func TestCheck_JSON(t *testing.T) {
 
 func TestReconcile_JSON(t *testing.T) {
 	root := testdir.New(t)
-	dead := submit(t, root, "dead-runner")
+	dead := clitest.Submit(t, root, "dead-runner")
 	started := jobstore.Now()
 	require.NoError(t, jobstore.WriteStatus(dead, jobstore.JobStatus{State: jobstore.Running, Seq: 2,
 		StartedAt: &started, PID: 999999, Host: "gone-host"}))
-	submit(t, root, "waiting")
-	broken := submit(t, root, "broken")
+	clitest.Submit(t, root, "waiting")
+	broken := clitest.Submit(t, root, "broken")
 	require.NoError(t, os.WriteFile(broken.StatusPath(), []byte{0, 0, 0, 0}, 0o644))
 
 	r := runCLI(t, "reconcile", root, "--json")
@@ -132,7 +133,7 @@ func TestReconcile_JSON(t *testing.T) {
 // the last one "end".
 func TestWatch_JSONPrintsOneObjectPerLine(t *testing.T) {
 	root := testdir.New(t)
-	dir := runJob(t, root, "broke", jobstore.Outcome{State: jobstore.Failed, Error: "boom", Remedy: "retry"})
+	dir := clitest.RunJob(t, root, "broke", jobstore.Outcome{State: jobstore.Failed, Error: "boom", Remedy: "retry"})
 	r := runCLI(t, "watch", string(dir), "--json")
 	requireCode(t, r, exitUnsuccessful)
 	require.Empty(t, r.stderr)
@@ -157,7 +158,7 @@ func TestWatch_JSONPrintsOneObjectPerLine(t *testing.T) {
 	require.Equal(t, "job broke failed after DUR: boom. Remedy: retry", normalize(events[1].Message))
 
 	// A note carries the reason as an error object.
-	dir = submit(t, root, "torn")
+	dir = clitest.Submit(t, root, "torn")
 	require.NoError(t, os.WriteFile(dir.StatusPath(), []byte(`{"state": "runn`), 0o644))
 	w := newWatcher(nil, nil)
 	w.asJSON, w.id = true, "torn"
@@ -204,6 +205,6 @@ func TestRootWithoutJobs(t *testing.T) {
 	require.Equal(t, "no jobs under "+empty+"\n", runCLI(t, "list", empty).stdout)
 
 	// One job among other entries makes it a root.
-	submit(t, notRoot, "j")
+	clitest.Submit(t, notRoot, "j")
 	requireCode(t, runCLI(t, "list", notRoot), exitOK)
 }

@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/axqua/jobstore"
+	"github.com/axqua/jobstore/cmd/jobstore/internal/clitest"
+	"github.com/axqua/jobstore/cmd/jobstore/internal/jobview"
 	"github.com/axqua/jobstore/internal/testdir"
 	"github.com/stretchr/testify/require"
 )
@@ -21,8 +23,8 @@ import (
 func linkedJob(t *testing.T) (root, link string, target jobstore.JobDir) {
 	t.Helper()
 	root = testdir.New(t)
-	submit(t, root, "a")
-	target = submit(t, testdir.New(t), "LINK")
+	clitest.Submit(t, root, "a")
+	target = clitest.Submit(t, testdir.New(t), "LINK")
 	link = filepath.Join(root, "LINK")
 	require.NoError(t, os.Symlink(string(target), link))
 	return root, link, target
@@ -51,7 +53,7 @@ func TestLinkedJobDir_EveryCommandRefusesIt(t *testing.T) {
 				// Ended, with output kept: what retry would queue again and
 				// logs would print, were the link followed.
 				require.NoError(t, jobstore.WriteStatus(target, jobstore.JobStatus{State: jobstore.Failed, Seq: 2, Error: "exit 1"}))
-				require.NoError(t, os.WriteFile(filepath.Join(string(target), stdoutFile), []byte("outside the root\n"), 0o644))
+				require.NoError(t, os.WriteFile(filepath.Join(string(target), jobview.StdoutFile), []byte("outside the root\n"), 0o644))
 				before := readTree(t, string(target))
 				r := runCLI(t, append(append([]string{}, args[0], link+spelling), args[1:]...)...)
 				requireCode(t, r, exitRuntime)
@@ -91,8 +93,8 @@ func TestList_SkipsALinkAsListDoes(t *testing.T) {
 
 	w := startLines(t, "list", root, "--watch", "--interval", watchPoll.String())
 	w.waitLine(t, "a ")
-	require.NoError(t, os.Symlink(string(submit(t, testdir.New(t), "LINK2")), filepath.Join(root, "LINK2")))
-	submit(t, root, "c")
+	require.NoError(t, os.Symlink(string(clitest.Submit(t, testdir.New(t), "LINK2")), filepath.Join(root, "LINK2")))
+	clitest.Submit(t, root, "c")
 	w.waitLine(t, "c  queued")
 	w.interrupt(t)
 	w.wait(t)

@@ -7,6 +7,9 @@ import (
 	"time"
 
 	"github.com/axqua/jobstore"
+	"github.com/axqua/jobstore/cmd/jobstore/internal/jobview"
+	"github.com/axqua/jobstore/cmd/jobstore/internal/remedy"
+	"github.com/axqua/jobstore/cmd/jobstore/internal/termtext"
 	"github.com/spf13/pflag"
 )
 
@@ -49,110 +52,94 @@ Details: docs/cli.md#list`,
 	}
 }
 
-type listJSON struct {
-	Root  string         `json:"root"`
-	Jobs  []listJobJSON  `json:"jobs"`
-	Index *indexNoteJSON `json:"index,omitempty"`
-}
-
-type listJobJSON struct {
-	ID     string              `json:"job_id"`
-	Dir    string              `json:"dir"`
-	Spec   *jobstore.JobSpec   `json:"spec"`
-	Status *jobstore.JobStatus `json:"status"`
-	Error  *errorJSON          `json:"error"`
-	dueJSON
-	listCancelJSON
-}
-
-type indexNoteJSON struct {
-	Path       string    `json:"path"`
-	BuiltAt    time.Time `json:"built_at"`
-	Jobs       int       `json:"jobs"`
-	Unreadable int       `json:"unreadable"`
+// listOptions are what "jobstore list" is told: ROOT and its flags.
+type listOptions struct {
+	Root     string
+	JSON     bool               // print JSON instead of a table
+	Rebuild  bool               // also rewrite ROOT/index.json
+	Watch    bool               // keep the table current until stopped
+	Interval time.Duration      // with Watch: the safety poll
+	Filter   *jobview.JobFilter // the jobs to list; never nil
 }
 
 func defineList(fs *pflag.FlagSet) runFunc {
-	asJSON := fs.Bool("json", false, "print JSON instead of a table (shape in docs/cli.md)")
-	rebuild := fs.Bool("rebuild", false, "also rewrite ROOT/index.json from the job directories")
-	watch := fs.Bool("watch", false, "keep the table current until interrupted")
-	interval := fs.Duration("interval", jobstore.DefaultPollInterval, "with --watch: the safety poll, where events do not tell everything (NFS, SMB, FUSE)")
+	var opts listOptions
+	fs.BoolVar(&opts.JSON, "json", false, "print JSON instead of a table (shape in docs/cli.md)")
+	fs.BoolVar(&opts.Rebuild, "rebuild", false, "also rewrite ROOT/index.json from the job directories")
+	fs.BoolVar(&opts.Watch, "watch", false, "keep the table current until interrupted")
+	fs.DurationVar(&opts.Interval, "interval", jobstore.DefaultPollInterval, "with --watch: the safety poll, where events do not tell everything (NFS, SMB, FUSE)")
 	ff := addFilterFlags(fs)
 	return func(e *env, args, pos []string) error {
-		if err := checkWatchFlags(fs, args, *watch, *interval); err != nil {
+		if err := checkWatchFlags(fs, args, opts.Watch, opts.Interval); err != nil {
 			return err
 		}
 		filter, err := ff.filter(args)
 		if err != nil {
 			return err
 		}
-		root := pos[0]
-		if _, err := rootJobDirs("list", root); err != nil {
-			return err
-		}
-		if *watch {
-			ctx, release := untilStopped(context.Background())
-			defer release()
-			if err := watchList(ctx, e, root, *interval, filter, *asJSON); err != nil {
-				return err
-			}
-			if stop := stopCause(ctx); stop != nil {
-				return stop
-			}
-			return nil
-		}
-		var note *indexNoteJSON
-		if *rebuild {
-			ix, err := jobstore.RebuildIndex(root)
-			if err != nil {
-				return withCLIRemedy(err, "give this user write access to ROOT, or list without --rebuild")
-			}
-			note = &indexNoteJSON{Path: filepath.Join(root, jobstore.IndexFile), BuiltAt: ix.BuiltAt,
-				Jobs: len(ix.Jobs), Unreadable: len(ix.Unreadable)}
-		}
-		entries, err := jobstore.List(root)
-		if err != nil {
-			return err
-		}
-		all := len(entries)
-		for _, note := range filter.unknownKinds(root, entries, false) {
-			fmt.Fprintf(e.stderr, "jobstore list: %s\n", escapeTerminal(note))
-		}
-		entries, matched := filter.apply(entries)
-		if *asJSON {
-			out := newListJSON(root, entries, func(dir jobstore.JobDir) *jobstore.CancelRequest {
-				c, _ := readCancel(dir)
-				return c
-			})
-			out.Index = note
-			return writeJSON(e.stdout, out)
-		}
-		if len(entries) == 0 && all > 0 {
-			fmt.Fprintf(e.stdout, "no jobs under %s match (%s in all)\n", root, plural(all, "job"))
-		} else {
-			printTable(e, root, entries, time.Now())
-		}
-		if matched > len(entries) {
-			fmt.Fprintf(e.stdout, "\n%d more not shown (--limit %d)\n", matched-len(entries), filter.limit)
-		}
-		if note != nil {
-			fmt.Fprintf(e.stdout, "\n%s rebuilt at %s: %s, %d unreadable\n",
-				note.Path, fmtTime(note.BuiltAt), plural(note.Jobs, "job"), note.Unreadable)
-		}
-		return nil
+		opts.Root, opts.Filter = pos[0], filter
+		return runList(e, opts)
 	}
 }
 
-// newListJSON is entries as list --json prints them, each job's cancel
-// request from cancelOf.
-func newListJSON(root string, entries []jobstore.Entry, cancelOf func(jobstore.JobDir) *jobstore.CancelRequest) listJSON {
-	out := listJSON{Root: root, Jobs: []listJobJSON{}}
-	for _, en := range entries {
-		out.Jobs = append(out.Jobs, listJobJSON{ID: en.Dir.ID(), Dir: string(en.Dir),
-			Spec: en.Spec, Status: en.Status, Error: newErrorJSON(en.Err), dueJSON: newDueJSON(en.Spec, en.Status),
-			listCancelJSON: listCancelJSON{cancelOf(en.Dir)}})
+// runList prints the jobs under opts.Root that opts.Filter chooses, as a
+// table or JSON, or keeps the table current (opts.Watch) until a stop
+// signal arrives, which it then returns.
+func runList(e *env, opts listOptions) error {
+	root, filter := opts.Root, opts.Filter
+	if _, err := jobview.RootJobDirs("list", root); err != nil {
+		return err
 	}
-	return out
+	if opts.Watch {
+		ctx, release := untilStopped(context.Background())
+		defer release()
+		if err := watchList(ctx, e, root, opts.Interval, filter, opts.JSON); err != nil {
+			return err
+		}
+		if stop := stopCause(ctx); stop != nil {
+			return stop
+		}
+		return nil
+	}
+	var note *jobview.IndexNoteJSON
+	if opts.Rebuild {
+		ix, err := jobstore.RebuildIndex(root)
+		if err != nil {
+			return remedy.WithCLIRemedy(err, "give this user write access to ROOT, or list without --rebuild")
+		}
+		note = &jobview.IndexNoteJSON{Path: filepath.Join(root, jobstore.IndexFile), BuiltAt: ix.BuiltAt,
+			Jobs: len(ix.Jobs), Unreadable: len(ix.Unreadable)}
+	}
+	entries, err := jobstore.List(root)
+	if err != nil {
+		return err
+	}
+	all := len(entries)
+	for _, note := range unknownKinds(filter, root, entries, false) {
+		fmt.Fprintf(e.stderr, "jobstore list: %s\n", termtext.EscapeTerminal(note))
+	}
+	entries, matched := filter.Apply(entries)
+	if opts.JSON {
+		out := jobview.NewListJSON(root, entries, func(dir jobstore.JobDir) *jobstore.CancelRequest {
+			c, _ := jobview.ReadCancel(dir)
+			return c
+		})
+		out.Index = note
+		return jobview.WriteJSON(e.stdout, out)
+	}
+	if len(entries) == 0 && all > 0 {
+		fmt.Fprintf(e.stdout, "no jobs under %s match (%s in all)\n", root, termtext.Plural(all, "job"))
+	} else {
+		printTable(e, root, entries, time.Now())
+	}
+	if matched > len(entries) {
+		fmt.Fprintf(e.stdout, "\n%d more not shown (--limit %d)\n", matched-len(entries), filter.Limit)
+	}
+	if note != nil {
+		fmt.Fprintf(e.stdout, "\n%s rebuilt at %s: %s, %d unreadable\n",
+			note.Path, jobview.FmtTime(note.BuiltAt), termtext.Plural(note.Jobs, "job"), note.Unreadable)
+	}
+	return nil
 }
 
 // checkWatchFlags refuses the flags that do not go with --watch, and
@@ -162,9 +149,9 @@ func checkWatchFlags(fs *pflag.FlagSet, args []string, watch bool, interval time
 	fs.Visit(func(f *pflag.Flag) { set[f.Name] = true })
 	switch {
 	case !watch && set["interval"]:
-		return usagef("%s applies only with --watch", flagSpelling(args, "interval"))
+		return remedy.Usagef("%s applies only with --watch", flagSpelling(args, "interval"))
 	case watch && set["rebuild"]:
-		return usagef("%s cannot be combined with %s", flagSpelling(args, "watch"), flagSpelling(args, "rebuild"))
+		return remedy.Usagef("%s cannot be combined with %s", flagSpelling(args, "watch"), flagSpelling(args, "rebuild"))
 	}
 	return positiveDuration(flagSpelling(args, "interval"), interval)
 }

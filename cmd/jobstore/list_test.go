@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/axqua/jobstore"
+	"github.com/axqua/jobstore/cmd/jobstore/internal/clitest"
+	"github.com/axqua/jobstore/cmd/jobstore/internal/jobview"
 	"github.com/axqua/jobstore/internal/testdir"
 	"github.com/stretchr/testify/require"
 )
@@ -22,38 +24,18 @@ func fixtureRoot(t *testing.T) string {
 	requireCode(t, r, exitOK)
 	require.Equal(t, "a-queued\n", r.stdout)
 
-	runJob(t, root, "b-done", jobstore.Outcome{State: jobstore.Succeeded, Message: "rendered 30 frames", ExitCode: intPtr(0)})
-	runJob(t, root, "c-failed", jobstore.Outcome{State: jobstore.Failed, Message: "stopped", ExitCode: intPtr(2),
+	clitest.RunJob(t, root, "b-done", jobstore.Outcome{State: jobstore.Succeeded, Message: "rendered 30 frames", ExitCode: intPtr(0)})
+	clitest.RunJob(t, root, "c-failed", jobstore.Outcome{State: jobstore.Failed, Message: "stopped", ExitCode: intPtr(2),
 		Error: "frame 15: disk full", Remedy: "free some space and submit again"})
 
-	dir := submit(t, root, "d-corrupt")
+	dir := clitest.Submit(t, root, "d-corrupt")
 	require.NoError(t, os.WriteFile(dir.StatusPath(), []byte(`{"state": "runn`), 0o644))
-	dir = submit(t, root, "e-newer")
+	dir = clitest.Submit(t, root, "e-newer")
 	require.NoError(t, os.WriteFile(dir.StatusPath(), []byte(`{"schema_version": 9, "state": "teleported"}`), 0o644))
 	return root
 }
 
 func intPtr(n int) *int { return &n }
-
-// submit submits a job with the library, as a runner's client would.
-func submit(t *testing.T, root, id string) jobstore.JobDir {
-	t.Helper()
-	dir, err := jobstore.Submit(root, jobstore.JobSpec{ID: id, Kind: "render", SubmittedBy: "tester"})
-	require.NoError(t, err)
-	return dir
-}
-
-// runJob submits a job and runs it to the outcome with the runner handle.
-func runJob(t *testing.T, root, id string, o jobstore.Outcome) jobstore.JobDir {
-	t.Helper()
-	dir := submit(t, root, id)
-	run, err := jobstore.Start(dir, jobstore.WithProgressInterval(0)) // progress its own write: the goldens' seq
-	require.NoError(t, err)
-	defer run.Close()
-	require.NoError(t, run.Progress(0.5, "halfway"))
-	require.NoError(t, run.Finish(o))
-	return dir
-}
 
 func TestList_TableShowsEveryJobAndWhyUnreadableOnesAre(t *testing.T) {
 	root := fixtureRoot(t)
@@ -69,10 +51,10 @@ func TestList_JSON(t *testing.T) {
 	requireCode(t, r, exitOK)
 	golden(t, "list_json.golden", normalize(r.stdout, rootPairs(root)...))
 
-	var out listJSON
+	var out jobview.ListJSON
 	require.NoError(t, json.Unmarshal([]byte(r.stdout), &out))
 	require.Len(t, out.Jobs, 5)
-	byID := map[string]listJobJSON{}
+	byID := map[string]jobview.ListJobJSON{}
 	for _, j := range out.Jobs {
 		byID[j.ID] = j
 	}
@@ -99,7 +81,7 @@ func TestList_RebuildWritesIndexWithUnreadableJobs(t *testing.T) {
 
 	r = runCLI(t, "list", root, "--json", "--rebuild")
 	requireCode(t, r, exitOK)
-	var out listJSON
+	var out jobview.ListJSON
 	require.NoError(t, json.Unmarshal([]byte(r.stdout), &out))
 	require.NotNil(t, out.Index)
 	require.Equal(t, 3, out.Index.Jobs)
@@ -114,7 +96,7 @@ func TestList_EmptyRoot(t *testing.T) {
 	require.Equal(t, "no jobs under "+root+"\n", r.stdout)
 	r = runCLI(t, "list", root, "--json")
 	requireCode(t, r, exitOK)
-	var out listJSON
+	var out jobview.ListJSON
 	require.NoError(t, json.Unmarshal([]byte(r.stdout), &out))
 	require.NotNil(t, out.Jobs, `"jobs" is [] for an empty root, never null`)
 	require.Empty(t, out.Jobs)
@@ -139,7 +121,7 @@ func TestSubmit_ThenListJSONRoundTrips(t *testing.T) {
 
 	r = runCLI(t, "list", root, "--json")
 	requireCode(t, r, exitOK)
-	var out listJSON
+	var out jobview.ListJSON
 	require.NoError(t, json.Unmarshal([]byte(r.stdout), &out))
 	require.Len(t, out.Jobs, 2)
 	got := out.Jobs[0]

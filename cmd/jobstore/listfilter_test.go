@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/axqua/jobstore"
+	"github.com/axqua/jobstore/cmd/jobstore/internal/jobview"
+	"github.com/axqua/jobstore/cmd/jobstore/internal/termtext"
 	"github.com/stretchr/testify/require"
 )
 
@@ -15,7 +17,7 @@ func listIDs(t *testing.T, root string, flags ...string) []string {
 	t.Helper()
 	r := runCLI(t, append([]string{"list", root, "--json"}, flags...)...)
 	requireCode(t, r, exitOK)
-	var out listJSON
+	var out jobview.ListJSON
 	require.NoError(t, json.Unmarshal([]byte(r.stdout), &out))
 	ids := []string{}
 	for _, j := range out.Jobs {
@@ -65,11 +67,11 @@ func TestFitTable_MessageGetsWhatIsLeftOfTheLine(t *testing.T) {
 	long := strings.Repeat("frame rendered; ", 20)
 	entries := []jobstore.Entry{{Dir: "/r/a", Spec: &jobstore.JobSpec{Kind: "render", SubmittedAt: now},
 		Status: &jobstore.JobStatus{State: jobstore.Running, Progress: &p, Message: long, UpdatedAt: now}}}
-	rows := tableRows(entries, now, func(jobstore.JobDir) (*jobstore.CancelRequest, recordInfo) { return nil, recordInfo{} })
+	rows := tableRows(entries, now, func(jobstore.JobDir) (*jobstore.CancelRequest, jobview.RecordInfo) { return nil, jobview.RecordInfo{} })
 	for _, width := range []int{200, 120, 80, 60, 40} {
 		lines := fitTable(rows, width-1)
 		for _, l := range lines {
-			require.LessOrEqual(t, cells(l), width-1, "width %d: %q", width, l)
+			require.LessOrEqual(t, termtext.Cells(l), width-1, "width %d: %q", width, l)
 		}
 		require.Contains(t, lines[1], "running")
 		if width >= 80 {
@@ -91,7 +93,7 @@ func TestScreenLines_ShortTerminalShowsRunningAndFailedJobsFirst(t *testing.T) {
 	}
 	add("zz-failed", jobstore.Failed)
 	add("zz-running", jobstore.Running)
-	none := func(jobstore.JobDir) (*jobstore.CancelRequest, recordInfo) { return nil, recordInfo{} }
+	none := func(jobstore.JobDir) (*jobstore.CancelRequest, jobview.RecordInfo) { return nil, jobview.RecordInfo{} }
 	lines := screenLines("/r", entries, now, none, "Ctrl-C stops", 100, 8)
 	text := strings.Join(lines, "\n")
 	require.Contains(t, text, "zz-running")

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/axqua/jobstore"
+	"github.com/axqua/jobstore/cmd/jobstore/internal/jobview"
+	"github.com/axqua/jobstore/cmd/jobstore/internal/termtext"
 )
 
 // This file draws list --watch on a terminal: the list table fitted to the
@@ -59,7 +61,7 @@ func (lw *listWatcher) stopped() {
 // unreadable jobs under it, then footer; every line cut to cols-1 cells,
 // and the lines cut to rows-1, the last one then counting those left out.
 func screenLines(root string, entries []jobstore.Entry, now time.Time,
-	cancelOf func(jobstore.JobDir) (*jobstore.CancelRequest, recordInfo), footer string, cols, rows int) []string {
+	cancelOf func(jobstore.JobDir) (*jobstore.CancelRequest, jobview.RecordInfo), footer string, cols, rows int) []string {
 	budget := max(cols-1, 0)
 	var lines []string
 	if len(entries) == 0 {
@@ -81,7 +83,7 @@ func screenLines(root string, entries []jobstore.Entry, now time.Time,
 		lines = append(lines[:room-1], fmt.Sprintf("... %d more lines: a taller terminal shows them", more))
 	}
 	for i, l := range lines {
-		lines[i] = fitCells(escapeTerminal(l), budget)
+		lines[i] = termtext.FitCells(termtext.EscapeTerminal(l), budget)
 	}
 	return lines
 }
@@ -91,12 +93,12 @@ func screenLines(root string, entries []jobstore.Entry, now time.Time,
 // group in the order it had.
 func urgentFirst(entries []jobstore.Entry) []jobstore.Entry {
 	rank := func(en jobstore.Entry) int {
-		switch entryState(en) {
+		switch jobview.EntryState(en) {
 		case string(jobstore.Running):
 			return 0
-		case string(jobstore.Failed), string(jobstore.Lost), unreadableState:
+		case string(jobstore.Failed), string(jobstore.Lost), jobview.UnreadableState:
 			return 1
-		case string(jobstore.Queued), noStatusState:
+		case string(jobstore.Queued), jobview.NoStatusState:
 			return 2
 		}
 		return 3

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/axqua/jobstore/cmd/jobstore/internal/termtext"
 	"github.com/stretchr/testify/require"
 )
 
@@ -24,7 +25,7 @@ func TestFitTable_KeepsStateAndProgressAtEveryWidth(t *testing.T) {
 			require.Len(t, lines, len(rows)+1)
 			for _, l := range lines {
 				if budget >= 10+2+9+2+8 { // a shortened ID, "succeeded", "PROGRESS"
-					require.LessOrEqual(t, cells(l), budget, "%q", l)
+					require.LessOrEqual(t, termtext.Cells(l), budget, "%q", l)
 				}
 			}
 			for i, r := range rows {
@@ -60,7 +61,7 @@ func TestShortenMiddle(t *testing.T) {
 	} {
 		got := shortenMiddle(id, n)
 		require.Equal(t, want, got, "%d", n)
-		require.LessOrEqual(t, cells(got), n)
+		require.LessOrEqual(t, termtext.Cells(got), n)
 	}
 	for _, tc := range []struct {
 		id   string
@@ -76,6 +77,6 @@ func TestShortenMiddle(t *testing.T) {
 	} {
 		got := shortenMiddle(tc.id, tc.n)
 		require.Equal(t, tc.want, got, "%q in %d cells", tc.id, tc.n)
-		require.LessOrEqual(t, cells(got), tc.n)
+		require.LessOrEqual(t, termtext.Cells(got), tc.n)
 	}
 }

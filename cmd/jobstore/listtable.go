@@ -10,6 +10,9 @@ import (
 	"github.com/mattn/go-runewidth"
 
 	"github.com/axqua/jobstore"
+	"github.com/axqua/jobstore/cmd/jobstore/internal/jobview"
+	"github.com/axqua/jobstore/cmd/jobstore/internal/remedy"
+	"github.com/axqua/jobstore/cmd/jobstore/internal/termtext"
 )
 
 // This file is the list table, as list prints it and list --watch draws it
@@ -26,7 +29,7 @@ func printTable(e *env, root string, entries []jobstore.Entry, now time.Time) {
 	if e.term != nil {
 		budget = max(e.term.width()-1, 0)
 	}
-	writeTable(e.stdout, root, entries, now, readCancel, budget)
+	writeTable(e.stdout, root, entries, now, jobview.ReadCancel, budget)
 }
 
 // unlimitedCells is the budget of a line that may be as long as it takes
@@ -37,7 +40,7 @@ const unlimitedCells = math.MaxInt / 2
 // each job's cancel request from cancelOf (readCancel, or what list
 // --watch knows).
 func writeTable(w io.Writer, root string, entries []jobstore.Entry, now time.Time,
-	cancelOf func(jobstore.JobDir) (*jobstore.CancelRequest, recordInfo), budget int) {
+	cancelOf func(jobstore.JobDir) (*jobstore.CancelRequest, jobview.RecordInfo), budget int) {
 	if len(entries) == 0 {
 		fmt.Fprintf(w, "no jobs under %s\n", root)
 		return
@@ -79,28 +82,28 @@ func hasMessages(rows [][tableCols]string) bool {
 // tableRows are entries as the cells of the list table; now is the
 // reference for AGE.
 func tableRows(entries []jobstore.Entry, now time.Time,
-	cancelOf func(jobstore.JobDir) (*jobstore.CancelRequest, recordInfo)) [][tableCols]string {
+	cancelOf func(jobstore.JobDir) (*jobstore.CancelRequest, jobview.RecordInfo)) [][tableCols]string {
 	rows := make([][tableCols]string, 0, len(entries))
 	for _, en := range entries {
 		kind, state, progress, updated, age, msg := "?", "-", "-", "-", "-", ""
 		if en.Spec != nil {
 			kind = en.Spec.Kind
-			age = fmtAge(now.Sub(en.Spec.SubmittedAt))
+			age = jobview.FmtAge(now.Sub(en.Spec.SubmittedAt))
 		}
 		if st := en.Status; st != nil {
-			state, progress, updated, msg = string(st.State), fmtProgress(st.Progress), fmtTime(st.UpdatedAt), st.Message
+			state, progress, updated, msg = string(st.State), jobview.FmtProgress(st.Progress), jobview.FmtTime(st.UpdatedAt), st.Message
 			if st.Error != "" && (st.State == jobstore.Failed || st.State == jobstore.Lost) {
 				msg = st.Error
 			}
 		}
-		if note := scheduleNote(en.Spec, en.Status, now); note != "" {
+		if note := jobview.ScheduleNote(en.Spec, en.Status, now); note != "" {
 			state += ", " + note
 		}
-		if note := attemptNote(en.Spec, en.Status); note != "" {
+		if note := jobview.AttemptNote(en.Spec, en.Status); note != "" {
 			state += ", " + note
 		}
 		c, info := cancelOf(en.Dir)
-		if note := cancelNote(c, info, en.Status); note != "" {
+		if note := jobview.CancelNote(c, info, en.Status); note != "" {
 			state += ", " + note
 		}
 		if en.Err != nil {
@@ -108,7 +111,7 @@ func tableRows(entries []jobstore.Entry, now time.Time,
 		}
 		row := [tableCols]string{en.Dir.ID(), kind, state, progress, updated, age, msg}
 		for c := range row {
-			row[c] = escapeTerminal(oneLine(row[c])) // a tab or newline would break the table too
+			row[c] = termtext.EscapeTerminal(termtext.OneLine(row[c])) // a tab or newline would break the table too
 		}
 		rows = append(rows, row)
 	}
@@ -126,7 +129,7 @@ func writeUnreadable(w io.Writer, entries []jobstore.Entry) {
 	if len(bad) > 0 {
 		fmt.Fprintf(w, "\n%d unreadable (the job directory is authoritative: fix or remove it):\n", len(bad))
 		for _, en := range bad {
-			fmt.Fprintf(w, "  %s: %s\n", escapeTerminal(en.Dir.ID()), escapeTerminal(oneLine(errorLine(en.Err))))
+			fmt.Fprintf(w, "  %s: %s\n", termtext.EscapeTerminal(en.Dir.ID()), termtext.EscapeTerminal(termtext.OneLine(remedy.ErrorLine(en.Err))))
 		}
 	}
 }
@@ -148,7 +151,7 @@ func fitTable(rows [][tableCols]string, budget int) []string {
 	var widths [tableCols]int
 	for _, r := range all {
 		for c, cell := range r {
-			widths[c] = max(widths[c], cells(escapeTerminal(cell)))
+			widths[c] = max(widths[c], termtext.Cells(termtext.EscapeTerminal(cell)))
 		}
 	}
 	shown := []int{colID, colKind, colState, colProgress, colUpdated, colAge}
@@ -179,11 +182,11 @@ func fitTable(rows [][tableCols]string, budget int) []string {
 	for _, r := range all {
 		row := make([]string, 0, len(shown))
 		for _, c := range shown {
-			cell := escapeTerminal(r[c])
+			cell := termtext.EscapeTerminal(r[c])
 			if c == colID {
 				cell = shortenMiddle(cell, widths[c])
 			} else {
-				cell = fitCells(cell, widths[c])
+				cell = termtext.FitCells(cell, widths[c])
 			}
 			row = append(row, cell)
 		}
@@ -213,17 +216,17 @@ func without(cols []int, col int) []int {
 // shortenMiddle cuts s to at most n cells by replacing its middle with
 // "...", keeping more of its end than of its start.
 func shortenMiddle(s string, n int) string {
-	if cells(s) <= n {
+	if termtext.Cells(s) <= n {
 		return s
 	}
 	if n <= 3 {
-		return fitCells(s, n)
+		return termtext.FitCells(s, n)
 	}
 	keep := n - 3
 	head := runewidth.Truncate(s, keep/2, "")
 	r := []rune(s)
 	tail, w := len(r), 0
-	for tail > 0 && w+runewidth.RuneWidth(r[tail-1]) <= keep-cells(head) {
+	for tail > 0 && w+runewidth.RuneWidth(r[tail-1]) <= keep-termtext.Cells(head) {
 		tail--
 		w += runewidth.RuneWidth(r[tail])
 	}

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/axqua/jobstore"
+	"github.com/axqua/jobstore/cmd/jobstore/internal/jobview"
+	"github.com/axqua/jobstore/cmd/jobstore/internal/termtext"
 	"github.com/axqua/jobstore/internal/testdir"
 
 	"github.com/stretchr/testify/require"
@@ -44,7 +46,7 @@ func TestFitTable_WideCellsStayAlignedWhenFitted(t *testing.T) {
 		lines := fitTable(wideRows(), budget)
 		col := -1
 		for i, l := range lines {
-			require.LessOrEqual(t, cells(l), budget, "%q", l)
+			require.LessOrEqual(t, termtext.Cells(l), budget, "%q", l)
 			state := "STATE"
 			if i > 0 {
 				state = wideRows()[i-1][colState]
@@ -52,9 +54,9 @@ func TestFitTable_WideCellsStayAlignedWhenFitted(t *testing.T) {
 			at := strings.Index(l, state)
 			require.GreaterOrEqual(t, at, 0, "budget %d: %q has no %q", budget, l, state)
 			if col < 0 {
-				col = cells(l[:at])
+				col = termtext.Cells(l[:at])
 			}
-			require.Equal(t, col, cells(l[:at]), "budget %d: STATE of %q starts elsewhere", budget, l)
+			require.Equal(t, col, termtext.Cells(l[:at]), "budget %d: STATE of %q starts elsewhere", budget, l)
 		}
 	}
 }
@@ -69,7 +71,7 @@ func TestScreenLines_DrawTheTableListPrints(t *testing.T) {
 			Spec:   &jobstore.JobSpec{Kind: r[colKind], SubmittedAt: now.Add(-time.Minute)},
 			Status: &jobstore.JobStatus{State: jobstore.Running, UpdatedAt: now, Message: r[colMessage]}})
 	}
-	none := func(jobstore.JobDir) (*jobstore.CancelRequest, recordInfo) { return nil, recordInfo{} }
+	none := func(jobstore.JobDir) (*jobstore.CancelRequest, jobview.RecordInfo) { return nil, jobview.RecordInfo{} }
 	var printed strings.Builder
 	writeTable(&printed, "/r", entries, now, none, unlimitedCells)
 	drawn := screenLines("/r", entries, now, none, "Ctrl-C stops", 200, 50)
@@ -99,7 +101,7 @@ func TestList_WideKindsKeepTheColumnsAligned(t *testing.T) {
 		}
 		at := strings.Index(l, state)
 		require.GreaterOrEqual(t, at, 0, "%q", l)
-		require.Equal(t, cells(lines[0][:strings.Index(lines[0], "STATE")]), cells(l[:at]), "STATE of %q starts elsewhere:\n%s", l, r.stdout)
+		require.Equal(t, termtext.Cells(lines[0][:strings.Index(lines[0], "STATE")]), termtext.Cells(l[:at]), "STATE of %q starts elsewhere:\n%s", l, r.stdout)
 	}
 	require.Contains(t, r.stdout, "job-0  レンダー  queued")
 }

@@ -6,33 +6,17 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"sort"
 	"time"
 
 	"github.com/axqua/jobstore"
+	"github.com/axqua/jobstore/cmd/jobstore/internal/jobview"
+	"github.com/axqua/jobstore/cmd/jobstore/internal/remedy"
+	"github.com/axqua/jobstore/cmd/jobstore/internal/termtext"
 )
 
 // This file is "list --watch": the list table kept current from
 // jobstore.WatchRoot, which follows every job of ROOT (added, changed,
 // asked to stop, removed). What is drawn is listscreen.go's.
-
-// watchedJob is one row of the table as last learned.
-type watchedJob struct {
-	dir    jobstore.JobDir
-	spec   *jobstore.JobSpec
-	status *jobstore.JobStatus
-	err    error
-	// cancel and cancelInfo: its cancel request, as readCancel tells it.
-	cancel     *jobstore.CancelRequest
-	cancelInfo recordInfo
-	line       string    // last change line printed (plain output)
-	since      time.Time // unborn: when it was first seen without job.json
-}
-
-// entry is the row as the table prints it.
-func (j *watchedJob) entry() jobstore.Entry {
-	return jobstore.Entry{Dir: j.dir, Spec: j.spec, Status: j.status, Err: j.err}
-}
 
 // listWatcher keeps the table of one root current.
 type listWatcher struct {
@@ -40,15 +24,15 @@ type listWatcher struct {
 	out    io.Writer
 	root   string
 	term   *terminal // nil: not a terminal, a line per change
-	jobs   map[jobstore.JobDir]*watchedJob
-	filter *jobFilter // the jobs shown
-	asJSON bool       // a JSON object per change (listWatchEventJSON)
-	drawn  int        // lines of the table on screen (terminal)
+	jobs   map[jobstore.JobDir]*jobview.WatchedJob
+	filter *jobview.JobFilter // the jobs shown
+	asJSON bool               // a JSON object per change (listWatchEventJSON)
+	drawn  int                // lines of the table on screen (terminal)
 	// unborn: directories without job.json that appeared after the table
 	// was first drawn, not shown until unbornGrace has passed (Submit may
 	// create the directory before job.json; a removal takes job.json
 	// before the directory).
-	unborn map[jobstore.JobDir]*watchedJob
+	unborn map[jobstore.JobDir]*jobview.WatchedJob
 }
 
 // unbornGrace is how long a new directory may lack job.json before list
@@ -57,9 +41,9 @@ type listWatcher struct {
 const unbornGrace = time.Second
 
 // watchList runs list --watch until ctx is done.
-func watchList(ctx context.Context, e *env, root string, poll time.Duration, filter *jobFilter, asJSON bool) error {
+func watchList(ctx context.Context, e *env, root string, poll time.Duration, filter *jobview.JobFilter, asJSON bool) error {
 	lw := &listWatcher{ctx: ctx, out: e.stdout, root: root, term: e.term, filter: filter, asJSON: asJSON,
-		jobs: map[jobstore.JobDir]*watchedJob{}, unborn: map[jobstore.JobDir]*watchedJob{}}
+		jobs: map[jobstore.JobDir]*jobview.WatchedJob{}, unborn: map[jobstore.JobDir]*jobview.WatchedJob{}}
 	if asJSON {
 		lw.term = nil
 	}
@@ -71,7 +55,7 @@ func watchList(ctx context.Context, e *env, root string, poll time.Duration, fil
 		if u.Synced {
 			break
 		}
-		if u.Dir != "" && !isLinkEntry(u) {
+		if u.Dir != "" && !jobview.IsLinkEntry(u) {
 			lw.jobs[u.Dir] = lw.row(u, nil)
 		}
 	}
@@ -83,14 +67,14 @@ func watchList(ctx context.Context, e *env, root string, poll time.Duration, fil
 	case lw.asJSON:
 		for _, en := range lw.entries() {
 			j := lw.jobs[en.Dir]
-			j.line = lw.printJSON("job", j)
+			j.Line = lw.printJSON("job", j)
 		}
 		lw.printJSON("synced", nil)
 	case lw.term == nil:
 		writeTable(lw.out, root, lw.entries(), time.Now(), lw.cancelOf, unlimitedCells)
 		for _, en := range lw.entries() {
 			j := lw.jobs[en.Dir]
-			j.line = changeLine(j)
+			j.Line = changeLine(j)
 		}
 	default:
 		lw.render()
@@ -102,7 +86,7 @@ func watchList(ctx context.Context, e *env, root string, poll time.Duration, fil
 	defer tick.Stop()
 	pending := false // the table on screen is out of date
 	for {
-		var changed []*watchedJob
+		var changed []*jobview.WatchedJob
 		select {
 		case <-ctx.Done():
 			lw.stopped()
@@ -144,32 +128,17 @@ func watchList(ctx context.Context, e *env, root string, poll time.Duration, fil
 // row is the job of u, as list shows it: a cancel.json that cannot be
 // read is the row's cancel note, not its error (list reads it apart).
 // prev, if not nil, is the row it replaces.
-func (lw *listWatcher) row(u jobstore.RootUpdate, prev *watchedJob) *watchedJob {
-	return jobFromUpdate(u, prev)
-}
-
-// jobFromUpdate is the job of u as list shows it (see listWatcher.row);
-// prev, if not nil, is the row it replaces.
-func jobFromUpdate(u jobstore.RootUpdate, prev *watchedJob) *watchedJob {
-	j := &watchedJob{dir: u.Dir, spec: u.Spec, status: u.Status, err: u.Err, cancel: u.Cancel}
-	if prev != nil {
-		j.line = prev.line
-	}
-	j.cancelInfo = recordInfo{File: jobstore.CancelFile, Present: u.Cancel != nil, Current: jobstore.CancelSchemaVersion}
-	var e *jobstore.Error
-	if errors.As(u.Err, &e) && e.Path == u.Dir.CancelPath() {
-		j.err, j.cancelInfo.Present, j.cancelInfo.Err = nil, true, u.Err
-	}
-	return j
+func (lw *listWatcher) row(u jobstore.RootUpdate, prev *jobview.WatchedJob) *jobview.WatchedJob {
+	return jobview.JobFromUpdate(u, prev)
 }
 
 // take records an update and returns the rows it changed (a removed one
 // with dir only).
-func (lw *listWatcher) take(u jobstore.RootUpdate) []*watchedJob {
+func (lw *listWatcher) take(u jobstore.RootUpdate) []*jobview.WatchedJob {
 	if u.Dir == "" {
 		return nil // ROOT unreadable for now: keep what is shown
 	}
-	if isLinkEntry(u) {
+	if jobview.IsLinkEntry(u) {
 		u = jobstore.RootUpdate{Dir: u.Dir, Removed: true} // gone from List's view
 	}
 	shown := lw.jobs[u.Dir]
@@ -179,41 +148,33 @@ func (lw *listWatcher) take(u jobstore.RootUpdate) []*watchedJob {
 		if shown == nil {
 			return nil
 		}
-		return []*watchedJob{lw.drop(shown)}
+		return []*jobview.WatchedJob{lw.drop(shown)}
 	case u.Spec == nil && errors.Is(u.Err, jobstore.ErrNotJob):
 		// No job.json: a job being submitted or removed. Say now that a
 		// shown one is gone; show a directory that stays so once it has
 		// stayed so for unbornGrace.
 		j := lw.row(u, nil)
-		j.since = time.Now()
+		j.Since = time.Now()
 		if prev := lw.unborn[u.Dir]; prev != nil {
-			j.since = prev.since
+			j.Since = prev.Since
 		}
 		lw.unborn[u.Dir] = j
 		if shown == nil {
 			return nil
 		}
-		return []*watchedJob{lw.drop(shown)}
+		return []*jobview.WatchedJob{lw.drop(shown)}
 	}
 	delete(lw.unborn, u.Dir)
 	j := lw.row(u, shown)
 	lw.jobs[u.Dir] = j
-	return []*watchedJob{j}
-}
-
-// isLinkEntry reports whether u is about an entry of ROOT that is a
-// symbolic link (WatchRoot reports one, ErrNotRegular naming it): list
-// skips it, as List does, with or without --watch.
-func isLinkEntry(u jobstore.RootUpdate) bool {
-	var e *jobstore.Error
-	return errors.Is(u.Err, jobstore.ErrNotRegular) && errors.As(u.Err, &e) && e.Path == string(u.Dir)
+	return []*jobview.WatchedJob{j}
 }
 
 // born shows the directories that have lacked job.json for unbornGrace.
-func (lw *listWatcher) born() []*watchedJob {
-	var changed []*watchedJob
+func (lw *listWatcher) born() []*jobview.WatchedJob {
+	var changed []*jobview.WatchedJob
 	for dir, j := range lw.unborn {
-		if time.Since(j.since) >= unbornGrace {
+		if time.Since(j.Since) >= unbornGrace {
 			delete(lw.unborn, dir)
 			lw.jobs[dir] = j
 			changed = append(changed, j)
@@ -224,17 +185,17 @@ func (lw *listWatcher) born() []*watchedJob {
 
 // drop forgets a job gone from ROOT and returns a row that says so (dir
 // only).
-func (lw *listWatcher) drop(j *watchedJob) *watchedJob {
-	delete(lw.jobs, j.dir)
-	return &watchedJob{dir: j.dir, line: j.line}
+func (lw *listWatcher) drop(j *jobview.WatchedJob) *jobview.WatchedJob {
+	delete(lw.jobs, j.Dir)
+	return &jobview.WatchedJob{Dir: j.Dir, Line: j.Line}
 }
 
 // cancelOf is readCancel from what is known.
-func (lw *listWatcher) cancelOf(dir jobstore.JobDir) (*jobstore.CancelRequest, recordInfo) {
+func (lw *listWatcher) cancelOf(dir jobstore.JobDir) (*jobstore.CancelRequest, jobview.RecordInfo) {
 	if j := lw.jobs[dir]; j != nil {
-		return j.cancel, j.cancelInfo
+		return j.Cancel, j.CancelInfo
 	}
-	return nil, recordInfo{}
+	return nil, jobview.RecordInfo{}
 }
 
 // entries are the jobs in List's order: by submission, then ID; those
@@ -242,28 +203,13 @@ func (lw *listWatcher) cancelOf(dir jobstore.JobDir) (*jobstore.CancelRequest, r
 func (lw *listWatcher) entries() []jobstore.Entry {
 	out := make([]jobstore.Entry, 0, len(lw.jobs))
 	for _, j := range lw.jobs {
-		out = append(out, j.entry())
+		out = append(out, j.Entry())
 	}
-	sortEntries(out)
+	jobview.SortEntries(out)
 	if lw.filter != nil {
-		out, _ = lw.filter.apply(out)
+		out, _ = lw.filter.Apply(out)
 	}
 	return out
-}
-
-// sortEntries puts entries in List's order: by submission, then ID; those
-// without a spec last, by ID.
-func sortEntries(out []jobstore.Entry) {
-	sort.Slice(out, func(a, b int) bool {
-		x, y := out[a], out[b]
-		if (x.Spec == nil) != (y.Spec == nil) {
-			return x.Spec != nil
-		}
-		if x.Spec != nil && !x.Spec.SubmittedAt.Equal(y.Spec.SubmittedAt) {
-			return x.Spec.SubmittedAt.Before(y.Spec.SubmittedAt)
-		}
-		return x.Dir.ID() < y.Dir.ID()
-	})
 }
 
 // render redraws the table in place (listscreen.go), with a last line
@@ -274,9 +220,9 @@ func (lw *listWatcher) render() {
 
 // printChange prints j's change line (or JSON object) if it differs from
 // the last printed, and j is one the filter shows, or was.
-func (lw *listWatcher) printChange(j *watchedJob) {
-	gone := lw.jobs[j.dir] == nil
-	if !gone && lw.filter != nil && !lw.filter.match(j.entry()) && j.line == "" {
+func (lw *listWatcher) printChange(j *jobview.WatchedJob) {
+	gone := lw.jobs[j.Dir] == nil
+	if !gone && lw.filter != nil && !lw.filter.Match(j.Entry()) && j.Line == "" {
 		return
 	}
 	if lw.asJSON {
@@ -284,39 +230,39 @@ func (lw *listWatcher) printChange(j *watchedJob) {
 		if gone {
 			event = "removed"
 		}
-		j.line = lw.printJSON(event, j)
+		j.Line = lw.printJSON(event, j)
 		return
 	}
 	line := changeLine(j)
 	if gone {
-		line = j.dir.ID() + "  removed"
+		line = j.Dir.ID() + "  removed"
 	}
-	if line == j.line {
+	if line == j.Line {
 		return
 	}
-	j.line = line
-	fmt.Fprintln(lw.out, escapeTerminal(line))
+	j.Line = line
+	fmt.Fprintln(lw.out, termtext.EscapeTerminal(line))
 }
 
 // listWatchEventJSON is one line of list --watch --json.
 type listWatchEventJSON struct {
 	Event string `json:"event"` // job, removed, synced or stopped
-	*listJobJSON
+	*jobview.ListJobJSON
 	Signal string `json:"signal,omitempty"` // stopped: the signal that stopped the watch
 }
 
 // printJSON prints one line of list --watch --json about j (nil for
 // synced and stopped), unless it repeats the last one printed for j, and
 // returns it.
-func (lw *listWatcher) printJSON(event string, j *watchedJob) string {
+func (lw *listWatcher) printJSON(event string, j *jobview.WatchedJob) string {
 	ev := listWatchEventJSON{Event: event}
 	if j != nil {
-		job := listJobJSON{ID: j.dir.ID(), Dir: string(j.dir)}
+		job := jobview.ListJobJSON{ID: j.Dir.ID(), Dir: string(j.Dir)}
 		if event == "job" {
-			job.Spec, job.Status, job.Error, job.Cancel = j.spec, j.status, newErrorJSON(j.err), j.cancel
-			job.dueJSON = newDueJSON(j.spec, j.status)
+			job.Spec, job.Status, job.Error, job.Cancel = j.Spec, j.Status, remedy.NewErrorJSON(j.Err), j.Cancel
+			job.DueJSON = jobview.NewDueJSON(j.Spec, j.Status)
 		}
-		ev.listJobJSON = &job
+		ev.ListJobJSON = &job
 	}
 	if event == "stopped" {
 		if stop := stopCause(lw.ctx); stop != nil {
@@ -328,7 +274,7 @@ func (lw *listWatcher) printJSON(event string, j *watchedJob) string {
 		b = []byte(`{"event": "` + event + `"}`)
 	}
 	line := string(b)
-	if j != nil && line == j.line {
+	if j != nil && line == j.Line {
 		return line
 	}
 	fmt.Fprintln(lw.out, line)
@@ -336,28 +282,28 @@ func (lw *listWatcher) printJSON(event string, j *watchedJob) string {
 }
 
 // changeLine is j as one line of list --watch's plain output.
-func changeLine(j *watchedJob) string {
-	en := j.entry()
-	id := j.dir.ID()
+func changeLine(j *jobview.WatchedJob) string {
+	en := j.Entry()
+	id := j.Dir.ID()
 	switch {
 	case en.Err != nil:
-		return id + "  unreadable: " + oneLine(errorLine(en.Err))
+		return id + "  unreadable: " + termtext.OneLine(remedy.ErrorLine(en.Err))
 	case en.Status == nil:
 		return id + "  no status yet"
 	}
 	st := en.Status
 	state := string(st.State)
-	if note := scheduleNote(en.Spec, st, time.Now()); note != "" {
+	if note := jobview.ScheduleNote(en.Spec, st, time.Now()); note != "" {
 		state += ", " + note
 	}
-	if note := attemptNote(en.Spec, st); note != "" {
+	if note := jobview.AttemptNote(en.Spec, st); note != "" {
 		state += ", " + note
 	}
-	if note := cancelNote(j.cancel, j.cancelInfo, st); note != "" {
+	if note := jobview.CancelNote(j.Cancel, j.CancelInfo, st); note != "" {
 		state += ", " + note
 	}
-	line := fmt.Sprintf("%s  %s  %s  seq %d", id, state, fmtProgress(st.Progress), st.Seq)
-	if msg := oneLine(st.Message); msg != "" {
+	line := fmt.Sprintf("%s  %s  %s  seq %d", id, state, jobview.FmtProgress(st.Progress), st.Seq)
+	if msg := termtext.OneLine(st.Message); msg != "" {
 		line += "  " + msg
 	}
 	return line

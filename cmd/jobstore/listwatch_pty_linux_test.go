@@ -10,6 +10,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/axqua/jobstore"
+	"github.com/axqua/jobstore/cmd/jobstore/internal/clitest"
+	"github.com/axqua/jobstore/cmd/jobstore/internal/termtext"
 	"github.com/axqua/jobstore/internal/testdir"
 	"github.com/stretchr/testify/require"
 )
@@ -89,7 +91,7 @@ func playScreen(t *testing.T, s string, cols int) []string {
 func TestListWatch_OnAPseudoTerminalRedrawsTheTableInPlace(t *testing.T) {
 	const cols = 40
 	root := testdir.New(t)
-	a := submit(t, root, "a")
+	a := clitest.Submit(t, root, "a")
 	p := startOnPTY(t, cols, "list", root, "--watch", "--interval", watchPoll.String())
 	screen := func() []string { return playScreen(t, p.screen.String(), cols) }
 	has := func(re string) func(string) bool {
@@ -110,7 +112,7 @@ func TestListWatch_OnAPseudoTerminalRedrawsTheTableInPlace(t *testing.T) {
 	defer run.Close()
 	require.NoError(t, run.Progress(0.5, "halfway"))
 	p.waitFor(t, "drawing the job running at 50%", has(`^a\s+render\s+running\s+50%\s`))
-	submit(t, root, "b")
+	clitest.Submit(t, root, "b")
 	p.waitFor(t, "drawing the new job", has(`^b\s+render\s+queued\s`))
 
 	require.NoError(t, p.cmd.Process.Signal(os.Interrupt))
@@ -122,7 +124,7 @@ func TestListWatch_OnAPseudoTerminalRedrawsTheTableInPlace(t *testing.T) {
 		rows = rows[:len(rows)-1]
 	}
 	require.NotEmpty(t, rows)
-	require.Equal(t, fitCells("stopped (SIGINT) watching "+root, cols-1), rows[len(rows)-1], "screen:\n%s", strings.Join(rows, "\n"))
+	require.Equal(t, termtext.FitCells("stopped (SIGINT) watching "+root, cols-1), rows[len(rows)-1], "screen:\n%s", strings.Join(rows, "\n"))
 	require.Contains(t, p.screen.String(), "\x1b[", "redrawn with cursor movement")
 	var tables, as int
 	for _, row := range rows {

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/axqua/jobstore"
+	"github.com/axqua/jobstore/cmd/jobstore/internal/clitest"
 	"github.com/axqua/jobstore/internal/testdir"
 	"github.com/stretchr/testify/require"
 )
@@ -40,7 +41,7 @@ func requireEndedBy(t *testing.T, cmd *exec.Cmd, sig syscall.Signal) {
 // last line says it stopped, and it ends by the SIGINT.
 func TestListWatch_PipedPrintsALinePerChangeUntilInterrupted(t *testing.T) {
 	root := testdir.New(t)
-	a := submit(t, root, "a")
+	a := clitest.Submit(t, root, "a")
 	w := startLines(t, "list", root, "--watch", "--interval", watchPoll.String())
 	w.waitLine(t, "ID")
 	require.Regexp(t, `^a\s+render\s+queued\s+-\s+`, w.waitLine(t, "a "))
@@ -52,7 +53,7 @@ func TestListWatch_PipedPrintsALinePerChangeUntilInterrupted(t *testing.T) {
 	require.NoError(t, run.Progress(0.5, "halfway"))
 	require.Equal(t, "a  running  50%  seq 3  halfway", w.waitLine(t, "halfway"))
 
-	submit(t, root, "b")
+	clitest.Submit(t, root, "b")
 	// A rescan may find it between its job.json and its first status.
 	require.Equal(t, "b  queued  -  seq 1", w.waitLine(t, "b  queued"))
 
@@ -89,7 +90,7 @@ func TestListWatch_PipedPrintsALinePerChangeUntilInterrupted(t *testing.T) {
 
 func TestListWatch_JSONPrintsAnObjectPerChangeOfTheFilteredJobs(t *testing.T) {
 	root := testdir.New(t)
-	a := submit(t, root, "a")
+	a := clitest.Submit(t, root, "a")
 	_, err := jobstore.Submit(root, jobstore.JobSpec{ID: "b-other", Kind: "encode"})
 	require.NoError(t, err)
 	w := startLines(t, "list", root, "--watch", "--json", "--kind", "render", "--interval", watchPoll.String())
@@ -129,7 +130,7 @@ func TestListWatch_EmptyRootShowsLaterJobs(t *testing.T) {
 	require.NoError(t, os.Mkdir(filepath.Join(root, ".submit"), 0o755))
 	w := startLines(t, "list", root, "--watch", "--interval", watchPoll.String())
 	require.Equal(t, "no jobs under "+root, w.waitLine(t, "no jobs"))
-	submit(t, root, "late")
+	clitest.Submit(t, root, "late")
 	require.Equal(t, "late  queued  -  seq 1", w.waitLine(t, "late"))
 	w.interrupt(t)
 	w.wait(t)

@@ -13,6 +13,8 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/axqua/jobstore"
+	"github.com/axqua/jobstore/cmd/jobstore/internal/jobview"
+	"github.com/axqua/jobstore/cmd/jobstore/internal/remedy"
 )
 
 func logsCmd() *command {
@@ -57,53 +59,70 @@ Details: docs/cli.md#logs`,
 // defaultLogPoll is how often logs --follow looks at the log.
 const defaultLogPoll = 250 * time.Millisecond
 
+// logsOptions are what "jobstore logs" is told: DIR and its flags.
+type logsOptions struct {
+	Dir      string        // the job directory as given
+	Stderr   bool          // stderr.log instead of stdout.log
+	Follow   bool          // keep printing what is appended until the job ends
+	Interval time.Duration // with Follow: how often the log is looked at
+	Attempt  uint64        // only this attempt's part of the log; 0: all of it
+}
+
 func defineLogs(flags *pflag.FlagSet) runFunc {
-	stderr := flags.Bool("stderr", false, "print stderr.log instead of stdout.log")
-	follow := flags.Bool("follow", false, "keep printing what is appended until the job ends")
-	interval := flags.Duration("interval", defaultLogPoll, "with --follow: how often the log is looked at")
-	attempt := flags.Uint64("attempt", 0, "print only attempt `N`'s part of the log")
+	var opts logsOptions
+	flags.BoolVar(&opts.Stderr, "stderr", false, "print stderr.log instead of stdout.log")
+	flags.BoolVar(&opts.Follow, "follow", false, "keep printing what is appended until the job ends")
+	flags.DurationVar(&opts.Interval, "interval", defaultLogPoll, "with --follow: how often the log is looked at")
+	flags.Uint64Var(&opts.Attempt, "attempt", 0, "print only attempt `N`'s part of the log")
 	return func(e *env, args, pos []string) error {
 		set := map[string]bool{}
 		flags.Visit(func(f *pflag.Flag) { set[f.Name] = true })
-		if set["interval"] && !*follow {
-			return usagef("%s applies only with %s", flagSpelling(args, "interval"), flagSpelling(args, "follow"))
+		if set["interval"] && !opts.Follow {
+			return remedy.Usagef("%s applies only with %s", flagSpelling(args, "interval"), flagSpelling(args, "follow"))
 		}
-		if set["attempt"] && *follow {
-			return usagef("%s applies only without %s", flagSpelling(args, "attempt"), flagSpelling(args, "follow"))
+		if set["attempt"] && opts.Follow {
+			return remedy.Usagef("%s applies only without %s", flagSpelling(args, "attempt"), flagSpelling(args, "follow"))
 		}
-		if set["attempt"] && *attempt == 0 {
-			return usagef("%s must be 1 or more: attempts are numbered from 1", flagSpelling(args, "attempt"))
+		if set["attempt"] && opts.Attempt == 0 {
+			return remedy.Usagef("%s must be 1 or more: attempts are numbered from 1", flagSpelling(args, "attempt"))
 		}
-		if err := positiveDuration(flagSpelling(args, "interval"), *interval); err != nil {
+		if err := positiveDuration(flagSpelling(args, "interval"), opts.Interval); err != nil {
 			return err
 		}
-		// Cleaned as the library reads a JobDir: "ROOT/LINK/" names the entry
-		// LINK, which is refused, not the directory a link there leads to.
-		dir := jobstore.JobDir(filepath.Clean(pos[0]))
-		if _, err := jobstore.ReadSpec(dir); errors.Is(err, jobstore.ErrNotJob) || errors.Is(err, fs.ErrNotExist) || isIrregularDir(err, dir) {
-			return jobDirArgument(err, pos[0]) // a damaged job.json still has its logs
-		}
-		name := stdoutFile
-		if *stderr {
-			name = stderrFile
-		}
-		if set["attempt"] {
-			return copyAttempt(e.stdout, dir, name, *attempt)
-		}
-		if !*follow {
-			_, found, err := copyLog(e.stdout, dir, name, 0)
-			if err != nil {
-				return err
-			}
-			if !found {
-				return missingLog(dir, name)
-			}
-			return nil
-		}
-		ctx, release := untilStopped(context.Background())
-		defer release()
-		return followLog(ctx, e.stdout, dir, name, *interval)
+		opts.Dir = pos[0]
+		return runLogs(e, opts)
 	}
+}
+
+// runLogs prints opts.Dir's stdout.log (or stderr.log), or one attempt's
+// part of it, or follows it until the job ends or a stop signal arrives.
+func runLogs(e *env, opts logsOptions) error {
+	// Cleaned as the library reads a JobDir: "ROOT/LINK/" names the entry
+	// LINK, which is refused, not the directory a link there leads to.
+	dir := jobstore.JobDir(filepath.Clean(opts.Dir))
+	if _, err := jobstore.ReadSpec(dir); errors.Is(err, jobstore.ErrNotJob) || errors.Is(err, fs.ErrNotExist) || isIrregularDir(err, dir) {
+		return remedy.JobDirArgument(err, opts.Dir) // a damaged job.json still has its logs
+	}
+	name := jobview.StdoutFile
+	if opts.Stderr {
+		name = jobview.StderrFile
+	}
+	if opts.Attempt > 0 {
+		return copyAttempt(e.stdout, dir, name, opts.Attempt)
+	}
+	if !opts.Follow {
+		_, found, err := copyLog(e.stdout, dir, name, 0)
+		if err != nil {
+			return err
+		}
+		if !found {
+			return missingLog(dir, name)
+		}
+		return nil
+	}
+	ctx, release := untilStopped(context.Background())
+	defer release()
+	return followLog(ctx, e.stdout, dir, name, opts.Interval)
 }
 
 // isIrregularDir reports whether err refuses the job directory dir itself
@@ -115,7 +134,7 @@ func isIrregularDir(err error, dir jobstore.JobDir) bool {
 
 // missingLog is the error for a log that is not there.
 func missingLog(dir jobstore.JobDir, name string) error {
-	return withCLIRemedy(&jobstore.Error{Op: "read log", Path: filepath.Join(string(dir), name),
+	return remedy.WithCLIRemedy(&jobstore.Error{Op: "read log", Path: filepath.Join(string(dir), name),
 		Msg: "no such log: the job has not run under 'jobstore work' (yet)", Err: fs.ErrNotExist},
 		"run the job with 'jobstore work', or follow it with --follow until it starts")
 }
@@ -123,7 +142,7 @@ func missingLog(dir jobstore.JobDir, name string) error {
 // copyLog copies the log name of dir from offset from to w, and returns
 // the offset after what it copied.
 func copyLog(w io.Writer, dir jobstore.JobDir, name string, from int64) (next int64, found bool, err error) {
-	f, size, err := openLogForRead(dir, name)
+	f, size, err := jobview.OpenLogForRead(dir, name)
 	if errors.Is(err, fs.ErrNotExist) {
 		return from, false, nil
 	}
@@ -170,7 +189,7 @@ func followLog(ctx context.Context, w io.Writer, dir jobstore.JobDir, name strin
 // copyAttempt copies attempt n's part of the log name of dir to w: the
 // lines after its marker, up to the next marker or the end.
 func copyAttempt(w io.Writer, dir jobstore.JobDir, name string, n uint64) error {
-	f, size, err := openLogForRead(dir, name)
+	f, size, err := jobview.OpenLogForRead(dir, name)
 	if errors.Is(err, fs.ErrNotExist) {
 		return missingLog(dir, name)
 	}
@@ -199,7 +218,7 @@ func copyAttempt(w io.Writer, dir jobstore.JobDir, name string, n uint64) error 
 		data = rest
 	}
 	if !found {
-		return withCLIRemedy(&jobstore.Error{Op: "read log", Path: filepath.Join(string(dir), name), Err: fs.ErrNotExist,
+		return remedy.WithCLIRemedy(&jobstore.Error{Op: "read log", Path: filepath.Join(string(dir), name), Err: fs.ErrNotExist,
 			Msg: fmt.Sprintf("the log holds no part of attempt %d", n)},
 			"run 'jobstore show DIR' for the job's attempts; a log cut by --log-limit keeps only its last part")
 	}

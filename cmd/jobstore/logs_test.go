@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/axqua/jobstore"
+	"github.com/axqua/jobstore/cmd/jobstore/internal/clitest"
+	"github.com/axqua/jobstore/cmd/jobstore/internal/jobview"
 	"github.com/axqua/jobstore/internal/testdir"
 	"github.com/stretchr/testify/require"
 )
@@ -25,10 +27,10 @@ func appendLog(t *testing.T, dir jobstore.JobDir, name, text string) {
 
 func TestLogs_PrintsTheKeptOutputBytesUnchanged(t *testing.T) {
 	root := testdir.New(t)
-	dir := submit(t, root, "a")
+	dir := clitest.Submit(t, root, "a")
 	out := "line 1\n\x1b[31mred\x1b[0m\nno newline at the end"
-	appendLog(t, dir, stdoutFile, out)
-	appendLog(t, dir, stderrFile, "warning\n")
+	appendLog(t, dir, jobview.StdoutFile, out)
+	appendLog(t, dir, jobview.StderrFile, "warning\n")
 	r := runCLI(t, "logs", string(dir))
 	requireCode(t, r, exitOK)
 	require.Equal(t, out, r.stdout)
@@ -37,13 +39,13 @@ func TestLogs_PrintsTheKeptOutputBytesUnchanged(t *testing.T) {
 	require.Equal(t, "warning\n", r.stdout)
 
 	// No log yet, not a job, a log that is a FIFO: exit 3 with a reason.
-	queued := submit(t, root, "b")
+	queued := clitest.Submit(t, root, "b")
 	r = runCLI(t, "logs", string(queued))
 	requireCode(t, r, exitRuntime)
 	require.Contains(t, r.stderr, "no such log")
 	r = runCLI(t, "logs", filepath.Join(root, "nope"))
 	requireCode(t, r, exitRuntime)
-	if err := mkfifo(filepath.Join(string(queued), stderrFile)); err == nil {
+	if err := clitest.Mkfifo(filepath.Join(string(queued), jobview.StderrFile)); err == nil {
 		r = runCLI(t, "logs", string(queued), "--stderr")
 		requireCode(t, r, exitRuntime)
 		require.Contains(t, r.stderr, "not a regular file")
@@ -52,21 +54,21 @@ func TestLogs_PrintsTheKeptOutputBytesUnchanged(t *testing.T) {
 
 func TestLogs_FollowPrintsWhatIsAppendedUntilTheJobEnds(t *testing.T) {
 	root := testdir.New(t)
-	dir := submit(t, root, "a") // queued: no log yet, which --follow waits for
+	dir := clitest.Submit(t, root, "a") // queued: no log yet, which --follow waits for
 	ctx, cancel := context.WithTimeout(context.Background(), cliTimeout)
 	defer cancel()
 	cmd := jobstoreCmd(ctx, nil, "logs", string(dir), "--follow", "--interval", "20ms")
-	var stdout, stderr syncBuffer
+	var stdout, stderr clitest.SyncBuffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	require.NoError(t, cmd.Start())
 
 	run, err := jobstore.Start(dir)
 	require.NoError(t, err)
-	appendLog(t, dir, stdoutFile, "first\n")
-	waitUntil(t, "the first line is printed", func() bool { return strings.Contains(stdout.String(), "first\n") })
-	appendLog(t, dir, stdoutFile, "second\n")
-	waitUntil(t, "the second line is printed", func() bool { return strings.Contains(stdout.String(), "second\n") })
-	appendLog(t, dir, stdoutFile, "last\n")
+	appendLog(t, dir, jobview.StdoutFile, "first\n")
+	clitest.WaitUntil(t, "the first line is printed", func() bool { return strings.Contains(stdout.String(), "first\n") })
+	appendLog(t, dir, jobview.StdoutFile, "second\n")
+	clitest.WaitUntil(t, "the second line is printed", func() bool { return strings.Contains(stdout.String(), "second\n") })
+	appendLog(t, dir, jobview.StdoutFile, "last\n")
 	require.NoError(t, run.Finish(jobstore.Outcome{State: jobstore.Succeeded}))
 	require.NoError(t, run.Close())
 	require.NoError(t, cmd.Wait(), "stderr: %s", stderr.String())
@@ -75,13 +77,13 @@ func TestLogs_FollowPrintsWhatIsAppendedUntilTheJobEnds(t *testing.T) {
 
 func TestShow_FailedJobEndsWithTheLastLinesOfStderr(t *testing.T) {
 	root := testdir.New(t)
-	dir := runJob(t, root, "a-failed", jobstore.Outcome{State: jobstore.Failed, Error: "exit 3"})
+	dir := clitest.RunJob(t, root, "a-failed", jobstore.Outcome{State: jobstore.Failed, Error: "exit 3"})
 	var b bytes.Buffer
 	for i := 1; i <= 30; i++ {
 		b.WriteString("error line " + string(rune('A'+i-1)) + "\n")
 	}
 	b.WriteString("\x1b]0;owned\x07 the end\n")
-	appendLog(t, dir, stderrFile, b.String())
+	appendLog(t, dir, jobview.StderrFile, b.String())
 	r := runCLI(t, "show", string(dir))
 	requireCode(t, r, exitOK)
 	require.Contains(t, r.stdout, "last 10 lines of stderr.log")
@@ -90,10 +92,10 @@ func TestShow_FailedJobEndsWithTheLastLinesOfStderr(t *testing.T) {
 	require.Contains(t, r.stdout, `\x1b]0;owned\a the end`)
 	require.NotContains(t, r.stdout, "\x1b")
 
-	ok := runJob(t, root, "b-done", jobstore.Outcome{State: jobstore.Succeeded})
-	appendLog(t, ok, stderrFile, "a warning\n")
+	ok := clitest.RunJob(t, root, "b-done", jobstore.Outcome{State: jobstore.Succeeded})
+	appendLog(t, ok, jobview.StderrFile, "a warning\n")
 	r = runCLI(t, "show", string(ok))
 	requireCode(t, r, exitOK)
-	require.NotContains(t, r.stdout, stderrFile+" (")
+	require.NotContains(t, r.stdout, jobview.StderrFile+" (")
 	require.NotContains(t, r.stdout, "a warning")
 }

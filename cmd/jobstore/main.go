@@ -13,106 +13,45 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"time"
 
-	"github.com/spf13/pflag"
-
+	"github.com/axqua/jobstore/cmd/jobstore/internal/remedy"
 	"github.com/axqua/jobstore/cmd/jobstore/internal/supervise"
-)
-
-// Exit codes, documented in the usage text (usageText) and the README.
-const (
-	exitOK           = 0 // success
-	exitUnsuccessful = 1 // watch: the job ended failed, cancelled or lost; check, reconcile: problems found; cancel: the job had ended; rm, prune: a job was not removed
-	exitUsage        = 2 // unknown command, missing or extra argument, bad flag value
-	exitRuntime      = 3 // a record could not be read or written, not a job, ...
-	exitBroken       = 7 // work: its command cannot run jobs (cannot be started, or fails fast)
-	// 130 and 143: watch, list --watch stopped by SIGINT or SIGTERM (stop.go)
+	"github.com/axqua/jobstore/cmd/jobstore/internal/termtext"
 )
 
 func main() {
-	code := run(os.Args[1:], os.Stdout, os.Stderr)
+	code := runCommandLine(os.Args[1:], os.Stdout, os.Stderr)
 	if sig := stopSignalOf(code); sig != nil {
 		endAs(sig, code) // a watcher the user stopped (stop.go)
 	}
 	os.Exit(code)
 }
 
-// env is what a command writes to, and what it knows about it.
-type env struct {
-	stdout, stderr io.Writer
-	// term is stdout's terminal: a display redrawn in place (watch, list
-	// --watch) is fitted to its size; nil when stdout is not a terminal (a
-	// line is printed per update).
-	term *terminal
-}
-
-// command is one subcommand. define defines its flags on a flag set and
-// returns the function that does the work once they are parsed; its error
-// decides the exit code (see exitCode).
-type command struct {
-	name    string
-	args    string // synopsis after the name: "ROOT [--json] [--rebuild]"
-	summary string // one line, for the command list
-	doc     string // what it does, what it prints, its exit codes
-	// minPos and maxPos bound the arguments that are not flags (maxPos <
-	// 0: no limit); posNames is what they are called in errors ("ROOT").
-	minPos, maxPos int
-	posNames       string
-	// commandAfterDash: the arguments after "--" are a command to run,
-	// not counted among the positional ones (work).
-	commandAfterDash bool
-	// validArgs are the only values of its one positional argument, offered
-	// by shell completion (none: a directory is offered).
-	validArgs []string
-	define    func(fs *pflag.FlagSet) runFunc
-}
-
-// runFunc does a command's work once its flags are parsed: args are its
-// arguments as typed (after the command's name), for naming a flag as the
-// user spelled it (flagSpelling); pos are the positional ones (for a
-// commandAfterDash command, those before "--").
-type runFunc func(e *env, args, pos []string) error
-
-// commands lists the subcommands in the order "jobstore help" shows them.
-func commands() []*command {
-	return []*command{demoCmd(), submitCmd(), listCmd(), showCmd(), watchCmd(), waitCmd(), cancelCmd(), retryCmd(), workCmd(), logsCmd(), reconcileCmd(), checkCmd(), rmCmd(), pruneCmd(), serveCmd(), completionCmd()}
-}
-
-func findCommand(name string) *command {
-	for _, c := range commands() {
-		if c.name == name {
-			return c
-		}
-	}
-	return nil
-}
-
-// run runs the command line args (without the program name) and returns the
+// runCommandLine runs the command line args (without the program name) and returns the
 // exit code. Errors are printed to stderr as one line.
-func run(args []string, stdout, stderr io.Writer) int {
+func runCommandLine(args []string, stdout, stderr io.Writer) int {
 	e := &env{stdout: stdout, stderr: stderr, term: terminalOf(stdout)}
 	if len(args) > 0 && args[0] == supervise.Arg { // how "jobstore work" runs a job's command (internal/supervise); not listed
 		return supervise.Main(args[1:], stderr)
 	}
 	root := newCommandTree(e, args)
 	root.SetArgs(withDoubleDashes(root, args))
-	return e.fail(root.Execute())
+	return e.exit(root.Execute())
 }
 
-// fail prints err (if any) to stderr as one line and returns its exit code.
-func (e *env) fail(err error) int {
-	code := exitCode(err)
+// exit prints err (if any) to stderr as one line and returns its exit code.
+func (e *env) exit(err error) int {
+	code := exitStatusOf(err)
 	var ex *exitError
 	var st *stopped
 	if err != nil && !errors.As(err, &ex) && !errors.As(err, &st) {
-		fmt.Fprintln(e.stderr, escapeTerminal(oneLine(errorLine(err))))
+		fmt.Fprintln(e.stderr, termtext.EscapeTerminal(termtext.OneLine(remedy.ErrorLine(err))))
 	}
 	return code
 }
 
-func exitCode(err error) int {
-	var ue *usageError
+func exitStatusOf(err error) int {
+	var ue *remedy.UsageError
 	var ex *exitError
 	var st *stopped
 	var cb *commandBroken
@@ -126,52 +65,8 @@ func exitCode(err error) int {
 	case errors.As(err, &ex):
 		return ex.code
 	case errors.As(err, &st):
-		return st.exitCode()
+		return st.status()
 	default:
 		return exitRuntime
 	}
-}
-
-// usageError is a mistake on the command line: exit code 2.
-type usageError struct {
-	cmd    string // the subcommand, if known
-	msg    string
-	remedy string // default: read the command's help
-}
-
-// Error is the mistake without the remedy (remedyText).
-func (e *usageError) Error() string {
-	prefix := "jobstore"
-	if e.cmd != "" {
-		prefix += " " + e.cmd
-	}
-	return prefix + ": " + e.msg
-}
-
-// remedyText is the remedy given, or else: read the command's help.
-func (e *usageError) remedyText() string {
-	switch {
-	case e.remedy != "":
-		return e.remedy
-	case e.cmd != "":
-		return "run 'jobstore help " + e.cmd + "'"
-	}
-	return "run 'jobstore help'"
-}
-
-func usagef(format string, args ...any) error { return &usageError{msg: fmt.Sprintf(format, args...)} }
-
-// exitError ends a command with a code and nothing more on stderr: the
-// command has already said why on stdout (a failed job, problems found).
-type exitError struct{ code int }
-
-func (e *exitError) Error() string { return fmt.Sprintf("exit status %d", e.code) }
-
-// positiveDuration rejects zero and negative durations for a flag, named
-// as the user spelled it (flagSpelling).
-func positiveDuration(spelled string, d time.Duration) error {
-	if d <= 0 {
-		return usagef("%s must be positive, got %v", spelled, d)
-	}
-	return nil
 }

@@ -46,7 +46,7 @@ func TestMain(m *testing.M) {
 		os.Exit(runJobRole(role))
 	}
 	if os.Getenv(selfEnv) == "1" {
-		os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+		os.Exit(runCommandLine(os.Args[1:], os.Stdout, os.Stderr))
 	}
 	flag.Parse()
 	dir, err := os.MkdirTemp("", "jobstore-cli-test-")
@@ -56,7 +56,6 @@ func TestMain(m *testing.M) {
 	}
 	code := func() int {
 		defer os.RemoveAll(dir)
-		defer stopBrowser() // the browser tests' shared browser, if started
 		if err := buildCLI(dir); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			return 1

@@ -5,6 +5,9 @@ import (
 	"testing"
 
 	"github.com/axqua/jobstore"
+	"github.com/axqua/jobstore/cmd/jobstore/internal/clitest"
+	"github.com/axqua/jobstore/cmd/jobstore/internal/jobview"
+	"github.com/axqua/jobstore/cmd/jobstore/internal/termtext"
 	"github.com/axqua/jobstore/internal/testdir"
 	"github.com/stretchr/testify/require"
 )
@@ -14,8 +17,8 @@ import (
 // show; a known one fills the bar with '#'.
 func TestProgressBar_UnknownReadsAsUnknown(t *testing.T) {
 	for width := 1; width <= 30; width++ {
-		bar := progressBarN(nil, width)
-		require.Equal(t, width+2, cells(bar), "%q", bar)
+		bar := jobview.ProgressBarN(nil, width)
+		require.Equal(t, width+2, termtext.Cells(bar), "%q", bar)
 		require.True(t, strings.HasPrefix(bar, "[") && strings.HasSuffix(bar, "]"), "%q", bar)
 		require.NotContains(t, bar, "??", "%q", bar)
 		require.NotContains(t, bar, "#", "%q", bar)
@@ -24,16 +27,16 @@ func TestProgressBar_UnknownReadsAsUnknown(t *testing.T) {
 		}
 	}
 	half := 0.5
-	require.Equal(t, "[#####-----]", progressBarN(&half, 10))
+	require.Equal(t, "[#####-----]", jobview.ProgressBarN(&half, 10))
 }
 
 // Each command that draws a bar draws an unknown progress the same way:
 // watch's lines (a pipe), and its redrawn line on a terminal at each width.
 func TestProgressBar_UnknownIsTheSameInEveryCommand(t *testing.T) {
-	dir := submit(t, testdir.New(t), "j") // queued: no progress yet
+	dir := clitest.Submit(t, testdir.New(t), "j") // queued: no progress yet
 	w := startWatch(t, dir)
 	line := w.waitLine(t, "queued")
-	require.Contains(t, line, progressBar(nil))
+	require.Contains(t, line, jobview.ProgressBar(nil))
 	require.NotContains(t, line, "??")
 	w.cancel()
 

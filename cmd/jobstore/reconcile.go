@@ -8,6 +8,9 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/axqua/jobstore"
+	"github.com/axqua/jobstore/cmd/jobstore/internal/jobview"
+	"github.com/axqua/jobstore/cmd/jobstore/internal/remedy"
+	"github.com/axqua/jobstore/cmd/jobstore/internal/termtext"
 )
 
 func reconcileCmd() *command {
@@ -72,62 +75,78 @@ type reconcileJSON struct {
 }
 
 type reconcileJobJSON struct {
-	ID              string     `json:"job_id"`
-	Dir             string     `json:"dir"`
-	MarkedLost      bool       `json:"marked_lost"`
-	MarkedCancelled bool       `json:"marked_cancelled"` // a pending cancel request made it cancelled, not lost
-	Message         string     `json:"message"`          // the new status's message; "" when not marked
-	Swept           []string   `json:"swept"`            // names of the stale temp files removed
-	Error           *errorJSON `json:"error"`
+	ID              string            `json:"job_id"`
+	Dir             string            `json:"dir"`
+	MarkedLost      bool              `json:"marked_lost"`
+	MarkedCancelled bool              `json:"marked_cancelled"` // a pending cancel request made it cancelled, not lost
+	Message         string            `json:"message"`          // the new status's message; "" when not marked
+	Swept           []string          `json:"swept"`            // names of the stale temp files removed
+	Error           *remedy.ErrorJSON `json:"error"`
+}
+
+// reconcileOptions are what "jobstore reconcile" is told: ROOT and its
+// flags.
+type reconcileOptions struct {
+	Root string
+	JSON bool // print JSON instead of lines
 }
 
 func defineReconcile(fs *pflag.FlagSet) runFunc {
-	asJSON := fs.Bool("json", false, "print JSON instead of lines (shape in the help text)")
+	var opts reconcileOptions
+	fs.BoolVar(&opts.JSON, "json", false, "print JSON instead of lines (shape in the help text)")
 	return func(e *env, args, pos []string) error {
-		if _, err := rootJobDirs("reconcile", pos[0]); err != nil {
-			return err
-		}
-		results, err := jobstore.ReconcileAll(pos[0])
-		if err != nil {
-			return err
-		}
-		out := reconcileJSON{Root: pos[0], Jobs: []reconcileJobJSON{}}
-		for _, r := range results {
-			j := reconcileJobJSON{ID: r.Dir.ID(), Dir: string(r.Dir), MarkedLost: r.Changed, Swept: []string{}, Error: newErrorJSON(r.Err)}
-			if r.Changed {
-				state, msg := jobstore.Lost, "marked lost"
-				if st, err := jobstore.ReadStatus(r.Dir); err == nil && st != nil {
-					state, msg = st.State, cmp.Or(st.Message, msg)
-				}
-				j.Message = msg
-				if state == jobstore.Cancelled { // a cancel request was pending
-					j.MarkedLost, j.MarkedCancelled = false, true
-					out.MarkedCancelled++
-				} else {
-					out.MarkedLost++
-				}
-			}
-			for _, name := range r.Swept {
-				out.Swept++
-				j.Swept = append(j.Swept, filepath.Base(name))
-			}
-			if r.Err != nil {
-				out.Failed++
-			}
-			out.Jobs = append(out.Jobs, j)
-		}
-		if *asJSON {
-			if err := writeJSON(e.stdout, out); err != nil {
-				return err
-			}
-		} else {
-			printReconcile(e, out, results)
-		}
-		if out.Failed > 0 {
-			return &exitError{code: exitUnsuccessful}
-		}
-		return nil
+		opts.Root = pos[0]
+		return runReconcile(e, opts)
 	}
+}
+
+// runReconcile marks lost the jobs under opts.Root whose runner died and
+// sweeps stale temporary files, and says so per job; a job it could not
+// reconcile gives exitUnsuccessful.
+func runReconcile(e *env, opts reconcileOptions) error {
+	if _, err := jobview.RootJobDirs("reconcile", opts.Root); err != nil {
+		return err
+	}
+	results, err := jobstore.ReconcileAll(opts.Root)
+	if err != nil {
+		return err
+	}
+	out := reconcileJSON{Root: opts.Root, Jobs: []reconcileJobJSON{}}
+	for _, r := range results {
+		j := reconcileJobJSON{ID: r.Dir.ID(), Dir: string(r.Dir), MarkedLost: r.Changed, Swept: []string{}, Error: remedy.NewErrorJSON(r.Err)}
+		if r.Changed {
+			state, msg := jobstore.Lost, "marked lost"
+			if st, err := jobstore.ReadStatus(r.Dir); err == nil && st != nil {
+				state, msg = st.State, cmp.Or(st.Message, msg)
+			}
+			j.Message = msg
+			if state == jobstore.Cancelled { // a cancel request was pending
+				j.MarkedLost, j.MarkedCancelled = false, true
+				out.MarkedCancelled++
+			} else {
+				out.MarkedLost++
+			}
+		}
+		for _, name := range r.Swept {
+			out.Swept++
+			j.Swept = append(j.Swept, filepath.Base(name))
+		}
+		if r.Err != nil {
+			out.Failed++
+		}
+		out.Jobs = append(out.Jobs, j)
+	}
+	if opts.JSON {
+		if err := jobview.WriteJSON(e.stdout, out); err != nil {
+			return err
+		}
+	} else {
+		printReconcile(e, out, results)
+	}
+	if out.Failed > 0 {
+		return &exitError{code: exitUnsuccessful}
+	}
+	return nil
 }
 
 // printReconcile prints what reconcile did, a line per change, then a
@@ -137,15 +156,15 @@ func printReconcile(e *env, out reconcileJSON, results []jobstore.ReconcileResul
 	for i, j := range out.Jobs {
 		switch {
 		case j.MarkedLost:
-			fmt.Fprintf(tw, "lost\t%s\t%s\n", escapeTerminal(j.ID), escapeTerminal(oneLine(j.Message)))
+			fmt.Fprintf(tw, "lost\t%s\t%s\n", termtext.EscapeTerminal(j.ID), termtext.EscapeTerminal(termtext.OneLine(j.Message)))
 		case j.MarkedCancelled:
-			fmt.Fprintf(tw, "cancelled\t%s\t%s\n", escapeTerminal(j.ID), escapeTerminal(oneLine(j.Message)))
+			fmt.Fprintf(tw, "cancelled\t%s\t%s\n", termtext.EscapeTerminal(j.ID), termtext.EscapeTerminal(termtext.OneLine(j.Message)))
 		}
 		for _, name := range j.Swept {
-			fmt.Fprintf(tw, "swept\t%s\t%s\n", escapeTerminal(j.ID), escapeTerminal(name))
+			fmt.Fprintf(tw, "swept\t%s\t%s\n", termtext.EscapeTerminal(j.ID), termtext.EscapeTerminal(name))
 		}
 		if err := results[i].Err; err != nil {
-			fmt.Fprintf(tw, "error\t%s\t%s\n", escapeTerminal(j.ID), escapeTerminal(oneLine(errorLine(err))))
+			fmt.Fprintf(tw, "error\t%s\t%s\n", termtext.EscapeTerminal(j.ID), termtext.EscapeTerminal(termtext.OneLine(remedy.ErrorLine(err))))
 		}
 	}
 	tw.Flush()
@@ -154,5 +173,5 @@ func printReconcile(e *env, out reconcileJSON, results []jobstore.ReconcileResul
 		marked += fmt.Sprintf(", %d marked cancelled (their cancel request was pending)", out.MarkedCancelled)
 	}
 	fmt.Fprintf(e.stdout, "%s: %s, %s removed, %d could not be reconciled\n",
-		plural(len(out.Jobs), "job"), marked, plural(out.Swept, "stale temp file"), out.Failed)
+		termtext.Plural(len(out.Jobs), "job"), marked, termtext.Plural(out.Swept, "stale temp file"), out.Failed)
 }

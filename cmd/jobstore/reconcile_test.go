@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/axqua/jobstore"
+	"github.com/axqua/jobstore/cmd/jobstore/internal/clitest"
 	"github.com/axqua/jobstore/internal/testdir"
 	"github.com/stretchr/testify/require"
 )
@@ -19,19 +20,19 @@ func TestReconcile_MarksDeadRunnersLostSweepsStaleTempsLeavesTheRestAlone(t *tes
 	root := testdir.New(t)
 
 	// A runner that died: its status says running, nobody holds job.lock.
-	dead := submit(t, root, "dead-runner")
+	dead := clitest.Submit(t, root, "dead-runner")
 	started := jobstore.Now()
 	require.NoError(t, jobstore.WriteStatus(dead, jobstore.JobStatus{State: jobstore.Running, Seq: 2,
 		StartedAt: &started, PID: 999999, Host: "gone-host"}))
 
 	// A live runner: this process holds the lock.
-	live := submit(t, root, "live-runner")
+	live := clitest.Submit(t, root, "live-runner")
 	run, err := jobstore.Start(live)
 	require.NoError(t, err)
 	t.Cleanup(func() { run.Close() })
 
 	// A queued job with a stale temp file and a fresh one (a live writer's).
-	waiting := submit(t, root, "waiting")
+	waiting := clitest.Submit(t, root, "waiting")
 	stale := filepath.Join(string(waiting), ".status.json123456")
 	fresh := filepath.Join(string(waiting), ".status.json654321")
 	for _, p := range []string{stale, fresh} {
@@ -70,7 +71,7 @@ func TestReconcile_MarksDeadRunnersLostSweepsStaleTempsLeavesTheRestAlone(t *tes
 // age, are removed; reconcile exits 0 the first time and every time after.
 func TestReconcile_WhatAnInterruptedSubmitLeftDoesNotFailItForever(t *testing.T) {
 	root := testdir.New(t)
-	submit(t, root, "fine")
+	clitest.Submit(t, root, "fine")
 	old := time.Now().Add(-staleAge)
 	for _, name := range []string{"20261130T093540.123456Z-7k2m9xq4ab", ".submit/x-1"} {
 		p := filepath.Join(root, name)
@@ -92,8 +93,8 @@ func TestReconcile_WhatAnInterruptedSubmitLeftDoesNotFailItForever(t *testing.T)
 
 func TestReconcile_AJobThatCannotBeReconciledExitsOne(t *testing.T) {
 	root := testdir.New(t)
-	submit(t, root, "fine")
-	broken := submit(t, root, "broken")
+	clitest.Submit(t, root, "fine")
+	broken := clitest.Submit(t, root, "broken")
 	require.NoError(t, os.WriteFile(broken.StatusPath(), []byte{0, 0, 0, 0}, 0o644))
 	r := runCLI(t, "reconcile", root)
 	requireCode(t, r, exitUnsuccessful)

@@ -12,6 +12,9 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/axqua/jobstore"
+	"github.com/axqua/jobstore/cmd/jobstore/internal/jobview"
+	"github.com/axqua/jobstore/cmd/jobstore/internal/remedy"
+	"github.com/axqua/jobstore/cmd/jobstore/internal/termtext"
 )
 
 func rmCmd() *command {
@@ -129,12 +132,12 @@ type removeJSON struct {
 }
 
 type removeJobJSON struct {
-	ID         string     `json:"job_id"`
-	Dir        string     `json:"dir"`
-	Outcome    string     `json:"outcome"` // removed, would_remove, refused, failed
-	State      *string    `json:"state"`
-	FinishedAt *string    `json:"finished_at"`
-	Error      *errorJSON `json:"error"`
+	ID         string            `json:"job_id"`
+	Dir        string            `json:"dir"`
+	Outcome    string            `json:"outcome"` // removed, would_remove, refused, failed
+	State      *string           `json:"state"`
+	FinishedAt *string           `json:"finished_at"`
+	Error      *remedy.ErrorJSON `json:"error"`
 	err        error
 	// unknown says why State is unknown for a job Prune removed: prune did
 	// not read its final status before Prune removed it.
@@ -157,7 +160,7 @@ func (out *removeJSON) add(dir jobstore.JobDir, st *jobstore.JobStatus, done str
 		state := string(st.State)
 		j.State = &state
 		if at := finishedAt(st); at != nil {
-			s := fmtTime(*at)
+			s := jobview.FmtTime(*at)
 			j.FinishedAt = &s
 		}
 	}
@@ -167,7 +170,7 @@ func (out *removeJSON) add(dir jobstore.JobDir, st *jobstore.JobStatus, done str
 			j.Outcome = outcomeRefused
 		}
 		j.err = withRemoveRemedy(err, dir, st)
-		j.Error = newErrorJSON(j.err)
+		j.Error = remedy.NewErrorJSON(j.err)
 	}
 	switch j.Outcome {
 	case outcomeRemoved:
@@ -195,10 +198,10 @@ func withRemoveRemedy(err error, dir jobstore.JobDir, st *jobstore.JobStatus) er
 		return err
 	}
 	if st != nil && st.State == jobstore.Running {
-		return withCLIRemedy(err, fmt.Sprintf("wait for it to end ('jobstore watch %s') or cancel it ('jobstore cancel %s'); "+
+		return remedy.WithCLIRemedy(err, fmt.Sprintf("wait for it to end ('jobstore watch %s') or cancel it ('jobstore cancel %s'); "+
 			"if its runner is gone, 'jobstore reconcile %s' marks it lost", dir, dir, filepath.Dir(string(dir))))
 	}
-	return withCLIRemedy(err, fmt.Sprintf("cancel it first ('jobstore cancel %s'), then remove it", dir))
+	return remedy.WithCLIRemedy(err, fmt.Sprintf("cancel it first ('jobstore cancel %s'), then remove it", dir))
 }
 
 // finishedAt is when st ended: finished_at, or updated_at for a final
@@ -213,40 +216,57 @@ func finishedAt(st *jobstore.JobStatus) *time.Time {
 	return &st.UpdatedAt
 }
 
+// rmOptions are what "jobstore rm" is told: the job directories and the
+// flags.
+type rmOptions struct {
+	Dirs   []string // the job directories as given
+	JSON   bool     // print JSON instead of lines
+	DryRun bool     // say what would be removed; remove nothing
+}
+
 func defineRm(fs *pflag.FlagSet) runFunc {
-	asJSON := fs.Bool("json", false, "print JSON instead of lines (shape in the help text)")
-	dryRun := fs.Bool("dry-run", false, "say what would be removed; remove nothing")
+	var opts rmOptions
+	fs.BoolVar(&opts.JSON, "json", false, "print JSON instead of lines (shape in the help text)")
+	fs.BoolVar(&opts.DryRun, "dry-run", false, "say what would be removed; remove nothing")
 	return func(e *env, args, pos []string) error {
-		out := removeJSON{DryRun: *dryRun, Jobs: []removeJobJSON{}}
-		for _, p := range pos {
-			dir := jobstore.JobDir(p)
-			st, rerr := jobstore.ReadStatus(dir)
-			switch {
-			case rerr != nil && *dryRun:
-				out.add(dir, nil, "", jobDirArgument(rerr, p))
-			case *dryRun && (st == nil || !st.State.Terminal()):
-				out.add(dir, st, "", notFinished(dir, st))
-			case *dryRun:
-				out.add(dir, st, outcomeWouldRemove, nil)
-			default:
-				if err := jobstore.Remove(dir); err != nil {
-					out.add(dir, st, "", jobDirArgument(err, p))
-				} else {
-					out.add(dir, st, outcomeRemoved, nil)
-				}
+		opts.Dirs = pos
+		return runRm(e, opts)
+	}
+}
+
+// runRm removes each finished job of opts.Dirs and says so per job; a job
+// that has not finished is refused (exitUnsuccessful), one that cannot be
+// removed gives exitRuntime.
+func runRm(e *env, opts rmOptions) error {
+	out := removeJSON{DryRun: opts.DryRun, Jobs: []removeJobJSON{}}
+	for _, p := range opts.Dirs {
+		dir := jobstore.JobDir(p)
+		st, rerr := jobstore.ReadStatus(dir)
+		switch {
+		case rerr != nil && opts.DryRun:
+			out.add(dir, nil, "", remedy.JobDirArgument(rerr, p))
+		case opts.DryRun && (st == nil || !st.State.Terminal()):
+			out.add(dir, st, "", notFinished(dir, st))
+		case opts.DryRun:
+			out.add(dir, st, outcomeWouldRemove, nil)
+		default:
+			if err := jobstore.Remove(dir); err != nil {
+				out.add(dir, st, "", remedy.JobDirArgument(err, p))
+			} else {
+				out.add(dir, st, outcomeRemoved, nil)
 			}
 		}
-		if err := printRemoval(e, *asJSON, out, "nothing"); err != nil {
-			return err
-		}
-		switch {
-		case out.Failed > 0:
-			return &exitError{code: exitRuntime}
-		case out.Refused > 0:
-			return &exitError{code: exitUnsuccessful}
-		}
-		return nil
 	}
+	if err := printRemoval(e, opts.JSON, out, "nothing"); err != nil {
+		return err
+	}
+	switch {
+	case out.Failed > 0:
+		return &exitError{code: exitRuntime}
+	case out.Refused > 0:
+		return &exitError{code: exitUnsuccessful}
+	}
+	return nil
 }
 
 // notFinished is Remove's refusal of a job whose status st is not final,
@@ -262,60 +282,77 @@ func notFinished(dir jobstore.JobDir, st *jobstore.JobStatus) error {
 		Found: state, Msg: msg + "; only a finished job is removed"}
 }
 
+// pruneOptions are what "jobstore prune" is told: ROOT and its flags.
+type pruneOptions struct {
+	Root      string
+	OlderThan time.Duration // remove the jobs that finished more than this long ago
+	JSON      bool          // print JSON instead of lines
+	DryRun    bool          // list what would be removed; remove nothing
+}
+
 func definePrune(fs *pflag.FlagSet) runFunc {
-	asJSON := fs.Bool("json", false, "print JSON instead of lines (shape in the help text)")
-	dryRun := fs.Bool("dry-run", false, "list what would be removed; remove nothing")
+	var opts pruneOptions
+	fs.BoolVar(&opts.JSON, "json", false, "print JSON instead of lines (shape in the help text)")
+	fs.BoolVar(&opts.DryRun, "dry-run", false, "list what would be removed; remove nothing")
 	var age ageFlag
 	fs.Var(&age, "older-than", "remove the jobs that finished more than `D` ago: 36h, 90m, 30d, 2d12h; 0: every finished job")
 	return func(e *env, args, pos []string) error {
 		if !age.set {
-			return usagef("--older-than is required: say how long ago a job must have finished to be removed (30d, 36h, 0 for every finished job)")
+			return remedy.Usagef("--older-than is required: say how long ago a job must have finished to be removed (30d, 36h, 0 for every finished job)")
 		}
-		root := pos[0]
-		dirs, err := rootJobDirs("prune", root)
-		if err != nil {
-			return err
-		}
-		cutoff := time.Now().Add(-age.d)
-		out := removeJSON{Root: root, OlderThan: age.d.String(), Cutoff: fmtTime(cutoff), DryRun: *dryRun, Jobs: []removeJobJSON{}}
-		isJob := map[string]bool{}
-		// What each job's status was before Prune: Prune reads it again, later
-		// and by a later cutoff, and a job may finish in between.
-		before := map[string]statusBefore{}
-		for _, dir := range dirs {
-			isJob[string(dir)] = true
-			st, err := jobstore.ReadStatus(dir)
-			before[dir.ID()] = statusBefore{read: true, st: st, err: err}
-			if at := finishedAt(st); *dryRun && err == nil && at != nil && at.Before(cutoff) {
-				out.add(dir, st, outcomeWouldRemove, nil)
-			}
-		}
-		if !*dryRun {
-			removed, err := jobstore.Prune(root, age.d)
-			for _, dir := range removed {
-				out.addPruned(dir, before[dir.ID()])
-			}
-			for _, ferr := range pruneFailures(err) {
-				var je *jobstore.Error
-				if errors.As(ferr, &je) && je.Op == "prune" && isJob[je.Path] && je.Err != nil {
-					dir := jobstore.JobDir(je.Path)
-					out.add(dir, before[dir.ID()].final(), "", je.Err) // the job's own error, from Remove
-					continue
-				}
-				if err := printRemoval(e, *asJSON, out, ""); err != nil {
-					return err
-				}
-				return ferr // the root, its leftovers or its index: not one job's
-			}
-		}
-		if err := printRemoval(e, *asJSON, out, "finished before "+fmtTime(cutoff)); err != nil {
-			return err
-		}
-		if out.Failed+out.Refused > 0 {
-			return &exitError{code: exitUnsuccessful}
-		}
-		return nil
+		opts.Root, opts.OlderThan = pos[0], age.d
+		return runPrune(e, opts)
 	}
+}
+
+// runPrune removes the jobs under opts.Root that finished more than
+// opts.OlderThan ago and says so per job; a job that could not be removed
+// gives exitUnsuccessful.
+func runPrune(e *env, opts pruneOptions) error {
+	root := opts.Root
+	dirs, err := jobview.RootJobDirs("prune", root)
+	if err != nil {
+		return err
+	}
+	cutoff := time.Now().Add(-opts.OlderThan)
+	out := removeJSON{Root: root, OlderThan: opts.OlderThan.String(), Cutoff: jobview.FmtTime(cutoff), DryRun: opts.DryRun, Jobs: []removeJobJSON{}}
+	isJob := map[string]bool{}
+	// What each job's status was before Prune: Prune reads it again, later
+	// and by a later cutoff, and a job may finish in between.
+	before := map[string]statusBefore{}
+	for _, dir := range dirs {
+		isJob[string(dir)] = true
+		st, err := jobstore.ReadStatus(dir)
+		before[dir.ID()] = statusBefore{read: true, st: st, err: err}
+		if at := finishedAt(st); opts.DryRun && err == nil && at != nil && at.Before(cutoff) {
+			out.add(dir, st, outcomeWouldRemove, nil)
+		}
+	}
+	if !opts.DryRun {
+		removed, err := jobstore.Prune(root, opts.OlderThan)
+		for _, dir := range removed {
+			out.addPruned(dir, before[dir.ID()])
+		}
+		for _, ferr := range pruneFailures(err) {
+			var je *jobstore.Error
+			if errors.As(ferr, &je) && je.Op == "prune" && isJob[je.Path] && je.Err != nil {
+				dir := jobstore.JobDir(je.Path)
+				out.add(dir, before[dir.ID()].final(), "", je.Err) // the job's own error, from Remove
+				continue
+			}
+			if err := printRemoval(e, opts.JSON, out, ""); err != nil {
+				return err
+			}
+			return ferr // the root, its leftovers or its index: not one job's
+		}
+	}
+	if err := printRemoval(e, opts.JSON, out, "finished before "+jobview.FmtTime(cutoff)); err != nil {
+		return err
+	}
+	if out.Failed+out.Refused > 0 {
+		return &exitError{code: exitUnsuccessful}
+	}
+	return nil
 }
 
 // statusBefore is a job's status as prune read it before Prune ran.
@@ -347,7 +384,7 @@ func (out *removeJSON) addPruned(dir jobstore.JobDir, b statusBefore) {
 	case !b.read:
 		j.unknown = "state unknown: it appeared after prune listed ROOT, and finished before Prune read it"
 	case b.err != nil:
-		_, what, _ := problem(b.err, jobstore.StatusFile)
+		_, what, _ := remedy.Problem(b.err, jobstore.StatusFile)
 		j.unknown = "state unknown: its status could not be read before Prune read it (" + what + ")"
 	case b.st == nil:
 		j.unknown = "state unknown: it had no status when prune read it, and a final one when Prune did"
@@ -375,7 +412,7 @@ func pruneFailures(err error) []error {
 // (which, if what is not "", says which jobs were looked at).
 func printRemoval(e *env, asJSON bool, out removeJSON, what string) error {
 	if asJSON {
-		return writeJSON(e.stdout, out)
+		return jobview.WriteJSON(e.stdout, out)
 	}
 	tw := newTableWriter(e.stdout)
 	for _, j := range out.Jobs {
@@ -383,20 +420,20 @@ func printRemoval(e *env, asJSON bool, out removeJSON, what string) error {
 		detail := ""
 		switch {
 		case j.err != nil:
-			detail = oneLine(errorLine(j.err))
+			detail = termtext.OneLine(remedy.ErrorLine(j.err))
 		case j.State != nil && j.FinishedAt != nil:
 			detail = *j.State + ", finished " + *j.FinishedAt
 		case j.unknown != "":
 			detail = j.unknown
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\n", verb, escapeTerminal(j.ID), escapeTerminal(detail))
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", verb, termtext.EscapeTerminal(j.ID), termtext.EscapeTerminal(detail))
 	}
 	tw.Flush()
 	var b strings.Builder
 	if out.DryRun {
-		fmt.Fprintf(&b, "would remove %s", plural(out.WouldRemove, "job"))
+		fmt.Fprintf(&b, "would remove %s", termtext.Plural(out.WouldRemove, "job"))
 	} else {
-		fmt.Fprintf(&b, "removed %s", plural(out.Removed, "job"))
+		fmt.Fprintf(&b, "removed %s", termtext.Plural(out.Removed, "job"))
 	}
 	if what != "" && out.Root != "" {
 		fmt.Fprintf(&b, " %s under %s", what, out.Root)

@@ -13,13 +13,14 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/axqua/jobstore"
+	"github.com/axqua/jobstore/cmd/jobstore/internal/clitest"
 	"github.com/axqua/jobstore/internal/testdir"
 )
 
 // finishedAgo writes a job that finished (state) ago.
 func finishedAgo(t *testing.T, root, id string, state jobstore.State, ago time.Duration) jobstore.JobDir {
 	t.Helper()
-	dir := submit(t, root, id)
+	dir := clitest.Submit(t, root, id)
 	at := time.Now().Add(-ago)
 	require.NoError(t, jobstore.WriteStatus(dir, jobstore.JobStatus{State: state, Seq: 2, UpdatedAt: at, FinishedAt: &at}))
 	return dir
@@ -27,10 +28,10 @@ func finishedAgo(t *testing.T, root, id string, state jobstore.State, ago time.D
 
 func TestRm_RemovesFinishedJobsAndRefusesTheOthers(t *testing.T) {
 	root := testdir.New(t)
-	done := runJob(t, root, "done", jobstore.Outcome{State: jobstore.Succeeded})
-	cancelled := submit(t, root, "cancelled")
+	done := clitest.RunJob(t, root, "done", jobstore.Outcome{State: jobstore.Succeeded})
+	cancelled := clitest.Submit(t, root, "cancelled")
 	require.NoError(t, jobstore.RequestCancel(cancelled, jobstore.CancelRequest{RequestedBy: "test"})) // read-only cancel.json
-	queued := submit(t, root, "queued")
+	queued := clitest.Submit(t, root, "queued")
 
 	r := runCLI(t, "rm", string(done), string(cancelled), string(queued))
 	requireCode(t, r, exitUnsuccessful)
@@ -52,8 +53,8 @@ func TestRm_RemovesFinishedJobsAndRefusesTheOthers(t *testing.T) {
 
 func TestRm_DryRunRemovesNothing(t *testing.T) {
 	root := testdir.New(t)
-	done := runJob(t, root, "done", jobstore.Outcome{State: jobstore.Failed})
-	running := submit(t, root, "running")
+	done := clitest.RunJob(t, root, "done", jobstore.Outcome{State: jobstore.Failed})
+	running := clitest.Submit(t, root, "running")
 	run, err := jobstore.Start(running)
 	require.NoError(t, err)
 	t.Cleanup(func() { run.Close() })
@@ -78,8 +79,8 @@ func TestRm_DryRunRemovesNothing(t *testing.T) {
 
 func TestRm_JSON(t *testing.T) {
 	root := testdir.New(t)
-	done := runJob(t, root, "done", jobstore.Outcome{State: jobstore.Succeeded})
-	queued := submit(t, root, "queued")
+	done := clitest.RunJob(t, root, "done", jobstore.Outcome{State: jobstore.Succeeded})
+	queued := clitest.Submit(t, root, "queued")
 	r := runCLI(t, "rm", "--json", string(done), string(queued), filepath.Join(root, "missing"))
 	requireCode(t, r, exitRuntime)
 	require.Empty(t, r.stderr)
@@ -105,7 +106,7 @@ func TestPrune_RemovesOldFinishedJobsAndKeepsTheIndexTrue(t *testing.T) {
 	finishedAgo(t, root, "old", jobstore.Succeeded, 40*24*time.Hour)
 	finishedAgo(t, root, "old-failed", jobstore.Failed, 31*24*time.Hour)
 	finishedAgo(t, root, "young", jobstore.Succeeded, 2*24*time.Hour)
-	submit(t, root, "queued")
+	clitest.Submit(t, root, "queued")
 	r := runCLI(t, "list", root, "--rebuild")
 	requireCode(t, r, exitOK)
 

@@ -7,6 +7,9 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/axqua/jobstore"
+	"github.com/axqua/jobstore/cmd/jobstore/internal/jobview"
+	"github.com/axqua/jobstore/cmd/jobstore/internal/remedy"
+	"github.com/axqua/jobstore/cmd/jobstore/internal/termtext"
 )
 
 func retryCmd() *command {
@@ -43,29 +46,43 @@ Details: docs/cli.md#retry`,
 	}
 }
 
+// retryOptions are what "jobstore retry" is told: DIR.
+type retryOptions struct {
+	Dir jobstore.JobDir
+}
+
 func defineRetry(fs *pflag.FlagSet) runFunc {
+	var opts retryOptions
 	return func(e *env, args, pos []string) error {
-		dir := jobstore.JobDir(pos[0])
-		if err := jobstore.Retry(dir); err != nil {
-			if errors.Is(err, jobstore.ErrWrongState) {
-				fmt.Fprintln(e.stderr, escapeTerminal(oneLine("jobstore retry: "+refusal(dir))))
-				return &exitError{code: exitUnsuccessful}
-			}
-			return jobDirArgument(err, string(dir))
+		opts.Dir = jobstore.JobDir(pos[0])
+		return runRetry(e, opts)
+	}
+}
+
+// runRetry queues opts.Dir's job again and says after which attempt; a
+// job that cannot be retried (queued, running, succeeded) is refused with
+// exitUnsuccessful and why, on e.stderr.
+func runRetry(e *env, opts retryOptions) error {
+	dir := opts.Dir
+	if err := jobstore.Retry(dir); err != nil {
+		if errors.Is(err, jobstore.ErrWrongState) {
+			fmt.Fprintln(e.stderr, termtext.EscapeTerminal(termtext.OneLine("jobstore retry: "+refusal(dir))))
+			return &exitError{code: exitUnsuccessful}
 		}
-		st, err := jobstore.ReadStatus(dir)
-		if err != nil || st == nil {
-			fmt.Fprintf(e.stdout, "job %s is queued again; a worker runs it next\n", dir.ID())
-			return nil
-		}
-		last := "its last attempt"
-		if all := numberedAttempts(st); len(all) > 0 && all[len(all)-1].ended != nil {
-			a := all[len(all)-1]
-			last = fmt.Sprintf("%s (%s)", a.label, a.ended.State)
-		}
-		fmt.Fprintf(e.stdout, "job %s is queued again after %s; a worker runs it next\n", dir.ID(), last)
+		return remedy.JobDirArgument(err, string(dir))
+	}
+	st, err := jobstore.ReadStatus(dir)
+	if err != nil || st == nil {
+		fmt.Fprintf(e.stdout, "job %s is queued again; a worker runs it next\n", dir.ID())
 		return nil
 	}
+	last := "its last attempt"
+	if all := jobview.NumberedAttempts(st); len(all) > 0 && all[len(all)-1].Ended != nil {
+		a := all[len(all)-1]
+		last = fmt.Sprintf("%s (%s)", a.Label, a.Ended.State)
+	}
+	fmt.Fprintf(e.stdout, "job %s is queued again after %s; a worker runs it next\n", dir.ID(), last)
+	return nil
 }
 
 // refusal says, in the command line's words, why the job in dir cannot be
@@ -75,11 +92,11 @@ func refusal(dir jobstore.JobDir) string {
 	id := dir.ID()
 	switch {
 	case err != nil:
-		return fmt.Sprintf("job %s cannot be retried: %s", id, errorLine(err))
+		return fmt.Sprintf("job %s cannot be retried: %s", id, remedy.ErrorLine(err))
 	case st == nil:
 		return fmt.Sprintf("job %s has not run yet: nothing to retry. Remedy: a worker runs it when it takes it ('jobstore work')", id)
 	case st.State == jobstore.Queued && st.RetryAt != nil:
-		return fmt.Sprintf("job %s is queued already: a retry is due at %s. Remedy: a worker runs it then; nothing to do", id, fmtTime(*st.RetryAt))
+		return fmt.Sprintf("job %s is queued already: a retry is due at %s. Remedy: a worker runs it then; nothing to do", id, jobview.FmtTime(*st.RetryAt))
 	case st.State == jobstore.Queued:
 		return fmt.Sprintf("job %s is queued already: it has yet to run. Remedy: a worker runs it when it takes it ('jobstore work')", id)
 	case st.State == jobstore.Running:

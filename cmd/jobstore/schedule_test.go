@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/axqua/jobstore"
+	"github.com/axqua/jobstore/cmd/jobstore/internal/jobview"
 )
 
 // listScheduleRoot is a root of five queued jobs: "later" (not_before in 2
@@ -126,7 +127,7 @@ func TestFmtUntil_RoundsUpToTwoUnits(t *testing.T) {
 		{3*24*time.Hour + 3*time.Hour + time.Second, "3d4h"},
 	} {
 		t.Run(c.d.String(), func(t *testing.T) {
-			assert.Equal(t, c.want, fmtUntil(c.d))
+			assert.Equal(t, c.want, jobview.FmtUntil(c.d))
 		})
 	}
 }

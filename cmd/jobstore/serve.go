@@ -2,18 +2,9 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
-	"fmt"
-	"net"
-	"net/http"
-	"os"
-	"strings"
-	"time"
 
+	"github.com/axqua/jobstore/cmd/jobstore/internal/serve"
 	"github.com/spf13/pflag"
-
-	"github.com/axqua/jobstore"
 )
 
 func serveCmd() *command {
@@ -76,131 +67,19 @@ Details: docs/cli.md#serve`,
 	}
 }
 
-// defaultServeAddr is where serve listens without --addr.
-const defaultServeAddr = "127.0.0.1:7878"
-
-// Timeouts of the HTTP server: the headers of a request must arrive
-// within serveHeaderTimeout and its body within serveReadTimeout; an
-// answer (but an event stream, whose every write has its own deadline)
-// must be written within serveWriteTimeout.
-const (
-	serveHeaderTimeout = 5 * time.Second
-	serveReadTimeout   = 30 * time.Second
-	serveWriteTimeout  = 30 * time.Second
-	serveIdleTimeout   = 2 * time.Minute
-	serveShutdownWait  = 5 * time.Second
-)
-
-// serveOptions are what "jobstore serve" is told: ROOT and its flags.
-type serveOptions struct {
-	Root      string
-	Addr      string // HOST:PORT to listen on (port 0: a free one)
-	ReadOnly  bool   // show no action, refuse every POST
-	TokenFile string // the token is its first line; "": a random token
-}
-
 func defineServe(fs *pflag.FlagSet) runFunc {
-	var opts serveOptions
-	fs.StringVar(&opts.Addr, "addr", defaultServeAddr, "listen on HOST:PORT (port 0: a free port)")
+	var opts serve.Options
+	fs.StringVar(&opts.Addr, "addr", serve.DefaultAddr, "listen on HOST:PORT (port 0: a free port)")
 	fs.BoolVar(&opts.ReadOnly, "read-only", false, "show no action and refuse every POST")
 	fs.StringVar(&opts.TokenFile, "token-file", "", "read the access token from the first line of FILE instead of making one")
 	return func(e *env, args, pos []string) error {
-		opts.Root = pos[0]
+		opts.Root, opts.Stdout, opts.Stderr = pos[0], e.stdout, e.stderr
 		ctx, release := untilStopped(context.Background())
 		defer release()
-		return runServe(ctx, e, opts)
-	}
-}
-
-// runServe serves opts.Root until ctx ends: it prints the address to open
-// (with the token) as its first line on e.stdout, and "stopped serving
-// ROOT" once the server is shut down. It returns ctx's stop signal
-// (stopCause) when one ended it, nil when ctx ended otherwise, or why it
-// could not serve (ROOT unreadable, the address in use, a bad token file).
-func runServe(ctx context.Context, e *env, opts serveOptions) error {
-	root := opts.Root
-	if _, err := rootJobDirs("serve", root); err != nil {
+		err := serve.Run(ctx, opts)
+		if stop := stopCause(ctx); stop != nil {
+			return stop
+		}
 		return err
 	}
-	token, err := serveToken(opts.TokenFile)
-	if err != nil {
-		return err
-	}
-	ln, err := net.Listen("tcp", opts.Addr)
-	if err != nil {
-		return withCLIRemedy(&jobstore.Error{Op: "listen", Path: opts.Addr, Msg: "cannot listen", Err: err},
-			"give another --addr, or port 0 for a free one")
-	}
-	defer ln.Close()
-	s, err := newServer(ctx, serverConfig{root: root, token: token, readOnly: opts.ReadOnly, port: portOf(ln.Addr())})
-	if err != nil {
-		return err
-	}
-	if err := s.waitSynced(ctx); err != nil {
-		return stopOr(ctx, err)
-	}
-	host := ln.Addr().(*net.TCPAddr)
-	fmt.Fprintf(e.stdout, "http://%s/?token=%s\n", host.String(), token)
-	mode := ""
-	if opts.ReadOnly {
-		mode = " (read-only)"
-	}
-	fmt.Fprintf(e.stdout, "serving %s%s; Ctrl-C stops\n", root, mode)
-	if !host.IP.IsLoopback() {
-		fmt.Fprintf(e.stderr, "jobstore serve: listening on %s, beyond this machine: the token travels in clear text (no TLS)\n", host)
-	}
-	hs := &http.Server{Handler: s.handler(), ReadHeaderTimeout: serveHeaderTimeout, ReadTimeout: serveReadTimeout,
-		IdleTimeout: serveIdleTimeout, MaxHeaderBytes: 64 << 10}
-	served := make(chan error, 1)
-	go func() { served <- hs.Serve(ln) }()
-	select {
-	case err := <-served:
-		s.close()
-		return err
-	case <-ctx.Done():
-	}
-	s.close()
-	sctx, cancel := context.WithTimeout(context.Background(), serveShutdownWait)
-	defer cancel()
-	hs.Shutdown(sctx)
-	fmt.Fprintf(e.stdout, "stopped serving %s\n", root)
-	if stop := stopCause(ctx); stop != nil {
-		return stop
-	}
-	return nil
-}
-
-// stopOr is the stop signal that ended ctx, or err.
-func stopOr(ctx context.Context, err error) error {
-	if stop := stopCause(ctx); stop != nil {
-		return stop
-	}
-	return err
-}
-
-// portOf is the port of a TCP address.
-func portOf(a net.Addr) int {
-	if t, ok := a.(*net.TCPAddr); ok {
-		return t.Port
-	}
-	return 0
-}
-
-// serveToken is the first line of file, or a new random token.
-func serveToken(file string) (string, error) {
-	if file == "" {
-		b := make([]byte, 24)
-		rand.Read(b)
-		return hex.EncodeToString(b), nil
-	}
-	data, err := os.ReadFile(file)
-	if err != nil {
-		return "", withCLIRemedy(err, "give a file that holds the token on its first line")
-	}
-	tok, _, _ := strings.Cut(string(data), "\n")
-	tok = strings.TrimSpace(tok)
-	if len(tok) < 16 || strings.ContainsAny(tok, " \t\r\"';,") {
-		return "", &usageError{msg: fmt.Sprintf("--token-file %s: the first line must be a token of at least 16 characters, without blanks, quotes, ';' or ','", file)}
-	}
-	return tok, nil
 }

@@ -12,24 +12,25 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/axqua/jobstore/cmd/jobstore/internal/clitest"
 	"github.com/axqua/jobstore/internal/testdir"
 	"github.com/stretchr/testify/require"
 )
 
 func TestServeCommand_FirstLineIsTheAddressWithTheToken(t *testing.T) {
 	root := testdir.New(t)
-	submit(t, root, "a-job")
+	clitest.Submit(t, root, "a-job")
 	tokenFile := filepath.Join(testdir.New(t), "token")
-	require.NoError(t, os.WriteFile(tokenFile, []byte(testToken+"\n"), 0o600))
+	require.NoError(t, os.WriteFile(tokenFile, []byte(cliTestToken+"\n"), 0o600))
 	w := startLines(t, "serve", root, "--addr", "127.0.0.1:0", "--token-file", tokenFile)
 	first := w.waitLine(t, "http://")
 	m := regexp.MustCompile(`^http://127\.0\.0\.1:(\d+)/\?token=(\w+)$`).FindStringSubmatch(first)
 	require.NotNil(t, m, "the first line: %q", first)
 	require.NotEqual(t, "0", m[1], "port 0 is not where it listens")
-	require.Equal(t, testToken, m[2])
+	require.Equal(t, cliTestToken, m[2])
 	require.Equal(t, first, w.seen[0], "the address is not the first line")
 
-	base := strings.TrimSuffix(first, "/?token="+testToken)
+	base := strings.TrimSuffix(first, "/?token="+cliTestToken)
 	res, err := http.Get(base + "/api/jobs")
 	require.NoError(t, err)
 	res.Body.Close()
@@ -48,3 +49,6 @@ func TestServeCommand_FirstLineIsTheAddressWithTheToken(t *testing.T) {
 	requireEndedBy(t, w.cmd, syscall.SIGINT)
 	require.Equal(t, "stopped serving "+root, last)
 }
+
+// cliTestToken is the token the served command is given.
+const cliTestToken = "0123456789abcdef0123456789abcdef"

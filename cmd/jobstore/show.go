@@ -9,6 +9,9 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/axqua/jobstore"
+	"github.com/axqua/jobstore/cmd/jobstore/internal/jobview"
+	"github.com/axqua/jobstore/cmd/jobstore/internal/remedy"
+	"github.com/axqua/jobstore/cmd/jobstore/internal/termtext"
 )
 
 func showCmd() *command {
@@ -51,63 +54,54 @@ Details: docs/cli.md#show`,
 	}
 }
 
-type showJSON struct {
-	ID           string              `json:"job_id"`
-	Dir          string              `json:"dir"`
-	Spec         *jobstore.JobSpec   `json:"spec"`
-	Status       *jobstore.JobStatus `json:"status"`
-	SpecRecord   recordInfo          `json:"spec_record"`
-	StatusRecord recordInfo          `json:"status_record"`
-	dueJSON
-	showCancelJSON
+// showOptions are what "jobstore show" is told: DIR and its flags.
+type showOptions struct {
+	Dir  string // the job directory as given
+	JSON bool   // print JSON instead of the table
 }
 
 func defineShow(fs *pflag.FlagSet) runFunc {
-	asJSON := fs.Bool("json", false, "print JSON (shape in the help text)")
+	var opts showOptions
+	fs.BoolVar(&opts.JSON, "json", false, "print JSON (shape in the help text)")
 	return func(e *env, args, pos []string) error {
-		j := readJob(jobDirArg(pos[0]))
-		if j.Spec == nil && !j.SpecInfo.Present {
-			return jobDirArgument(j.SpecInfo.Err, pos[0]) // not a job: nothing to show
-		}
-		if *asJSON {
-			if err := writeJSON(e.stdout, newShowJSON(j)); err != nil {
-				return err
-			}
-		} else {
-			printJob(e.stdout, j)
-			if j.Status != nil && j.Status.State == jobstore.Failed {
-				printStderrTail(e.stdout, j.Dir)
-			}
-		}
-		if j.SpecInfo.Err != nil {
-			return j.SpecInfo.Err
-		}
-		return j.StatusInfo.Err
+		opts.Dir = pos[0]
+		return runShow(e, opts)
 	}
 }
 
-// newShowJSON is j as show --json prints it (its cancel request read now).
-func newShowJSON(j jobRecords) showJSON {
-	out := showJSON{ID: j.Dir.ID(), Dir: string(j.Dir), Spec: j.Spec, Status: j.Status,
-		SpecRecord: j.SpecInfo, StatusRecord: j.StatusInfo, dueJSON: newDueJSON(j.Spec, j.Status)}
-	out.SpecRecord.ErrJSON = newErrorJSON(j.SpecInfo.Err)
-	out.StatusRecord.ErrJSON = newErrorJSON(j.StatusInfo.Err)
-	if c, info := readCancel(j.Dir); info.Present || info.Err != nil {
-		info.ErrJSON = newErrorJSON(info.Err)
-		out.Cancel, out.CancelRecord = c, &info
+// runShow prints opts.Dir's job: its spec, status and records, and the
+// end of stderr.log of a failed job. A record that cannot be read is
+// shown as such, and its error returned after.
+func runShow(e *env, opts showOptions) error {
+	j := jobview.ReadJob(jobview.JobDirArg(opts.Dir))
+	if j.Spec == nil && !j.SpecInfo.Present {
+		return remedy.JobDirArgument(j.SpecInfo.Err, opts.Dir) // not a job: nothing to show
 	}
-	return out
+	if opts.JSON {
+		if err := jobview.WriteJSON(e.stdout, jobview.NewShowJSON(j)); err != nil {
+			return err
+		}
+	} else {
+		printJob(e.stdout, j)
+		if j.Status != nil && j.Status.State == jobstore.Failed {
+			printStderrTail(e.stdout, j.Dir)
+		}
+	}
+	if j.SpecInfo.Err != nil {
+		return j.SpecInfo.Err
+	}
+	return j.StatusInfo.Err
 }
 
 // printJob prints a job as aligned "field  value" lines.
-func printJob(w io.Writer, j jobRecords) {
+func printJob(w io.Writer, j jobview.JobRecords) {
 	tw := newTableWriter(w)
-	row := func(k, v string) { fmt.Fprintf(tw, "%s\t%s\n", k, escapeTerminal(oneLine(v))) }
+	row := func(k, v string) { fmt.Fprintf(tw, "%s\t%s\n", k, termtext.EscapeTerminal(termtext.OneLine(v))) }
 	row("job", j.Dir.ID())
 	row("dir", string(j.Dir))
 	if s := j.Spec; s != nil {
 		row("kind", s.Kind)
-		sub := fmtTime(s.SubmittedAt)
+		sub := jobview.FmtTime(s.SubmittedAt)
 		if s.SubmittedBy != "" {
 			sub += " by " + s.SubmittedBy
 		}
@@ -118,32 +112,32 @@ func printJob(w io.Writer, j jobRecords) {
 		if len(s.Params) > 0 {
 			row("params", string(s.Params))
 		}
-		if sched := scheduleText(s); sched != "" {
+		if sched := jobview.ScheduleText(s); sched != "" {
 			row("schedule", sched)
 		}
 	}
-	row(jobstore.SpecFile, versionText(j.SpecInfo))
-	row(jobstore.StatusFile, versionText(j.StatusInfo))
+	row(jobstore.SpecFile, jobview.VersionText(j.SpecInfo))
+	row(jobstore.StatusFile, jobview.VersionText(j.StatusInfo))
 	if st := j.Status; st != nil {
 		state := string(st.State)
-		if note := scheduleNote(j.Spec, st, time.Now()); note != "" {
+		if note := jobview.ScheduleNote(j.Spec, st, time.Now()); note != "" {
 			state += ", " + note
 		}
-		if note := attemptNote(j.Spec, st); note != "" {
+		if note := jobview.AttemptNote(j.Spec, st); note != "" {
 			state += ", " + note
 		}
 		row("state", state)
-		statusRows(st, true, row)
+		jobview.StatusRows(st, true, row)
 		if st.RetryAt != nil {
-			row("retry at", fmtTime(*st.RetryAt)+untilText(*st.RetryAt, time.Now()))
+			row("retry at", jobview.FmtTime(*st.RetryAt)+jobview.UntilText(*st.RetryAt, time.Now()))
 		}
-		for _, a := range numberedAttempts(st) {
-			if a.ended != nil {
-				row(a.label, attemptText(*a.ended))
+		for _, a := range jobview.NumberedAttempts(st) {
+			if a.Ended != nil {
+				row(a.Label, jobview.AttemptText(*a.Ended))
 			}
 		}
 	}
-	if c := cancelRow(j.Dir, j.Status); c != "" {
+	if c := jobview.CancelRow(j.Dir, j.Status); c != "" {
 		row("cancel", c)
 	}
 	tw.Flush()
@@ -159,10 +153,10 @@ const (
 // printStderrTail prints the last lines of the job's stderr.log (kept by
 // 'jobstore work'), each escaped for the terminal, if there is one.
 func printStderrTail(w io.Writer, dir jobstore.JobDir) {
-	t, found, err := readLogTail(dir, stderrFile, -1, stderrTailBytes)
+	t, found, err := jobview.ReadLogTail(dir, jobview.StderrFile, -1, stderrTailBytes)
 	switch {
 	case err != nil:
-		fmt.Fprintf(w, "\n%s: %s\n", stderrFile, escapeTerminal(oneLine(errorLine(err))))
+		fmt.Fprintf(w, "\n%s: %s\n", jobview.StderrFile, termtext.EscapeTerminal(termtext.OneLine(remedy.ErrorLine(err))))
 		return
 	case !found || len(t.Text) == 0:
 		return
@@ -174,69 +168,8 @@ func printStderrTail(w io.Writer, dir jobstore.JobDir) {
 	if len(lines) > stderrTailLines {
 		lines = lines[len(lines)-stderrTailLines:]
 	}
-	fmt.Fprintf(w, "\nlast %s of %s ('jobstore logs --stderr %s' prints it all):\n", plural(len(lines), "line"), stderrFile, escapeTerminal(string(dir)))
+	fmt.Fprintf(w, "\nlast %s of %s ('jobstore logs --stderr %s' prints it all):\n", termtext.Plural(len(lines), "line"), jobview.StderrFile, termtext.EscapeTerminal(string(dir)))
 	for _, l := range lines {
-		fmt.Fprintln(w, "  "+escapeTerminal(strings.TrimSuffix(l, "\r")))
-	}
-}
-
-// statusRows gives row what show prints of st after its state: seq,
-// progress (with a bar when bar is set), message, times, runner, exit code,
-// error and remedy. The job page of serve shows the same rows.
-func statusRows(st *jobstore.JobStatus, bar bool, row func(name, value string)) {
-	row("seq", fmt.Sprint(st.Seq))
-	if st.Progress != nil {
-		p := fmtProgress(st.Progress)
-		if bar {
-			p += "  " + progressBar(st.Progress)
-		}
-		row("progress", p)
-	}
-	if st.Message != "" {
-		row("message", st.Message)
-	}
-	row("updated", fmtTime(st.UpdatedAt))
-	if st.StartedAt != nil {
-		row("started", fmtTimePtr(st.StartedAt))
-	}
-	if st.FinishedAt != nil {
-		fin := fmtTimePtr(st.FinishedAt)
-		if st.StartedAt != nil {
-			fin += " (ran " + fmtAge(st.FinishedAt.Sub(*st.StartedAt)) + ")"
-		}
-		row("finished", fin)
-	}
-	if st.PID != 0 || st.Host != "" {
-		row("runner", fmt.Sprintf("pid %d on %s", st.PID, st.Host))
-	}
-	if st.ExitCode != nil {
-		row("exit code", fmt.Sprint(*st.ExitCode))
-	}
-	if st.Error != "" {
-		row("error", st.Error)
-	}
-	if st.Remedy != "" {
-		row("remedy", st.Remedy)
-	}
-}
-
-// versionText says how a record was found: its versions, a migration, or
-// why it could not be read.
-func versionText(r recordInfo) string {
-	switch {
-	case !r.Present && r.Err == nil && r.File == jobstore.StatusFile:
-		return "absent: nothing has run yet"
-	case r.Err != nil:
-		subject, what, _ := problem(r.Err, r.File)
-		if subject != r.File {
-			what = subject + ": " + what
-		}
-		return "unreadable: " + what
-	case r.Migrated:
-		return fmt.Sprintf("schema_version %d, migrated to %d in memory (the file is unchanged)", *r.Written, r.Current)
-	case r.Written != nil:
-		return fmt.Sprintf("schema_version %d (current)", *r.Written) // version 1 is current for a record that needs no more
-	default:
-		return fmt.Sprintf("schema_version %d (current)", r.Current)
+		fmt.Fprintln(w, "  "+termtext.EscapeTerminal(strings.TrimSuffix(l, "\r")))
 	}
 }

@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/axqua/jobstore"
+	"github.com/axqua/jobstore/cmd/jobstore/internal/clitest"
+	"github.com/axqua/jobstore/cmd/jobstore/internal/jobview"
 	"github.com/axqua/jobstore/internal/testdir"
 	"github.com/stretchr/testify/require"
 )
@@ -30,7 +32,7 @@ func TestShow_JSON(t *testing.T) {
 	requireCode(t, r, exitOK)
 	golden(t, "show_json.golden", normalize(r.stdout, rootPairs(root)...))
 
-	var out showJSON
+	var out jobview.ShowJSON
 	require.NoError(t, json.Unmarshal([]byte(r.stdout), &out))
 	spec, err := jobstore.ReadSpec(jobstore.JobDir(dir))
 	require.NoError(t, err)
@@ -61,7 +63,7 @@ func TestShow_UnreadableStatusShowsWhatItCanAndFails(t *testing.T) {
 
 			r = runCLI(t, "show", filepath.Join(root, tc.id), "--json")
 			requireCode(t, r, exitRuntime)
-			var out showJSON
+			var out jobview.ShowJSON
 			require.NoError(t, json.Unmarshal([]byte(r.stdout), &out))
 			require.NotNil(t, out.Spec)
 			require.Nil(t, out.Status)
@@ -72,7 +74,7 @@ func TestShow_UnreadableStatusShowsWhatItCanAndFails(t *testing.T) {
 
 func TestShow_NoStatusYet(t *testing.T) {
 	root := testdir.New(t)
-	dir := submit(t, root, "j")
+	dir := clitest.Submit(t, root, "j")
 	require.NoError(t, removeFile(dir.StatusPath()))
 	r := runCLI(t, "show", string(dir))
 	requireCode(t, r, exitOK)
@@ -84,10 +86,10 @@ func TestShow_NoStatusYet(t *testing.T) {
 func TestVersionText_SaysWhetherAMigrationWasApplied(t *testing.T) {
 	v0 := 0
 	require.Equal(t, "schema_version 0, migrated to 1 in memory (the file is unchanged)",
-		versionText(recordInfo{File: "status.json", Present: true, Written: &v0, Current: 1, Migrated: true}))
+		jobview.VersionText(jobview.RecordInfo{File: "status.json", Present: true, Written: &v0, Current: 1, Migrated: true}))
 	v1 := 1
 	require.Equal(t, "schema_version 1 (current)",
-		versionText(recordInfo{File: "status.json", Present: true, Written: &v1, Current: 1}))
+		jobview.VersionText(jobview.RecordInfo{File: "status.json", Present: true, Written: &v1, Current: 1}))
 }
 
 func TestWrittenVersion(t *testing.T) {
@@ -103,7 +105,7 @@ func TestWrittenVersion(t *testing.T) {
 		{`{"schema_version": 1.5}`, nil},
 		{`[]`, nil},
 	} {
-		got := writtenVersion([]byte(tc.raw))
+		got := jobview.WrittenVersion([]byte(tc.raw))
 		if tc.want == nil {
 			require.Nil(t, got, tc.raw)
 		} else {

@@ -76,14 +76,14 @@ func signalName(sig os.Signal) string {
 
 // stopped is the result of a watcher stopped by a signal, after it said so
 // on stdout: nothing goes to stderr, and the process ends as sig ends one
-// (exitCode gives 128+n; main re-raises the signal).
+// (exitStatusOf gives 128+n; main re-raises the signal).
 type stopped struct{ sig os.Signal }
 
 func (s *stopped) Error() string { return "stopped by " + signalName(s.sig) }
 
-// exitCode is the status a shell reports for a process the signal ended:
+// status is the status a shell reports for a process the signal ended:
 // 128 + its number, which is 2 for SIGINT and 15 for SIGTERM on every Unix.
-func (s *stopped) exitCode() int {
+func (s *stopped) status() int {
 	if s.sig == os.Interrupt {
 		return 128 + 2
 	}
@@ -96,7 +96,7 @@ func stopSignalOf(code int) os.Signal {
 		return nil
 	}
 	for _, sig := range stopSignals() {
-		if (&stopped{sig}).exitCode() == code {
+		if (&stopped{sig}).status() == code {
 			return sig
 		}
 	}

@@ -13,8 +13,8 @@ import (
 // the signal ended, and main knows the signal back from it; no other status
 // is taken for a stop.
 func TestStopped_ExitStatusIsTheSignals(t *testing.T) {
-	require.Equal(t, 130, exitCode(&stopped{os.Interrupt}))
-	require.Equal(t, 143, exitCode(&stopped{syscall.SIGTERM}))
+	require.Equal(t, 130, exitStatusOf(&stopped{os.Interrupt}))
+	require.Equal(t, 143, exitStatusOf(&stopped{syscall.SIGTERM}))
 	require.Equal(t, os.Interrupt, stopSignalOf(130))
 	require.Equal(t, os.Signal(syscall.SIGTERM), stopSignalOf(143))
 	for _, code := range []int{exitOK, exitUnsuccessful, exitUsage, exitRuntime, 128, 129, 137} {
@@ -22,6 +22,6 @@ func TestStopped_ExitStatusIsTheSignals(t *testing.T) {
 	}
 	buf, errBuf := new(strings.Builder), new(strings.Builder)
 	e := &env{stdout: buf, stderr: errBuf}
-	require.Equal(t, 130, e.fail(&stopped{os.Interrupt}))
+	require.Equal(t, 130, e.exit(&stopped{os.Interrupt}))
 	require.Empty(t, errBuf.String(), "a stop is no error: nothing on stderr")
 }

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/axqua/jobstore"
+	"github.com/axqua/jobstore/cmd/jobstore/internal/clitest"
 	"github.com/axqua/jobstore/internal/prereq"
 	"github.com/axqua/jobstore/internal/testdir"
 	"github.com/stretchr/testify/require"
@@ -23,7 +24,7 @@ import (
 func runningJob(t *testing.T) (root string, dir jobstore.JobDir) {
 	t.Helper()
 	root = testdir.New(t)
-	dir = submit(t, root, "j")
+	dir = clitest.Submit(t, root, "j")
 	run, err := jobstore.Start(dir, jobstore.WithProgressInterval(0))
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = run.Close() })

@@ -8,7 +8,6 @@ import (
 	"io/fs"
 	"os"
 	"os/user"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -16,6 +15,8 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/axqua/jobstore"
+	"github.com/axqua/jobstore/cmd/jobstore/internal/jobview"
+	"github.com/axqua/jobstore/cmd/jobstore/internal/remedy"
 )
 
 func submitCmd() *command {
@@ -56,7 +57,7 @@ Details: docs/cli.md#submit`,
 type labelFlag map[string]string
 
 func (l labelFlag) String() string {
-	keys := sortedKeys(l)
+	keys := jobview.SortedKeys(l)
 	for i, k := range keys {
 		keys[i] = k + "=" + l[k]
 	}
@@ -120,42 +121,60 @@ func defineSubmit(fs *pflag.FlagSet) runFunc {
 			return err
 		}
 		if *kind == "" {
-			return usagef("--kind is required")
+			return remedy.Usagef("--kind is required")
 		}
 		if *id != "" {
 			if err := jobstore.ValidateJobID(*id); err != nil {
-				_, what, _ := problem(err, "job_id")
-				return &usageError{msg: flagSpelling(args, "id") + ": " + what,
-					remedy: "choose an ID of letters, digits, '.', '_' and '-' that starts with a letter or digit"}
+				_, what, _ := remedy.Problem(err, "job_id")
+				return &remedy.UsageError{Msg: flagSpelling(args, "id") + ": " + what,
+					Remedy: "choose an ID of letters, digits, '.', '_' and '-' that starts with a letter or digit"}
 			}
 		}
 		if *by == "" {
 			*by = defaultSubmitter()
 		}
-		spec := jobstore.JobSpec{ID: *id, Kind: *kind, SubmittedBy: *by, MaxAttempts: maxAttempts.n, Backoff: backoff.d,
-			MaxBackoff: maxBackoff.d, NotBefore: notBefore.t, Priority: *priority, Timeout: timeout.d}
+		opts := submitOptions{Root: pos[0], Params: *params, Create: *create,
+			Spec: jobstore.JobSpec{ID: *id, Kind: *kind, SubmittedBy: *by, MaxAttempts: maxAttempts.n, Backoff: backoff.d,
+				MaxBackoff: maxBackoff.d, NotBefore: notBefore.t, Priority: *priority, Timeout: timeout.d}}
 		if len(labels) > 0 {
-			spec.Labels = labels
+			opts.Spec.Labels = labels
 		}
-		if *params != "" {
-			raw, err := readParams(*params)
-			if err != nil {
-				return err
-			}
-			spec.Params = raw
-		}
-		if !*create {
-			if err := rootExists(pos[0]); err != nil {
-				return err
-			}
-		}
-		dir, err := jobstore.Submit(pos[0], spec)
+		return runSubmit(e, opts)
+	}
+}
+
+// submitOptions are what "jobstore submit" is told for one job: ROOT, the
+// spec its flags make, and where its params are.
+type submitOptions struct {
+	Root   string
+	Spec   jobstore.JobSpec // the job but its params
+	Params string           // a JSON value, @FILE, or @- for stdin; "": none
+	Create bool             // make Root if it does not exist
+}
+
+// runSubmit submits opts.Spec, with the params opts.Params gives, under
+// opts.Root, and prints the job's ID. A missing root is an error unless
+// opts.Create.
+func runSubmit(e *env, opts submitOptions) error {
+	spec := opts.Spec
+	if opts.Params != "" {
+		raw, err := readParams(opts.Params)
 		if err != nil {
 			return err
 		}
-		fmt.Fprintln(e.stdout, dir.ID())
-		return nil
+		spec.Params = raw
 	}
+	if !opts.Create {
+		if err := rootExists(opts.Root); err != nil {
+			return err
+		}
+	}
+	dir, err := jobstore.Submit(opts.Root, spec)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(e.stdout, dir.ID())
+	return nil
 }
 
 // checkSchedule refuses what the library would: negative attempts or
@@ -163,9 +182,9 @@ func defineSubmit(fs *pflag.FlagSet) runFunc {
 func checkSchedule(args []string, maxAttempts int, backoff, maxBackoff, timeout time.Duration) error {
 	switch {
 	case maxAttempts < 0:
-		return usagef("%s must be 1 or more (0: the default, 1), got %d", flagSpelling(args, "max-attempts"), maxAttempts)
+		return remedy.Usagef("%s must be 1 or more (0: the default, 1), got %d", flagSpelling(args, "max-attempts"), maxAttempts)
 	case maxBackoff > 0 && backoff > maxBackoff:
-		return usagef("%s (%v) must not be longer than %s (%v)", flagSpelling(args, "backoff"), backoff, flagSpelling(args, "max-backoff"), maxBackoff)
+		return remedy.Usagef("%s (%v) must not be longer than %s (%v)", flagSpelling(args, "backoff"), backoff, flagSpelling(args, "max-backoff"), maxBackoff)
 	}
 	for _, d := range []struct {
 		name string
@@ -173,9 +192,9 @@ func checkSchedule(args []string, maxAttempts int, backoff, maxBackoff, timeout 
 	}{{"backoff", backoff}, {"max-backoff", maxBackoff}, {"timeout", timeout}} {
 		switch {
 		case d.d < 0:
-			return usagef("%s must be positive, got %v", flagSpelling(args, d.name), d.d)
+			return remedy.Usagef("%s must be positive, got %v", flagSpelling(args, d.name), d.d)
 		case d.d > 0 && d.d < time.Millisecond:
-			return usagef("%s must be at least 1ms (job.json keeps milliseconds), got %v", flagSpelling(args, d.name), d.d)
+			return remedy.Usagef("%s must be at least 1ms (job.json keeps milliseconds), got %v", flagSpelling(args, d.name), d.d)
 		}
 	}
 	return nil
@@ -266,7 +285,7 @@ func rootExists(root string) error {
 	if errors.As(err, &pe) {
 		err = pe.Err // the path is the error's own
 	}
-	return withCLIRemedy(&jobstore.Error{Op: "submit", Path: root, Err: err, Msg: "no such root: nothing was submitted"},
+	return remedy.WithCLIRemedy(&jobstore.Error{Op: "submit", Path: root, Err: err, Msg: "no such root: nothing was submitted"},
 		"check the path: ROOT is the directory the workers take jobs from; add --create to make a new root")
 }
 
@@ -285,16 +304,16 @@ func readParams(arg string) (json.RawMessage, error) {
 			from = "file " + name
 		}
 		if err != nil {
-			return nil, &usageError{msg: fmt.Sprintf("--params: %v", err), remedy: "give a readable file after '@'"}
+			return nil, &remedy.UsageError{Msg: fmt.Sprintf("--params: %v", err), Remedy: "give a readable file after '@'"}
 		}
 	}
 	if len(data) > jobstore.DefaultMaxSize {
-		return nil, &usageError{msg: fmt.Sprintf("--params: %s is larger than %d bytes, the most a job record may hold", from, jobstore.DefaultMaxSize),
-			remedy: "keep bulky data in a file and give its path in --params"}
+		return nil, &remedy.UsageError{Msg: fmt.Sprintf("--params: %s is larger than %d bytes, the most a job record may hold", from, jobstore.DefaultMaxSize),
+			Remedy: "keep bulky data in a file and give its path in --params"}
 	}
 	if !json.Valid(data) {
-		return nil, &usageError{msg: fmt.Sprintf("--params: %s is not valid JSON", from),
-			remedy: `give one JSON value, e.g. --params '{"frames": 30}'`}
+		return nil, &remedy.UsageError{Msg: fmt.Sprintf("--params: %s is not valid JSON", from),
+			Remedy: `give one JSON value, e.g. --params '{"frames": 30}'`}
 	}
 	return json.RawMessage(data), nil
 }
@@ -321,14 +340,4 @@ func defaultSubmitter() string {
 		return u.Username
 	}
 	return ""
-}
-
-// sortedKeys returns m's keys in order.
-func sortedKeys(m map[string]string) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/axqua/jobstore"
+	"github.com/axqua/jobstore/cmd/jobstore/internal/remedy"
 )
 
 // submitLines is `submit ROOT --jsonl`: one spec per line of r, as job.json
@@ -28,8 +29,8 @@ var oneJobFlags = []string{"kind", "params", "id", "label", "max-attempts", "bac
 func checkOneJobFlags(fs *pflag.FlagSet, args []string) error {
 	for _, name := range oneJobFlags {
 		if fs.Changed(name) {
-			return &usageError{msg: flagSpelling(args, name) + " describes one job; with --jsonl each line describes its own",
-				remedy: `put the field in each line, e.g. {"kind": "render", "params": {"frame": 1}}`}
+			return &remedy.UsageError{Msg: flagSpelling(args, name) + " describes one job; with --jsonl each line describes its own",
+				Remedy: `put the field in each line, e.g. {"kind": "render", "params": {"frame": 1}}`}
 		}
 	}
 	return nil
@@ -60,8 +61,8 @@ func readSpecLines(r io.Reader, by string) ([]jobstore.JobSpec, error) {
 	for n := 1; ; n++ {
 		line, err := readLine(br, jobstore.DefaultMaxSize)
 		if errors.Is(err, errLineTooLong) {
-			return nil, &usageError{msg: fmt.Sprintf("stdin line %d: longer than %d bytes, the most a job record may hold", n, jobstore.DefaultMaxSize),
-				remedy: "keep bulky data in a file and give its path in params; nothing was submitted"}
+			return nil, &remedy.UsageError{Msg: fmt.Sprintf("stdin line %d: longer than %d bytes, the most a job record may hold", n, jobstore.DefaultMaxSize),
+				Remedy: "keep bulky data in a file and give its path in params; nothing was submitted"}
 		}
 		if err != nil && !errors.Is(err, io.EOF) {
 			return nil, fmt.Errorf("read stdin: %w", err)
@@ -72,8 +73,8 @@ func readSpecLines(r io.Reader, by string) ([]jobstore.JobSpec, error) {
 				perr = fmt.Errorf("job_id %q is line %d's too", spec.ID, k)
 			}
 			if perr != nil {
-				return nil, &usageError{msg: fmt.Sprintf("stdin line %d: %s", n, specProblem(perr)),
-					remedy: `give one JSON object per line, a spec as job.json holds it, each with its own job_id or none: {"kind": "render", "params": {"frame": 1}}; nothing was submitted`}
+				return nil, &remedy.UsageError{Msg: fmt.Sprintf("stdin line %d: %s", n, specProblem(perr)),
+					Remedy: `give one JSON object per line, a spec as job.json holds it, each with its own job_id or none: {"kind": "render", "params": {"frame": 1}}; nothing was submitted`}
 			}
 			lineOf[spec.ID] = n
 			specs = append(specs, spec)

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/axqua/jobstore"
+	"github.com/axqua/jobstore/cmd/jobstore/internal/clitest"
+	"github.com/axqua/jobstore/cmd/jobstore/internal/jobview"
 	"github.com/axqua/jobstore/internal/testdir"
 	"github.com/stretchr/testify/require"
 )
@@ -57,7 +59,7 @@ func TestWork_StoppedWorkersTreeEndsBeforeItsLeaseCouldBeJudgedGone(t *testing.T
 	w, gc := j.start(t, root, "--lease", lease.String())
 	cmd := readPID(t, j.cmdFile)
 	leaseFile := filepath.Join(string(dir), ".run-1", "lease")
-	waitUntil(t, "the first renewal", func() bool { return exists(leaseFile) })
+	clitest.WaitUntil(t, "the first renewal", func() bool { return jobview.Exists(leaseFile) })
 
 	require.NoError(t, w.cmd.Process.Signal(syscall.SIGSTOP))
 	stopped := true

@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"io"
 	"strings"
+
+	"github.com/axqua/jobstore/cmd/jobstore/internal/termtext"
 )
 
 // This file is the CLI's one table printer: columns two blanks apart, each
-// as wide as its widest cell in terminal cells (displaywidth.go), so that
+// as wide as its widest cell in terminal cells (termtext), so that
 // wide characters, combining marks and emoji keep the columns aligned.
 // list and list --watch lay out their table with it (fitTable), and every
 // other aligned output writes its rows through a tableWriter.
@@ -25,7 +27,7 @@ func alignRows(rows [][]string) []string {
 			if c == len(widths) {
 				widths = append(widths, 0)
 			}
-			widths[c] = max(widths[c], cells(cell))
+			widths[c] = max(widths[c], termtext.Cells(cell))
 		}
 	}
 	lines := make([]string, 0, len(rows))
@@ -33,7 +35,7 @@ func alignRows(rows [][]string) []string {
 		var b strings.Builder
 		for c, cell := range r {
 			if c < len(r)-1 {
-				b.WriteString(padCells(cell, widths[c]+columnGap))
+				b.WriteString(termtext.PadCells(cell, widths[c]+columnGap))
 			} else {
 				b.WriteString(cell)
 			}

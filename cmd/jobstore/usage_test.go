@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/axqua/jobstore"
+	"github.com/axqua/jobstore/cmd/jobstore/internal/remedy"
 	"github.com/axqua/jobstore/internal/testdir"
 	"github.com/spf13/pflag"
 	"github.com/stretchr/testify/require"
@@ -160,7 +161,7 @@ func TestCheckPositional_CountsArguments(t *testing.T) {
 	require.ErrorContains(t, c.checkPositional(nil), "missing ROOT")
 	err := c.checkPositional([]string{"a", "b"})
 	require.ErrorContains(t, err, `unexpected argument "b"`)
-	require.Equal(t, exitUsage, exitCode(err))
+	require.Equal(t, exitUsage, exitStatusOf(err))
 	require.NoError(t, c.checkPositional([]string{"a"}))
 	c = &command{minPos: 1, maxPos: -1, posNames: "DIR"}
 	require.NoError(t, c.checkPositional([]string{"a", "b", "c"}))
@@ -183,11 +184,11 @@ func TestErrorLine_AlwaysEndsWithTheCLIRemedy(t *testing.T) {
 			"jobstore: start p: refused: jobstore: read: bad. Remedy: another process runs this job: wait for it ('jobstore wait ROOT/ID')"},
 		{&jobstore.Error{Op: "read status", Path: "p", Sentinel: jobstore.ErrCorrupt, Remedy: "call FixIt"},
 			"jobstore: read status p: corrupt record. Remedy: restore the file from a backup or remove it; 'jobstore check ROOT' finds others"},
-		{withCLIRemedy(&jobstore.Error{Op: "check", Path: "p", Msg: "bad.", Remedy: "call FixIt"}, "do this"), "jobstore: check p: bad. Remedy: do this"},
-		{&usageError{cmd: "list", msg: "missing ROOT"}, "jobstore list: missing ROOT. Remedy: run 'jobstore help list'"},
+		{remedy.WithCLIRemedy(&jobstore.Error{Op: "check", Path: "p", Msg: "bad.", Remedy: "call FixIt"}, "do this"), "jobstore: check p: bad. Remedy: do this"},
+		{&remedy.UsageError{Cmd: "list", Msg: "missing ROOT"}, "jobstore list: missing ROOT. Remedy: run 'jobstore help list'"},
 	} {
-		require.Equal(t, tc.want, errorLine(tc.err))
-		require.Equal(t, 1, strings.Count(errorLine(tc.err), "Remedy: "))
+		require.Equal(t, tc.want, remedy.ErrorLine(tc.err))
+		require.Equal(t, 1, strings.Count(remedy.ErrorLine(tc.err), "Remedy: "))
 	}
 }
 
@@ -308,7 +309,7 @@ func TestCLIRemedy_ShortAndSpeaksCLI(t *testing.T) {
 			for _, cause := range []error{nil, fs.ErrNotExist, fs.ErrPermission, errDiskFull} {
 				err := &jobstore.Error{Op: "read status", Path: "p", Sentinel: s, Subject: subject, Err: cause,
 					Remedy: "call RebuildIndex, or raise the limit WithMaxSize()"}
-				remedy := cliRemedy(err)
+				remedy := remedy.CliRemedy(err)
 				require.LessOrEqual(t, len(remedy), 100, "%q", remedy)
 				require.NotRegexp(t, goName, remedy)
 				seen[remedy] = true

@@ -4,10 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/spf13/pflag"
 
 	"github.com/axqua/jobstore"
+	"github.com/axqua/jobstore/cmd/jobstore/internal/jobview"
+	"github.com/axqua/jobstore/cmd/jobstore/internal/remedy"
+	"github.com/axqua/jobstore/cmd/jobstore/internal/termtext"
 )
 
 // Exit codes of "jobstore wait" beyond the shared ones (0 succeeded, 1
@@ -70,62 +74,79 @@ type waitJSON struct {
 	Message string              `json:"message"`
 }
 
+// waitOptions are what "jobstore wait" is told: DIR and its flags.
+type waitOptions struct {
+	Dir      jobstore.JobDir
+	Timeout  time.Duration // give up after this long (exitTimeout); 0: never
+	Interval time.Duration // the safety poll between watch events
+	JSON     bool          // print one JSON object instead of the line
+}
+
 func defineWait(fs *pflag.FlagSet) runFunc {
-	timeout := fs.Duration("timeout", 0, "give up after this long (exit 6); 0 waits for ever")
+	var opts waitOptions
+	fs.DurationVar(&opts.Timeout, "timeout", 0, "give up after this long (exit 6); 0 waits for ever")
 	interval := safetyPollFlag(fs)
-	asJSON := fs.Bool("json", false, "print one JSON object (shape in the help text)")
+	fs.BoolVar(&opts.JSON, "json", false, "print one JSON object (shape in the help text)")
 	return func(e *env, args, pos []string) error {
 		if err := positiveDuration(flagSpelling(args, "interval"), *interval); err != nil {
 			return err
 		}
-		if *timeout < 0 {
-			return usagef("%s cannot be negative, got %v", flagSpelling(args, "timeout"), *timeout)
+		if opts.Timeout < 0 {
+			return remedy.Usagef("%s cannot be negative, got %v", flagSpelling(args, "timeout"), opts.Timeout)
 		}
-		dir := jobDirArg(pos[0])
-		ctx := context.Background()
-		if *timeout > 0 {
-			var cancel context.CancelFunc
-			ctx, cancel = context.WithTimeout(ctx, *timeout)
-			defer cancel()
-		}
-		st, err := jobstore.Wait(ctx, dir, jobstore.WithPollInterval(*interval))
-		code := exitOK
-		var line string
-		switch {
-		case errors.Is(err, context.DeadlineExceeded):
-			var rerr error
-			st, rerr = jobstore.ReadStatus(dir) // what it was doing, if that can be read
-			state := "it has no status yet"
-			switch {
-			case rerr != nil:
-				state = "its status cannot be read now: " + errorMessage(rerr)
-			case st != nil:
-				state = fmt.Sprintf("it is %s (seq %d)", st.State, st.Seq)
-			}
-			line, code = oneLine(fmt.Sprintf("job %s has not ended after %v: %s", dir.ID(), *timeout, state)), exitTimeout
-		case err != nil:
-			return jobDirArgument(err, string(dir))
-		default:
-			line = outcomeLine(dir.ID(), st)
-			switch st.State {
-			case jobstore.Failed:
-				code = exitUnsuccessful
-			case jobstore.Cancelled:
-				code = exitCancelled
-			case jobstore.Lost:
-				code = exitLost
-			}
-		}
-		if *asJSON {
-			if err := writeJSON(e.stdout, waitJSON{ID: dir.ID(), Dir: string(dir), Status: st, Message: line}); err != nil {
-				return err
-			}
-		} else {
-			fmt.Fprintln(e.stdout, escapeTerminal(line))
-		}
-		if code != exitOK {
-			return &exitError{code: code}
-		}
-		return nil
+		opts.Dir, opts.Interval = jobview.JobDirArg(pos[0]), *interval
+		return runWait(e, opts)
 	}
+}
+
+// runWait waits for opts.Dir's job to end and prints how it ended; the
+// exit code its error gives says how (exitUnsuccessful, exitCancelled,
+// exitLost), or that opts.Timeout ran out first (exitTimeout).
+func runWait(e *env, opts waitOptions) error {
+	dir := opts.Dir
+	ctx := context.Background()
+	if opts.Timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, opts.Timeout)
+		defer cancel()
+	}
+	st, err := jobstore.Wait(ctx, dir, jobstore.WithPollInterval(opts.Interval))
+	code := exitOK
+	var line string
+	switch {
+	case errors.Is(err, context.DeadlineExceeded):
+		var rerr error
+		st, rerr = jobstore.ReadStatus(dir) // what it was doing, if that can be read
+		state := "it has no status yet"
+		switch {
+		case rerr != nil:
+			state = "its status cannot be read now: " + remedy.ErrorMessage(rerr)
+		case st != nil:
+			state = fmt.Sprintf("it is %s (seq %d)", st.State, st.Seq)
+		}
+		line, code = termtext.OneLine(fmt.Sprintf("job %s has not ended after %v: %s", dir.ID(), opts.Timeout, state)), exitTimeout
+	case err != nil:
+		return remedy.JobDirArgument(err, string(dir))
+	default:
+		line = outcomeLine(dir.ID(), st)
+		switch st.State {
+		case jobstore.Failed:
+			code = exitUnsuccessful
+		case jobstore.Cancelled:
+			code = exitCancelled
+		case jobstore.Lost:
+			code = exitLost
+		}
+	}
+	if opts.JSON {
+		if err := jobview.WriteJSON(e.stdout, waitJSON{ID: dir.ID(), Dir: string(dir), Status: st, Message: line}); err != nil {
+			return err
+		}
+	} else {
+		fmt.Fprintln(e.stdout, termtext.EscapeTerminal(line))
+	}
+	if code != exitOK {
+		return &exitError{code: code}
+	}
+	return nil
 }

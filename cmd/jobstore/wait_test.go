@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/axqua/jobstore"
+	"github.com/axqua/jobstore/cmd/jobstore/internal/clitest"
 	"github.com/axqua/jobstore/internal/testdir"
 	"github.com/stretchr/testify/require"
 )
@@ -24,7 +25,7 @@ func TestWait_ExitCodeSaysHowTheJobEnded(t *testing.T) {
 		{jobstore.Lost, exitLost},
 	} {
 		t.Run(string(tc.state), func(t *testing.T) {
-			dir := submit(t, root, string(tc.state))
+			dir := clitest.Submit(t, root, string(tc.state))
 			run, err := jobstore.Start(dir)
 			require.NoError(t, err)
 			if tc.state == jobstore.Lost {
@@ -63,7 +64,7 @@ func rawKeys(m map[string]json.RawMessage) []string {
 // Waiting for a running job: the line comes when the runner finishes.
 func TestWait_ReturnsWhenTheRunnerFinishes(t *testing.T) {
 	root := testdir.New(t)
-	dir := submit(t, root, "j")
+	dir := clitest.Submit(t, root, "j")
 	run, err := jobstore.Start(dir)
 	require.NoError(t, err)
 	defer run.Close()
@@ -78,7 +79,7 @@ func TestWait_ReturnsWhenTheRunnerFinishes(t *testing.T) {
 
 func TestWait_TimeoutAndErrors(t *testing.T) {
 	root := testdir.New(t)
-	dir := submit(t, root, "j")
+	dir := clitest.Submit(t, root, "j")
 	r := runCLI(t, "wait", string(dir), "--timeout", "50ms")
 	requireCode(t, r, exitTimeout)
 	require.Contains(t, r.stdout, "job j has not ended after 50ms: it is queued (seq 1)")
@@ -107,7 +108,7 @@ func TestWait_EndsAtOnceWhenItCanNeverAnswer(t *testing.T) {
 	for name, plant := range map[string]func(t *testing.T, path string){
 		"FIFO": func(t *testing.T, path string) {
 			require.NoError(t, os.Remove(path))
-			if err := mkfifo(path); err != nil {
+			if err := clitest.Mkfifo(path); err != nil {
 				t.Skipf("no FIFOs here: %v", err)
 			}
 		},
@@ -120,7 +121,7 @@ func TestWait_EndsAtOnceWhenItCanNeverAnswer(t *testing.T) {
 		},
 	} {
 		t.Run(name, func(t *testing.T) {
-			dir := submit(t, testdir.New(t), "j")
+			dir := clitest.Submit(t, testdir.New(t), "j")
 			plant(t, dir.StatusPath())
 			r := runCLI(t, "wait", string(dir), "--timeout", lineTimeout.String())
 			requireCode(t, r, exitRuntime)
@@ -134,7 +135,7 @@ func TestWait_EndsAtOnceWhenItCanNeverAnswer(t *testing.T) {
 // --timeout on a job whose status cannot be read says so, not that it has
 // no status.
 func TestWait_TimeoutSaysWhyTheStatusCannotBeRead(t *testing.T) {
-	dir := submit(t, testdir.New(t), "j")
+	dir := clitest.Submit(t, testdir.New(t), "j")
 	require.NoError(t, os.WriteFile(dir.StatusPath(), []byte(`{"schema_version": 1, "state": "run`), 0o644))
 	r := runCLI(t, "wait", string(dir), "--timeout", "50ms")
 	requireCode(t, r, exitTimeout)

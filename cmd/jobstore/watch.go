@@ -13,6 +13,9 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/axqua/jobstore"
+	"github.com/axqua/jobstore/cmd/jobstore/internal/jobview"
+	"github.com/axqua/jobstore/cmd/jobstore/internal/remedy"
+	"github.com/axqua/jobstore/cmd/jobstore/internal/termtext"
 )
 
 func watchCmd() *command {
@@ -51,32 +54,48 @@ Details: docs/cli.md#watch`,
 	}
 }
 
+// watchOptions are what "jobstore watch" is told: DIR and its flags.
+type watchOptions struct {
+	Dir      string        // the job directory as given
+	Interval time.Duration // the safety poll between watch events
+	JSON     bool          // print one JSON object per change
+}
+
 func defineWatch(fs *pflag.FlagSet) runFunc {
+	var opts watchOptions
 	interval := safetyPollFlag(fs)
-	asJSON := fs.Bool("json", false, "print one JSON object per line (shape in docs/cli.md)")
+	fs.BoolVar(&opts.JSON, "json", false, "print one JSON object per line (shape in docs/cli.md)")
 	return func(e *env, args, pos []string) error {
 		if err := positiveDuration(flagSpelling(args, "interval"), *interval); err != nil {
 			return err
 		}
-		w := newWatcher(e.stdout, e.term)
-		if *asJSON {
-			w.term, w.asJSON = nil, true
-		}
-		ctx, release := untilStopped(context.Background())
-		defer release()
-		st, err := w.watch(ctx, jobstore.JobDir(pos[0]), *interval)
-		if stop := stopCause(ctx); err != nil && stop != nil {
-			w.stopped(stop.sig)
-			return stop
-		}
-		if err != nil {
-			return jobDirArgument(err, pos[0])
-		}
-		if st.State != jobstore.Succeeded {
-			return &exitError{code: exitUnsuccessful}
-		}
-		return nil
+		opts.Dir, opts.Interval = pos[0], *interval
+		return runWatch(e, opts)
 	}
+}
+
+// runWatch follows opts.Dir's job until it ends, redrawn in place on a
+// terminal, a line (or JSON object) per change otherwise; a job that does
+// not succeed gives exitUnsuccessful, a stop signal itself.
+func runWatch(e *env, opts watchOptions) error {
+	w := newWatcher(e.stdout, e.term)
+	if opts.JSON {
+		w.term, w.asJSON = nil, true
+	}
+	ctx, release := untilStopped(context.Background())
+	defer release()
+	st, err := w.watch(ctx, jobstore.JobDir(opts.Dir), opts.Interval)
+	if stop := stopCause(ctx); err != nil && stop != nil {
+		w.stopped(stop.sig)
+		return stop
+	}
+	if err != nil {
+		return remedy.JobDirArgument(err, opts.Dir)
+	}
+	if st.State != jobstore.Succeeded {
+		return &exitError{code: exitUnsuccessful}
+	}
+	return nil
 }
 
 // cancelCheckEvery is how often watch (and list --watch) look for a cancel
@@ -113,7 +132,7 @@ type watchEventJSON struct {
 	ID      string              `json:"job_id"`
 	Status  *jobstore.JobStatus `json:"status"`  // the status read (status, cancel, end), or null
 	Message string              `json:"message"` // the line the text output prints
-	Error   *errorJSON          `json:"error"`   // why a record is unreadable (note, cancel), or null
+	Error   *remedy.ErrorJSON   `json:"error"`   // why a record is unreadable (note, cancel), or null
 }
 
 // watch follows dir's status with jobstore.Watch (poll is its safety poll)
@@ -147,7 +166,7 @@ func (w *watcher) watch(ctx context.Context, dir jobstore.JobDir, poll time.Dura
 				w.endLine()
 				return nil, u.Err
 			case u.Err != nil:
-				subject, what, _ := problem(u.Err, jobstore.StatusFile)
+				subject, what, _ := remedy.Problem(u.Err, jobstore.StatusFile)
 				w.noteErr(u.Err, "%s unreadable for now (%s: %s); still watching", jobstore.StatusFile, subject, what)
 			case u.Status == nil:
 				w.notef("no %s yet: nothing has run; still watching", jobstore.StatusFile)
@@ -194,16 +213,16 @@ func (w *watcher) checkCancel(dir jobstore.JobDir, st *jobstore.JobStatus) {
 	if _, err := os.Lstat(dir.CancelPath()); err != nil {
 		return // absent (or not to be seen): readCancel would say the same, slower
 	}
-	c, info := readCancel(dir)
+	c, info := jobview.ReadCancel(dir)
 	if !info.Present && info.Err == nil {
 		return
 	}
 	w.cancelShown = true
-	note := cancelNote(c, info, st)
-	if text := requestTextOrNone(c); text != "" {
+	note := jobview.CancelNote(c, info, st)
+	if text := jobview.RequestTextOrNone(c); text != "" {
 		note += " " + text
 	}
-	note = oneLine(note + "; waiting for the runner to stop")
+	note = termtext.OneLine(note + "; waiting for the runner to stop")
 	w.endLine()
 	if w.asJSON {
 		note = w.eventLine("cancel", st, note, info.Err)
@@ -222,7 +241,7 @@ func endsWatch(err error) bool {
 // terminal (the whole message, however long).
 func statusLine(st *jobstore.JobStatus) string {
 	return strings.TrimRight(fmt.Sprintf("%-9s %s %4s  seq %-4d %s",
-		st.State, progressBar(st.Progress), fmtProgress(st.Progress), st.Seq, oneLine(st.Message)), " ")
+		st.State, jobview.ProgressBar(st.Progress), jobview.FmtProgress(st.Progress), st.Seq, termtext.OneLine(st.Message)), " ")
 }
 
 func (w *watcher) draw(st *jobstore.JobStatus) {
@@ -240,7 +259,7 @@ func (w *watcher) draw(st *jobstore.JobStatus) {
 	}
 	cols := w.term.width()
 	line := fitStatusLine(st, cols)
-	n := cells(line)
+	n := termtext.Cells(line)
 	// Blank what is left of a longer previous line, but never past the
 	// last column but one: blanks wrap as well as text does.
 	pad := max(min(w.drawn, cols-1)-n, 0)
@@ -251,7 +270,7 @@ func (w *watcher) draw(st *jobstore.JobStatus) {
 
 // eventLine is one "watch --json" line.
 func (w *watcher) eventLine(event string, st *jobstore.JobStatus, msg string, err error) string {
-	b, merr := json.Marshal(watchEventJSON{Event: event, ID: w.id, Status: st, Message: msg, Error: newErrorJSON(err)})
+	b, merr := json.Marshal(watchEventJSON{Event: event, ID: w.id, Status: st, Message: msg, Error: remedy.NewErrorJSON(err)})
 	if merr != nil { // a status read back by ReadStatus always marshals
 		panic(merr)
 	}
@@ -263,7 +282,7 @@ func (w *watcher) notef(format string, args ...any) { w.noteErr(nil, format, arg
 
 // noteErr is notef for a note caused by err (given in JSON output).
 func (w *watcher) noteErr(err error, format string, args ...any) {
-	note := oneLine(fmt.Sprintf(format, args...))
+	note := termtext.OneLine(fmt.Sprintf(format, args...))
 	if note == w.note {
 		return
 	}
@@ -281,8 +300,8 @@ func (w *watcher) noteErr(err error, format string, args ...any) {
 func (w *watcher) stopped(sig os.Signal) {
 	line := fmt.Sprintf("stopped (%s) watching job %s before a status was read", signalName(sig), w.id)
 	if st := w.seen; st != nil {
-		line = oneLine(fmt.Sprintf("stopped (%s) watching job %s: it was %s at seq %d, progress %s; the job goes on",
-			signalName(sig), w.id, st.State, st.Seq, fmtProgress(st.Progress)))
+		line = termtext.OneLine(fmt.Sprintf("stopped (%s) watching job %s: it was %s at seq %d, progress %s; the job goes on",
+			signalName(sig), w.id, st.State, st.Seq, jobview.FmtProgress(st.Progress)))
 	}
 	if w.asJSON {
 		line = w.eventLine("stopped", w.seen, line, nil)
@@ -304,7 +323,7 @@ func (w *watcher) end(st *jobstore.JobStatus) {
 // strings, its encoding escapes what a terminal would act on.
 func (w *watcher) println(line string) {
 	if !w.asJSON {
-		line = escapeTerminal(line)
+		line = termtext.EscapeTerminal(line)
 	}
 	fmt.Fprintln(w.out, line)
 }
@@ -322,7 +341,7 @@ func outcomeLine(id string, st *jobstore.JobStatus) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "job %s %s", id, st.State)
 	if st.StartedAt != nil && st.FinishedAt != nil {
-		fmt.Fprintf(&b, " after %s", fmtAge(st.FinishedAt.Sub(*st.StartedAt)))
+		fmt.Fprintf(&b, " after %s", jobview.FmtAge(st.FinishedAt.Sub(*st.StartedAt)))
 	}
 	if st.ExitCode != nil {
 		fmt.Fprintf(&b, " (exit code %d)", *st.ExitCode)
@@ -337,5 +356,5 @@ func outcomeLine(id string, st *jobstore.JobStatus) string {
 	if st.Remedy != "" {
 		b.WriteString(". Remedy: " + st.Remedy)
 	}
-	return oneLine(b.String())
+	return termtext.OneLine(b.String())
 }

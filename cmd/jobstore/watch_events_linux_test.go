@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/axqua/jobstore"
+	"github.com/axqua/jobstore/cmd/jobstore/internal/clitest"
 	"github.com/axqua/jobstore/internal/testdir"
 	"github.com/stretchr/testify/require"
 )
@@ -13,7 +14,7 @@ import (
 // bring the runner's statuses within the test's time: the watch follows
 // each one and ends with the job.
 func TestWatch_FollowsARunnerByEventsWithoutPolling(t *testing.T) {
-	dir := submit(t, testdir.New(t), "j")
+	dir := clitest.Submit(t, testdir.New(t), "j")
 	w := startWatch(t, dir, "--interval", "1h")
 	w.waitLine(t, "queued")
 

@@ -15,6 +15,8 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/axqua/jobstore"
+	"github.com/axqua/jobstore/cmd/jobstore/internal/clitest"
+	"github.com/axqua/jobstore/cmd/jobstore/internal/termtext"
 	"github.com/axqua/jobstore/internal/prereq"
 	"github.com/axqua/jobstore/internal/testdir"
 	"github.com/stretchr/testify/require"
@@ -46,7 +48,7 @@ func TestWatch_OnAPseudoTerminalNeverWraps(t *testing.T) {
 	for _, cols := range []int{20, 50, 80} {
 		t.Run(fmt.Sprint(cols), func(t *testing.T) {
 			controller, tty := openPTY(t, cols)
-			dir := submit(t, testdir.New(t), "j")
+			dir := clitest.Submit(t, testdir.New(t), "j")
 			run, err := jobstore.Start(dir, jobstore.WithProgressInterval(time.Hour)) // only Flush, Finish write progress
 			require.NoError(t, err)
 			defer run.Close()
@@ -101,7 +103,7 @@ func TestWatch_OnAPseudoTerminalNeverWraps(t *testing.T) {
 					continue // the last line is printed, not redrawn
 				}
 				rows++
-				require.Less(t, cells(row), cols, "row %q on a %d-column terminal", row, cols)
+				require.Less(t, termtext.Cells(row), cols, "row %q on a %d-column terminal", row, cols)
 				require.Regexp(t, `^(running|succeeded) `, row)
 				if strings.HasSuffix(strings.TrimRight(row, " "), "...") {
 					cut++
@@ -197,7 +199,7 @@ var redrawRE = regexp.MustCompile("\r[^\n]")
 // whole run there can be at most elapsed/redrawGap + 2 of them; the bound
 // below adds one more for the rounding.
 func TestWatch_OnAPseudoTerminalRedrawsAtMostTenTimesASecond(t *testing.T) {
-	dir := submit(t, testdir.New(t), "j")
+	dir := clitest.Submit(t, testdir.New(t), "j")
 	run, err := jobstore.Start(dir, jobstore.WithProgressInterval(0))
 	require.NoError(t, err)
 	defer run.Close()

@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/axqua/jobstore"
+	"github.com/axqua/jobstore/cmd/jobstore/internal/clitest"
+	"github.com/axqua/jobstore/cmd/jobstore/internal/termtext"
 	"github.com/axqua/jobstore/internal/testdir"
 	"github.com/stretchr/testify/require"
 )
@@ -145,7 +147,7 @@ func TestWatch_EndsWhenAConcurrentRunnerFinishes(t *testing.T) {
 		}, exitUnsuccessful, []string{"lost", "Remedy: "}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			dir := submit(t, testdir.New(t), "j")
+			dir := clitest.Submit(t, testdir.New(t), "j")
 			w := startWatch(t, dir)
 			w.waitLine(t, "queued")
 
@@ -174,7 +176,7 @@ func TestWatch_EndsWhenAConcurrentRunnerFinishes(t *testing.T) {
 // that does not use the atomic protocol) or removed while watched, does not
 // end the watch: it says so and goes on, and still ends with the job.
 func TestWatch_KeepsWatchingThroughAnUnreadableOrMissingStatus(t *testing.T) {
-	dir := submit(t, testdir.New(t), "j")
+	dir := clitest.Submit(t, testdir.New(t), "j")
 	require.NoError(t, os.Remove(dir.StatusPath()))
 	w := startWatch(t, dir)
 	w.waitLine(t, "no status.json yet")
@@ -211,7 +213,7 @@ func TestWatch_ShowsACancelRequestAsSoonAsItExists(t *testing.T) {
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			dir := submit(t, testdir.New(t), "j")
+			dir := clitest.Submit(t, testdir.New(t), "j")
 			run, err := jobstore.Start(dir)
 			require.NoError(t, err)
 			defer run.Close()
@@ -275,7 +277,7 @@ func removeWhileWatched(t *testing.T, path string) {
 }
 
 func TestWatch_NewerSchemaEndsTheWatchWithExitThree(t *testing.T) {
-	dir := submit(t, testdir.New(t), "j")
+	dir := clitest.Submit(t, testdir.New(t), "j")
 	require.NoError(t, os.WriteFile(dir.StatusPath(), []byte(`{"schema_version": 99, "state": "queued"}`), 0o644))
 	r := runCLI(t, "watch", string(dir), "--interval", watchPoll.String())
 	requireCode(t, r, exitRuntime)
@@ -285,8 +287,8 @@ func TestWatch_NewerSchemaEndsTheWatchWithExitThree(t *testing.T) {
 
 func TestWatch_FinishedJobEndsAtOnce(t *testing.T) {
 	root := testdir.New(t)
-	runJob(t, root, "done", jobstore.Outcome{State: jobstore.Succeeded})
-	runJob(t, root, "broke", jobstore.Outcome{State: jobstore.Failed, Error: "boom"})
+	clitest.RunJob(t, root, "done", jobstore.Outcome{State: jobstore.Succeeded})
+	clitest.RunJob(t, root, "broke", jobstore.Outcome{State: jobstore.Failed, Error: "boom"})
 	requireCode(t, runCLI(t, "watch", filepath.Join(root, "done")), exitOK)
 	r := runCLI(t, "watch", filepath.Join(root, "broke"))
 	requireCode(t, r, exitUnsuccessful)
@@ -358,7 +360,7 @@ func TestWatcher_LineNeverWrapsAtAnyWidth(t *testing.T) {
 				w.draw(&jobstore.JobStatus{State: jobstore.Running, Seq: uint64(i + 1), Progress: &p, Message: msg})
 			}
 			for _, row := range screenRows(out.String()) {
-				require.Less(t, cells(row), cols, "row %q is %d cells on a %d-column terminal", row, cells(row), cols)
+				require.Less(t, termtext.Cells(row), cols, "row %q is %d cells on a %d-column terminal", row, termtext.Cells(row), cols)
 				require.NotContains(t, row, "\x1b", "control characters reach the terminal")
 				require.NotContains(t, row, "\t")
 				if cols >= 20 {
@@ -387,7 +389,7 @@ func TestFitStatusLine_ShedsTheBarBeforeTheMessage(t *testing.T) {
 	} {
 		got := fitStatusLine(st, tc.cols)
 		require.Equal(t, tc.want, got, "%d columns", tc.cols)
-		require.Less(t, cells(got), tc.cols)
+		require.Less(t, termtext.Cells(got), tc.cols)
 	}
 }
 
@@ -397,6 +399,6 @@ func TestStatusLine_CutsLongMessagesOnATerminalOnly(t *testing.T) {
 	var tty, plain bytes.Buffer
 	newWatcher(&tty, fixedWidth(80)).draw(st)
 	newWatcher(&plain, nil).draw(st)
-	require.Less(t, cells(strings.TrimPrefix(tty.String(), "\r")), 80, "a wrapped line cannot be redrawn")
+	require.Less(t, termtext.Cells(strings.TrimPrefix(tty.String(), "\r")), 80, "a wrapped line cannot be redrawn")
 	require.Contains(t, plain.String(), long)
 }

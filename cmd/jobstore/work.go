@@ -18,6 +18,9 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/axqua/jobstore"
+	"github.com/axqua/jobstore/cmd/jobstore/internal/jobview"
+	"github.com/axqua/jobstore/cmd/jobstore/internal/remedy"
+	"github.com/axqua/jobstore/cmd/jobstore/internal/termtext"
 )
 
 // defaultGrace is how long a command asked to stop has before it is killed.
@@ -63,22 +66,6 @@ Details: docs/cli.md#work`,
 		minPos: 1, maxPos: 1, posNames: "ROOT", commandAfterDash: true,
 		define: defineWork,
 	}
-}
-
-// kindsFlag collects --kind values.
-type kindsFlag []string
-
-func (k *kindsFlag) String() string { return strings.Join(*k, ",") }
-
-// Type is pflag's name for the value: "value", as the usage text shows it.
-func (k *kindsFlag) Type() string { return "value" }
-
-func (k *kindsFlag) Set(v string) error {
-	if v == "" {
-		return errors.New("a kind cannot be empty")
-	}
-	*k = append(*k, v)
-	return nil
 }
 
 // worker runs jobs for "jobstore work".
@@ -130,81 +117,94 @@ func (wk *worker) noCgroup(err error) {
 	})
 }
 
+// workOptions are what "jobstore work" is told: ROOT, its flags and the
+// command to run for each job.
+type workOptions struct {
+	Root        string
+	Argv        []string      // the command and its arguments
+	Kinds       []string      // take only jobs of these kinds; none: any
+	Parallel    int           // run up to this many jobs at a time
+	Grace       time.Duration // between SIGTERM and SIGKILL when a command is stopped
+	UntilEmpty  bool          // exit once no job is due and no command runs
+	JSON        bool          // print one JSON object per line
+	Scan        time.Duration // look at Root this often even without events
+	FailFast    failFast      // when a run of failures stops the worker
+	LogLimit    int64         // keep at most this many bytes of each log; 0: all
+	Lease       time.Duration // each job's lease
+	MetricsAddr string        // serve Prometheus metrics at HOST:PORT; "": none
+}
+
 func defineWork(fs *pflag.FlagSet) runFunc {
+	var opts workOptions
 	var kinds kindsFlag
 	fs.Var(&kinds, "kind", "take only jobs of kind `K` (repeatable)")
-	parallel := fs.Int("parallel", 1, "run up to `N` jobs at a time")
-	grace := fs.Duration("grace", defaultGrace, "time between SIGTERM and SIGKILL when a command is stopped")
-	untilEmpty := fs.Bool("until-empty", false, "exit once no job is due and no command runs")
-	asJSON := fs.Bool("json", false, "print one JSON object per line (shape in docs/cli.md)")
-	scan := fs.Duration("scan", jobstore.DefaultScanInterval, "look at ROOT this often even without file system events, and rescue jobs whose worker is gone")
-	failFastN := fs.Int("fail-fast", defaultFailFast, "stop after `N` jobs in a row fail fast the same way (0: never)")
-	failFastWithin := fs.Duration("fail-fast-within", defaultFailFastWithin, "a job whose command fails within `D` of its start fails fast")
+	fs.IntVar(&opts.Parallel, "parallel", 1, "run up to `N` jobs at a time")
+	fs.DurationVar(&opts.Grace, "grace", defaultGrace, "time between SIGTERM and SIGKILL when a command is stopped")
+	fs.BoolVar(&opts.UntilEmpty, "until-empty", false, "exit once no job is due and no command runs")
+	fs.BoolVar(&opts.JSON, "json", false, "print one JSON object per line (shape in docs/cli.md)")
+	fs.DurationVar(&opts.Scan, "scan", jobstore.DefaultScanInterval, "look at ROOT this often even without file system events, and rescue jobs whose worker is gone")
+	fs.IntVar(&opts.FailFast.after, "fail-fast", defaultFailFast, "stop after `N` jobs in a row fail fast the same way (0: never)")
+	fs.DurationVar(&opts.FailFast.within, "fail-fast-within", defaultFailFastWithin, "a job whose command fails within `D` of its start fails fast")
 	logLimit := sizeFlag(defaultLogLimit)
 	fs.Var(&logLimit, "log-limit", "keep at most the last `SIZE` bytes of stdout.log and of stderr.log (0: all; units KiB, MiB, GiB)")
-	lease := fs.Duration("lease", jobstore.DefaultLease, "each job's lease: another host may take over a job whose worker has not renewed it for this long")
-	metricsAddr := fs.String("metrics", "", "serve this worker's Prometheus metrics at http://`HOST:PORT`/metrics (port 0: a free one)")
+	fs.DurationVar(&opts.Lease, "lease", jobstore.DefaultLease, "each job's lease: another host may take over a job whose worker has not renewed it for this long")
+	fs.StringVar(&opts.MetricsAddr, "metrics", "", "serve this worker's Prometheus metrics at http://`HOST:PORT`/metrics (port 0: a free one)")
 	return func(e *env, args, pos []string) error {
 		_, argv, dashed := splitCommand(args)
 		switch {
 		case !dashed || len(argv) == 0:
-			return usagef("missing -- COMMAND: the command to run for each job comes after --")
-		case *parallel < 1:
-			return usagef("%s must be at least 1, got %d", flagSpelling(args, "parallel"), *parallel)
-		case *failFastN < 0:
-			return usagef("%s must be 0 (never) or more, got %d", flagSpelling(args, "fail-fast"), *failFastN)
+			return remedy.Usagef("missing -- COMMAND: the command to run for each job comes after --")
+		case opts.Parallel < 1:
+			return remedy.Usagef("%s must be at least 1, got %d", flagSpelling(args, "parallel"), opts.Parallel)
+		case opts.FailFast.after < 0:
+			return remedy.Usagef("%s must be 0 (never) or more, got %d", flagSpelling(args, "fail-fast"), opts.FailFast.after)
 		case logLimit != 0 && logLimit < minLogLimit:
-			return usagef("%s must be 0 (keep all) or at least %d, got %d", flagSpelling(args, "log-limit"), minLogLimit, logLimit)
+			return remedy.Usagef("%s must be 0 (keep all) or at least %d, got %d", flagSpelling(args, "log-limit"), minLogLimit, logLimit)
 		}
-		if err := positiveDuration(flagSpelling(args, "fail-fast-within"), *failFastWithin); err != nil {
-			return err
-		}
-		if err := positiveDuration(flagSpelling(args, "grace"), *grace); err != nil {
-			return err
-		}
-		if err := positiveDuration(flagSpelling(args, "scan"), *scan); err != nil {
-			return err
-		}
-		if err := positiveDuration(flagSpelling(args, "lease"), *lease); err != nil {
-			return err
-		}
-		warnKindTypos(e.stderr, pos[0], kinds)
-		if _, err := exec.LookPath(argv[0]); err != nil {
-			return withCLIRemedy(fmt.Errorf("jobstore work: cannot run %s: %w", argv[0], err),
-				"give a command that exists on this host (a path, or a name found in PATH)")
-		}
-		root, err := filepath.Abs(pos[0])
-		if err != nil {
-			return err
-		}
-		wk := &worker{root: root, argv: argv, grace: *grace, asJSON: *asJSON, out: e.stdout, stderr: e.stderr, stop: newWorkStop(),
-			logLimit: int64(logLimit), failFast: failFast{after: *failFastN, within: *failFastWithin}}
-		if *metricsAddr != "" {
-			wk.metrics = newWorkMetrics(kinds)
-			bound, stop, err := serveWorkMetrics(wk.metrics, *metricsAddr)
-			if err != nil {
+		for _, d := range []struct {
+			flag string
+			d    time.Duration
+		}{{"fail-fast-within", opts.FailFast.within}, {"grace", opts.Grace}, {"scan", opts.Scan}, {"lease", opts.Lease}} {
+			if err := positiveDuration(flagSpelling(args, d.flag), d.d); err != nil {
 				return err
 			}
-			defer stop()
-			wk.warnf("metrics at http://%s/metrics", bound)
 		}
-		opts := []jobstore.StartOption{jobstore.WithKinds(kinds...), jobstore.WithScanInterval(*scan), jobstore.WithLease(*lease),
-			jobstore.WithSkipped(func(dir jobstore.JobDir, err error) {
-				wk.warnf("passed over job %s: %s", dir.ID(), oneLine(errorLine(err)))
-			})}
-		return wk.loop(*parallel, *untilEmpty, opts)
+		opts.Root, opts.Argv, opts.Kinds, opts.LogLimit = pos[0], argv, kinds, int64(logLimit)
+		return runWork(e, opts)
 	}
 }
 
-// splitCommand splits args at the first "--": the worker's own arguments,
-// then the command. dashed reports whether there was a "--".
-func splitCommand(args []string) (own, argv []string, dashed bool) {
-	for i, a := range args {
-		if a == "--" {
-			return args[:i], args[i+1:], true
-		}
+// runWork runs opts.Argv for each job under opts.Root that it claims, up
+// to opts.Parallel at a time, until a stop signal arrives (or, with
+// opts.UntilEmpty, until no job is due), and prints a line per start and
+// end; a command that cannot run jobs stops it with exitBroken.
+func runWork(e *env, opts workOptions) error {
+	argv, kinds := opts.Argv, opts.Kinds
+	warnKindTypos(e.stderr, opts.Root, kinds)
+	if _, err := exec.LookPath(argv[0]); err != nil {
+		return remedy.WithCLIRemedy(fmt.Errorf("jobstore work: cannot run %s: %w", argv[0], err),
+			"give a command that exists on this host (a path, or a name found in PATH)")
 	}
-	return args, nil, false
+	root, err := filepath.Abs(opts.Root)
+	if err != nil {
+		return err
+	}
+	wk := &worker{root: root, argv: argv, grace: opts.Grace, asJSON: opts.JSON, out: e.stdout, stderr: e.stderr, stop: newWorkStop(),
+		logLimit: opts.LogLimit, failFast: opts.FailFast}
+	if opts.MetricsAddr != "" {
+		wk.metrics = newWorkMetrics(kinds)
+		bound, stop, err := serveWorkMetrics(wk.metrics, opts.MetricsAddr)
+		if err != nil {
+			return err
+		}
+		defer stop()
+		wk.warnf("metrics at http://%s/metrics", bound)
+	}
+	start := []jobstore.StartOption{jobstore.WithKinds(kinds...), jobstore.WithScanInterval(opts.Scan), jobstore.WithLease(opts.Lease),
+		jobstore.WithSkipped(func(dir jobstore.JobDir, err error) {
+			wk.warnf("passed over job %s: %s", dir.ID(), termtext.OneLine(remedy.ErrorLine(err)))
+		})}
+	return wk.loop(opts.Parallel, opts.UntilEmpty, start)
 }
 
 // drainForever is the Worker's grace: after the first interrupt the
@@ -345,7 +345,7 @@ func (wk *worker) handle(ctx context.Context, run *jobstore.Run) error {
 	wk.metrics.ended(run, end)
 	if stop, why := wk.judge(run, end); stop {
 		if why != "" && n > 0 { // else the error that ends the worker says it at once
-			wk.warnf("taking no more jobs: %s; waiting for %s to end", why, plural(n, "running job"))
+			wk.warnf("taking no more jobs: %s; waiting for %s to end", why, termtext.Plural(n, "running job"))
 		}
 		wk.stopTaking()
 	}
@@ -394,38 +394,38 @@ type workStartJSON struct {
 }
 
 type workEndJSON struct {
-	Event    string     `json:"event"` // end
-	Time     string     `json:"time"`
-	ID       string     `json:"job_id"`
-	Dir      string     `json:"dir"`
-	State    *string    `json:"state"` // null when nothing was written
-	RetryAt  *string    `json:"retry_at"`
-	ExitCode *int       `json:"exit_code"`
-	Signal   *string    `json:"signal"`
-	Seconds  float64    `json:"seconds"`
-	Message  string     `json:"message"`
-	Error    *errorJSON `json:"error"`
+	Event    string            `json:"event"` // end
+	Time     string            `json:"time"`
+	ID       string            `json:"job_id"`
+	Dir      string            `json:"dir"`
+	State    *string           `json:"state"` // null when nothing was written
+	RetryAt  *string           `json:"retry_at"`
+	ExitCode *int              `json:"exit_code"`
+	Signal   *string           `json:"signal"`
+	Seconds  float64           `json:"seconds"`
+	Message  string            `json:"message"`
+	Error    *remedy.ErrorJSON `json:"error"`
 }
 
 func (wk *worker) startLine(run *jobstore.Run) {
-	now := fmtTime(time.Now())
+	now := jobview.FmtTime(time.Now())
 	if wk.asJSON {
 		wk.printJSON(workStartJSON{Event: "start", Time: now, ID: run.Dir().ID(), Dir: string(run.Dir()), Kind: run.Spec().Kind})
 		return
 	}
-	wk.printf("%s start %s kind %s\n", now, run.Dir().ID(), escapeTerminal(run.Spec().Kind))
+	wk.printf("%s start %s kind %s\n", now, run.Dir().ID(), termtext.EscapeTerminal(run.Spec().Kind))
 }
 
 func (wk *worker) endLine(run *jobstore.Run, end jobEnd, took time.Duration) {
-	now := fmtTime(time.Now())
+	now := jobview.FmtTime(time.Now())
 	if wk.asJSON {
 		ev := workEndJSON{Event: "end", Time: now, ID: run.Dir().ID(), Dir: string(run.Dir()),
-			ExitCode: end.exitCode, Seconds: took.Seconds(), Message: end.message, Error: newErrorJSON(end.err)}
+			ExitCode: end.exitCode, Seconds: took.Seconds(), Message: end.message, Error: remedy.NewErrorJSON(end.err)}
 		if state := end.shownState(); state != "" {
 			ev.State = &state
 		}
 		if end.retryAt != nil {
-			at := fmtTime(*end.retryAt)
+			at := jobview.FmtTime(*end.retryAt)
 			ev.RetryAt = &at
 		}
 		if end.signal != "" {
@@ -443,14 +443,14 @@ func (wk *worker) endLine(run *jobstore.Run, end jobEnd, took time.Duration) {
 	if end.exitCode != nil {
 		fmt.Fprintf(&b, " exit %d", *end.exitCode)
 	}
-	fmt.Fprintf(&b, " after %s", fmtAge(took))
+	fmt.Fprintf(&b, " after %s", jobview.FmtAge(took))
 	if end.message != "" {
 		b.WriteString(": " + end.message)
 	}
 	if end.err != nil {
-		b.WriteString(" (" + errorLine(end.err) + ")")
+		b.WriteString(" (" + remedy.ErrorLine(end.err) + ")")
 	}
-	wk.printf("%s\n", escapeTerminal(oneLine(b.String())))
+	wk.printf("%s\n", termtext.EscapeTerminal(termtext.OneLine(b.String())))
 }
 
 // printJSON prints v on one line, without HTML escaping.
@@ -474,5 +474,5 @@ func (wk *worker) printf(format string, args ...any) {
 func (wk *worker) warnf(format string, args ...any) {
 	wk.mu.Lock()
 	defer wk.mu.Unlock()
-	fmt.Fprintln(wk.stderr, escapeTerminal(oneLine("jobstore work: "+fmt.Sprintf(format, args...))))
+	fmt.Fprintln(wk.stderr, termtext.EscapeTerminal(termtext.OneLine("jobstore work: "+fmt.Sprintf(format, args...))))
 }

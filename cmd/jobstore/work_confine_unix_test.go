@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/axqua/jobstore"
+	"github.com/axqua/jobstore/cmd/jobstore/internal/clitest"
+	"github.com/axqua/jobstore/cmd/jobstore/internal/jobview"
 	"github.com/axqua/jobstore/internal/testdir"
 	"github.com/stretchr/testify/require"
 )
@@ -24,7 +26,7 @@ func TestWork_OutputStaysInTheHeldJobDirWhenItIsSwappedForALink(t *testing.T) {
 	// acts as jobstore with selfEnv set.
 	t.Setenv(selfEnv, "1")
 	root := testdir.New(t)
-	dir := submit(t, root, "j")
+	dir := clitest.Submit(t, root, "j")
 	run, err := jobstore.Start(dir)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = run.Close() })
@@ -42,6 +44,6 @@ func TestWork_OutputStaysInTheHeldJobDirWhenItIsSwappedForALink(t *testing.T) {
 	require.Equal(t, jobstore.Succeeded, end.state)
 
 	require.Empty(t, readTree(t, outside), "output written through the link, outside the root")
-	require.Contains(t, readText(t, filepath.Join(moved, stdoutFile)), "out\n")
-	require.Contains(t, readText(t, filepath.Join(moved, stderrFile)), "err\n")
+	require.Contains(t, readText(t, filepath.Join(moved, jobview.StdoutFile)), "out\n")
+	require.Contains(t, readText(t, filepath.Join(moved, jobview.StderrFile)), "err\n")
 }

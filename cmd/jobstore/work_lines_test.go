@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/axqua/jobstore"
+	"github.com/axqua/jobstore/cmd/jobstore/internal/jobview"
 	"github.com/axqua/jobstore/internal/testdir"
 	"github.com/stretchr/testify/require"
 )
@@ -68,14 +69,14 @@ func TestWork_UnparsedProgressLineIsReportedOncePerJob(t *testing.T) {
 				st := status(t, dir)
 				require.NotNil(t, st.Progress)
 				require.Equal(t, tc.wanted, *st.Progress)
-				log := readText(t, filepath.Join(string(dir), stderrFile))
+				log := readText(t, filepath.Join(string(dir), jobview.StderrFile))
 				var kept strings.Builder // the lines that are not progress lines
 				for _, l := range strings.SplitAfter(tc.print, "\n") {
 					if _, _, ok := parseProgress(strings.TrimSuffix(l, "\n")); !ok {
 						kept.WriteString(l)
 					}
 				}
-				require.Contains(t, commandOutput(t, filepath.Join(string(dir), stdoutFile)), kept.String(), "the lines are kept, progress lines left out")
+				require.Contains(t, commandOutput(t, filepath.Join(string(dir), jobview.StdoutFile)), kept.String(), "the lines are kept, progress lines left out")
 				if tc.noted == "" {
 					require.NotContains(t, log, "[jobstore: the output line")
 					continue
@@ -158,8 +159,8 @@ func TestWork_LogLimitKeepsTheLastPart(t *testing.T) {
 			st := status(t, dir)
 			marker := string(attemptLine(st.Attempt, *st.StartedAt, st.Host))
 			for _, f := range []struct{ name, whole string }{
-				{stdoutFile, marker + fmt.Sprintf("id=j dir=%s params=%s\n", abs, fmt.Sprintf(`{"bulk":%d}`, lines)) + bulk.String()},
-				{stderrFile, marker + "a line on stderr\n" + bulk.String()},
+				{jobview.StdoutFile, marker + fmt.Sprintf("id=j dir=%s params=%s\n", abs, fmt.Sprintf(`{"bulk":%d}`, lines)) + bulk.String()},
+				{jobview.StderrFile, marker + "a line on stderr\n" + bulk.String()},
 			} {
 				got := readText(t, filepath.Join(string(dir), f.name))
 				if tc.limit == 0 {
@@ -212,7 +213,7 @@ func TestCappedLog_KeepsTheLastPart(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := testdir.New(t)
-			path := filepath.Join(dir, stdoutFile)
+			path := filepath.Join(dir, jobview.StdoutFile)
 			earlierDropped := int64(0)
 			whole := tc.before // what was written, less an earlier cut note
 			uncut := tc.before // the file if nothing is cut
@@ -223,7 +224,7 @@ func TestCappedLog_KeepsTheLastPart(t *testing.T) {
 					_, whole, _ = strings.Cut(tc.before, "\n")
 				}
 			}
-			l, err := openLog(fileIn(dir), stdoutFile, limit)
+			l, err := openLog(fileIn(dir), jobview.StdoutFile, limit)
 			require.NoError(t, err)
 			t.Cleanup(func() { l.Close() })
 			for i, n := range tc.sizes {
@@ -267,14 +268,14 @@ func repeat(n, times int) []int {
 // its name; writes still report success, so the command never blocks.
 func TestCappedLog_ErrorIsKeptNotReturned(t *testing.T) {
 	dir := testdir.New(t)
-	l, err := openLog(fileIn(dir), stderrFile, minLogLimit)
+	l, err := openLog(fileIn(dir), jobview.StderrFile, minLogLimit)
 	require.NoError(t, err)
 	require.NoError(t, l.f.Close())
 	n, err := l.Write([]byte("lost"))
 	require.NoError(t, err)
 	require.Equal(t, 4, n)
 	require.ErrorIs(t, l.Err(), os.ErrClosed)
-	require.Contains(t, l.Err().Error(), stderrFile)
+	require.Contains(t, l.Err().Error(), jobview.StderrFile)
 }
 
 func TestSizeFlag(t *testing.T) {
@@ -323,7 +324,7 @@ func TestCappedLog_CutStoppedMidwayKeepsTheLastPart(t *testing.T) {
 	for stopAt := range steps {
 		t.Run(fmt.Sprintf("stopped before step %d of %d", stopAt+1, steps), func(t *testing.T) {
 			dir := testdir.New(t)
-			l, err := openLog(fileIn(dir), stdoutFile, limit)
+			l, err := openLog(fileIn(dir), jobview.StdoutFile, limit)
 			require.NoError(t, err)
 			t.Cleanup(func() { l.Close() })
 			n := 0
@@ -342,7 +343,7 @@ func TestCappedLog_CutStoppedMidwayKeepsTheLastPart(t *testing.T) {
 				require.NoError(t, err)
 			}
 			require.ErrorIs(t, l.Err(), errKilled, "the cut was stopped")
-			got := readText(t, filepath.Join(dir, stdoutFile))
+			got := readText(t, filepath.Join(dir, jobview.StdoutFile))
 			w := whole.String()
 			require.True(t, strings.HasSuffix(got, w[len(w)-keep:]), "the last %d bytes are at the end of the file", keep)
 			require.GreaterOrEqual(t, len(got), keep)

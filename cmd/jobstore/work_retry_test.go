@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/axqua/jobstore"
+	"github.com/axqua/jobstore/cmd/jobstore/internal/clitest"
+	"github.com/axqua/jobstore/cmd/jobstore/internal/jobview"
 	"github.com/axqua/jobstore/internal/testdir"
 	"github.com/stretchr/testify/require"
 )
@@ -36,7 +38,7 @@ func TestWork_RetriesAFailedAttemptAfterItsBackoff(t *testing.T) {
 	require.Equal(t, 3, *st.Attempts[0].ExitCode)
 	require.False(t, st.Attempts[1].StartedAt.Before(st.Attempts[0].EndedAt.Add(50e6)), "the retry started before half its backoff")
 
-	waitUntil(t, "the worker's end line", func() bool { return strings.Contains(w.stdout.String(), "succeeded exit 0") })
+	clitest.WaitUntil(t, "the worker's end line", func() bool { return strings.Contains(w.stdout.String(), "succeeded exit 0") })
 	out := w.stdout.String()
 	require.Regexp(t, `end   `+dir.ID()+` queued exit 3 after [^:]+: attempt 1 failed \(the command exited with status 3\); retry 2 of 2 at `, out)
 	require.Regexp(t, `end   `+dir.ID()+` succeeded exit 0`, out)
@@ -190,7 +192,7 @@ func TestRetry_RefusesAJobWhoseRetryIsPending(t *testing.T) {
 	st := status(t, dir)
 	require.Equal(t, jobstore.Queued, st.State)
 	require.NotNil(t, st.RetryAt)
-	due := fmtTime(*st.RetryAt)
+	due := jobview.FmtTime(*st.RetryAt)
 	ends := jsonLines(t, w.stdout)
 	require.Len(t, ends, 2)
 	require.Equal(t, "queued", ends[1]["state"])

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/axqua/jobstore"
+	"github.com/axqua/jobstore/cmd/jobstore/internal/clitest"
 	"github.com/axqua/jobstore/cmd/jobstore/internal/supervise"
 	"github.com/axqua/jobstore/internal/prereq"
 	"github.com/axqua/jobstore/internal/testdir"
@@ -107,7 +108,7 @@ func TestWork_KilledSupervisorsJobIsRetriedOnlyOnceItsProcessesAreGone(t *testin
 			require.NoError(t, os.WriteFile(f("job.sh"), []byte(escapeScript), 0o644))
 			env := []string{"HB=" + f("heartbeat"), "PIDS=" + f("pids"), "OVERLAP=" + f("overlap"), "STARTS=" + f("starts")}
 			w := startInCgroup(t, fd, env, "work", root, "--until-empty", "--", "sh", f("job.sh"))
-			waitUntil(t, "the first attempt's processes", func() bool { return len(readLines(f("pids"))) == 3 })
+			clitest.WaitUntil(t, "the first attempt's processes", func() bool { return len(readLines(f("pids"))) == 3 })
 			sup := supervisorOf(t, w)
 			require.NoError(t, syscall.Kill(sup, syscall.SIGKILL))
 
@@ -178,7 +179,7 @@ func TestWork_StoppedSupervisorDoesNotHoldItsJob(t *testing.T) {
 		}, jobstore.Cancelled, "cancel requested"},
 		{"second interrupt", jobstore.JobSpec{}, func(t *testing.T, w *workerProc, _ jobstore.JobDir, _ int) {
 			require.NoError(t, w.cmd.Process.Signal(os.Interrupt))
-			waitUntil(t, "the worker to take the interrupt", func() bool { return len(w.stderr.String()) > 0 })
+			clitest.WaitUntil(t, "the worker to take the interrupt", func() bool { return len(w.stderr.String()) > 0 })
 			require.NoError(t, w.cmd.Process.Signal(os.Interrupt))
 		}, jobstore.Queued, "interrupted"},
 	} {
@@ -197,7 +198,7 @@ func TestWork_StoppedSupervisorDoesNotHoldItsJob(t *testing.T) {
 			tc.stop(t, w, dir, cmd)
 
 			var st *jobstore.JobStatus
-			waitUntil(t, "the job to end", func() bool {
+			clitest.WaitUntil(t, "the job to end", func() bool {
 				st = status(t, dir)
 				return st.State != jobstore.Running
 			})
@@ -205,7 +206,7 @@ func TestWork_StoppedSupervisorDoesNotHoldItsJob(t *testing.T) {
 			require.Contains(t, st.Error+st.Message, tc.says)
 			require.True(t, dead(gc), "the job ended while the grandchild (pid %d) still runs", gc)
 			require.True(t, dead(cmd), "the job ended while the command (pid %d) still runs", cmd)
-			waitUntil(t, "the supervisor to be gone", func() bool { return gone(sup) })
+			clitest.WaitUntil(t, "the supervisor to be gone", func() bool { return gone(sup) })
 			j.requireStill(t)
 		})
 	}

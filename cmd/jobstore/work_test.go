@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -14,12 +13,13 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/axqua/jobstore"
+	"github.com/axqua/jobstore/cmd/jobstore/internal/clitest"
+	"github.com/axqua/jobstore/cmd/jobstore/internal/jobview"
 	"github.com/axqua/jobstore/internal/testdir"
 	"github.com/stretchr/testify/require"
 )
@@ -116,7 +116,7 @@ func holdJob(progress bool) int {
 		fmt.Println("progress 0.5 half way")
 	}
 	publish(filepath.Join(dir, pidFile), os.Getpid())
-	for !exists(filepath.Join(dir, releaseFile)) {
+	for !jobview.Exists(filepath.Join(dir, releaseFile)) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	return 0
@@ -126,7 +126,7 @@ func holdJob(progress bool) int {
 // after: it leaves a file in the job directory to know.
 func flakyJob() int {
 	mark := filepath.Join(os.Getenv(jobDirEnv), "ran-once")
-	if exists(mark) {
+	if jobview.Exists(mark) {
 		fmt.Println("second time lucky")
 		return 0
 	}
@@ -171,28 +171,10 @@ func publish(path string, n int) {
 	}
 }
 
-// syncBuffer is a bytes.Buffer safe for a writer and a reader.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // workerProc is a jobstore command (a worker) running in the background.
 type workerProc struct {
 	cmd            *exec.Cmd
-	stdout, stderr syncBuffer
+	stdout, stderr clitest.SyncBuffer
 	done           chan struct{}
 	err            error
 }
@@ -257,19 +239,6 @@ func (w *workerProc) wait(t *testing.T) result {
 func runWorker(t *testing.T, role string, env []string, args ...string) result {
 	t.Helper()
 	return startWorker(t, role, env, args...).wait(t)
-}
-
-// waitUntil polls cond until it holds, failing the test after cliTimeout
-// (a hang guard, not a speed limit).
-func waitUntil(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(cliTimeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("waited %v for %s", cliTimeout, what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
 }
 
 // submitKind submits a job of kind with params ("": none) under root.
@@ -337,9 +306,9 @@ func TestWork_RunsEachJobAndRecordsHowItEnded(t *testing.T) {
 	// kept in the job directory.
 	abs, err := filepath.Abs(string(ok))
 	require.NoError(t, err)
-	require.Equal(t, "id=a-ok dir="+abs+` params={"frames":[1,2],"name":"x<y"}`+"\n", commandOutput(t, filepath.Join(string(ok), stdoutFile)))
-	require.Equal(t, "a line on stderr\n", commandOutput(t, filepath.Join(string(ok), stderrFile)))
-	require.Contains(t, readText(t, filepath.Join(string(none), stdoutFile)), "params=null\n")
+	require.Equal(t, "id=a-ok dir="+abs+` params={"frames":[1,2],"name":"x<y"}`+"\n", commandOutput(t, filepath.Join(string(ok), jobview.StdoutFile)))
+	require.Equal(t, "a line on stderr\n", commandOutput(t, filepath.Join(string(ok), jobview.StderrFile)))
+	require.Contains(t, readText(t, filepath.Join(string(none), jobview.StdoutFile)), "params=null\n")
 
 	st := status(t, ok)
 	require.Equal(t, jobstore.Succeeded, st.State)
@@ -348,7 +317,7 @@ func TestWork_RunsEachJobAndRecordsHowItEnded(t *testing.T) {
 	require.Equal(t, jobstore.Failed, st.State)
 	require.Equal(t, 3, *st.ExitCode)
 	require.Contains(t, st.Error, "exited with status 3")
-	require.Contains(t, st.Remedy, stderrFile)
+	require.Contains(t, st.Remedy, jobview.StderrFile)
 	st = status(t, killed)
 	require.Equal(t, jobstore.Failed, st.State)
 	if runtime.GOOS != "windows" {
@@ -427,11 +396,11 @@ func TestWork_ProgressLinesReachWatch(t *testing.T) {
 	require.Equal(t, "0.50 half way", seen[len(seen)-1])
 	require.NotContains(t, seen, "not a progress line")
 	writeFileT(t, filepath.Join(string(dir), releaseFile), "")
-	waitUntil(t, "the job to end", func() bool { return status(t, dir).State.Terminal() })
+	clitest.WaitUntil(t, "the job to end", func() bool { return status(t, dir).State.Terminal() })
 	st := status(t, dir)
 	require.Equal(t, jobstore.Succeeded, st.State)
 	require.Equal(t, 0.5, *st.Progress)
-	require.Contains(t, readText(t, filepath.Join(string(dir), stdoutFile)), "not a progress line\n")
+	require.Contains(t, readText(t, filepath.Join(string(dir), jobview.StdoutFile)), "not a progress line\n")
 	requireCode(t, w.wait(t), exitOK)
 }
 
@@ -491,12 +460,12 @@ func TestWork_OutputFileInTheWayFailsTheJob(t *testing.T) {
 	dir := submitKind(t, root, "j", "k", "")
 	target := filepath.Join(testdir.New(t), "elsewhere")
 	writeFileT(t, target, "untouched")
-	require.NoError(t, os.Symlink(target, filepath.Join(string(dir), stdoutFile)))
+	require.NoError(t, os.Symlink(target, filepath.Join(string(dir), jobview.StdoutFile)))
 	r := runWorker(t, "echo", nil, root, "--until-empty")
 	requireCode(t, r, exitUnsuccessful)
 	st := status(t, dir)
 	require.Equal(t, jobstore.Failed, st.State)
-	require.Contains(t, st.Error, "cannot keep the command's output in "+stdoutFile)
+	require.Contains(t, st.Error, "cannot keep the command's output in "+jobview.StdoutFile)
 	require.Nil(t, st.ExitCode, "the command never ran")
 	require.Equal(t, "untouched", readText(t, target))
 }

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/axqua/jobstore"
+	"github.com/axqua/jobstore/cmd/jobstore/internal/clitest"
+	"github.com/axqua/jobstore/cmd/jobstore/internal/jobview"
 	"github.com/axqua/jobstore/cmd/jobstore/internal/supervise"
 	"github.com/axqua/jobstore/internal/testdir"
 	"github.com/stretchr/testify/require"
@@ -64,7 +66,7 @@ func newTreeJob(t *testing.T, mode string, ignoreTerm bool) *treeJob {
 func (j *treeJob) start(t *testing.T, args ...string) (*workerProc, int) {
 	t.Helper()
 	w := startBackground(t, j.env, append(append([]string{"work"}, args...), "--", "sh", j.script)...)
-	waitUntil(t, "the grandchild to beat", func() bool { return exists(j.pidFile) && j.size() > 0 })
+	clitest.WaitUntil(t, "the grandchild to beat", func() bool { return jobview.Exists(j.pidFile) && j.size() > 0 })
 	pid := readPID(t, j.pidFile)
 	t.Cleanup(func() { _ = syscall.Kill(pid, syscall.SIGKILL) })
 	return w, pid
@@ -172,5 +174,5 @@ func TestWork_OutputIsReadUntilTheTreeIsGone(t *testing.T) {
 	r := runCLIEnv(t, []string{"READY=" + ready}, "work", root, "--grace", "1h", "--until-empty", "--", "sh", script)
 	requireCode(t, r, exitOK)
 	require.Equal(t, jobstore.Succeeded, status(t, dir).State, "%s\n%s", r.stdout, r.stderr)
-	require.Equal(t, "first words\nlast words\n", commandOutput(t, filepath.Join(string(dir), stdoutFile)))
+	require.Equal(t, "first words\nlast words\n", commandOutput(t, filepath.Join(string(dir), jobview.StdoutFile)))
 }

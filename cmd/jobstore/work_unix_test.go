@@ -13,6 +13,8 @@ import (
 	"testing"
 
 	"github.com/axqua/jobstore"
+	"github.com/axqua/jobstore/cmd/jobstore/internal/clitest"
+	"github.com/axqua/jobstore/cmd/jobstore/internal/jobview"
 	"github.com/axqua/jobstore/internal/testdir"
 	"github.com/stretchr/testify/require"
 )
@@ -44,8 +46,8 @@ func TestWork_CancelStopsTheCommandAndItsGroup(t *testing.T) {
 			}
 			w := startWorker(t, "hold", env, root, "--grace", tc.grace)
 			gc := filepath.Join(string(dir), grandchildFile)
-			waitUntil(t, "the command and its child to run", func() bool {
-				return exists(filepath.Join(string(dir), pidFile)) && exists(gc)
+			clitest.WaitUntil(t, "the command and its child to run", func() bool {
+				return jobview.Exists(filepath.Join(string(dir), pidFile)) && jobview.Exists(gc)
 			})
 			pid, gcPID := readPID(t, filepath.Join(string(dir), pidFile)), readPID(t, gc)
 			t.Cleanup(func() { _ = syscall.Kill(gcPID, syscall.SIGKILL) }) // should the test fail
@@ -56,7 +58,7 @@ func TestWork_CancelStopsTheCommandAndItsGroup(t *testing.T) {
 			require.Equal(t, tc.exitCode, *st.ExitCode)
 			require.Contains(t, st.Message, `cancel requested by "tester"`)
 			require.Contains(t, st.Message, tc.how)
-			waitUntil(t, "the command's process group to be gone", func() bool { return gone(pid) && gone(gcPID) })
+			clitest.WaitUntil(t, "the command's process group to be gone", func() bool { return gone(pid) && gone(gcPID) })
 
 			require.NoError(t, w.cmd.Process.Signal(os.Interrupt))
 			w.wait(t)
@@ -80,13 +82,13 @@ func TestWork_InterruptSaysWhatItWaitsFor(t *testing.T) {
 			done := submitKind(t, root, "done", "k", "")
 			w := startWorker(t, "hold", nil, root)
 			writeFileT(t, filepath.Join(string(done), releaseFile), "")
-			waitUntil(t, "the first job's end line", func() bool { return regexp.MustCompile(`end +done succeeded`).MatchString(w.stdout.String()) })
+			clitest.WaitUntil(t, "the first job's end line", func() bool { return regexp.MustCompile(`end +done succeeded`).MatchString(w.stdout.String()) })
 			if tc.running == 1 {
 				held := submitKind(t, root, "held", "k", "")
-				waitUntil(t, "the second job to run", func() bool { return exists(filepath.Join(string(held), pidFile)) })
+				clitest.WaitUntil(t, "the second job to run", func() bool { return jobview.Exists(filepath.Join(string(held), pidFile)) })
 				t.Cleanup(func() { writeFileT(t, filepath.Join(string(held), releaseFile), "") })
 				require.NoError(t, w.cmd.Process.Signal(os.Interrupt))
-				waitUntil(t, "the worker to say it stops taking jobs", func() bool {
+				clitest.WaitUntil(t, "the worker to say it stops taking jobs", func() bool {
 					return strings.Contains(w.stderr.String(), "taking no more jobs")
 				})
 				writeFileT(t, filepath.Join(string(held), releaseFile), "")
@@ -116,11 +118,11 @@ func TestWork_FirstInterruptDrainsSecondRequeues(t *testing.T) {
 			b := submitKind(t, root, "b", "k", "")
 			c := submitKind(t, root, "c", "k", "")
 			w := startWorker(t, "hold", nil, root, "--parallel", "2")
-			waitUntil(t, "two commands to run", func() bool {
-				return exists(filepath.Join(string(a), pidFile)) && exists(filepath.Join(string(b), pidFile))
+			clitest.WaitUntil(t, "two commands to run", func() bool {
+				return jobview.Exists(filepath.Join(string(a), pidFile)) && jobview.Exists(filepath.Join(string(b), pidFile))
 			})
 			require.NoError(t, w.cmd.Process.Signal(os.Interrupt))
-			waitUntil(t, "the worker to say it stops taking jobs", func() bool {
+			clitest.WaitUntil(t, "the worker to say it stops taking jobs", func() bool {
 				return strings.Contains(w.stderr.String(), "taking no more jobs")
 			})
 			want := jobstore.Succeeded
@@ -176,11 +178,11 @@ func TestWork_KilledWorkerJobIsLostNeverRunAgain(t *testing.T) {
 	root := testdir.New(t)
 	dir := submitKind(t, root, "j", "k", "")
 	w := startWorker(t, "hold", nil, root)
-	waitUntil(t, "the command to run", func() bool { return exists(filepath.Join(string(dir), pidFile)) })
+	clitest.WaitUntil(t, "the command to run", func() bool { return jobview.Exists(filepath.Join(string(dir), pidFile)) })
 	pid := readPID(t, filepath.Join(string(dir), pidFile))
 	require.NoError(t, w.cmd.Process.Kill())
 	<-w.done
-	waitUntil(t, "the orphaned command to be killed", func() bool { return gone(pid) })
+	clitest.WaitUntil(t, "the orphaned command to be killed", func() bool { return gone(pid) })
 	require.NoError(t, os.Remove(filepath.Join(string(dir), pidFile)))
 
 	// Before a reconciler looks, the job still says running: a new worker
@@ -227,11 +229,11 @@ func TestWork_KilledWorkersJobIsRescuedByAnotherWorker(t *testing.T) {
 	root := testdir.New(t)
 	dir := submitCLI(t, root, "--max-attempts", "2", "--backoff", "100ms")
 	w := startWorker(t, "hold", nil, root)
-	waitUntil(t, "the command to run", func() bool { return exists(filepath.Join(string(dir), pidFile)) })
+	clitest.WaitUntil(t, "the command to run", func() bool { return jobview.Exists(filepath.Join(string(dir), pidFile)) })
 	pid := readPID(t, filepath.Join(string(dir), pidFile))
 	require.NoError(t, w.cmd.Process.Kill())
 	<-w.done
-	waitUntil(t, "the orphaned command to be killed", func() bool { return gone(pid) })
+	clitest.WaitUntil(t, "the orphaned command to be killed", func() bool { return gone(pid) })
 	writeFileT(t, filepath.Join(string(dir), releaseFile), "") // its next run ends at once
 
 	rescuer := startWorker(t, "hold", nil, root, "--scan", "100ms")

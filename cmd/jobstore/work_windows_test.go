@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/axqua/jobstore"
+	"github.com/axqua/jobstore/cmd/jobstore/internal/clitest"
+	"github.com/axqua/jobstore/cmd/jobstore/internal/jobview"
 	"github.com/axqua/jobstore/internal/testdir"
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/windows"
@@ -30,8 +32,8 @@ func TestWork_CancelEndsTheCommandAndItsJobObject(t *testing.T) {
 	dir := submitKind(t, root, "j", "k", "")
 	w := startWorker(t, "hold", []string{grandchildEnv + "=1"}, root, "--grace", "300ms", "--until-empty")
 	gc := filepath.Join(string(dir), grandchildFile)
-	waitUntil(t, "the command and its child to run", func() bool {
-		return exists(filepath.Join(string(dir), pidFile)) && exists(gc)
+	clitest.WaitUntil(t, "the command and its child to run", func() bool {
+		return jobview.Exists(filepath.Join(string(dir), pidFile)) && jobview.Exists(gc)
 	})
 	pid, gcPID := readPID(t, filepath.Join(string(dir), pidFile)), readPID(t, gc)
 	t.Cleanup(func() { // should the test fail
@@ -48,7 +50,7 @@ func TestWork_CancelEndsTheCommandAndItsJobObject(t *testing.T) {
 	require.Equal(t, jobstore.Cancelled, st.State)
 	require.Contains(t, st.Message, `cancel requested by "tester"`)
 	t.Log(st.Message)
-	waitUntil(t, "the command and its child to be gone", func() bool { return !alive(pid) && !alive(gcPID) })
+	clitest.WaitUntil(t, "the command and its child to be gone", func() bool { return !alive(pid) && !alive(gcPID) })
 	requireCode(t, w.wait(t), exitUnsuccessful) // --until-empty ran a job that did not succeed
 }
 
@@ -59,7 +61,7 @@ func TestWork_CommandThatExitsLeavingAChildIsRecordedOnceItIsGone(t *testing.T) 
 	dir := submitKind(t, root, "j", "k", "")
 	w := startWorker(t, "hold", []string{grandchildEnv + "=1"}, root, "--grace", "300ms", "--until-empty")
 	gc := filepath.Join(string(dir), grandchildFile)
-	waitUntil(t, "the command's child to run", func() bool { return exists(gc) })
+	clitest.WaitUntil(t, "the command's child to run", func() bool { return jobview.Exists(gc) })
 	gcPID := readPID(t, gc)
 	writeFileT(t, filepath.Join(string(dir), releaseFile), "") // the command ends; its child does not
 	r := w.wait(t)

@@ -11,7 +11,9 @@ import (
 	"time"
 
 	"github.com/axqua/jobstore"
+	"github.com/axqua/jobstore/cmd/jobstore/internal/jobview"
 	"github.com/axqua/jobstore/cmd/jobstore/internal/supervise"
+	"github.com/axqua/jobstore/cmd/jobstore/internal/termtext"
 )
 
 // Environment the worker gives a job's command.
@@ -19,23 +21,6 @@ const (
 	jobDirEnv = "JOBSTORE_JOB_DIR" // the job directory, an absolute path
 	jobIDEnv  = "JOBSTORE_JOB_ID"
 )
-
-// jobEnd is how a job's run ended, for the worker's end line.
-type jobEnd struct {
-	state   jobstore.State // how the attempt ended, as written; "" when nothing was written
-	outcome jobstore.State // the state meant, written or not
-	retryAt *time.Time     // the job is queued again for a retry, due then
-	// interrupted: the worker's forced stop stopped the command; nothing
-	// was written, and the Worker queues the job again.
-	interrupted bool
-	exitCode    *int
-	signal      string // the signal that ended the command, Unix
-	message     string
-	err         error         // a failure of the worker's own: the outcome may not be recorded
-	fatal       bool          // the command cannot be run at all: the worker stops taking jobs
-	startErr    error         // why the command could not be started, when fatal
-	ran         time.Duration // from the command's start to its exit; 0 if it did not start
-}
 
 // runJob runs the worker's command for run and finishes it: succeeded on
 // exit 0, failed otherwise (queued again by the job's retry policy),
@@ -46,15 +31,15 @@ type jobEnd struct {
 // started (not when it could not be).
 func (wk *worker) runJob(ctx context.Context, run *jobstore.Run, started func()) jobEnd {
 	dir := string(run.Dir())
-	stdout, err := openLog(run.OpenFile, stdoutFile, wk.logLimit)
+	stdout, err := openLog(run.OpenFile, jobview.StdoutFile, wk.logLimit)
 	if err != nil {
-		return wk.fail(run, fmt.Sprintf("cannot keep the command's output in %s: %v", stdoutFile, err),
+		return wk.fail(run, fmt.Sprintf("cannot keep the command's output in %s: %v", jobview.StdoutFile, err),
 			"remove or rename what is in the way in the job directory, then submit the job again", false)
 	}
 	defer stdout.Close()
-	stderr, err := openLog(run.OpenFile, stderrFile, wk.logLimit)
+	stderr, err := openLog(run.OpenFile, jobview.StderrFile, wk.logLimit)
 	if err != nil {
-		return wk.fail(run, fmt.Sprintf("cannot keep the command's output in %s: %v", stderrFile, err),
+		return wk.fail(run, fmt.Sprintf("cannot keep the command's output in %s: %v", jobview.StderrFile, err),
 			"remove or rename what is in the way in the job directory, then submit the job again", false)
 	}
 	defer stderr.Close()
@@ -117,7 +102,7 @@ wait:
 				stopped = "the worker was stopped (interrupted twice)"
 			} else {
 				cause = context.Cause(run.Context())
-				stopped = oneLine(causeText(cause))
+				stopped = termtext.OneLine(causeText(cause))
 			}
 			if err := proc.Terminate(); err != nil {
 				wk.warnf("job %s: %s to the command: %v", run.Dir().ID(), supervise.StopName, err)
@@ -162,7 +147,7 @@ func (wk *worker) finish(run *jobstore.Run, pe supervise.End, stopped string, ca
 	switch {
 	case errors.Is(cause, jobstore.ErrNotOwner):
 		// Taken over by another host: nothing of ours may be written.
-		end.message = "the worker no longer owns the job (" + oneLine(causeText(cause)) + "); the command " + how
+		end.message = "the worker no longer owns the job (" + termtext.OneLine(causeText(cause)) + "); the command " + how
 		if pe.Watchdog != "" {
 			end.message += "; " + pe.Watchdog
 		}
@@ -189,7 +174,7 @@ func (wk *worker) finish(run *jobstore.Run, pe supervise.End, stopped string, ca
 	default:
 		o.State = jobstore.Failed
 		o.Error = "the command " + how
-		o.Remedy = "see " + stderrFile + " and " + stdoutFile + " in the job directory"
+		o.Remedy = "see " + jobview.StderrFile + " and " + jobview.StdoutFile + " in the job directory"
 	}
 	if pe.Leftover != "" {
 		o.Message = joinNote(o.Message, pe.Leftover)
@@ -207,28 +192,6 @@ func (wk *worker) finish(run *jobstore.Run, pe supervise.End, stopped string, ca
 	}
 	end.finished(run, run.Finish(o))
 	return end
-}
-
-// shownState is the job's state once the attempt ended, as the end line
-// says it: queued when it is to run again (a retry, or interrupted), ""
-// when nothing was written.
-func (end *jobEnd) shownState() string {
-	if end.retryAt != nil || end.interrupted {
-		return string(jobstore.Queued)
-	}
-	return string(end.state)
-}
-
-// finished notes how Finish of the run went (err): nothing written, or
-// the job queued again for a retry, which its message then tells.
-func (end *jobEnd) finished(run *jobstore.Run, err error) {
-	if err != nil {
-		end.err, end.state = err, ""
-		return
-	}
-	if st := run.Status(); st.State == jobstore.Queued {
-		end.retryAt, end.message = st.RetryAt, st.Message
-	}
 }
 
 // fail finishes run failed without having run the command (or because it

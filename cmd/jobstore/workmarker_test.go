@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/axqua/jobstore/cmd/jobstore/internal/jobview"
 	"github.com/axqua/jobstore/internal/testdir"
 	"github.com/stretchr/testify/require"
 )
@@ -121,15 +122,15 @@ func TestCappedLog_MarkStartsALineOfItsOwn(t *testing.T) {
 		t.Run(fmt.Sprintf("%q", before), func(t *testing.T) {
 			dir := testdir.New(t)
 			if before != "" {
-				writeFileT(t, filepath.Join(dir, stdoutFile), before)
+				writeFileT(t, filepath.Join(dir, jobview.StdoutFile), before)
 			}
-			l, err := openLog(fileIn(dir), stdoutFile, 0)
+			l, err := openLog(fileIn(dir), jobview.StdoutFile, 0)
 			require.NoError(t, err)
 			t.Cleanup(func() { l.Close() })
 			line := attemptLine(2, time.Date(2026, 12, 1, 10, 0, 0, 123456000, time.UTC), "h")
 			l.mark(line)
 			require.NoError(t, l.Err())
-			got := readText(t, filepath.Join(dir, stdoutFile))
+			got := readText(t, filepath.Join(dir, jobview.StdoutFile))
 			want := before
 			if before != "" && !strings.HasSuffix(before, "\n") {
 				want += "\n"

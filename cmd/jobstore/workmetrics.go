@@ -11,6 +11,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/axqua/jobstore"
+	"github.com/axqua/jobstore/cmd/jobstore/internal/jobmetrics"
+	"github.com/axqua/jobstore/cmd/jobstore/internal/remedy"
+	"github.com/axqua/jobstore/cmd/jobstore/internal/serve"
 )
 
 // This file is "work --metrics": a worker's own metrics (the jobs it
@@ -20,7 +23,7 @@ import (
 // workMetrics are a worker's metrics; a nil *workMetrics counts nothing.
 type workMetrics struct {
 	reg     *prometheus.Registry
-	jobs    *jobMetrics
+	jobs    *jobmetrics.JobMetrics
 	running prometheus.Gauge
 }
 
@@ -28,12 +31,12 @@ type workMetrics struct {
 // --kind) declared at 0.
 func newWorkMetrics(kinds []string) *workMetrics {
 	reg := prometheus.NewRegistry()
-	m := &workMetrics{reg: reg, jobs: newJobMetrics(reg, "Jobs this worker took (each attempt it started)."),
+	m := &workMetrics{reg: reg, jobs: jobmetrics.NewJobMetrics(reg, "Jobs this worker took (each attempt it started)."),
 		running: prometheus.NewGauge(prometheus.GaugeOpts{Name: "jobstore_worker_running_jobs", Help: "Jobs this worker runs now."})}
 	reg.MustRegister(m.running)
-	processCollectors(reg)
+	jobmetrics.ProcessCollectors(reg)
 	for _, k := range kinds {
-		m.jobs.declare(k)
+		m.jobs.Declare(k)
 	}
 	return m
 }
@@ -46,9 +49,9 @@ func (m *workMetrics) started(run *jobstore.Run) {
 	spec, st := run.Spec(), run.Status()
 	wait := time.Duration(0)
 	if st.StartedAt != nil {
-		wait = st.StartedAt.Sub(readyAt(&spec, &st, nil))
+		wait = st.StartedAt.Sub(jobmetrics.ReadyAt(&spec, &st, nil))
 	}
-	m.jobs.started(spec.Kind, wait)
+	m.jobs.Started(spec.Kind, wait)
 	m.running.Inc()
 }
 
@@ -67,7 +70,7 @@ func (m *workMetrics) ended(run *jobstore.Run, end jobEnd) {
 	if end.ran > 0 {
 		ran = end.ran
 	}
-	m.jobs.ended(run.Spec().Kind, jobstore.State(state), ran)
+	m.jobs.Ended(run.Spec().Kind, jobstore.State(state), ran)
 }
 
 // serveWorkMetrics listens on addr and serves m at /metrics until stop is
@@ -75,13 +78,13 @@ func (m *workMetrics) ended(run *jobstore.Run, end jobEnd) {
 func serveWorkMetrics(m *workMetrics, addr string) (bound net.Addr, stop func(), err error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
-		return nil, nil, withCLIRemedy(&jobstore.Error{Op: "listen", Path: addr, Msg: "cannot listen for --metrics", Err: err},
+		return nil, nil, remedy.WithCLIRemedy(&jobstore.Error{Op: "listen", Path: addr, Msg: "cannot listen for --metrics", Err: err},
 			"give another --metrics address, or port 0 for a free one")
 	}
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError}))
-	hs := &http.Server{Handler: mux, ReadHeaderTimeout: serveHeaderTimeout, ReadTimeout: serveReadTimeout,
-		WriteTimeout: serveWriteTimeout, IdleTimeout: serveIdleTimeout, MaxHeaderBytes: 64 << 10}
+	hs := &http.Server{Handler: mux, ReadHeaderTimeout: serve.HeaderTimeout, ReadTimeout: serve.ReadTimeout,
+		WriteTimeout: serve.WriteTimeout, IdleTimeout: serve.IdleTimeout, MaxHeaderBytes: 64 << 10}
 	served := make(chan struct{})
 	go func() {
 		defer close(served)
@@ -90,7 +93,7 @@ func serveWorkMetrics(m *workMetrics, addr string) (bound net.Addr, stop func(),
 		}
 	}()
 	return ln.Addr(), func() {
-		ctx, cancel := context.WithTimeout(context.Background(), serveShutdownWait)
+		ctx, cancel := context.WithTimeout(context.Background(), serve.ShutdownWait)
 		defer cancel()
 		hs.Shutdown(ctx)
 		<-served

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/axqua/jobstore"
+	"github.com/axqua/jobstore/cmd/jobstore/internal/clitest"
+	"github.com/axqua/jobstore/cmd/jobstore/internal/jobmetrics"
 	"github.com/axqua/jobstore/internal/testdir"
 	dto "github.com/prometheus/client_model/go"
 	"github.com/stretchr/testify/require"
@@ -21,12 +23,12 @@ var metricsAddrRE = regexp.MustCompile(`metrics at (http://\S+/metrics)`)
 // scrapeURL reads url with the Prometheus text parser.
 func scrapeURL(t *testing.T, url string) map[string]*dto.MetricFamily {
 	t.Helper()
-	c := &http.Client{Timeout: serveWait}
+	c := &http.Client{Timeout: clitest.Timeout}
 	res, err := c.Get(url)
 	require.NoError(t, err)
 	defer res.Body.Close()
 	require.Equal(t, http.StatusOK, res.StatusCode)
-	return parseExposition(t, res.Body)
+	return clitest.ParseExposition(t, res.Body)
 }
 
 // A worker started with --metrics serves its own metrics: the series of
@@ -36,7 +38,7 @@ func TestWork_MetricsCountTheJobsItRan(t *testing.T) {
 	root := testdir.New(t)
 	w := startWorker(t, "echo", nil, root, "--kind", "k", "--kind", "idle", "--metrics", "127.0.0.1:0", "--scan", "50ms")
 	var url string
-	waitUntil(t, "the worker names its metrics address", func() bool {
+	clitest.WaitUntil(t, "the worker names its metrics address", func() bool {
 		m := metricsAddrRE.FindStringSubmatch(w.stderr.String())
 		if m != nil {
 			url = m[1]
@@ -44,8 +46,8 @@ func TestWork_MetricsCountTheJobsItRan(t *testing.T) {
 		return m != nil
 	})
 	fams := scrapeURL(t, url)
-	for _, state := range endStates() {
-		v, ok := metricValue(fams, "jobstore_jobs_finished_total", "kind", "idle", "state", string(state))
+	for _, state := range jobmetrics.EndStates() {
+		v, ok := clitest.MetricValue(fams, "jobstore_jobs_finished_total", "kind", "idle", "state", string(state))
 		require.True(t, ok, "the series of kind idle, state %s, exist before any job", state)
 		require.Zero(t, v)
 	}
@@ -63,8 +65,8 @@ func TestWork_MetricsCountTheJobsItRan(t *testing.T) {
 	}
 	// The end is counted after the end line is printed, which follows
 	// the status written: wait for the count, not the file.
-	waitUntil(t, "the worker counts both ends", func() bool {
-		v, _ := metricValue(scrapeURL(t, url), "jobstore_job_duration_seconds", "kind", "k")
+	clitest.WaitUntil(t, "the worker counts both ends", func() bool {
+		v, _ := clitest.MetricValue(scrapeURL(t, url), "jobstore_job_duration_seconds", "kind", "k")
 		return v == 2
 	})
 	fams = scrapeURL(t, url)
@@ -82,7 +84,7 @@ func TestWork_MetricsCountTheJobsItRan(t *testing.T) {
 		{"jobstore_worker_running_jobs", nil, 0},
 		{"jobstore_job_starts_total", []string{"kind", "idle"}, 0},
 	} {
-		got, found := metricValue(fams, c.name, c.labels...)
+		got, found := clitest.MetricValue(fams, c.name, c.labels...)
 		require.True(t, found, "%s%v", c.name, c.labels)
 		require.Equal(t, c.want, got, "%s%v", c.name, c.labels)
 	}

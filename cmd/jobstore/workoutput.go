@@ -9,15 +9,6 @@ import (
 	"sync"
 )
 
-// The files in a job directory that keep what a job's command wrote. They
-// are not records: jobstore's readers, check and the sweeper leave them
-// alone (no dot, so no temp name), and they are appended to, never
-// replaced; past the worker's --log-limit their start is cut (cappedLog).
-const (
-	stdoutFile = "stdout.log"
-	stderrFile = "stderr.log"
-)
-
 // maxProgressLine is the longest line read as a progress line; a longer
 // one is kept in stdout.log and otherwise ignored.
 const maxProgressLine = 4096

@@ -1,8 +1,0 @@
-//go:build !unix
-
-package main
-
-import "errors"
-
-// mkfifo: this platform's file systems have no FIFOs.
-func mkfifo(string) error { return errors.ErrUnsupported }
