@@ -122,7 +122,9 @@ func writeCancelled(dir JobDir, c *attempt.Claim, last *JobStatus, msg string) e
 		_ = c.Withdraw()
 		return ownerWriteError("write status", dir, c.N(), err)
 	}
-	return endClaim(op, dir, c)
+	err = endClaim(op, dir, c)
+	retire(dir) // ended: out of the live index, as Finish takes its job out
+	return err
 }
 
 // cancelQueued writes cancelled for a job that is queued (or has no status)

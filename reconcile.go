@@ -193,7 +193,11 @@ func markLost(dir JobDir, c *attempt.Claim, st *JobStatus, why string) (changed,
 		_ = c.Withdraw()
 		return false, false, ownerWriteError("reconcile", dir, c.N(), err)
 	}
-	return true, false, endClaim("reconcile", dir, c)
+	err = endClaim("reconcile", dir, c)
+	if lost.State.Terminal() {
+		retire(dir) // ended: out of the live index, as Finish takes its job out
+	}
+	return true, false, err
 }
 
 // clearStaleClaims is Reconcile of a queued job (st, nil if it has no
