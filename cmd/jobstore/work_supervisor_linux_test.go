@@ -222,7 +222,7 @@ sh "$0" $(($1 - 1)) &
 
 // chainHops is how many hops a chain makes: far longer than a job's end
 // should take once its command exits.
-const chainHops = 5000
+const chainHops = 20000
 
 // A fork chain that the command leaves behind (each hop forks the next and
 // exits) does not keep the job running until it quits, nor end unnoted:

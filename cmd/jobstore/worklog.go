@@ -23,6 +23,9 @@ type warnHandler struct {
 func (h warnHandler) Enabled(_ context.Context, l slog.Level) bool { return l >= slog.LevelWarn }
 
 func (h warnHandler) Handle(_ context.Context, r slog.Record) error {
+	if r.Message == "started" || r.Message == "ended" {
+		return nil // a job's start and end: the worker's own lines say them (a failed end at Warn too)
+	}
 	var b strings.Builder
 	b.WriteString(r.Message)
 	add := func(a slog.Attr) bool {
