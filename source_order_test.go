@@ -19,11 +19,13 @@ import (
 // "user -> declaring file".
 var usesOfLaterFiles = []string{
 	"build.go -> liveindex.go",
+	"cancel.go -> liveretire.go",
 	"next.go -> nextcache.go",
 	"nextentry.go -> retry.go",
 	"nextview.go -> nextevents.go",
 	"ownership.go -> run.go",
 	"progress.go -> run.go",
+	"reconcile.go -> liveretire.go",
 	"reconcile.go -> retry.go",
 	"run.go -> retry.go",
 	"run.go -> runend.go",

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -109,6 +110,7 @@ type supervisor struct {
 	killAt     time.Time // when it first got SIGKILL; zero: not yet
 	watchdogAt time.Duration
 	rep        superviseReport
+	group      *attemptCgroup // the attempt's cgroup, this process's; nil where the attempt has none
 }
 
 // Main runs the supervisor mode (see Arg) and returns its exit code.
@@ -138,6 +140,9 @@ func Main(args []string, stderr io.Writer) int {
 	s := &supervisor{self: os.Getpid(), grace: d[0], lease: d[1], renewed: time.Now().Add(-d[2]),
 		report: os.NewFile(4, "report")}
 	s.rep.LeaseMS = s.lease.Milliseconds()
+	if dir, err := ownCgroupDir(); err == nil && strings.HasPrefix(filepath.Base(dir), cgroupPrefix) {
+		s.group = &attemptCgroup{dir: dir, fd: -1}
+	}
 	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
 		s.rep.Note = "cannot become a child subreaper: " + err.Error() + "; processes whose parent ends are not stopped"
 	}
@@ -384,6 +389,9 @@ func (s *supervisor) kill() {
 // a scan finds no process it has not signalled (one forked meanwhile), at
 // most treeScans times.
 func (s *supervisor) signalTree(sig unix.Signal) {
+	if s.group != nil {
+		s.signalGroup(sig)
+	}
 	type procKey struct {
 		pid   int
 		start uint64
@@ -395,6 +403,27 @@ func (s *supervisor) signalTree(sig unix.Signal) {
 			if k := (procKey{p.pid, p.start}); !done[k] {
 				done[k], fresh = true, true
 				signalProc(s.self, p, sig)
+			}
+		}
+		if !fresh {
+			return
+		}
+	}
+}
+
+// signalGroup sends sig to every process of the attempt's cgroup but the
+// supervisor, reading cgroup.procs again until it lists none that has not
+// had it, at most treeScans times. A process forked is in the cgroup at
+// once and cannot leave it, so a fork chain, which can outrun scans of
+// /proc on a busy host, is found here.
+func (s *supervisor) signalGroup(sig unix.Signal) {
+	done := make(map[int]bool)
+	for range treeScans {
+		fresh := false
+		for _, pid := range s.group.procs() {
+			if pid != s.self && !done[pid] {
+				done[pid], fresh = true, true
+				_ = unix.Kill(pid, sig)
 			}
 		}
 		if !fresh {
