@@ -458,7 +458,7 @@ const pythonWriter = `
 import sys, jobstore
 root = sys.argv[1]
 full = jobstore.submit(root, "render", {"frames": [1, 2, 3], "scene": "caf\u00e9 <night> & day", "scale": 0.5, "none": None},
-                       job_id="py-full", labels={"team": "vfx", "\u00e9quipe": "\u2713"}, submitted_by="ana@qgis")
+                       job_id="py-full", labels={"team": "vfx", "\u00e9quipe": "\u2713"}, submitted_by="ana@qgis", create=True)
 minimal = jobstore.submit(root, "k")
 jobstore.request_cancel(full, by="alice (render GUI)", reason="wrong input file")
 jobstore.request_cancel(minimal)
