@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"testing"
 	"time"
@@ -334,6 +335,12 @@ func TestNextCache_JobsOfAnotherKindCostNothingWhileRootIsUnchanged(t *testing.T
 	names, _, _ = tc.lookCounting(t)
 	require.Len(t, names, others+2, "a call that takes every kind finds every queued job")
 
+	if runtime.GOOS == "windows" {
+		// LiveDir's entries carry no inode there: an entry removed and made
+		// again under its name is not told from the old one, and the job is
+		// read again at the view's next full scan (docs/platforms.md).
+		t.Skip("Windows: a live entry made again is not told from the old one until a full scan")
+	}
 	// other000 removed and made again as a job of kind k: root changed, and
 	// the new directory is read, not judged by the old one's kind.
 	time.Sleep(fsTick)
