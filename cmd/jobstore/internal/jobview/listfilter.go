@@ -21,13 +21,13 @@ const (
 
 // JobFilter chooses jobs. The zero value chooses every job.
 type JobFilter struct {
-	States []string          // any of these (EntryState, or waitState at now); none: any
+	States []string          // any of these (EntryState, or WaitState at now); none: any
 	Kinds  []string          // any of these; none: any
 	Labels map[string]string // every one of these; none: any
 	Text   string            // in the ID, kind, message, error, host or a label (any case)
 	Newest bool              // newest submission first (default: oldest first, List's order)
 	Limit  int               // at most this many (0: no limit)
-	Now    func() time.Time  // the time waitState is at; nil: time.Now
+	Now    func() time.Time  // the time WaitState is at; nil: time.Now
 }
 
 // EntryState is the state a filter and the pages give a job: its status's
@@ -66,16 +66,16 @@ func (f *JobFilter) Match(en jobstore.Entry) bool {
 	return true
 }
 
-// matchWait reports whether one of f's states is en's waitState.
+// matchWait reports whether one of f's states is en's WaitState.
 func (f *JobFilter) matchWait(en jobstore.Entry) bool {
-	if !slices.ContainsFunc(f.States, isScheduleState) {
+	if !slices.ContainsFunc(f.States, IsScheduleState) {
 		return false
 	}
 	now := time.Now
 	if f.Now != nil {
 		now = f.Now
 	}
-	w := waitState(en, now())
+	w := WaitState(en, now())
 	return w != "" && slices.Contains(f.States, w)
 }
 

@@ -12,21 +12,21 @@ import (
 // not_before, or a pending retry's retry_at) and its priority; and the two
 // filter states that choose the jobs still waiting for that time.
 
-// The filter states of queued jobs that wait (waitState); serve's pages
+// The filter states of queued jobs that wait (WaitState); serve's pages
 // filter by the same names.
 const (
-	scheduledState = "scheduled" // its not_before is later than now
-	retryingState  = "retrying"  // a failed attempt's retry is pending, due or not
+	ScheduledState = "scheduled" // its not_before is later than now
+	RetryingState  = "retrying"  // a failed attempt's retry is pending, due or not
 )
 
-// ScheduleStates are the filter states waitState gives.
-func ScheduleStates() []string { return []string{scheduledState, retryingState} }
+// ScheduleStates are the filter states WaitState gives.
+func ScheduleStates() []string { return []string{ScheduledState, RetryingState} }
 
-// dueOf is when a queued job (or one without a status yet) may start, as
+// DueOf is when a queued job (or one without a status yet) may start, as
 // the library's workers read it: the later of spec's not_before and st's
 // retry_at, and whether retry_at is that time. Zero for a job that is not
 // queued or has neither.
-func dueOf(spec *jobstore.JobSpec, st *jobstore.JobStatus) (due time.Time, retry bool) {
+func DueOf(spec *jobstore.JobSpec, st *jobstore.JobStatus) (due time.Time, retry bool) {
 	if st != nil && st.State != jobstore.Queued {
 		return time.Time{}, false
 	}
@@ -39,18 +39,18 @@ func dueOf(spec *jobstore.JobSpec, st *jobstore.JobStatus) (due time.Time, retry
 	return due, false
 }
 
-// waitState is retryingState for a queued job whose failed attempt's
+// WaitState is RetryingState for a queued job whose failed attempt's
 // retry is pending (due or not: it waits for a worker to retry it),
-// scheduledState for another whose not_before is later than now, and ""
+// ScheduledState for another whose not_before is later than now, and ""
 // for any other.
-func waitState(en jobstore.Entry, now time.Time) string {
+func WaitState(en jobstore.Entry, now time.Time) string {
 	switch {
 	case en.Err != nil:
 		return ""
 	case en.Status != nil && en.Status.State == jobstore.Queued && en.Status.RetryAt != nil:
-		return retryingState
+		return RetryingState
 	case en.Spec != nil && en.Spec.NotBefore.After(now) && (en.Status == nil || en.Status.State == jobstore.Queued):
-		return scheduledState
+		return ScheduledState
 	}
 	return ""
 }
@@ -63,7 +63,7 @@ func ScheduleNote(spec *jobstore.JobSpec, st *jobstore.JobStatus, now time.Time)
 		return ""
 	}
 	note := ""
-	if due, retry := dueOf(spec, st); due.After(now) {
+	if due, retry := DueOf(spec, st); due.After(now) {
 		note = "due in " + FmtUntil(due.Sub(now))
 		if retry {
 			note = "retrying in " + FmtUntil(due.Sub(now))
@@ -108,5 +108,5 @@ func joinUnits(a int, ua string, b int, ub string) string {
 	return fmt.Sprint(a, ua, b, ub)
 }
 
-// isScheduleState reports whether s is a filter state of waitState.
-func isScheduleState(s string) bool { return slices.Contains(ScheduleStates(), s) }
+// IsScheduleState reports whether s is a filter state of WaitState.
+func IsScheduleState(s string) bool { return slices.Contains(ScheduleStates(), s) }

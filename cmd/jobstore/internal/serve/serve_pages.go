@@ -53,7 +53,7 @@ func parseRowsQuery(q url.Values) rowsQuery {
 func (rq rowsQuery) filter() *jobview.JobFilter {
 	f := &jobview.JobFilter{Text: rq.Search, Newest: rq.Order == "newest"}
 	switch {
-	case isScheduleFilter(rq.State):
+	case jobview.IsScheduleState(rq.State):
 		f.States = []string{string(jobstore.Queued)}
 	case rq.State != "":
 		f.States = []string{rq.State}
@@ -67,12 +67,12 @@ func (rq rowsQuery) filter() *jobview.JobFilter {
 // chosen are the entries the query chooses, in its order, at now.
 func (rq rowsQuery) chosen(entries []jobstore.Entry, now time.Time) ([]jobstore.Entry, int) {
 	chosen, n := rq.filter().Apply(entries)
-	if !isScheduleFilter(rq.State) {
+	if !jobview.IsScheduleState(rq.State) {
 		return chosen, n
 	}
 	kept := chosen[:0]
 	for _, en := range chosen {
-		if matchSchedule(rq.State, en, now) {
+		if jobview.WaitState(en, now) == rq.State {
 			kept = append(kept, en)
 		}
 	}
@@ -167,7 +167,7 @@ type rootView struct {
 func (s *server) rootPage(w http.ResponseWriter, r *http.Request) {
 	rq := parseRowsQuery(r.URL.Query())
 	v := rootView{Root: s.cfg.root, ReadOnly: s.cfg.readOnly, Query: rq, rowsPage: s.rowsPage(rq),
-		States: append(jobview.StateNames(), jobview.UnreadableState, jobview.NoStatusState, scheduledFilter, retryingFilter), Now: time.Now()}
+		States: append(jobview.StateNames(), jobview.UnreadableState, jobview.NoStatusState, jobview.ScheduledState, jobview.RetryingState), Now: time.Now()}
 	v.Query.Page = v.Page
 	if v.Matched > 0 {
 		v.First = (v.Page-1)*v.Size + 1

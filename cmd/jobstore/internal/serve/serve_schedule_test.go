@@ -70,8 +70,8 @@ func TestServe_RowsCarryTheSchedule(t *testing.T) {
 			require.Equal(t, c.attempts, r.MaxAttempts, "max attempts")
 		})
 	}
-	require.Equal(t, 1, page.Counts[scheduledFilter], "counts")
-	require.Equal(t, 1, page.Counts[retryingFilter], "counts")
+	require.Equal(t, 1, page.Counts["scheduled"], "counts")
+	require.Equal(t, 1, page.Counts["retrying"], "counts")
 }
 
 func TestServe_PagesSayWhenAJobIsDue(t *testing.T) {
@@ -100,8 +100,8 @@ func TestServe_FiltersBySchedule(t *testing.T) {
 		state string
 		want  []string
 	}{
-		{scheduledFilter, []string{"a-later"}},
-		{retryingFilter, []string{"b-retry"}},
+		{"scheduled", []string{"a-later"}},
+		{"retrying", []string{"b-retry"}},
 		{"queued", []string{"a-later", "b-retry", "c-now"}},
 		{"", []string{"a-later", "b-retry", "c-now", "d-running"}},
 	} {

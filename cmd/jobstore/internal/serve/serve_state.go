@@ -133,7 +133,7 @@ func (t *jobTable) job(dir jobstore.JobDir) *jobview.WatchedJob {
 // counts are the jobs by state (entryState), every known state present,
 // and by the filters by schedule, at now.
 func (t *jobTable) counts() map[string]int {
-	out := map[string]int{scheduledFilter: 0, retryingFilter: 0}
+	out := map[string]int{jobview.ScheduledState: 0, jobview.RetryingState: 0}
 	for _, s := range jobview.StateNames() {
 		out[s] = 0
 	}
@@ -143,8 +143,8 @@ func (t *jobTable) counts() map[string]int {
 	for _, j := range t.jobs {
 		en := j.Entry()
 		out[jobview.EntryState(en)]++
-		for _, f := range []string{scheduledFilter, retryingFilter} {
-			if matchSchedule(f, en, now) {
+		for _, f := range []string{jobview.ScheduledState, jobview.RetryingState} {
+			if jobview.WaitState(en, now) == f {
 				out[f]++
 			}
 		}
@@ -189,7 +189,9 @@ func newPageRow(en jobstore.Entry, j *jobview.WatchedJob) pageRow {
 		r.SubmittedAt = &at
 		r.Priority, r.MaxAttempts = s.Priority, s.MaxAttempts
 	}
-	r.Due, r.Retrying = scheduleOf(en)
+	if due, retry := jobview.DueOf(en.Spec, en.Status); !due.IsZero() {
+		r.Due, r.Retrying = &due, retry
+	}
 	if st := en.Status; st != nil {
 		r.Seq, r.Progress, r.Message, r.Attempt, r.Host = st.Seq, st.Progress, cutText(st.Message, maxRowText), st.Attempt, st.Host
 		at := st.UpdatedAt
