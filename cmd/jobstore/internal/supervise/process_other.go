@@ -3,8 +3,6 @@
 package supervise
 
 import (
-	"fmt"
-	"os"
 	"os/exec"
 )
 
@@ -41,12 +39,3 @@ const (
 	StopName = "kill"
 	KillName = "kill"
 )
-
-func exitOf(ps *os.ProcessState) (code int, signal, how string) {
-	code = ps.ExitCode()
-	return code, "", fmt.Sprintf("exited with status %d", code)
-}
-
-// IsStopCode reports whether an exit code is a death by a stop signal:
-// never here, where there are no signals.
-func IsStopCode(int) bool { return false }

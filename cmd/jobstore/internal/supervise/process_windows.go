@@ -2,7 +2,6 @@ package supervise
 
 import (
 	"fmt"
-	"os"
 	"os/exec"
 	"syscall"
 	"time"
@@ -153,15 +152,3 @@ const (
 	StopName = "CTRL_BREAK_EVENT"
 	KillName = "TerminateJobObject"
 )
-
-// exitOf is how a command that ran ended: its exit code, no signal
-// (Windows has none; a process ended by kill exits with 1), and a
-// description.
-func exitOf(ps *os.ProcessState) (code int, signal, how string) {
-	code = ps.ExitCode()
-	return code, "", fmt.Sprintf("exited with status %d", code)
-}
-
-// IsStopCode reports whether an exit code is a death by a stop signal:
-// never here, where there are no signals.
-func IsStopCode(int) bool { return false }
