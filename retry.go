@@ -158,8 +158,8 @@ func dueAt(spec JobSpec, st *JobStatus) (time.Time, string) {
 // ErrWrongState). A dir whose last element is not a job ID
 // is ErrInvalid, Subject "job_id", before anything is touched.
 //
-// StartNext and Workers learn of the retry from a change of the root (a
-// hidden file created and deleted in it at once), at their next look.
+// StartNext and Workers learn of the retry from the job's entry in the
+// live index (LiveDir), made again, at their next look.
 func Retry(dir JobDir) error {
 	const op = "retry"
 	dir, o, jd, err := openToClaim(op, dir, nil)
