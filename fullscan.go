@@ -81,19 +81,22 @@ func (s *fullScan) takeFound() []string {
 // wait returns once the running scan, if any, has ended.
 func (s *fullScan) wait() { s.wg.Wait() }
 
-// awaitFirst waits for the first scan to end, if none has yet, and reports
-// whether it waited: a caller that must not call a root empty before it was
-// read whole (a look that is the only one, a worker about to end idle)
-// looks again then.
-func (s *fullScan) awaitFirst() bool {
+// awaitFirst returns once the first scan has ended, or at once when none
+// has and none runs (the view was closed).
+func (s *fullScan) awaitFirst() {
 	s.mu.Lock()
 	done := s.scans > 0 || s.stopped || !s.running
 	s.mu.Unlock()
-	if done {
-		return false
+	if !done {
+		s.wg.Wait()
 	}
-	s.wg.Wait()
-	return true
+}
+
+// ended returns how many scans have ended.
+func (s *fullScan) ended() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.scans
 }
 
 // close ends the running scan, if any, and returns once it has; no scan

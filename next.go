@@ -67,11 +67,12 @@ func (c *nextCache) next(ctx context.Context, op, root string, no nextOptions, o
 		if !once && !no.noEvents {
 			changed = c.watch()
 		}
+		scans := c.scansEnded()
 		run, err := c.startOldest(ctx, once, no, opts)
 		if run != nil || err != nil {
 			return run, err
 		}
-		if once && c.awaitFirstScan() {
+		if once && c.missedFirstScan(scans) {
 			continue // the only look: not before the root was read whole once
 		}
 		if once || ctx.Err() != nil {

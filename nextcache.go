@@ -157,24 +157,33 @@ func (c *nextCache) runningDirs() []JobDir {
 	return dirs
 }
 
-// scanned reports whether c's first full scan has ended.
-func (c *nextCache) scanned() bool {
+// scansEnded returns how many of c's full scans have ended.
+func (c *nextCache) scansEnded() int {
+	c.mu.Lock()
+	s := c.scan
+	c.mu.Unlock()
+	if s == nil {
+		return 0
+	}
+	return s.ended()
+}
+
+// missedFirstScan is for a look that found nothing and must not call the
+// root empty before it was read whole (a look that is the only one, a
+// worker about to end idle): before is scansEnded as the look began. When
+// no scan had ended by then, it waits for the first to end and reports
+// whether one did: the look then looks again, which reads what the scan
+// found. A scan that ended before the look began was read by it.
+func (c *nextCache) missedFirstScan(before int) bool {
+	if before > 0 {
+		return false
+	}
 	c.mu.Lock()
 	s := c.scan
 	c.mu.Unlock()
 	if s == nil {
 		return false
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.scans > 0
-}
-
-// awaitFirstScan waits for c's first full scan to end, if it runs, and
-// reports whether it waited (see fullScan.awaitFirst).
-func (c *nextCache) awaitFirstScan() bool {
-	c.mu.Lock()
-	s := c.scan
-	c.mu.Unlock()
-	return s != nil && s.awaitFirst()
+	s.awaitFirst()
+	return s.ended() > 0
 }

@@ -394,8 +394,9 @@ func (w *Worker) lookOnce(taking context.Context, c *nextCache, no nextOptions, 
 	if !no.noEvents {
 		changed = c.watch()
 	}
+	scans := c.scansEnded()
 	run, err := c.startOldest(taking, true, no, w.o.start)
-	if run == nil && err == nil && !busy && c.awaitFirstScan() {
+	if run == nil && err == nil && !busy && c.missedFirstScan(scans) {
 		return nil, false, nil // idle only once the root was read whole: look again
 	}
 	if run != nil || err != nil || !busy {
@@ -447,7 +448,7 @@ func (w *Worker) rescueLoop(ctx context.Context, c *nextCache, scan time.Duratio
 			return
 		case <-tick.C:
 		}
-		if w.o.scanned != nil && !told && c.scanned() {
+		if w.o.scanned != nil && !told && c.scansEnded() > 0 {
 			told = true
 			w.o.scanned()
 		}
