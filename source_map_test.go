@@ -83,3 +83,24 @@ func TestSourceMap_OtherMeansNeitherUnixNorWindows(t *testing.T) {
 		assert.Equal(t, "//go:build !unix && !windows", line, "%s: _other means !unix && !windows", path)
 	}
 }
+
+// A platform file is named for its platform or its mechanism, never for
+// the set it is not (docs/source.md, "Platform files").
+func TestSourceMap_PlatformFilesSayWhatTheyAre(t *testing.T) {
+	notNamed := regexp.MustCompile(`_(no|not)(linux|unix|windows|darwin|bsd|flock|probe)(_test)?\.go$`)
+	var found []string
+	err := filepath.WalkDir(".", func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && path != "." && (strings.HasPrefix(d.Name(), ".") || d.Name() == "testdata") {
+			return filepath.SkipDir
+		}
+		if notNamed.MatchString(d.Name()) {
+			found = append(found, path)
+		}
+		return nil
+	})
+	require.NoError(t, err)
+	assert.Empty(t, found, "platform files named for the set they are not")
+}
