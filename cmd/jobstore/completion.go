@@ -40,15 +40,28 @@ Exit codes: 0 printed; 2 bad arguments (a shell not in the list).
 Details: docs/cli.md#completion`,
 		minPos: 1, maxPos: 1, posNames: "SHELL (bash, zsh, fish or powershell)",
 		validArgs: completionShells(),
-		define:    func(*pflag.FlagSet) runFunc { return runCompletion },
+		define:    defineCompletion,
 	}
 }
 
-// runCompletion writes the script for the shell pos[0], made by cobra from
-// the command tree.
-func runCompletion(e *env, _, pos []string) error {
+// completionOptions are what "jobstore completion" is told: the shell.
+type completionOptions struct {
+	Shell string
+}
+
+func defineCompletion(*pflag.FlagSet) runFunc {
+	var opts completionOptions
+	return func(e *env, _, pos []string) error {
+		opts.Shell = pos[0]
+		return runCompletion(e, opts)
+	}
+}
+
+// runCompletion writes the script for opts.Shell, made by cobra from the
+// command tree; a shell not in completionShells is a usage error.
+func runCompletion(e *env, opts completionOptions) error {
 	root := newCommandTree(&env{stdout: io.Discard, stderr: io.Discard}, nil)
-	switch pos[0] {
+	switch opts.Shell {
 	case "bash":
 		return root.GenBashCompletionV2(e.stdout, true)
 	case "zsh":
@@ -58,7 +71,7 @@ func runCompletion(e *env, _, pos []string) error {
 	case "powershell":
 		return root.GenPowerShellCompletionWithDesc(e.stdout)
 	}
-	return remedy.Usagef("no completion for the shell %q (one of %s)", pos[0], orList(completionShells()))
+	return remedy.Usagef("no completion for the shell %q (one of %s)", opts.Shell, orList(completionShells()))
 }
 
 // registerValueCompletions completes the values of cc's --state (the

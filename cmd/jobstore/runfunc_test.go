@@ -92,6 +92,12 @@ func TestRunFunctions_WorkFromTheirOptions(t *testing.T) {
 			require.NoError(t, err)
 			require.JSONEq(t, `{"n": 1}`, string(spec.Params))
 		}},
+		{"completion for bash", func(e *env, _ jobstore.JobDir) error {
+			return runCompletion(e, completionOptions{Shell: "bash"})
+		}, exitOK, "__start_jobstore", "", "", nil},
+		{"completion for a shell it does not know", func(e *env, _ jobstore.JobDir) error {
+			return runCompletion(e, completionOptions{Shell: "tcsh"})
+		}, exitUsage, "", "", "", nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
