@@ -7,10 +7,10 @@ import (
 	"github.com/axqua/jobstore/cmd/jobstore/internal/jobview"
 )
 
-// AttemptFields are a job's attempts as its page lists them, oldest first,
+// attemptFields are a job's attempts as its page lists them, oldest first,
 // numbered as list and show number them (numberedAttempts): each one that
 // ended, then the one its status is about, if it is not among them.
-func AttemptFields(st *jobstore.JobStatus) []field {
+func attemptFields(st *jobstore.JobStatus) []field {
 	var out []field
 	for _, n := range jobview.NumberedAttempts(st) {
 		a := n.Ended

@@ -288,7 +288,7 @@ func (s *server) jobPage(w http.ResponseWriter, r *http.Request) {
 	}
 	st := j.Status
 	v.Fields = statusFields(st)
-	v.Attempts = AttemptFields(st)
+	v.Attempts = attemptFields(st)
 	v.Cancel = jobview.CancelRow(dir, st)
 	v.Terminal = st != nil && st.State.Terminal()
 	v.CanCancel = !s.cfg.readOnly && st != nil && !st.State.Terminal() && !cinfo.Present
