@@ -208,9 +208,11 @@ func TestWatch_OnAPseudoTerminalRedrawsAtMostTenTimesASecond(t *testing.T) {
 	p := startOnPTY(t, 100, "watch", string(dir), "--interval", watchPoll.String())
 	p.waitFor(t, "drawing the job running", func(s string) bool { return strings.Contains(s, "running") })
 
-	const burst = 800 * time.Millisecond
+	// At least burst long and minWrites writes: a slow disk (or the race
+	// detector) stretches the burst rather than thinning it.
+	const burst, minWrites = 800 * time.Millisecond, 150
 	calls := 0
-	for start := time.Now(); time.Since(start) < burst; calls++ {
+	for start := time.Now(); calls < minWrites || time.Since(start) < burst; calls++ {
 		require.NoError(t, run.Progress(float64(calls%1000)/1000, fmt.Sprintf("item %d", calls)))
 	}
 	require.NoError(t, run.Finish(jobstore.Outcome{State: jobstore.Succeeded, Message: "all items"}))
