@@ -131,6 +131,24 @@ func requeued(spec JobSpec, st *JobStatus, end AttemptEnd, due time.Time) JobSta
 	return q
 }
 
+// DueAt is when a queued job (or one without a status yet) may start, as
+// StartNext and Workers read it: the later of spec's NotBefore and st's
+// RetryAt, and whether RetryAt is that time. It is zero for a job in
+// another state and for one due at once (neither is set); a time in the
+// past means due now. spec may be nil (NotBefore unknown), st too (no
+// status yet).
+func DueAt(spec *JobSpec, st *JobStatus) (due time.Time, retry bool) {
+	if st != nil && st.State != Queued {
+		return time.Time{}, false
+	}
+	var sp JobSpec
+	if spec != nil {
+		sp = *spec
+	}
+	due, why := dueAt(sp, st)
+	return due, why == "retry_at"
+}
+
 // dueAt is when a queued job may start, and which field says so: its
 // spec's not_before, or the retry_at of a pending retry, whichever is
 // later (zero: at once).

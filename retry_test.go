@@ -279,3 +279,32 @@ func TestRun_ContextEndsAtTheJobsTimeout(t *testing.T) {
 	assert.ErrorContains(t, cause, "timed out")
 	assert.False(t, jobstore.Now().Before(r.Status().StartedAt.Add(retryBackoff)), "not before started_at + timeout")
 }
+
+// DueAt is when StartNext would start a queued job: the later of
+// not_before and a pending retry's retry_at, nothing for another state.
+func TestDueAt_IsTheLaterOfNotBeforeAndRetryAt(t *testing.T) {
+	early := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
+	late := early.Add(time.Hour)
+	tests := []struct {
+		name  string
+		spec  *jobstore.JobSpec
+		st    *jobstore.JobStatus
+		due   time.Time
+		retry bool
+	}{
+		{"no status, no not_before: at once", &jobstore.JobSpec{}, nil, time.Time{}, false},
+		{"no status, not_before", &jobstore.JobSpec{NotBefore: late}, nil, late, false},
+		{"no spec, a retry pending", nil, &jobstore.JobStatus{State: jobstore.Queued, RetryAt: &late}, late, true},
+		{"retry_at later than not_before", &jobstore.JobSpec{NotBefore: early}, &jobstore.JobStatus{State: jobstore.Queued, RetryAt: &late}, late, true},
+		{"not_before later than retry_at", &jobstore.JobSpec{NotBefore: late}, &jobstore.JobStatus{State: jobstore.Queued, RetryAt: &early}, late, false},
+		{"running: not due, it runs", &jobstore.JobSpec{NotBefore: late}, &jobstore.JobStatus{State: jobstore.Running}, time.Time{}, false},
+		{"failed: nothing pending", &jobstore.JobSpec{NotBefore: late}, &jobstore.JobStatus{State: jobstore.Failed, RetryAt: &late}, time.Time{}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			due, retry := jobstore.DueAt(tt.spec, tt.st)
+			assert.True(t, tt.due.Equal(due), "due %v, want %v", due, tt.due)
+			assert.Equal(t, tt.retry, retry)
+		})
+	}
+}

@@ -22,23 +22,6 @@ const (
 // ScheduleStates are the filter states WaitState gives.
 func ScheduleStates() []string { return []string{ScheduledState, RetryingState} }
 
-// DueOf is when a queued job (or one without a status yet) may start, as
-// the library's workers read it: the later of spec's not_before and st's
-// retry_at, and whether retry_at is that time. Zero for a job that is not
-// queued or has neither.
-func DueOf(spec *jobstore.JobSpec, st *jobstore.JobStatus) (due time.Time, retry bool) {
-	if st != nil && st.State != jobstore.Queued {
-		return time.Time{}, false
-	}
-	if spec != nil {
-		due = spec.NotBefore
-	}
-	if st != nil && st.RetryAt != nil && st.RetryAt.After(due) {
-		return *st.RetryAt, true
-	}
-	return due, false
-}
-
 // WaitState is RetryingState for a queued job whose failed attempt's
 // retry is pending (due or not: it waits for a worker to retry it),
 // ScheduledState for another whose not_before is later than now, and ""
@@ -63,7 +46,7 @@ func ScheduleNote(spec *jobstore.JobSpec, st *jobstore.JobStatus, now time.Time)
 		return ""
 	}
 	note := ""
-	if due, retry := DueOf(spec, st); due.After(now) {
+	if due, retry := jobstore.DueAt(spec, st); due.After(now) {
 		note = "due in " + FmtUntil(due.Sub(now))
 		if retry {
 			note = "retrying in " + FmtUntil(due.Sub(now))

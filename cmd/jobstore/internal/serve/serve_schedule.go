@@ -8,7 +8,7 @@ import (
 )
 
 // This file is the schedule as serve's pages show it: when a queued job
-// is due and its attempts, as list and show tell them (jobview.DueOf,
+// is due and its attempts, as list and show tell them (jobstore.DueAt,
 // jobview.WaitState).
 
 // dueText is how a row says when its job is due, at now: "due in 2h00m",

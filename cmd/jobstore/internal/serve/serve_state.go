@@ -189,7 +189,7 @@ func newPageRow(en jobstore.Entry, j *jobview.WatchedJob) pageRow {
 		r.SubmittedAt = &at
 		r.Priority, r.MaxAttempts = s.Priority, s.MaxAttempts
 	}
-	if due, retry := jobview.DueOf(en.Spec, en.Status); !due.IsZero() {
+	if due, retry := jobstore.DueAt(en.Spec, en.Status); !due.IsZero() {
 		r.Due, r.Retrying = &due, retry
 	}
 	if st := en.Status; st != nil {
