@@ -21,14 +21,16 @@ func ceiling(files, dirs int, d diskRates) float64 {
 
 // medianDisk is the median of each rate over the rounds.
 func medianDisk(rounds []diskRates) diskRates {
-	var files, dirs []float64
+	var files, dirs, layouts []float64
 	for _, r := range rounds {
 		files = append(files, r.fileSync)
 		dirs = append(dirs, r.dirSync)
+		layouts = append(layouts, r.layout)
 	}
 	slices.Sort(files)
 	slices.Sort(dirs)
-	return diskRates{fileSync: files[len(files)/2], dirSync: dirs[len(dirs)/2]}
+	slices.Sort(layouts)
+	return diskRates{fileSync: files[len(files)/2], dirSync: dirs[len(dirs)/2], layout: layouts[len(layouts)/2]}
 }
 
 func printDisk(w io.Writer, c config, rounds []diskRates) {
@@ -41,4 +43,6 @@ func printDisk(w io.Writer, c config, rounds []diskRates) {
 		f.submitFiles, f.submitDirs, f.submitFiles, d.fileSync, f.submitDirs, d.dirSync, ceiling(f.submitFiles, f.submitDirs, d))
 	fmt.Fprintf(w, "jobstore drain, 1 at a time: %d file + %d directory fsyncs per job: ceiling 1 / (%d/%.0f + %d/%.0f) = %.0f jobs/s\n",
 		f.runFiles, f.runDirs, f.runFiles, d.fileSync, f.runDirs, d.dirSync, ceiling(f.runFiles, f.runDirs, d))
+	fmt.Fprintf(w, "jobstore enqueue, in batches (fsyncs shared): one writer makes a job's directory and two records (temp file, rename) with no fsync %.0f times a second: a batch's ceiling on this file system, whatever it shares\n",
+		d.layout)
 }

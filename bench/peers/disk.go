@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"time"
@@ -10,6 +11,7 @@ import (
 type diskRates struct {
 	fileSync float64 // write of 64 bytes to a file, then fsync of the file
 	dirSync  float64 // rename of a file over another, then fsync of the directory
+	layout   float64 // a job's directory and two records made as jobstore lays them out, no fsync
 }
 
 // measureDisk runs each loop for d in a directory of its own under parent.
@@ -23,7 +25,10 @@ func measureDisk(parent string, d time.Duration) (diskRates, error) {
 	if r.fileSync, err = rate(d, fileSyncLoop(dir)); err != nil {
 		return r, err
 	}
-	r.dirSync, err = rate(d, dirSyncLoop(dir))
+	if r.dirSync, err = rate(d, dirSyncLoop(dir)); err != nil {
+		return r, err
+	}
+	r.layout, err = rate(d, layoutLoop(dir))
 	return r, err
 }
 
@@ -78,5 +83,32 @@ func dirSyncLoop(dir string) func() error {
 			return err
 		}
 		return d.Close()
+	}
+}
+
+// layoutLoop makes what one job is on disk, without a single fsync: a
+// build directory, two small records each written to a temp file and
+// renamed to its name, and the directory renamed into place. Its rate is
+// what the file system's metadata work allows a writer that shares all of
+// its fsyncs (a batch): the ceiling of a batched enqueue.
+func layoutLoop(dir string) func() error {
+	data := make([]byte, 128)
+	n := 0
+	return func() error {
+		n++
+		build := filepath.Join(dir, fmt.Sprintf(".build-%d", n))
+		if err := os.Mkdir(build, 0o755); err != nil {
+			return err
+		}
+		for _, name := range []string{"job.json", "status.json"} {
+			tmp := filepath.Join(build, "."+name+".tmp")
+			if err := os.WriteFile(tmp, data, 0o644); err != nil {
+				return err
+			}
+			if err := os.Rename(tmp, filepath.Join(build, name)); err != nil {
+				return err
+			}
+		}
+		return os.Rename(build, filepath.Join(dir, fmt.Sprintf("job-%d", n)))
 	}
 }
