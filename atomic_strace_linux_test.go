@@ -200,6 +200,13 @@ func requireStrace(t testing.TB) string {
 // run's directory.
 func traceProtocol(t testing.TB, prepare func(root string), steps ...string) *protocolTrace {
 	t.Helper()
+	return traceProtocolAs(t, "protocol", prepare, steps...)
+}
+
+// traceProtocolAs is traceProtocol with the child role, which reads the
+// same environment and marks its steps the same way.
+func traceProtocolAs(t testing.TB, role string, prepare func(root string), steps ...string) *protocolTrace {
+	t.Helper()
 	straceBin := requireStrace(t)
 	dir := tempDir(t)
 	p := &protocolTrace{dir: dir, root: filepath.Join(dir, "root"), mark: filepath.Join(dir, "mark-")}
@@ -208,7 +215,7 @@ func traceProtocol(t testing.TB, prepare func(root string), steps ...string) *pr
 		prepare(p.root)
 	}
 	logFile := filepath.Join(dir, "strace.log")
-	child := childCommand(t, "protocol", traceRootEnv+"="+p.root, traceMarkEnv+"="+p.mark,
+	child := childCommand(t, role, traceRootEnv+"="+p.root, traceMarkEnv+"="+p.mark,
 		traceStepsEnv+"="+strings.Join(steps, ","))
 	cmd, finish := toolCommand(toolTimeout, straceBin,
 		append([]string{"-f", "-qq", "-s", "65536", "-e", "trace=" + tracedSyscalls, "-o", logFile, "--"}, child.Args...)...)

@@ -67,7 +67,8 @@ const drainBacklog = 400
 // the same iteration, and reports each one's jobs/s, their ratio
 // (p8/p1-ratio) and the CPU this process spent per job drained (getrusage:
 // user + system, runtime and GC included) at each. A job's life is disk
-// bound: Start and Finish fsync (about 4 fsyncs a job).
+// bound: Start and Finish fsync (4 fsyncs a job; BenchmarkWorkerDrainFloor
+// measures them, and the other steps a job makes, bare).
 //
 //	go test -run '^$' -bench 'WorkerDrain' -benchtime 3x . | tee drain.txt
 func BenchmarkWorkerDrain(b *testing.B) {

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/axqua/jobstore/internal/attempt"
-	"github.com/axqua/jobstore/internal/fsys"
 )
 
 // RequestCancel asks the job in dir to stop, from any process.
@@ -196,13 +195,12 @@ func reconcileCancelled(dir JobDir, lost *JobStatus) {
 }
 
 // finishMessage is the message Finish writes for outcome state when the
-// job has a cancel request: a runner's Cancelled with no message of its own
+// job has the cancel request p (nil: none, and msg stands): a runner's Cancelled with no message of its own
 // gets the request's; a Succeeded or Failed gets a note that the request
 // came too late to change the outcome (cancel.json stays, so a reader sees
 // both; a request published after Finish's look carries no note, and its
 // requested_at is later than finished_at).
-func finishMessage(jd *fsys.Dir, state State, msg string) string {
-	p := findCancelIn(jd)
+func finishMessage(p *pendingCancel, state State, msg string) string {
 	switch {
 	case p == nil:
 		return msg

@@ -15,8 +15,26 @@ import (
 func retire(dir JobDir) {
 	inRootOf(dir, func(rd *fsys.Dir) {
 		unmarkLive(rd, dir.ID())
+		if endedStill(dir) {
+			return
+		}
 		if je, gone := readEntry(dir); !gone && !errors.Is(je.Err, ErrNotJob) && (je.Status == nil || !je.Status.State.Terminal()) {
 			markLive(rd, dir.ID())
 		}
 	})
+}
+
+// endedStill reports whether the status.json of the job at dir's path, read
+// again, says the job ended: it then needs no entry whatever its job.json
+// says, and job.json is not read (the common case, a Finish that no Retry
+// followed). Anything else (no status, a status that cannot be read, a live
+// one) is false, and retire reads the whole job.
+func endedStill(dir JobDir) bool {
+	d, err := openJobDirToRead("read status", dir)
+	if err != nil {
+		return false
+	}
+	defer d.Close()
+	st, err := readStatusIn(d, newReadOptions(nil), statusSchema())
+	return err == nil && st != nil && st.State.Terminal()
 }

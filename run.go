@@ -163,7 +163,8 @@ func (r *Run) Finish(o Outcome) error {
 	if o.State == Succeeded && r.timedOut(now) {
 		o.State, o.Error, o.Remedy = Failed, causeMessage(r.timeoutCause()), timeoutRemedy
 	}
-	next.State, next.Message, next.Error, next.Remedy = o.State, finishMessage(r.jd, o.State, o.Message), o.Error, o.Remedy
+	cancelled := findCancelIn(r.jd) // looked up once: the message and the retry decision agree
+	next.State, next.Message, next.Error, next.Remedy = o.State, finishMessage(cancelled, o.State, o.Message), o.Error, o.Remedy
 	next.FinishedAt = &now
 	next.ExitCode = nil
 	if o.ExitCode != nil {
@@ -171,7 +172,7 @@ func (r *Run) Finish(o Outcome) error {
 		next.ExitCode = &code
 	}
 	end := endOf(&next, o.State, now)
-	if due, ok := retryDue(r.spec, &next, end, findCancelIn(r.jd) != nil, now); ok {
+	if due, ok := retryDue(r.spec, &next, end, cancelled != nil, now); ok {
 		return r.requeue(op, requeued(r.spec, &next, end, due), now)
 	}
 	if keepsAttempts(r.spec, &next) {
@@ -215,8 +216,8 @@ func (r *Run) interrupt(why string) error {
 	}
 	next := r.withPending()
 	now := Now()
-	if findCancelIn(r.jd) != nil {
-		next.State, next.Message, next.FinishedAt = Cancelled, finishMessage(r.jd, Cancelled, why), &now
+	if p := findCancelIn(r.jd); p != nil {
+		next.State, next.Message, next.FinishedAt = Cancelled, finishMessage(p, Cancelled, why), &now
 		if keepsAttempts(r.spec, &next) {
 			next.Attempts = withEnd(&next, endOf(&next, Cancelled, now))
 		}

@@ -479,8 +479,11 @@ func (w *Worker) rescue(dirs []JobDir) {
 func (w *Worker) work(stopped context.Context, run *Run) {
 	defer run.Close()
 	id := run.Dir().ID()
-	st := run.Status()
-	w.log(slog.LevelInfo, "started", "job", id, "kind", run.Spec().Kind, "attempt", NumberAttempts(run.Spec(), &st).Current)
+	logs := w.o.logger != nil // without a logger, no line is made, nor what it would say
+	if logs {
+		st := run.Status()
+		w.log(slog.LevelInfo, "started", "job", id, "kind", run.Spec().Kind, "attempt", NumberAttempts(run.Spec(), &st).Current)
+	}
 	runCtx := run.Context()
 	ctx, cancel := context.WithCancelCause(runCtx)
 	defer cancel(nil)
@@ -491,7 +494,10 @@ func (w *Worker) work(stopped context.Context, run *Run) {
 	if err := run.endWith(err, context.Cause(ctx)); err != nil {
 		w.log(slog.LevelWarn, "could not record the job's end", "job", id, "err", err)
 	}
-	st = run.Status()
+	if !logs {
+		return
+	}
+	st := run.Status()
 	level, why := slog.LevelInfo, endedWith(&st)
 	if why != "" {
 		level = slog.LevelWarn
