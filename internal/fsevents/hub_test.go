@@ -298,9 +298,13 @@ func TestDispatch_OverflowTellsEverySinkAndWatchingGoesOn(t *testing.T) {
 	if b, err := os.ReadFile("/proc/sys/fs/inotify/max_queued_events"); err == nil {
 		_, _ = fmt.Sscan(string(b), &limit)
 	}
+	// fsnotify's reader may have taken up to 4,096 events (its buffer:
+	// 64 KiB of events of 16 bytes and more) off the kernel's queue before
+	// it blocks on dispatch: the burst must overflow the queue after them.
+	const readerBuffer = 4096
 	h := shared.hub
 	h.mu.Lock() // dispatch waits here with the first event; the kernel queue fills
-	for i := range limit + 100 {
+	for i := range limit + readerBuffer + 100 {
 		require.NoError(t, os.WriteFile(filepath.Join(dir, strconv.Itoa(i)), nil, 0o644))
 	}
 	h.mu.Unlock()
