@@ -38,7 +38,7 @@ func (c *nextCache) look() (time.Time, []nextReport, error) {
 	now := c.now()
 	d, err := dirstamp.Open(c.root)
 	if err != nil {
-		return now, nil, rootError(op, c.root, err)
+		return now, nil, errReadRoot(op, c.root, err)
 	}
 	defer d.Close()
 	var reports []nextReport
