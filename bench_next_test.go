@@ -108,6 +108,60 @@ func BenchmarkStartNext(b *testing.B) {
 	})
 }
 
+// BenchmarkStartNextFound measures one StartNext call that starts a job:
+// on a root of 10,000 ended jobs, a job of kind "k" is submitted (not
+// timed), then one call with a context that is not done starts it; the
+// Run is finished and closed untimed. impl=startnext: the plain call,
+// which makes its view (its look reads the live index; its scan of the
+// root begins beside it) and ends it before it returns. impl=view:
+// View.StartNext on a view kept between calls.
+//
+//	go test -run '^$' -bench 'StartNextFound' -benchtime 50x -count 3 . | tee found.txt
+func BenchmarkStartNextFound(b *testing.B) {
+	root := benchDir(b)
+	for i := range benchNextJobs {
+		writeJob(b, root, specAt(fmt.Sprintf("job-%05d", i), i), statusIn(jobstore.Succeeded, 3))
+	}
+	time.Sleep(dirstamp.RacyWindow + time.Second) // a root left alone
+	v := openView(b, root)
+	calls := []struct {
+		name string
+		call func(ctx context.Context) (*jobstore.Run, error)
+	}{
+		{"impl=startnext", func(ctx context.Context) (*jobstore.Run, error) {
+			return jobstore.StartNext(ctx, root, jobstore.WithKinds("k"))
+		}},
+		{"impl=view", func(ctx context.Context) (*jobstore.Run, error) {
+			return v.StartNext(ctx, jobstore.WithKinds("k"))
+		}},
+	}
+	for _, c := range calls {
+		b.Run(c.name, func(b *testing.B) {
+			for b.Loop() {
+				b.StopTimer()
+				if _, err := jobstore.Submit(root, jobstore.JobSpec{Kind: "k"}); err != nil {
+					b.Fatal(err)
+				}
+				ctx, cancel := context.WithTimeout(context.Background(), waitGuard)
+				b.StartTimer()
+				r, err := c.call(ctx)
+				b.StopTimer()
+				cancel()
+				if err != nil {
+					b.Fatal(err)
+				}
+				if err := r.Finish(jobstore.Outcome{State: jobstore.Succeeded}); err != nil {
+					b.Fatal(err)
+				}
+				if err := r.Close(); err != nil {
+					b.Fatal(err)
+				}
+				b.StartTimer()
+			}
+		})
+	}
+}
+
 // latencyWorkerRole runs StartNext on a View of $ROOT (scan interval
 // $SCAN, if set) in a loop until stdin says "stop", printing "ready" before each call and "started ID UNIXNANO"
 // (when StartNext returned) for each job, which it then finishes. With

@@ -40,6 +40,7 @@ func StartNext(ctx context.Context, root string, opts ...StartOption) (*Run, err
 	}
 	c := newNextCache(abs)
 	defer c.close()
+	c.firstLookAlone = ctx.Err() == nil
 	return c.next(ctx, op, root, o.next, opts)
 }
 
@@ -76,7 +77,8 @@ func (c *nextCache) next(ctx context.Context, op, root string, no nextOptions, o
 		// Taken before the look, so that a change during the look or
 		// between it and the wait is not missed.
 		var changed <-chan struct{}
-		if !once && !no.noEvents {
+		alone := c.lookAlone()
+		if !once && !no.noEvents && !alone {
 			changed = c.watch()
 		}
 		scans := c.scansEnded()
@@ -89,6 +91,10 @@ func (c *nextCache) next(ctx context.Context, op, root string, no nextOptions, o
 		}
 		if once || ctx.Err() != nil {
 			return nil, nextCtxError(op, root, ctx)
+		}
+		if alone {
+			c.endLookAlone()
+			continue // look again, watched this time, before waiting
 		}
 		if changed != nil && c.follow() {
 			continue // a directory followed only now may have completed meanwhile

@@ -21,6 +21,21 @@ func (c *nextCache) close() {
 	c.stop()
 }
 
+// lookAlone reports whether the next look is a first look made without a
+// watch or a full scan (firstLookAlone).
+func (c *nextCache) lookAlone() bool {
+	c.looking.Lock()
+	defer c.looking.Unlock()
+	return c.firstLookAlone
+}
+
+// endLookAlone makes the next looks watch and scan as every other's do.
+func (c *nextCache) endLookAlone() {
+	c.looking.Lock()
+	defer c.looking.Unlock()
+	c.firstLookAlone = false
+}
+
 // stop ends c's watch and its full scan, if any, and returns once their
 // goroutines have. The caller holds c.mu (a scan never takes it).
 func (c *nextCache) stop() {

@@ -57,7 +57,9 @@ func (c *nextCache) look() (time.Time, []nextReport, error) {
 		reports = c.update(d, e, now, reports)
 	}
 	// Begun once the live jobs were read: it compares their stamps.
-	scan.startIfDue(now, c.repairInterval(), full, c.liveNames)
+	if !c.firstLookAlone {
+		scan.startIfDue(now, c.repairInterval(), full, c.liveNames)
+	}
 	return now, reports, nil
 }
 

@@ -47,7 +47,13 @@ type nextCache struct {
 	wake       time.Time             // when the earliest job not due at the last take is due
 	events     *nextEvents           // nil until a StartNext waits; ended by close
 	reads      int                   // job directories read, for tests
-	stats      int                   // stats of job directories and job.json files, for tests
+
+	// firstLookAlone: the first look begins no watch and no full scan;
+	// set by a plain StartNext call that may wait, whose view ends with
+	// it: a call that starts a job at its first look pays for neither.
+	// One that finds nothing then watches and looks again (endLookAlone).
+	firstLookAlone bool
+	stats          int // stats of job directories and job.json files, for tests
 
 	// Tests only: this host's clock and the stat of a job directory, to
 	// stand for a filesystem with coarse timestamps. nil: time.Now and
