@@ -150,12 +150,7 @@ func BenchmarkStartNextFound(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				if err := r.Finish(jobstore.Outcome{State: jobstore.Succeeded}); err != nil {
-					b.Fatal(err)
-				}
-				if err := r.Close(); err != nil {
-					b.Fatal(err)
-				}
+				finishSucceeded(b, r)
 				b.StartTimer()
 			}
 		})

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"io/fs"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/axqua/jobstore/internal/dirstamp"
@@ -215,7 +214,7 @@ func (c *nextCache) indexNames(d *dirstamp.Dir, names []string, reports []nextRe
 			c.readAgain(e)
 			continue
 		}
-		if strings.HasPrefix(name, ".") || name == IndexFile {
+		if !isJobName(name) {
 			continue
 		}
 		reports = c.index(d, name, reports)

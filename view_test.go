@@ -184,7 +184,7 @@ func TestView_CallsStartEachJobOnce(t *testing.T) {
 				started[r.Dir().ID()]++
 				mu.Unlock()
 				if err := r.Finish(jobstore.Outcome{State: jobstore.Succeeded}); err != nil {
-					t.Error(err)
+					t.Error(err) // not Fatal: another goroutine's
 				}
 				_ = r.Close()
 			}
