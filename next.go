@@ -19,7 +19,8 @@ import (
 // starts a given job; a job another runner won, that has a cancel request
 // or that ended meanwhile is passed over, and one whose Start fails
 // otherwise is reported to WithSkipped's function and not tried again for
-// a minute by the same view (each plain call has its own: see below). A job without status.json is never started.
+// a minute by the same view (each plain call has its own: see below). A
+// job without status.json is never started.
 //
 // When no job is startable it waits until one is (a file system event, a
 // job's due time, or every WithScanInterval) or ctx is done, and then
