@@ -31,13 +31,14 @@ const (
 //	go test -run '^$' -bench 'StartNext$' -benchtime 20x -count 6 . | tee next.txt
 //	benchstat -col /impl next.txt
 //
-// impl=startnext/root=unchanged: nothing changed since the last call: a
-// stat of the root and of each queued job. impl=startnext/root=changed: an
-// entry of root was made and removed before each call (as a submission
+// impl=startnext: the plain call, which makes a view of the root, reads it
+// whole (its context is done) and closes the view. impl=view/root=unchanged:
+// View.StartNext on a view kept between calls, nothing changed since the
+// last: a stat of the root and of each queued job. impl=view/root=changed:
+// an entry of root was made and removed before each call (as a submission
 // does), so the call reads root and stats every job directory. ns/job is
 // ns/op divided by the number of jobs.
 func BenchmarkStartNext(b *testing.B) {
-	usesStartNext(b)
 	root := benchDir(b)
 	for i := range benchNextJobs {
 		st := statusIn(jobstore.Succeeded, 3)
@@ -49,8 +50,9 @@ func BenchmarkStartNext(b *testing.B) {
 	// Stamps younger than RacyWindow are read again at every look; a root
 	// that has been left alone is what is measured.
 	time.Sleep(dirstamp.RacyWindow + time.Second)
+	v := openView(b, root)
 	look := func(b *testing.B) {
-		r, err := jobstore.StartNext(doneCtx(), root, jobstore.WithKinds("absent"))
+		r, err := v.StartNext(doneCtx(), jobstore.WithKinds("absent"))
 		if r != nil || err == nil {
 			b.Fatal("started a job", err)
 		}
@@ -72,14 +74,23 @@ func BenchmarkStartNext(b *testing.B) {
 		}
 		perJob(b)
 	})
-	b.Run("impl=startnext/root=unchanged", func(b *testing.B) {
-		look(b) // the first look reads every job: the cache is the process's
+	b.Run("impl=startnext", func(b *testing.B) {
+		for b.Loop() {
+			r, err := jobstore.StartNext(doneCtx(), root, jobstore.WithKinds("absent"))
+			if r != nil || err == nil {
+				b.Fatal("started a job", err)
+			}
+		}
+		perJob(b)
+	})
+	b.Run("impl=view/root=unchanged", func(b *testing.B) {
+		look(b) // the first look reads every job: the view keeps them
 		for b.Loop() {
 			look(b)
 		}
 		perJob(b)
 	})
-	b.Run("impl=startnext/root=changed", func(b *testing.B) {
+	b.Run("impl=view/root=changed", func(b *testing.B) {
 		look(b)
 		touch := filepath.Join(root, ".touch")
 		for b.Loop() {
@@ -97,8 +108,57 @@ func BenchmarkStartNext(b *testing.B) {
 	})
 }
 
-// latencyWorkerRole runs StartNext on $ROOT (scan interval $SCAN, if set)
-// in a loop until stdin says "stop", printing "ready" before each call and "started ID UNIXNANO"
+// BenchmarkStartNextFound measures one StartNext call that starts a job:
+// on a root of 10,000 ended jobs, a job of kind "k" is submitted (not
+// timed), then one call with a context that is not done starts it; the
+// Run is finished and closed untimed. impl=startnext: the plain call,
+// which makes its view (its look reads the live index; its scan of the
+// root begins beside it) and ends it before it returns. impl=view:
+// View.StartNext on a view kept between calls.
+//
+//	go test -run '^$' -bench 'StartNextFound' -benchtime 50x -count 3 . | tee found.txt
+func BenchmarkStartNextFound(b *testing.B) {
+	root := benchDir(b)
+	for i := range benchNextJobs {
+		writeJob(b, root, specAt(fmt.Sprintf("job-%05d", i), i), statusIn(jobstore.Succeeded, 3))
+	}
+	time.Sleep(dirstamp.RacyWindow + time.Second) // a root left alone
+	v := openView(b, root)
+	calls := []struct {
+		name string
+		call func(ctx context.Context) (*jobstore.Run, error)
+	}{
+		{"impl=startnext", func(ctx context.Context) (*jobstore.Run, error) {
+			return jobstore.StartNext(ctx, root, jobstore.WithKinds("k"))
+		}},
+		{"impl=view", func(ctx context.Context) (*jobstore.Run, error) {
+			return v.StartNext(ctx, jobstore.WithKinds("k"))
+		}},
+	}
+	for _, c := range calls {
+		b.Run(c.name, func(b *testing.B) {
+			for b.Loop() {
+				b.StopTimer()
+				if _, err := jobstore.Submit(root, jobstore.JobSpec{Kind: "k"}); err != nil {
+					b.Fatal(err)
+				}
+				ctx, cancel := context.WithTimeout(context.Background(), waitGuard)
+				b.StartTimer()
+				r, err := c.call(ctx)
+				b.StopTimer()
+				cancel()
+				if err != nil {
+					b.Fatal(err)
+				}
+				finishSucceeded(b, r)
+				b.StartTimer()
+			}
+		})
+	}
+}
+
+// latencyWorkerRole runs StartNext on a View of $ROOT (scan interval
+// $SCAN, if set) in a loop until stdin says "stop", printing "ready" before each call and "started ID UNIXNANO"
 // (when StartNext returned) for each job, which it then finishes. With
 // $FLOOR set it is the floor to compare with instead: it reads the ID of
 // the next job on stdin, polls that job's status every millisecond until it
@@ -127,6 +187,16 @@ func latencyWorker() int {
 	if d, err := time.ParseDuration(os.Getenv("SCAN")); err == nil {
 		opts = append(opts, jobstore.WithScanInterval(d))
 	}
+	var view *jobstore.View
+	if !floor {
+		v, err := jobstore.OpenView(root)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		defer v.Close()
+		view = v
+	}
 	for {
 		fmt.Println("ready")
 		var r *jobstore.Run
@@ -139,7 +209,7 @@ func latencyWorker() int {
 				return 0
 			}
 		} else {
-			r, err = jobstore.StartNext(ctx, root, opts...)
+			r, err = view.StartNext(ctx, opts...)
 		}
 		if err != nil {
 			return 0

@@ -373,8 +373,8 @@ func liveHeap() uint64 {
 // collections with the view held, minus the same before it was made,
 // divided by N. worker-B/job: a Worker that has looked at the root and
 // runs a job of it (a probe job of its kind, submitted first; the heap is
-// read while its handler waits); startnext-B/job: StartNext's view after
-// one look (its caches dropped before); watchroot-B/job: a WatchRoot that
+// read while its handler waits); startnext-B/job: a View after one
+// StartNext look (made and closed each op); watchroot-B/job: a WatchRoot that
 // has delivered Synced and watched every job for settleTime; list-B/job:
 // List's result, the records themselves, for comparison.
 //
@@ -382,20 +382,24 @@ func liveHeap() uint64 {
 func BenchmarkScaleMemoryPerJob(b *testing.B) {
 	for _, n := range scaleSizes {
 		b.Run(fmt.Sprintf("jobs=%d", n), func(b *testing.B) {
-			usesStartNext(b)
 			root := scaleRoot(b, n)
 			perJob := func(h0, h1 uint64) float64 { return (float64(h1) - float64(h0)) / float64(n) }
 			var worker, next, watch, list float64
 			for b.Loop() {
 				worker += workerViewBytes(b, root, perJob)
 
-				jobstore.DropNextCaches()
 				h0 := liveHeap()
-				if r, err := jobstore.StartNext(doneCtx(), root, jobstore.WithKinds("absent")); r != nil || !errors.Is(err, context.Canceled) {
+				v, err := jobstore.OpenView(root)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if r, err := v.StartNext(doneCtx(), jobstore.WithKinds("absent")); r != nil || !errors.Is(err, context.Canceled) {
 					b.Fatal("started a job, or failed:", err)
 				}
 				next += perJob(h0, liveHeap())
-				jobstore.DropNextCaches()
+				if err := v.Close(); err != nil {
+					b.Fatal(err)
+				}
 
 				h0 = liveHeap()
 				_, stop := untilSynced(b, root)

@@ -55,15 +55,15 @@ func BenchmarkScaleTwoHosts(b *testing.B) {
 	for _, n := range scaleSizes {
 		b.Run(fmt.Sprintf("jobs=%d/impl=look", n), func(b *testing.B) {
 			hostA, hostB := scaleMounts(b, scaleRoot(b, n))
-			usesStartNext(b) // after the mounts: its watch goes before they do
+			v := openView(b, hostB) // after the mounts: its watch goes before they do
 			var ids []string
 			defer func() { removeJobs(b, hostA, ids) }()
 			look := func() {
-				if r, err := jobstore.StartNext(doneCtx(), hostB, jobstore.WithKinds("absent")); r != nil || !errors.Is(err, context.Canceled) {
+				if r, err := v.StartNext(doneCtx(), jobstore.WithKinds("absent")); r != nil || !errors.Is(err, context.Canceled) {
 					b.Fatal("started a job, or failed:", err)
 				}
 			}
-			look() // the first look of a process reads every job
+			look() // the first look of a view reads every job
 			var cpu, wall time.Duration
 			var walls []time.Duration
 			for b.Loop() {

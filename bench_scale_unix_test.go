@@ -58,16 +58,16 @@ const scaleSubmitPairs = 2
 func BenchmarkScaleLookCPU(b *testing.B) {
 	for _, n := range scaleSizes {
 		b.Run(fmt.Sprintf("jobs=%d/impl=startnext", n), func(b *testing.B) {
-			usesStartNext(b)
 			root := scaleRoot(b, n)
+			v := openView(b, root)
 			var ids []string
 			defer func() { removeJobs(b, root, ids) }()
 			look := func() {
-				if r, err := jobstore.StartNext(doneCtx(), root, jobstore.WithKinds("absent")); r != nil || !errors.Is(err, context.Canceled) {
+				if r, err := v.StartNext(doneCtx(), jobstore.WithKinds("absent")); r != nil || !errors.Is(err, context.Canceled) {
 					b.Fatal("started a job, or failed:", err)
 				}
 			}
-			look() // the first look of a process reads every job
+			look() // the first look of a view reads every job
 			var cpu, wall, submit time.Duration
 			for b.Loop() {
 				for range scaleLooks {

@@ -12,7 +12,7 @@ func RescuePass(root string) (pass func() int, close func(), err error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	c := newOwnedCache(abs)
+	c := newNextCache(abs)
 	if _, _, err := c.look(); err != nil {
 		c.close()
 		return nil, nil, err

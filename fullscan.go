@@ -3,7 +3,6 @@ package jobstore
 import (
 	"errors"
 	"path/filepath"
-	"strings"
 	"sync"
 	"time"
 
@@ -128,7 +127,7 @@ func (s *fullScan) run(known map[string]dirstamp.Stamp) {
 			return
 		default:
 		}
-		if strings.HasPrefix(name, ".") || name == IndexFile {
+		if !isJobName(name) {
 			continue
 		}
 		was, live := known[name]

@@ -70,6 +70,17 @@ func specAt(id string, i int) jobstore.JobSpec {
 	return jobstore.JobSpec{ID: id, Kind: "test", SubmittedAt: base.Add(time.Duration(i) * time.Second)}
 }
 
+// finishSucceeded ends r's attempt succeeded and closes r.
+func finishSucceeded(tb testing.TB, r *jobstore.Run) {
+	tb.Helper()
+	if err := r.Finish(jobstore.Outcome{State: jobstore.Succeeded}); err != nil {
+		tb.Fatal(err)
+	}
+	if err := r.Close(); err != nil {
+		tb.Fatal(err)
+	}
+}
+
 // statusIn is a status in state st with seq.
 func statusIn(st jobstore.State, seq uint64) *jobstore.JobStatus {
 	return &jobstore.JobStatus{State: st, Seq: seq, UpdatedAt: time.Date(2026, 11, 30, 9, 30, 0, 0, time.UTC)}

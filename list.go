@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -150,7 +149,7 @@ func jobDirs(op, root string) ([]JobDir, error) {
 	dirs := make([]JobDir, 0, len(des))
 	for _, de := range des {
 		name := de.Name()
-		if strings.HasPrefix(name, ".") || name == IndexFile || !de.IsDir() {
+		if !isJobName(name) || !de.IsDir() {
 			continue
 		}
 		dirs = append(dirs, JobDir(filepath.Join(root, name)))

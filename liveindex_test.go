@@ -96,19 +96,21 @@ func TestLiveIndex_SubmitStoppedAtAnyStepAgreesAfterTheNextLook(t *testing.T) {
 // way the entry is made.
 func TestLiveIndex_JobWithoutEntryIsFoundByEventsOrTheNextFullScan(t *testing.T) {
 	t.Run("events", func(t *testing.T) {
-		t.Cleanup(DropNextCaches)
 		root := testdir.New(t)
 		_, err := Submit(root, JobSpec{ID: "first", Kind: "test"})
 		require.NoError(t, err)
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
-		r, err := StartNext(ctx, root) // the view's full scan is done
+		v, err := OpenView(root)
+		require.NoError(t, err)
+		t.Cleanup(func() { require.NoError(t, v.Close()) })
+		r, err := v.StartNext(ctx) // the view's full scan is done
 		require.NoError(t, err)
 		require.NoError(t, r.Close())
 
 		started := make(chan *Run, 1)
 		go func() {
-			r, err := StartNext(ctx, root)
+			r, err := v.StartNext(ctx)
 			if err != nil {
 				t.Error(err)
 			}
@@ -287,7 +289,6 @@ func TestLiveIndex_AFileInItsPlaceLeavesTheJobsStartable(t *testing.T) {
 // has no view of yet reads the root whole first: a job without an entry is
 // not missed by it, nor by a Worker about to end idle (WithUntilIdle).
 func TestLiveIndex_TheOnlyLookOfAFreshViewReadsTheRootWhole(t *testing.T) {
-	t.Cleanup(DropNextCaches)
 	root := testdir.New(t)
 	dir := writeUnindexed(t, root, "bare")
 	done, cancel := context.WithCancel(context.Background())

@@ -19,32 +19,46 @@ import (
 // starts a given job; a job another runner won, that has a cancel request
 // or that ended meanwhile is passed over, and one whose Start fails
 // otherwise is reported to WithSkipped's function and not tried again for
-// a minute. A job without status.json is never started.
+// a minute by the same view (each plain call has its own: see below). A
+// job without status.json is never started.
 //
 // When no job is startable it waits until one is (a file system event, a
 // job's due time, or every WithScanInterval) or ctx is done, and then
 // returns an *Error that matches ctx.Err() (ErrorCode "interrupted" or
-// "timeout"); with ctx already done it looks once (on a root it has no view
-// of yet, once that root was read whole). A missing or unreadable
-// root is an error at once. The cache it keeps per root between calls, and
-// what a look costs, are in docs/lifecycle.md ("Workers"); a program that
-// waits for jobs in a loop should use a Worker.
+// "timeout"); with ctx already done it looks once, once the root was read
+// whole. A missing or unreadable root is an error at once.
+//
+// Each call makes a view of root (its file system watch, its scan of the
+// root) and ends it before it returns: nothing of the call remains, and no
+// call learns from another. A program that calls StartNext in a loop keeps
+// a view between calls with OpenView, or runs a Worker; what a look costs
+// with and without one is in docs/lifecycle.md ("Workers").
 func StartNext(ctx context.Context, root string, opts ...StartOption) (*Run, error) {
 	const op = "start next"
-	o, err := newStartOptions(op, root, opts)
+	o, abs, err := nextArgs(op, root, opts)
 	if err != nil {
 		return nil, err
 	}
+	c := newNextCache(abs)
+	defer c.close()
+	c.firstLookAlone = ctx.Err() == nil
+	return c.next(ctx, op, root, o.next, opts)
+}
+
+// nextArgs checks StartNext's options and makes root absolute.
+func nextArgs(op, root string, opts []StartOption) (startOptions, string, error) {
+	o, err := newStartOptions(op, root, opts)
+	if err != nil {
+		return o, "", err
+	}
 	if err := checkKinds(op, root, o.next.kinds); err != nil {
-		return nil, err
+		return o, "", err
 	}
 	abs, err := filepath.Abs(root)
 	if err != nil {
-		return nil, errIO(op, root, err, "cannot make the jobs root's path absolute", "give an absolute path")
+		return o, "", errIO(op, root, err, "cannot make the jobs root's path absolute", "give an absolute path")
 	}
-	c := nextCacheFor(abs)
-	defer c.release()
-	return c.next(ctx, op, root, o.next, opts)
+	return o, abs, nil
 }
 
 // next is StartNext's loop on c: look, start the best candidate, or wait
@@ -64,7 +78,8 @@ func (c *nextCache) next(ctx context.Context, op, root string, no nextOptions, o
 		// Taken before the look, so that a change during the look or
 		// between it and the wait is not missed.
 		var changed <-chan struct{}
-		if !once && !no.noEvents {
+		alone := c.lookAlone()
+		if !once && !no.noEvents && !alone {
 			changed = c.watch()
 		}
 		scans := c.scansEnded()
@@ -77,6 +92,10 @@ func (c *nextCache) next(ctx context.Context, op, root string, no nextOptions, o
 		}
 		if once || ctx.Err() != nil {
 			return nil, nextCtxError(op, root, ctx)
+		}
+		if alone {
+			c.endLookAlone()
+			continue // look again, watched this time, before waiting
 		}
 		if changed != nil && c.follow() {
 			continue // a directory followed only now may have completed meanwhile
@@ -161,7 +180,7 @@ func nextCtxError(op, root string, ctx context.Context) error {
 func (c *nextCache) startOldest(ctx context.Context, once bool, no nextOptions, opts []StartOption) (*Run, error) {
 	rd, err := dirstamp.Open(c.root)
 	if err != nil {
-		return nil, rootError("start next", c.root, err)
+		return nil, errReadRoot("start next", c.root, err)
 	}
 	defer rd.Close()
 	for {

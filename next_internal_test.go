@@ -12,7 +12,6 @@ import (
 
 	"github.com/axqua/jobstore/internal/dirstamp"
 	"github.com/axqua/jobstore/internal/testdir"
-	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
@@ -273,30 +272,6 @@ func TestNextCache_FailedStartIsRetriedLater(t *testing.T) {
 	tc.skew += nextRetry
 	names, _, _ = tc.lookCounting(t)
 	require.Equal(t, []string{"j"}, names, "tried again after nextRetry")
-}
-
-// StartNext keeps the caches of at most maxNextCaches roots: one more
-// drops the one idle longest, with its watch.
-func TestNextCaches_AreBoundedAndDropTheOldestIdleFirst(t *testing.T) {
-	t.Cleanup(DropNextCaches)
-	DropNextCaches()
-	looked, cancel := context.WithCancel(context.Background())
-	cancel() // StartNext looks once
-	var roots []string
-	for range maxNextCaches + 3 {
-		root := testdir.New(t)
-		roots = append(roots, root)
-		_, err := StartNext(looked, root)
-		require.ErrorIs(t, err, context.Canceled)
-	}
-	nextCaches.mu.Lock()
-	n := len(nextCaches.m)
-	_, first := nextCaches.m[roots[0]]
-	_, last := nextCaches.m[roots[len(roots)-1]]
-	nextCaches.mu.Unlock()
-	assert.Equal(t, maxNextCaches, n)
-	assert.False(t, first, "the root idle longest was dropped")
-	assert.True(t, last)
 }
 
 // A queued job of a kind the call does not take costs nothing once its

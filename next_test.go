@@ -20,11 +20,20 @@ import (
 // fails the test instead of hanging it. It is no latency limit.
 const waitGuard = 30 * time.Second
 
-// usesStartNext drops the StartNext caches (and their file system watches)
-// when the test ends: the watch tests count the process's watches.
-func usesStartNext(t testing.TB) {
+// openView opens a View of root, closed when the test ends: a test or
+// benchmark that calls StartNext in a loop keeps one view between calls.
+func openView(t testing.TB, root string) *jobstore.View {
 	t.Helper()
-	t.Cleanup(jobstore.DropNextCaches)
+	v, err := jobstore.OpenView(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := v.Close(); err != nil {
+			t.Error(err)
+		}
+	})
+	return v
 }
 
 // doneCtx is a context that is already done: StartNext looks once.
@@ -58,8 +67,22 @@ func drainOrder(t *testing.T, root string, opts ...jobstore.StartOption) []strin
 	return ids
 }
 
+// drainView is drainOrder through v: its calls share one view.
+func drainView(t *testing.T, v *jobstore.View, opts ...jobstore.StartOption) []string {
+	t.Helper()
+	var ids []string
+	for {
+		r, err := v.StartNext(doneCtx(), opts...)
+		if errors.Is(err, context.Canceled) {
+			return ids
+		}
+		require.NoError(t, err)
+		ids = append(ids, r.Dir().ID())
+		t.Cleanup(func() { _ = r.Close() })
+	}
+}
+
 func TestStartNext_StartsQueuedJobsOldestFirstAndNothingElse(t *testing.T) {
-	usesStartNext(t)
 	root := tempDir(t)
 	// Queued: c is the oldest; a and b tie and go by ID.
 	writeJob(t, root, specAt("c", 0), statusIn(jobstore.Queued, 1))
@@ -106,7 +129,6 @@ func TestStartNext_StartsQueuedJobsOldestFirstAndNothingElse(t *testing.T) {
 }
 
 func TestStartNext_OnlyTheKindsAsked(t *testing.T) {
-	usesStartNext(t)
 	root := tempDir(t)
 	for i, kind := range []string{"render", "encode", "render", "upload"} {
 		spec := specAt(string(rune('a'+i)), i)
@@ -122,7 +144,6 @@ func TestStartNext_OnlyTheKindsAsked(t *testing.T) {
 }
 
 func TestStartNext_PassesOverAJobAnotherRunnerHolds(t *testing.T) {
-	usesStartNext(t)
 	root := tempDir(t)
 	a := writeJob(t, root, specAt("a", 0), statusIn(jobstore.Queued, 1))
 	writeJob(t, root, specAt("b", 1), statusIn(jobstore.Queued, 1))
@@ -134,7 +155,6 @@ func TestStartNext_PassesOverAJobAnotherRunnerHolds(t *testing.T) {
 }
 
 func TestStartNext_ContextDone(t *testing.T) {
-	usesStartNext(t)
 	root := tempDir(t)
 	writeJob(t, root, specAt("done", 0), statusIn(jobstore.Succeeded, 3))
 
@@ -165,7 +185,6 @@ func TestStartNext_ContextDone(t *testing.T) {
 }
 
 func TestStartNext_MissingRootIsAnErrorAtOnce(t *testing.T) {
-	usesStartNext(t)
 	root := filepath.Join(tempDir(t), "no-such-root")
 	ctx, cancel := context.WithTimeout(context.Background(), waitGuard)
 	defer cancel()
@@ -214,7 +233,6 @@ const idleWhile = 100 * time.Millisecond
 // An event wakes a waiting StartNext: with a scan interval of an hour,
 // only the event can.
 func TestStartNext_WakesOnASubmissionOnThisHost(t *testing.T) {
-	usesStartNext(t)
 	for _, tc := range []struct {
 		name   string
 		submit func(t *testing.T, root string)
@@ -247,7 +265,6 @@ func TestStartNext_WakesOnASubmissionOnThisHost(t *testing.T) {
 
 // Without events (another host's submission on NFS), the scan finds it.
 func TestStartNext_ScanFindsAJobWithoutEvents(t *testing.T) {
-	usesStartNext(t)
 	root := tempDir(t)
 	writeJob(t, root, specAt("old", 0), statusIn(jobstore.Succeeded, 3))
 	ctx, cancel := context.WithCancel(context.Background())
@@ -262,7 +279,6 @@ func TestStartNext_ScanFindsAJobWithoutEvents(t *testing.T) {
 // Many callers, in one process, on jobs submitted while they wait: each
 // job is started once.
 func TestStartNext_ConcurrentCallersStartEachJobOnce(t *testing.T) {
-	usesStartNext(t)
 	root := tempDir(t)
 	const callers, jobs = 8, 60
 	ctx, cancel := context.WithCancel(context.Background())
@@ -320,9 +336,8 @@ func TestStartNext_ConcurrentCallersStartEachJobOnce(t *testing.T) {
 }
 
 // A queued job StartNext cannot start for a fault of its own is passed
-// over, reported once, and does not hold back the jobs after it.
+// over, reported once by a view, and does not hold back the jobs after it.
 func TestStartNext_PassesOverABrokenJobAndReportsItOnce(t *testing.T) {
-	usesStartNext(t)
 	root := tempDir(t)
 	corrupt := writeJob(t, root, specAt("corrupt", 0), statusIn(jobstore.Queued, 1))
 	writeFile(t, corrupt.SpecPath(), []byte(`{"schema_version": 1, "job_id": "corrupt", "kind": `))
@@ -339,8 +354,9 @@ func TestStartNext_PassesOverABrokenJobAndReportsItOnce(t *testing.T) {
 		defer mu.Unlock()
 		reported[dir.ID()] = append(reported[dir.ID()], err)
 	})
-	require.Equal(t, []string{"good"}, drainOrder(t, root, skipped))
-	require.Empty(t, drainOrder(t, root, skipped))
+	v := openView(t, root)
+	require.Equal(t, []string{"good"}, drainView(t, v, skipped))
+	require.Empty(t, drainView(t, v, skipped))
 	mu.Lock()
 	defer mu.Unlock()
 	require.Len(t, reported, 3, "%v", reported)
@@ -356,7 +372,6 @@ func TestStartNext_PassesOverABrokenJobAndReportsItOnce(t *testing.T) {
 // A job with a cancel request, or one that ended meanwhile, is passed over
 // without a report even when StartNext's knowledge of it is stale.
 func TestStartNext_PassesOverAJobCancelledOrEndedMeanwhile(t *testing.T) {
-	usesStartNext(t)
 	root := tempDir(t)
 	a := writeJob(t, root, specAt("a", 0), statusIn(jobstore.Queued, 1))
 	b := writeJob(t, root, specAt("b", 1), statusIn(jobstore.Queued, 1))

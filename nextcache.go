@@ -2,116 +2,38 @@ package jobstore
 
 import (
 	"path/filepath"
-	"sync"
-	"time"
 
 	"github.com/axqua/jobstore/internal/dirstamp"
 )
 
-// nextCaches holds the caches of the roots StartNext was called on in this
-// process. Unexported and never replaced by a caller.
-var nextCaches struct {
-	mu sync.Mutex
-	m  map[string]*nextCache
+// newNextCache is a view of root (absolute) for its owner alone: a
+// Worker's, a View's, or one StartNext call's. Nothing of it runs until
+// its first look; close ends it.
+func newNextCache(root string) *nextCache {
+	return &nextCache{root: root, entries: map[string]*nextEntry{}}
 }
 
-// nextCacheIdle is how long the cache of a root, and its file system
-// watch, are kept after the last StartNext call on it returned. A worker
-// that calls StartNext again within it keeps both: a watch made and
-// removed per call would cost more than the call (removing an inotify
-// watch waits for an RCU grace period, milliseconds).
-const nextCacheIdle = 10 * time.Minute
-
-// maxNextCaches bounds the roots whose StartNext cache is kept: making
-// one more drops the least recently used idle cache first.
-const maxNextCaches = 16
-
-// nextCacheFor returns root's cache (root is absolute), counting a user
-// until release.
-func nextCacheFor(root string) *nextCache {
-	nextCaches.mu.Lock()
-	defer nextCaches.mu.Unlock()
-	if nextCaches.m == nil {
-		nextCaches.m = map[string]*nextCache{}
-	}
-	c := nextCaches.m[root]
-	if c == nil {
-		for len(nextCaches.m) >= maxNextCaches && dropOldestIdle() {
-		}
-		c = &nextCache{root: root, entries: map[string]*nextEntry{}}
-		nextCaches.m[root] = c
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.users++
-	if c.idle != nil {
-		c.idle.Stop()
-		c.idle = nil
-	}
-	return c
-}
-
-// dropOldestIdle drops the cache that has been idle longest, if any is
-// idle, and reports whether it dropped one. The caller holds
-// nextCaches.mu.
-func dropOldestIdle() bool {
-	var oldest *nextCache
-	for _, c := range nextCaches.m {
-		c.mu.Lock()
-		if c.users == 0 && (oldest == nil || c.lastUse.Before(oldest.lastUse)) {
-			oldest = c
-		}
-		c.mu.Unlock()
-	}
-	if oldest == nil {
-		return false
-	}
-	oldest.mu.Lock()
-	defer oldest.mu.Unlock()
-	delete(nextCaches.m, oldest.root)
-	if oldest.idle != nil {
-		oldest.idle.Stop()
-	}
-	oldest.stop()
-	return true
-}
-
-// release ends a use of c begun by nextCacheFor; the last one arms the
-// timer that drops c after nextCacheIdle.
-func (c *nextCache) release() {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.users--
-	if c.users == 0 {
-		c.lastUse = time.Now()
-		c.idle = time.AfterFunc(nextCacheIdle, c.drop)
-	}
-}
-
-// drop forgets c and ends its watch, unless a StartNext uses it again.
-func (c *nextCache) drop() {
-	nextCaches.mu.Lock()
-	defer nextCaches.mu.Unlock()
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.users > 0 || nextCaches.m[c.root] != c {
-		return
-	}
-	delete(nextCaches.m, c.root)
-	c.stop()
-}
-
-// newOwnedCache is a cache of root that no StartNext shares: a Worker's
-// view of its root, released by close.
-func newOwnedCache(root string) *nextCache {
-	return &nextCache{root: root, entries: map[string]*nextEntry{}, users: 1}
-}
-
-// close ends an owned cache's watch; nothing of it remains.
+// close ends c's watch and full scan and returns once their goroutines
+// have: nothing of it remains. The owner calls it once no call uses c.
 func (c *nextCache) close() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.stop()
+}
+
+// lookAlone reports whether the next look is a first look made without a
+// watch or a full scan (firstLookAlone).
+func (c *nextCache) lookAlone() bool {
+	c.looking.Lock()
+	defer c.looking.Unlock()
+	return c.firstLookAlone
+}
+
+// endLookAlone makes the next looks watch and scan as every other's do.
+func (c *nextCache) endLookAlone() {
+	c.looking.Lock()
+	defer c.looking.Unlock()
+	c.firstLookAlone = false
 }
 
 // stop ends c's watch and its full scan, if any, and returns once their

@@ -142,16 +142,18 @@ func (ev *nextEvents) follow(dir string) bool {
 }
 
 // unfollow ends the watch of dir. The OS watch is removed in the
-// background: that waits (see nextCacheIdle), and nothing waits for it.
+// background, as removing one waits (an inotify watch's removal waits for
+// an RCU grace period, milliseconds); stop waits for it.
 func (ev *nextEvents) unfollow(dir string) {
 	sub := ev.dirs[dir]
 	delete(ev.dirs, dir)
 	if sub != nil {
-		go sub.Cancel()
+		ev.wg.Go(sub.Cancel)
 	}
 }
 
-// stop ends every watch and the forwarding goroutine.
+// stop ends every watch and the forwarding goroutine, and returns once
+// every goroutine of ev has.
 func (ev *nextEvents) stop() {
 	close(ev.done)
 	ev.wg.Wait()

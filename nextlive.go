@@ -4,7 +4,6 @@ import (
 	"errors"
 	"io/fs"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/axqua/jobstore/internal/dirstamp"
@@ -38,7 +37,7 @@ func (c *nextCache) look() (time.Time, []nextReport, error) {
 	now := c.now()
 	d, err := dirstamp.Open(c.root)
 	if err != nil {
-		return now, nil, rootError(op, c.root, err)
+		return now, nil, errReadRoot(op, c.root, err)
 	}
 	defer d.Close()
 	var reports []nextReport
@@ -57,7 +56,9 @@ func (c *nextCache) look() (time.Time, []nextReport, error) {
 		reports = c.update(d, e, now, reports)
 	}
 	// Begun once the live jobs were read: it compares their stamps.
-	scan.startIfDue(now, c.repairInterval(), full, c.liveNames)
+	if !c.firstLookAlone {
+		scan.startIfDue(now, c.repairInterval(), full, c.liveNames)
+	}
 	return now, reports, nil
 }
 
@@ -213,7 +214,7 @@ func (c *nextCache) indexNames(d *dirstamp.Dir, names []string, reports []nextRe
 			c.readAgain(e)
 			continue
 		}
-		if strings.HasPrefix(name, ".") || name == IndexFile {
+		if !isJobName(name) {
 			continue
 		}
 		reports = c.index(d, name, reports)

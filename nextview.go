@@ -24,7 +24,9 @@ type nextReport struct {
 	err error
 }
 
-// nextCache is what the StartNext calls of this process know of one root.
+// nextCache is a view of one root: what its owner (a Worker, a View, or
+// one StartNext call) knows of the jobs under it, its watch and its full
+// scan. Several StartNext calls may use it at once; its owner closes it.
 type nextCache struct {
 	root string
 
@@ -42,13 +44,16 @@ type nextCache struct {
 	repairs    time.Duration         // RepairInterval; tests shorten it
 	incomplete map[*nextEntry]bool   // the entries in stateIncomplete, for follow
 	running    map[*nextEntry]bool   // the entries in stateRunning, for a rescue pass
-	users      int                   // StartNext calls in progress
-	idle       *time.Timer           // drops the cache once nobody used it for nextCacheIdle
 	wake       time.Time             // when the earliest job not due at the last take is due
-	lastUse    time.Time             // when the last StartNext call on it returned
-	events     *nextEvents           // nil until a StartNext waits; dropped with the cache
+	events     *nextEvents           // nil until a StartNext waits; ended by close
 	reads      int                   // job directories read, for tests
-	stats      int                   // stats of job directories and job.json files, for tests
+
+	// firstLookAlone: the first look begins no watch and no full scan;
+	// set by a plain StartNext call that may wait, whose view ends with
+	// it: a call that starts a job at its first look pays for neither.
+	// One that finds nothing then watches and looks again (endLookAlone).
+	firstLookAlone bool
+	stats          int // stats of job directories and job.json files, for tests
 
 	// Tests only: this host's clock and the stat of a job directory, to
 	// stand for a filesystem with coarse timestamps. nil: time.Now and
@@ -118,15 +123,6 @@ func (c *nextCache) forget(e *nextEntry) {
 		delete(c.entries, e.name)
 	}
 	c.noteState(e)
-}
-
-// rootError is StartNext's error for a root it cannot look at.
-func rootError(op, root string, err error) error {
-	remedy := "check the path: the root is the directory that holds the job directories (the first Submit creates it)"
-	if errors.Is(err, fs.ErrPermission) {
-		remedy = "give this user read and search permission on the jobs root"
-	}
-	return errIO(op, root, err, "cannot read the jobs root", remedy)
 }
 
 // refresh stats e's directory and reads its records if the stamp says they

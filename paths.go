@@ -190,6 +190,14 @@ func dirFor(op, root, id string) (JobDir, error) {
 // IndexFile is the name of the index under the jobs root.
 const IndexFile = "index.json"
 
+// isJobName reports whether an entry of a jobs root named name may be a
+// job directory: not a dot-name (LiveDir, temp and build directories) nor
+// IndexFile. List, StartNext's and the Worker's views and WatchRoot pass
+// over every other entry by this one rule.
+func isJobName(name string) bool {
+	return !strings.HasPrefix(name, ".") && name != IndexFile
+}
+
 // checkJobDir is the first step of every function that creates or changes a
 // file in a job directory: dir's last element must be a job ID
 // (ValidateJobID), or dir is not a job directory at all ("/", ".", "",

@@ -33,7 +33,6 @@ func submitRetried(t *testing.T, maxAttempts int) jobstore.JobDir {
 // and finishes the attempt failed with why; it returns the status written.
 func failAttempt(t *testing.T, dir jobstore.JobDir, why string) jobstore.JobStatus {
 	t.Helper()
-	usesStartNext(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*retryBackoff)
 	defer cancel()
 	r, err := jobstore.StartNext(ctx, filepath.Dir(string(dir)))
@@ -108,7 +107,6 @@ func TestFinish_ACancelRequestStopsRetries(t *testing.T) {
 }
 
 func TestReconcile_LostWithAttemptsLeftIsQueuedAgain(t *testing.T) {
-	usesStartNext(t)
 	dir := submitRetried(t, 2)
 	r, err := jobstore.Start(dir)
 	require.NoError(t, err)
@@ -232,7 +230,6 @@ func TestRetry_RacingCallsAddOneAttempt(t *testing.T) {
 }
 
 func TestStartNext_WaitsForNotBeforeAndTakesHigherPriorityFirst(t *testing.T) {
-	usesStartNext(t)
 	root := tempDir(t)
 	due := jobstore.Now().Add(2 * retryBackoff)
 	submit := func(id string, prio int, notBefore time.Time) {

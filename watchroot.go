@@ -32,16 +32,21 @@ import (
 // How changes are seen (events, a poll every WithPollInterval), what the
 // poll sees late or not at all, and the cost: docs/mechanisms.md#watchroot.
 func WatchRoot(ctx context.Context, root string, opts ...WatchOption) (<-chan RootUpdate, error) {
-	o := watchOptions{poll: DefaultPollInterval, events: true}
-	for _, opt := range opts {
-		opt(&o)
-	}
-	w, err := newRootWatch(root, o)
+	w, err := newRootWatch(root, watchOptionsOf(opts))
 	if err != nil {
 		return nil, err
 	}
 	go w.loop(ctx)
 	return w.out, nil
+}
+
+// watchOptionsOf applies opts, in order, to WatchRoot's defaults.
+func watchOptionsOf(opts []WatchOption) watchOptions {
+	o := watchOptions{poll: DefaultPollInterval, events: true}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	return o
 }
 
 // The goroutine of one WatchRoot (loop): the first listing, read in

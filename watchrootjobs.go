@@ -4,7 +4,6 @@ import (
 	"errors"
 	"io/fs"
 	"path/filepath"
-	"strings"
 
 	"github.com/axqua/jobstore/internal/fsevents"
 )
@@ -58,7 +57,7 @@ func (w *rootWatch) subscribe(j *rootJob) *fsevents.Subscription {
 // examine looks at the root entry name, which an event named: a job
 // added, removed, or replaced by another entry.
 func (w *rootWatch) examine(name string) {
-	if strings.HasPrefix(name, ".") || name == IndexFile {
+	if !isJobName(name) {
 		return
 	}
 	fi, err := w.scan.stat(name)

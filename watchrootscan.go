@@ -4,7 +4,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"github.com/axqua/jobstore/internal/dirstamp"
 )
@@ -108,5 +107,5 @@ func (s *rootScan) stat(name string) (fs.FileInfo, error) {
 // or a symbolic link (reported, never followed) whose name is not a
 // dot-name nor index.json.
 func isJobEntry(name string, typ fs.FileMode) bool {
-	return !strings.HasPrefix(name, ".") && name != IndexFile && (typ.IsDir() || typ&fs.ModeSymlink != 0)
+	return isJobName(name) && (typ.IsDir() || typ&fs.ModeSymlink != 0)
 }

@@ -133,9 +133,9 @@ func NewWorker(root string, h Handler, opts ...WorkerOption) (*Worker, error) {
 		return nil, errIO(op, root, err, "cannot make the jobs root's path absolute", "give an absolute path")
 	}
 	if fi, err := os.Stat(abs); err != nil {
-		return nil, rootError(op, root, err)
+		return nil, errReadRoot(op, root, err)
 	} else if !fi.IsDir() {
-		return nil, rootError(op, root, &fs.PathError{Op: "open", Path: root, Err: errors.New("not a directory")})
+		return nil, errReadRoot(op, root, &fs.PathError{Op: "open", Path: root, Err: errors.New("not a directory")})
 	}
 	return &Worker{root: abs, handler: h, o: o, stopNow: make(chan struct{})}, nil
 }
@@ -185,7 +185,7 @@ func (w *Worker) Run(ctx context.Context) error {
 	defer func() { w.mu.Lock(); w.busy = false; w.mu.Unlock() }()
 
 	so, _ := newStartOptions(op, w.root, w.o.start) // checked by NewWorker
-	c := newOwnedCache(w.root)
+	c := newNextCache(w.root)
 	defer c.close()
 	stopped, stop := context.WithCancelCause(context.Background())
 	defer stop(nil)
