@@ -280,6 +280,9 @@ func skipWithoutEvents(t *testing.T) {
 
 // goroutinesBackTo waits until the number of goroutines is at most want, and
 // returns it.
+//
+// A goroutine an earlier test left ending may end meanwhile, so callers
+// check that the count is at most want, not equal to it.
 func goroutinesBackTo(t *testing.T, want int) int {
 	t.Helper()
 	end := time.Now().Add(deadline)
@@ -336,7 +339,7 @@ func TestWatch_ReleasesGoroutinesAndDescriptorsWhenCtxIsDone(t *testing.T) {
 		requireClosed(t, ch)
 	}
 	requireNothingWatched(t, "the shared watcher is closed with its last subscriber")
-	assert.Equal(t, goroutines, goroutinesBackTo(t, goroutines), "goroutines back to the baseline")
+	assert.LessOrEqual(t, goroutinesBackTo(t, goroutines), goroutines, "goroutines back to the baseline")
 	if fds >= 0 {
 		assert.Equal(t, fds, openFiles(t), "descriptors back to the baseline")
 	}
