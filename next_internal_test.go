@@ -65,10 +65,9 @@ func (tc *testNextCache) candidates(kinds []string) []*nextEntry {
 }
 
 // fsTick is longer than the tick of the clock that stamps a directory's
-// times (a jiffy, at most 10 ms, on Linux): a test whose cache clock runs
-// ahead, so that nothing it writes is racy, waits it out before a change
-// that must move a stamp. (A stamp that did not move is read again only
-// while it is not clean: see TestNextCache_UncleanStampIsReadAgain.)
+// times (a jiffy, at most 10 ms, on Linux): a test waits it out before a
+// change that must move a stamp. (A stamp that did not move is read again
+// only while it is not clean: see TestNextCache_UncleanStampIsReadAgain.)
 const fsTick = 20 * time.Millisecond
 
 func submitTest(t *testing.T, root, id string, st State) JobDir {
@@ -99,7 +98,7 @@ func TestNextCache_ReadsOnlyWhatChanged(t *testing.T) {
 	for i := range queued {
 		submitTest(t, root, fmt.Sprintf("queued%d", i), Queued)
 	}
-	// An hour ahead: nothing written by this test is racy.
+	// The cache's clock an hour ahead: no stamp rule reads it (cleanStamp).
 	tc := newTestNextCache(root, time.Hour)
 
 	names, reads, _ := tc.lookCounting(t)
@@ -146,7 +145,7 @@ func TestNextCache_RunningJobsAreWatchedEndedOnesLeftAlone(t *testing.T) {
 	for i := range n {
 		dirs = append(dirs, submitTest(t, root, fmt.Sprintf("j%02d", i), Running))
 	}
-	tc := newTestNextCache(root, time.Hour) // nothing written by this test is racy
+	tc := newTestNextCache(root, time.Hour) // no stamp rule reads its clock (cleanStamp)
 	_, reads, _ := tc.lookCounting(t)
 	require.Equal(t, n, reads)
 	_, reads, stats := tc.lookCounting(t)
