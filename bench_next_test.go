@@ -47,9 +47,8 @@ func BenchmarkStartNext(b *testing.B) {
 		}
 		writeJob(b, root, specAt(fmt.Sprintf("job-%05d", i), i), st)
 	}
-	// Stamps younger than RacyWindow are read again at every look; a root
-	// that has been left alone is what is measured.
-	time.Sleep(dirstamp.RacyWindow + time.Second)
+	// A root that has been left alone for a tick is what is measured.
+	time.Sleep(dirstamp.CoarseTick + time.Second)
 	v := openView(b, root)
 	look := func(b *testing.B) {
 		r, err := v.StartNext(doneCtx(), jobstore.WithKinds("absent"))
@@ -122,7 +121,7 @@ func BenchmarkStartNextFound(b *testing.B) {
 	for i := range benchNextJobs {
 		writeJob(b, root, specAt(fmt.Sprintf("job-%05d", i), i), statusIn(jobstore.Succeeded, 3))
 	}
-	time.Sleep(dirstamp.RacyWindow + time.Second) // a root left alone
+	time.Sleep(dirstamp.CoarseTick + time.Second) // a root left alone
 	v := openView(b, root)
 	calls := []struct {
 		name string

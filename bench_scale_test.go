@@ -77,9 +77,9 @@ func removeScaleFixtures() {
 
 // scaleRoot is a root of n finished jobs (finishedJob), built on first use
 // and then shared by every benchmark of the process; the caller must leave
-// it as it found it (removeJobs). It is left alone for RacyWindow after
-// it is built: a look re-reads what is younger, which a root kept for its
-// history is not.
+// it as it found it (removeJobs). It is left alone for a tick
+// (dirstamp.CoarseTick) after it is built, as a root kept for its history
+// is.
 func scaleRoot(b *testing.B, n int) string {
 	b.Helper()
 	scaleFixtures.mu.Lock()
@@ -93,7 +93,7 @@ func scaleRoot(b *testing.B, n int) string {
 		b.Fatal(err)
 	}
 	b.Logf("built a root of %d finished jobs in %v", n, time.Since(t0).Round(time.Millisecond))
-	time.Sleep(dirstamp.RacyWindow + time.Second)
+	time.Sleep(dirstamp.CoarseTick + time.Second)
 	if scaleFixtures.roots == nil {
 		scaleFixtures.roots = map[int]string{}
 	}
@@ -342,7 +342,7 @@ func BenchmarkScaleRescuePass(b *testing.B) {
 			defer closePass()
 			// The running jobs' stamps are young; a root left alone is
 			// what is measured.
-			time.Sleep(dirstamp.RacyWindow + time.Second)
+			time.Sleep(dirstamp.CoarseTick + time.Second)
 			if got := pass(); got != rescueRunning {
 				b.Fatalf("judged %d running jobs of %d, want %d", got, n, rescueRunning)
 			}

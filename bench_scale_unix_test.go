@@ -27,10 +27,10 @@ const scaleLooks = 10
 
 // scaleSubmitWindow is how long BenchmarkScaleLookCPU's impl=worker
 // counts the CPU of a waiting Worker after a submission, and as long
-// again with none: long enough for every look the submission causes (the
-// root stays young for RacyWindow, and is looked at again each scan
-// until then).
-const scaleSubmitWindow = dirstamp.RacyWindow + 2*time.Second
+// again with none: long enough for every look the submission causes (a
+// stamp is read again until a look a tick after it was first seen makes
+// it clean).
+const scaleSubmitWindow = dirstamp.CoarseTick + 2*time.Second
 
 // scaleSubmitPairs is how many windows of each kind an op of
 // BenchmarkScaleLookCPU's impl=worker counts.
@@ -118,7 +118,7 @@ func BenchmarkScaleLookCPU(b *testing.B) {
 
 // runIdleWorker runs a Worker of root, taking kind, in this process until
 // the returned stop is called, and returns once it has looked at the whole
-// root and been left alone for RacyWindow: it submits a probe job of kind
+// root and been left alone for a tick: it submits a probe job of kind
 // (its ID appended to ids, for removal) and waits for the Worker to run
 // it.
 func runIdleWorker(b *testing.B, root, kind string, ids *[]string) (stop func()) {
@@ -154,7 +154,7 @@ func runIdleWorker(b *testing.B, root, kind string, ids *[]string) (stop func())
 	// The probe's stamps, and the root's, are young: a Worker left alone
 	// is what is measured; the fixture's garbage is returned now, not by
 	// the runtime's background work while measured.
-	time.Sleep(dirstamp.RacyWindow + time.Second)
+	time.Sleep(dirstamp.CoarseTick + time.Second)
 	debug.FreeOSMemory()
 	return stop
 }
@@ -226,7 +226,7 @@ func scaleQueuedRoot(b *testing.B) string {
 		b.Fatal(err)
 	}
 	b.Logf("submitted %d queued jobs in %v", scaleQueuedJobs, time.Since(t0).Round(time.Millisecond))
-	time.Sleep(dirstamp.RacyWindow + time.Second)
+	time.Sleep(dirstamp.CoarseTick + time.Second)
 	scaleFixtures.queued = root
 	return root
 }

@@ -299,9 +299,9 @@ func BenchmarkWorkerRescuePass(b *testing.B) {
 		b.Cleanup(closePass)
 		passes = append(passes, pass)
 	}
-	// Stamps younger than RacyWindow are read again at every pass; roots
-	// that have been left alone are what is measured.
-	time.Sleep(dirstamp.RacyWindow + time.Second)
+	// A running job is read again only when its stamp moves; roots that
+	// have been left alone for a tick are what is measured.
+	time.Sleep(dirstamp.CoarseTick + time.Second)
 	for i, pass := range passes {
 		if n := pass(); n != rescueRunning {
 			b.Fatalf("judged %d running jobs of %d, want %d", n, sizes[i], rescueRunning)

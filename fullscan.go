@@ -32,9 +32,10 @@ type fullScan struct {
 	stopped bool
 	found   []string // live jobs without an entry the scans found, for the view's next look
 
-	kept map[string]uint64 // the ended jobs the last scan found: their directory's stampHash (the running scan's alone)
-	stop chan struct{}     // closed by close
-	wg   sync.WaitGroup
+	kept   map[string]keptEnd // the ended jobs the last scan found (these two: the running scan's alone)
+	keptAt time.Time          // when the last scan had stat'ed all of them
+	stop   chan struct{}      // closed by close
+	wg     sync.WaitGroup
 }
 
 func newFullScan(root string) *fullScan {
@@ -120,7 +121,7 @@ func (s *fullScan) run(known map[string]dirstamp.Stamp) {
 	if err != nil {
 		return
 	}
-	kept := make(map[string]uint64, len(s.kept))
+	kept := make(map[string]keptEnd, len(s.kept))
 	for _, name := range names {
 		select {
 		case <-s.stop:
@@ -131,6 +132,7 @@ func (s *fullScan) run(known map[string]dirstamp.Stamp) {
 			continue
 		}
 		was, live := known[name]
+		statAt := time.Now()
 		st, err := d.Lstat(name)
 		switch {
 		case err != nil:
@@ -142,20 +144,20 @@ func (s *fullScan) run(known map[string]dirstamp.Stamp) {
 			continue
 		}
 		h := stampHash(st)
-		if old, ok := s.kept[name]; ok && old == h {
-			kept[name] = h // ended, and unchanged since
+		old, ok := s.kept[name]
+		if ok && old.h == h && old.clean {
+			kept[name] = old // ended, and unchanged since
 			continue
 		}
-		readAt := time.Now()
 		dir := JobDir(filepath.Join(s.root, name))
 		je, gone := readEntry(dir)
 		switch {
 		case gone, errors.Is(je.Err, ErrNotJob):
 			// gone, or a directory without job.json: no job
 		case je.Status != nil && je.Status.State.Terminal():
-			if !st.Racy(readAt) {
-				kept[name] = h
-			}
+			// Clean once read again a tick after an earlier scan saw
+			// the same stamp (tickOver): then a change moves it.
+			kept[name] = keptEnd{h: h, clean: ok && old.h == h && tickOver(st, s.keptAt, statAt)}
 		default: // live (or unreadable, which a look reports): index it
 			if ValidateJobID(name) == nil {
 				markLiveIn(dir)
@@ -163,7 +165,14 @@ func (s *fullScan) run(known map[string]dirstamp.Stamp) {
 			s.addFound(name)
 		}
 	}
-	s.kept = kept
+	s.kept, s.keptAt = kept, time.Now()
+}
+
+// keptEnd is an ended job as a full scan left it: its directory's
+// stampHash, and whether that stamp is clean (cleanStamp's rule).
+type keptEnd struct {
+	h     uint64
+	clean bool
 }
 
 // addFound names name to the view's next look.

@@ -65,10 +65,9 @@ func (tc *testNextCache) candidates(kinds []string) []*nextEntry {
 }
 
 // fsTick is longer than the tick of the clock that stamps a directory's
-// times (a jiffy, at most 10 ms, on Linux): a test whose cache clock runs
-// ahead, so that nothing it writes is racy, waits it out before a change
-// that must move a stamp. (Without the skew the stamp would be racy, and
-// read again: see TestNextCache_RacyStampIsReadAgain.)
+// times (a jiffy, at most 10 ms, on Linux): a test waits it out before a
+// change that must move a stamp. (A stamp that did not move is read again
+// only while it is not clean: see TestNextCache_UncleanStampIsReadAgain.)
 const fsTick = 20 * time.Millisecond
 
 func submitTest(t *testing.T, root, id string, st State) JobDir {
@@ -99,7 +98,7 @@ func TestNextCache_ReadsOnlyWhatChanged(t *testing.T) {
 	for i := range queued {
 		submitTest(t, root, fmt.Sprintf("queued%d", i), Queued)
 	}
-	// An hour ahead: nothing written by this test is racy.
+	// The cache's clock an hour ahead: no stamp rule reads it (cleanStamp).
 	tc := newTestNextCache(root, time.Hour)
 
 	names, reads, _ := tc.lookCounting(t)
@@ -146,7 +145,7 @@ func TestNextCache_RunningJobsAreWatchedEndedOnesLeftAlone(t *testing.T) {
 	for i := range n {
 		dirs = append(dirs, submitTest(t, root, fmt.Sprintf("j%02d", i), Running))
 	}
-	tc := newTestNextCache(root, time.Hour) // nothing written by this test is racy
+	tc := newTestNextCache(root, time.Hour) // no stamp rule reads its clock (cleanStamp)
 	_, reads, _ := tc.lookCounting(t)
 	require.Equal(t, n, reads)
 	_, reads, stats := tc.lookCounting(t)
@@ -184,15 +183,23 @@ func frozenStat(tc *testNextCache) {
 	}
 }
 
-// A directory whose stamp is within RacyWindow of the look that read it is
-// read again at every look, since a change in the same timestamp tick
-// leaves the stamp as it was; an older stamp is trusted.
-func TestNextCache_RacyStampIsReadAgain(t *testing.T) {
+// A directory whose stamp is not yet clean (cleanStamp) is read again at
+// every look that stats it, and a take does not trust it; the read of a
+// look a tick after the stamp was first seen makes it clean, and a take
+// then trusts it. The stamp's times are an hour old (a server clock far
+// behind this host's): no clock is compared.
+func TestNextCache_UncleanStampIsReadAgain(t *testing.T) {
 	root := testdir.New(t)
 	dir, err := DirFor(root, "j")
 	require.NoError(t, err)
 	require.NoError(t, WriteSpec(dir, JobSpec{ID: "j", Kind: "test"}))
+	old := time.Now().Add(-time.Hour)
+	require.NoError(t, os.Chtimes(string(dir), old, old))
 	tc := newTestNextCache(root, 0)
+	now := time.Now()
+	tc.clock = func() time.Time { return now }
+	tc.firstLookAlone = true // no full scan, whose reads would hide the rule's
+	markLiveIn(dir)
 	frozenStat(tc)
 
 	names, reads, _ := tc.lookCounting(t)
@@ -203,36 +210,32 @@ func TestNextCache_RacyStampIsReadAgain(t *testing.T) {
 	// The queued status lands in the same tick: the stamp does not move.
 	require.NoError(t, WriteStatus(dir, JobStatus{State: Queued, Seq: 1}))
 	names, reads, _ = tc.lookCounting(t)
-	require.Equal(t, []string{"j"}, names, "a racy stamp must not hide the queued status")
+	require.Equal(t, []string{"j"}, names, "a stamp not yet clean must not hide the queued status")
 	require.Equal(t, 1, reads)
 
-	// A take checks the queued job it picks: with its stamp racy, it is
-	// read again first.
+	// A take checks the queued job it picks: read by an earlier look, its
+	// stamp not clean, it is not current.
 	rd, err := dirstamp.Open(root)
 	require.NoError(t, err)
 	defer rd.Close()
-	tc.skew = dirstamp.RacyWindow + time.Second
-	began, _, err := tc.look()
-	require.NoError(t, err)
 	e, _ := tc.takeBest(nil)
 	require.NotNil(t, e)
-	require.False(t, tc.current(rd, e, began), "a racy stamp is not current")
+	require.False(t, tc.current(rd, e, now.Add(time.Nanosecond)), "a stamp not yet clean is not current")
 	tc.settle(e, errNotCurrent)
-	names, reads, _ = tc.lookCounting(t)
-	require.Equal(t, 1, reads, "the last racy read")
-	require.Equal(t, []string{"j"}, names)
 
-	// Once the last read is clearly later than the stamp, the stamp is
-	// trusted: a change that did not move it is not seen (the limit that
-	// RacyWindow documents), and nothing is read.
-	r, err := Start(dir)
-	require.NoError(t, err)
-	defer r.Close()
-	began, _, err = tc.look()
-	require.NoError(t, err)
+	now = now.Add(dirstamp.CoarseTick)
+	names, reads, _ = tc.lookCounting(t)
+	require.Equal(t, 1, reads, "the read a tick later, which makes the stamp clean")
+	require.Equal(t, []string{"j"}, names)
 	e, _ = tc.takeBest(nil)
 	require.NotNil(t, e)
-	require.True(t, tc.current(rd, e, began.Add(time.Second)), "a trusted stamp is current")
+	require.True(t, tc.current(rd, e, now.Add(time.Second)), "a clean, unchanged stamp is current")
+	tc.settle(e, errNotCurrent)
+	_, reads, _ = tc.lookCounting(t)
+	require.Equal(t, 1, reads, "settled as not current: read again")
+	e, _ = tc.takeBest(nil)
+	require.NotNil(t, e)
+	require.True(t, tc.current(rd, e, now.Add(time.Second)), "still clean")
 }
 
 // A job directory removed and made again under the same name is read

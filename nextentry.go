@@ -38,7 +38,7 @@ const (
 // nextEntry is one job directory as StartNext last read it.
 type nextEntry struct {
 	name        string
-	stamp       dirstamp.Stamp // of the directory, taken before its records were read
+	seen        cleanStamp     // of the directory, taken before its records were read
 	spec        dirstamp.Stamp // of its job.json, taken before the read (zero: none)
 	readAt      time.Time      // when they were read (this host's clock)
 	state       nextState

@@ -111,7 +111,7 @@ func (c *nextCache) readLive(now time.Time, hints []string, heard bool) {
 	}
 	relist := !heard || !c.liveHeard || now.Sub(c.liveReadAt) >= liveRelist
 	c.liveHeard = heard
-	if c.liveRead && ls == c.liveStamp && !ls.Racy(c.liveReadAt) || !relist {
+	if c.live.unchanged(ls) || !relist {
 		return
 	}
 	var inodes map[string]uint64
@@ -135,7 +135,8 @@ func (c *nextCache) readLive(now time.Time, hints []string, heard bool) {
 			c.forget(e)
 		}
 	}
-	c.liveStamp, c.liveReadAt, c.liveRead = ls, now, true
+	c.live.look(ls, now)
+	c.liveReadAt = now
 }
 
 // liveHint checks the entry name of LiveDir ld, which its events named.
@@ -199,7 +200,7 @@ func (c *nextCache) readAgain(e *nextEntry) {
 func (c *nextCache) liveNames() map[string]dirstamp.Stamp {
 	m := make(map[string]dirstamp.Stamp, len(c.entries))
 	for name, e := range c.entries {
-		m[name] = e.stamp
+		m[name] = e.seen.stamp
 	}
 	return m
 }

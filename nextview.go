@@ -32,10 +32,9 @@ type nextCache struct {
 
 	looking sync.Mutex // one look (or rescue pass's refresh, or follow) at a time: they alone change the entries' records
 
-	mu         sync.Mutex     // guards c.entries, c.queue, the sets of entries, c.wake, c.events, c.scan, and an entry's taking
-	liveStamp  dirstamp.Stamp // of LiveDir when its names were last read whole (these four: c.looking's)
+	mu         sync.Mutex // guards c.entries, c.queue, the sets of entries, c.wake, c.events, c.scan, and an entry's taking
+	live       cleanStamp // of LiveDir when its names were last read whole (these three: c.looking's)
 	liveReadAt time.Time
-	liveRead   bool
 	liveHeard  bool                  // LiveDir's events were watched at the last look
 	entries    map[string]*nextEntry // the live jobs: LiveDir's entries, and those a scan indexed
 	queue      nextQueue             // the entries queued and not being started, in start order
@@ -101,9 +100,9 @@ func (c *nextCache) wakeAt() time.Time {
 func (c *nextCache) update(d *dirstamp.Dir, e *nextEntry, now time.Time, reports []nextReport) []nextReport {
 	e.retryDue(now)
 	// A running job is read again at a look only when its directory's
-	// stamp changed; a change the stamp missed (racy) waits for the rescue
-	// pass's refresh, every scan interval: its end removes its LiveDir
-	// entry, which the look hears of anyway.
+	// stamp changed; a change the stamp missed (not yet clean) waits for
+	// the rescue pass's refresh, every scan interval: its end removes its
+	// LiveDir entry, which the look hears of anyway.
 	reports = c.refresh(d, e, e.state != stateRunning, reports)
 	if e.state == stateSettled || e.gone {
 		retire(JobDir(filepath.Join(c.root, e.name)))
@@ -126,8 +125,8 @@ func (c *nextCache) forget(e *nextEntry) {
 }
 
 // refresh stats e's directory and reads its records if the stamp says they
-// may have changed: if it differs, or (strict) is racy. The caller holds
-// c.looking, and e is no entry being taken: only a look changes it. The
+// may have changed: if it differs, or (strict) is not yet clean
+// (cleanStamp). The caller holds c.looking, and e is no entry being taken: only a look changes it. The
 // caller notes e's new state (note, forget or hold) once it has read it:
 // from then on a take may take e.
 func (c *nextCache) refresh(d *dirstamp.Dir, e *nextEntry, strict bool, reports []nextReport) []nextReport {
@@ -137,23 +136,25 @@ func (c *nextCache) refresh(d *dirstamp.Dir, e *nextEntry, strict bool, reports 
 		// Removed (the look retires its entry), or not a directory:
 		// neither is a job; a directory that appears under the name
 		// later is read then.
-		e.state, e.stamp = stateUnknown, dirstamp.Stamp{}
+		e.state, e.seen = stateUnknown, cleanStamp{}
 		return reports
 	}
-	if e.state == stateBroken && !e.retryAt.IsZero() && st.SameDir(e.stamp) {
+	if e.state == stateBroken && !e.retryAt.IsZero() && st.SameDir(e.seen.stamp) {
 		return reports // its Start failed: left until retryAt
 	}
 	// An equal stamp is not enough for a directory made again under the
 	// same name (inodes are reused), but such a one has its own times,
-	// unless it was made in the tick of the last read: then it is racy.
-	if e.state != stateUnknown && st == e.stamp && (!strict || !st.Racy(e.readAt)) {
+	// unless it was made in the tick of the last read: then the stamp is
+	// not yet clean (cleanStamp).
+	if e.state != stateUnknown && st == e.seen.stamp && (!strict || e.seen.clean) {
 		return reports
 	}
 	specRel := filepath.Join(e.name, SpecFile)
-	if !st.SameDir(e.stamp) {
+	if !st.SameDir(e.seen.stamp) {
 		e.kind = "" // another directory under the name: another job, until read
 	}
-	e.stamp, e.readAt = st, c.now()
+	e.readAt = c.now()
+	e.seen.look(st, e.readAt)
 	e.spec, _ = c.fileStamp(d, specRel) // before the read: a job.json made after it differs
 	c.reads++
 	dir := JobDir(filepath.Join(c.root, e.name))
@@ -223,14 +224,14 @@ func (c *nextCache) takeBest(kinds []string) (*nextEntry, time.Time) {
 
 // current reports whether e, taken by the caller, is as the look that
 // began at began (c's clock), or an earlier one, read it: read by that
-// look, or its directory's stamp unchanged and not racy since. A stat at
+// look, or its directory's stamp unchanged and clean since. A stat at
 // most, without c.mu: no look touches an entry being taken.
 func (c *nextCache) current(d *dirstamp.Dir, e *nextEntry, began time.Time) bool {
 	if !e.readAt.Before(began) {
 		return true
 	}
 	st, err := c.statUncounted(d, e.name)
-	return err == nil && st == e.stamp && !st.Racy(e.readAt)
+	return err == nil && e.seen.unchanged(st)
 }
 
 // settle records what Start's err says of e: started (running), to be read

@@ -8,7 +8,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/axqua/jobstore/internal/dirstamp"
 	"github.com/axqua/jobstore/internal/fsevents"
 )
 
@@ -63,7 +62,7 @@ func newRootWatch(root string, o watchOptions) (*rootWatch, error) {
 		return nil, errReadRoot(op, root, err)
 	}
 	w := &rootWatch{
-		o: o, root: root, rootAbs: abs, start: time.Now(), out: make(chan RootUpdate, 64),
+		o: o, root: root, rootAbs: abs, out: make(chan RootUpdate, 64),
 		jobs: map[string]*rootJob{}, polled: map[*rootJob]struct{}{},
 		reads: make(chan readRequest), results: make(chan jobRead), stop: make(chan struct{}),
 	}
@@ -74,7 +73,6 @@ func newRootWatch(root string, o watchOptions) (*rootWatch, error) {
 		w.local = w.rootSub != nil && fsevents.Local(abs)
 	}
 	w.scan = newRootScan(op, root)
-	w.listed = time.Now().UnixNano()
 	des, err := w.scan.list(w.readClock(), true)
 	if err != nil {
 		if w.rootSub != nil {
@@ -220,8 +218,8 @@ func (w *rootWatch) watchedNow(j *rootJob) {
 		delete(w.polled, j)
 	} else if _, ok := w.polled[j]; !ok {
 		w.polled[j] = struct{}{}
-		if fi, err := w.scan.stat(j.name); err == nil {
-			j.stamp.Look(fi.ModTime().UnixNano(), w.readClock())
+		if fi, err := w.scan.stat(j.name); err == nil && j.stamp.lookLate(mtimeStamp(fi), w.readClock()) {
+			w.schedule(j, w.pollMask(j)) // changed, or not yet clean, since its last read
 		}
 	}
 }
@@ -270,7 +268,7 @@ func (w *rootWatch) startScan() {
 				return
 			default:
 			}
-			reads[i] = readJob(jobs[i], maskAll, false)
+			reads[i] = readJob(jobs[i], maskAll, true) // stamped: settle then needs no read of a clean one
 			done[i].Store(true)
 			select {
 			case ready <- struct{}{}:
@@ -302,14 +300,12 @@ func (w *rootWatch) takeScan() {
 
 // settle watches up to n jobs of the first listing, or hands them to the
 // poll, after Synced: a watch, then one stat of the directory. A directory
-// whose time is Settled at the listing's start (dirstamp, by a clock that
-// may be another host's unless the root's events tell everything) was not
-// changed since before it was read, and is settled; any other is read
-// again, since a change between its read and its watch told nobody.
+// whose stamp is clean (cleanStamp: the first listing's read stamped it, and
+// a tick has passed since) is read no more; any other is read again, since
+// a change between its read and its watch told nobody.
 func (w *rootWatch) settle(n int) {
 	w.scan.beginScan()
 	defer w.scan.endScan()
-	listed := time.Unix(0, w.listed)
 	for ; n > 0; n-- {
 		j := w.unsettled.peek()
 		if j == nil {
@@ -326,10 +322,7 @@ func (w *rootWatch) settle(n int) {
 		if !ok {
 			continue
 		}
-		if mtime := fi.ModTime().UnixNano(); dirstamp.Settled(mtime, listed, !w.local) {
-			j.stamp = dirstamp.SettledAt(mtime, w.readClock())
-		} else {
-			j.stamp.Look(mtime, w.readClock())
+		if j.stamp.lookLate(mtimeStamp(fi), w.readClock()) {
 			w.schedule(j, w.pollMask(j))
 		}
 	}

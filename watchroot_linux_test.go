@@ -67,9 +67,10 @@ func init() {
 
 // TestWatchRoot_PollStatsEachJobOnceAndReadsOnlyWhatChanged (strace): with
 // the poll alone over 30 jobs, each poll makes at most one stat of each
-// job directory (and of the root), and after Synced only the three jobs
-// whose status was written are read (opened) again, twice at most (the
-// change, then the racily-clean check), none of the others.
+// job directory (and of the root), and after Synced the three jobs whose
+// status was written are read (opened) again, twice at most (the change,
+// then the racily-clean check), the others once at most (the read that
+// makes the first listing's stamp clean, a tick after it).
 func TestWatchRoot_PollStatsEachJobOnceAndReadsOnlyWhatChanged(t *testing.T) {
 	straceBin := requireStrace(t)
 	dir := tempDir(t)
@@ -77,10 +78,6 @@ func TestWatchRoot_PollStatsEachJobOnceAndReadsOnlyWhatChanged(t *testing.T) {
 	var dirs []jobstore.JobDir
 	for i := range 30 {
 		dirs = append(dirs, writeJob(t, root, specAt(fmt.Sprintf("job-%02d", i), i), statusIn(jobstore.Running, 1)))
-	}
-	old := time.Now().Add(-time.Hour) // long settled: no racy re-reads of the unchanged jobs
-	for _, d := range dirs {
-		require.NoError(t, os.Chtimes(string(d), old, old))
 	}
 	logFile := filepath.Join(dir, "strace.log")
 	cmd := childCommand(t, rootPollerRole, traceRootEnv+"="+root, traceMarkEnv+"="+mark)
@@ -106,7 +103,7 @@ func TestWatchRoot_PollStatsEachJobOnceAndReadsOnlyWhatChanged(t *testing.T) {
 			seen[id] = true
 		}
 	}
-	time.Sleep(40 * rootPollerInterval) // polls with nothing to read (a racy re-read of the three at most)
+	time.Sleep(40 * rootPollerInterval) // polls with nothing to read but the racily-clean re-reads
 	_, err = stdin.Write([]byte("stop\n"))
 	require.NoError(t, err)
 	require.NoError(t, cmd.Wait())
@@ -152,7 +149,7 @@ func TestWatchRoot_PollStatsEachJobOnceAndReadsOnlyWhatChanged(t *testing.T) {
 			assert.Positive(t, opens[string(d)], "%s changed and is read", d.ID())
 			assert.LessOrEqual(t, opens[string(d)], 4, "%s is read twice at most", d.ID())
 		} else {
-			assert.Zero(t, opens[string(d)], "%s did not change and is not read", d.ID())
+			assert.LessOrEqual(t, opens[string(d)], 1, "%s did not change and is read once at most", d.ID())
 		}
 	}
 }

@@ -2,7 +2,6 @@ package jobstore
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -10,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/axqua/jobstore/internal/dirstamp"
 	"github.com/axqua/jobstore/internal/testdir"
 )
 
@@ -28,10 +28,6 @@ func TestWatchRoot_LostEventsAreMadeUpByAStatOfEachJob(t *testing.T) {
 		require.NoError(t, WriteStatus(dir, JobStatus{State: Running, Seq: 1}, NoSync()))
 		dirs = append(dirs, dir)
 	}
-	old := time.Now().Add(-time.Hour) // settled: no racily-clean read is due
-	for _, d := range dirs {
-		require.NoError(t, os.Chtimes(string(d), old, old))
-	}
 	w, err := newRootWatch(root, watchOptions{poll: time.Hour, events: true})
 	require.NoError(t, err)
 	t.Cleanup(w.releaseAll)
@@ -46,7 +42,24 @@ func TestWatchRoot_LostEventsAreMadeUpByAStatOfEachJob(t *testing.T) {
 	}
 	w.settle(len(dirs))
 	require.Empty(t, w.polled, "every job is left to its events")
-	require.Empty(t, w.toRead.items[w.toRead.head:], "nothing changed since the listing")
+	// A tick after the listing's reads, one more read of each makes its
+	// stamp clean (cleanStamp); from then on an unchanged job is not read.
+	all := map[*rootJob]struct{}{}
+	tick := time.Duration(0)
+	for _, j := range w.jobs {
+		all[j] = struct{}{}
+		tick = max(tick, dirstamp.Tick(j.stamp.stamp.Mtime))
+	}
+	time.Sleep(tick)
+	for range 2 {
+		for j := w.toRead.peek(); j != nil; j = w.toRead.peek() {
+			w.toRead.pop()
+			j.waiting, j.want = false, 0 // as if read
+		}
+		w.gen++
+		w.statJob(all, w.readClock())
+	}
+	require.Empty(t, w.toRead.items[w.toRead.head:], "nothing changed since the clean reads")
 
 	require.NoError(t, WriteStatus(dirs[3], JobStatus{State: Running, Seq: 2}, NoSync()))
 	require.NoError(t, RequestCancel(dirs[7], CancelRequest{Reason: "lost"}))

@@ -4,7 +4,9 @@ import (
 	"errors"
 	"io/fs"
 	"path/filepath"
+	"time"
 
+	"github.com/axqua/jobstore/internal/dirstamp"
 	"github.com/axqua/jobstore/internal/fsevents"
 )
 
@@ -95,7 +97,7 @@ func (w *rootWatch) addJob(name string, fi fs.FileInfo) *rootJob {
 	w.jobs[name] = j
 	if w.subscribe(j) == nil || !w.local {
 		w.polled[j] = struct{}{}
-		j.stamp.Look(fi.ModTime().UnixNano(), w.readClock())
+		j.stamp.lookLate(mtimeStamp(fi), w.readClock())
 	}
 	w.schedule(j, maskAll)
 	return j
@@ -123,7 +125,7 @@ func (w *rootWatch) dropJob(j *rootJob) {
 
 // syncRoot reconciles the jobs with a listing of the root: new entries are
 // added (stat'ed once, in this poll's generation), missing ones removed.
-func (w *rootWatch) syncRoot(des []fs.DirEntry, now int64) {
+func (w *rootWatch) syncRoot(des []fs.DirEntry, now time.Time) {
 	for _, de := range des {
 		name := de.Name()
 		j := w.jobs[name]
@@ -209,9 +211,10 @@ func (w *rootWatch) applyRead(r jobRead) {
 	}
 	j.dirErr = r.dirErr
 	if _, polled := w.polled[j]; !polled && r.mtime != 0 && w.covers(j, r.mask) {
-		// The poll stamps what it polls; a watched job is stamped by its
-		// reads, so that after lost events only what changed is read again.
-		j.stamp.Look(r.mtime, w.readClock())
+		// The poll stamps what it polls; a watched job, and one of the
+		// first listing, is stamped by its reads, so that after lost events
+		// (or at settle) only what changed or is not yet clean is read again.
+		j.stamp.lookLate(dirstamp.Stamp{Mtime: r.mtime}, w.readClock())
 	}
 	j.loaded = true
 	j.ver++

@@ -3,11 +3,12 @@ package jobstore
 import (
 	"errors"
 	"io/fs"
+	"time"
 )
 
 // The poll of the job directories no event covers (one stat each, their
-// records read again when their time moved: dirstamp.Seen), and the pool
-// of readers that read a job's records off the watch's goroutine.
+// records read again while their stamp is not clean: cleanStamp), and the
+// pool of readers that read a job's records off the watch's goroutine.
 
 // pollJobs is the safety poll: the root, unless its events tell everything,
 // and one stat of each polled job directory.
@@ -29,7 +30,7 @@ func (w *rootWatch) pollJobs() {
 // statJob stats each job of jobs (one lstat of its directory, relative to a
 // descriptor of the root, unless sync stat'ed it in this generation) and
 // reads again the records of those whose directory changed.
-func (w *rootWatch) statJob(jobs map[*rootJob]struct{}, now int64) {
+func (w *rootWatch) statJob(jobs map[*rootJob]struct{}, now time.Time) {
 	w.scan.beginScan()
 	defer w.scan.endScan()
 	for j := range jobs {
@@ -37,7 +38,7 @@ func (w *rootWatch) statJob(jobs map[*rootJob]struct{}, now int64) {
 			continue
 		}
 		j.gen = w.gen
-		if fi, ok := w.lookAtJob(j); ok && j.stamp.Look(fi.ModTime().UnixNano(), now) {
+		if fi, ok := w.lookAtJob(j); ok && j.stamp.lookLate(mtimeStamp(fi), now) {
 			w.schedule(j, w.pollMask(j))
 		}
 	}

@@ -5,7 +5,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/axqua/jobstore/internal/dirstamp"
 	"github.com/axqua/jobstore/internal/fsevents"
 )
 
@@ -39,7 +38,6 @@ type rootWatch struct {
 	root    string // as the caller gave it: the JobDirs are root + name
 	rootAbs string // as events name it
 	scan    *rootScan
-	start   time.Time
 	out     chan RootUpdate
 
 	sink     *fsevents.Sink // nil without events
@@ -60,7 +58,6 @@ type rootWatch struct {
 	scanDone  []atomic.Bool // which reads are done
 	scanReady chan struct{} // buffered 1: a read is done
 	scanNext  int           // the first read not yet taken in
-	listed    int64         // the wall clock (UnixNano) before the first listing
 
 	rootErr     error  // the root's problem, while it lasts
 	rootErrSent string // the last one delivered
@@ -79,6 +76,8 @@ type rootWatch struct {
 	nextJob  *rootJob
 	nextVer  uint64
 	changed  []fsevents.Change
+
+	clock func() time.Time // tests only: the stamps' clock; nil: time.Now
 }
 
 // rootJob is one job as the watch knows it.
@@ -87,7 +86,7 @@ type rootJob struct {
 	dir   JobDir
 	sub   *fsevents.Subscription // nil: not watched
 	link  bool                   // a symbolic link: never watched nor read through
-	stamp dirstamp.Seen          // for the poll
+	stamp cleanStamp             // for the poll
 	gen   int                    // the poll that last stat'ed it
 	seen  int                    // the listing that last saw it
 
@@ -113,8 +112,14 @@ type rootJob struct {
 	gone      bool     // removed: a Removed update waits, or nothing is owed
 }
 
-// readClock is the watch's monotonic clock, in nanoseconds (never 0).
-func (w *rootWatch) readClock() int64 { return int64(time.Since(w.start)) + 1 }
+// readClock is the clock of the watch's stamps: this host's monotonic one
+// (cleanStamp), or the test's.
+func (w *rootWatch) readClock() time.Time {
+	if w.clock != nil {
+		return w.clock()
+	}
+	return time.Now()
+}
 
 // sentView is what the last update delivered of a job said.
 type sentView struct {

@@ -10,10 +10,9 @@
 //
 // The one caveat is the timestamps' granularity, as git meets it with
 // "racily clean" index entries: a change made in the same clock tick as
-// the look that read the directory's files leaves the stamp as it was. So
-// a stamp whose times are not clearly older than the look (Stamp.Racy) must
-// not be trusted, and the files are read again. The policy for that, its
-// figures and the watch of a time over a tick (Seen), is in racy.go.
+// the look that read the directory's files leaves the stamp as it was.
+// The ticks are in racy.go; when an unchanged stamp may be trusted is the
+// caller's rule.
 package dirstamp
 
 import (
