@@ -6,9 +6,14 @@
 // For each system it measures: enqueue of no-op jobs one at a time and in
 // batches, the drain of the queued jobs by a worker running 1 and 8 at a
 // time, the CPU time spent per drained job, and the latency from the call
-// that enqueues a job to the start of its handler in an idle worker. It
-// also measures the fsync rate of the disk that holds jobstore's root, the
-// ceiling that jobstore's fsyncs per job put on its rates.
+// that enqueues a job to the start of its handler in an idle worker. Beside
+// them it runs "floor": jobstore's layout made bare on the same disk (the
+// creates, fsyncs, renames and removals of a Submit and of a Worker's
+// Start and Finish, with no reads, checks or looks), the most any code
+// that keeps jobstore's records as they are could reach there, with its
+// ratios to the peers in the same table. It also measures the fsync rate
+// of the disk that holds jobstore's root, the ceiling that jobstore's
+// fsyncs per job put on its rates.
 //
 // run.sh starts the servers (from Debian's packages) with durable settings
 // and runs this command; a peer whose server cannot be reached is skipped

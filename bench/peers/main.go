@@ -36,7 +36,7 @@ func parseFlags() config {
 	flag.IntVar(&c.latencySamples, "latency", 100, "latency samples per round and system")
 	flag.IntVar(&c.rounds, "rounds", 3, "rounds; each runs every system once, in a rotated order")
 	flag.StringVar(&c.dir, "dir", ".", "directory under which jobstore's roots and the fsync loop's files go (not tmpfs)")
-	flag.StringVar(&c.only, "only", "", "comma-separated systems to run (jobstore,river,asynq); empty: all")
+	flag.StringVar(&c.only, "only", "", "comma-separated systems to run (jobstore,floor,river,asynq); empty: all")
 	flag.StringVar(&c.pgDSN, "pg", "", "PostgreSQL connection string for river; empty: river is skipped")
 	flag.StringVar(&c.pgPIDFile, "pg-pidfile", "", "PostgreSQL's postmaster.pid, to count the server's CPU time")
 	flag.StringVar(&c.redisAddr, "redis", "", "Redis address for asynq; empty: asynq is skipped")
@@ -102,8 +102,8 @@ func wanted(c config, name string) bool {
 	return c.only == "" || slices.Contains(strings.Split(c.only, ","), name)
 }
 
-// openSystems returns the systems to measure, jobstore first, and says in
-// one line why a peer is left out.
+// openSystems returns the systems to measure, jobstore and its layout's
+// floor first, and says in one line why a peer is left out.
 func openSystems(ctx context.Context, c config) []system {
 	var out []system
 	if wanted(c, "jobstore") {
@@ -112,6 +112,13 @@ func openSystems(ctx context.Context, c config) []system {
 			log.Fatalf("jobstore: %v", err)
 		}
 		out = append(out, s)
+	}
+	if wanted(c, "floor") {
+		if s, err := newFloor(c.dir); err != nil {
+			fmt.Printf("floor: skipped: %s\n", oneLine(err))
+		} else {
+			out = append(out, s)
+		}
 	}
 	if wanted(c, "river") {
 		if c.pgDSN == "" {

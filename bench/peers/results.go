@@ -110,30 +110,24 @@ func (r *results) of(name string) *systemResults {
 }
 
 // print writes the table in Markdown: each system's median over the
-// rounds (with the range when the rounds differ), then jobstore's figure
-// divided by each peer's.
+// rounds (with the range when the rounds differ), then jobstore's figure,
+// and its layout's floor's, divided by each peer's.
 func (r *results) print(w io.Writer, c config) {
 	fmt.Fprintf(w, "\n%d no-op jobs per measurement, %d rounds, %d latency samples per round and system\n\n",
 		c.jobs, c.rounds, c.latencySamples)
+	bases, peers := r.split()
 	fmt.Fprint(w, "| |")
 	for _, s := range r.systems {
 		fmt.Fprintf(w, " %s |", s.name)
 	}
-	js := r.systems[0]
-	hasJobstore := js.name == "jobstore"
-	if hasJobstore {
-		for _, s := range r.systems[1:] {
-			fmt.Fprintf(w, " jobstore / %s |", s.name)
+	for _, b := range bases {
+		for _, p := range peers {
+			fmt.Fprintf(w, " %s / %s |", b.name, p.name)
 		}
 	}
 	fmt.Fprint(w, "\n|---|")
-	for range r.systems {
+	for range len(r.systems) + len(bases)*len(peers) {
 		fmt.Fprint(w, "---|")
-	}
-	if hasJobstore {
-		for range r.systems[1:] {
-			fmt.Fprint(w, "---|")
-		}
 	}
 	fmt.Fprintln(w)
 	for row := range rowCount {
@@ -141,15 +135,9 @@ func (r *results) print(w io.Writer, c config) {
 		for _, s := range r.systems {
 			fmt.Fprintf(w, " %s |", cell(s, row))
 		}
-		if hasJobstore {
-			for _, s := range r.systems[1:] {
-				a, _, _, okA := js.value(row)
-				b, _, _, okB := s.value(row)
-				if okA && okB && b != 0 {
-					fmt.Fprintf(w, " %.2f |", a/b)
-				} else {
-					fmt.Fprint(w, " n/a |")
-				}
+		for _, b := range bases {
+			for _, p := range peers {
+				fmt.Fprintf(w, " %s |", ratio(b, p, row))
 			}
 		}
 		fmt.Fprintln(w)
@@ -159,7 +147,34 @@ func (r *results) print(w io.Writer, c config) {
 			fmt.Fprintf(w, "\n%s: no batched enqueue (n/a); its jobs for the parallel drain were enqueued one at a time.", s.name)
 		}
 	}
+	if slices.ContainsFunc(r.systems, func(s *systemResults) bool { return s.name == "floor" }) {
+		fmt.Fprint(w, "\nfloor: jobstore's layout made bare on the same disk (no reads, no checks, no look for the next job; "+
+			"its batched enqueue makes no fsync at all): a rate above it, or a latency or CPU below it, is out of reach of that layout here.")
+	}
 	fmt.Fprintln(w)
+}
+
+// split returns the systems measured against the peers (jobstore and its
+// floor) and the peers.
+func (r *results) split() (bases, peers []*systemResults) {
+	for _, s := range r.systems {
+		if s.name == "jobstore" || s.name == "floor" {
+			bases = append(bases, s)
+		} else {
+			peers = append(peers, s)
+		}
+	}
+	return bases, peers
+}
+
+// ratio is b's figure in row divided by p's, or n/a.
+func ratio(b, p *systemResults, row row) string {
+	x, _, _, okX := b.value(row)
+	y, _, _, okY := p.value(row)
+	if !okX || !okY || y == 0 {
+		return "n/a"
+	}
+	return fmt.Sprintf("%.2f", x/y)
 }
 
 func cell(s *systemResults, r row) string {

@@ -1,0 +1,10 @@
+//go:build !unix
+
+package main
+
+import "errors"
+
+// newFloor has no flock(2) to lock job.lock with, as jobstore does on Unix.
+func newFloor(string) (system, error) {
+	return nil, errors.New("the bare layout locks job.lock with flock(2): Unix only")
+}
