@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strconv"
+	"syscall"
 	"testing"
 	"time"
 
@@ -24,16 +25,21 @@ type jobLifeStep struct {
 
 // jobLifeSteps returns the steps of a drained job's life that change the disk,
 // in the order a Start and a Finish make them, each done bare (no jobstore)
-// on a fresh job directory of the repository's disk: job.lock's create,
-// the claim's mkdir of .run-1, the status's temp file created and written
+// on a fresh job directory of the repository's disk holding an empty
+// job.lock, as Submit makes it: job.lock opened, locked, its holder's line
+// written and emptied again, the claim's mkdir of .run-1, the status's temp file created and written
 // in .run-1, its fsync, its rename over status.json, the job directory's
 // fsync; and, for scale, the lookup of a missing file (cancel.json), the
 // cheapest call a job makes.
 func jobLifeSteps() []jobLifeStep {
 	return []jobLifeStep{
-		{"create-lock", 1, func(b *testing.B, dir string) {
-			f, err := os.OpenFile(filepath.Join(dir, "job.lock"), os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644)
+		{"lock", 1, func(b *testing.B, dir string) {
+			f, err := os.OpenFile(filepath.Join(dir, "job.lock"), os.O_RDWR, 0)
 			require.NoError(b, err)
+			require.NoError(b, syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB))
+			_, err = f.WriteAt(make([]byte, 190), 0)
+			require.NoError(b, err)
+			require.NoError(b, f.Truncate(0))
 			require.NoError(b, f.Close())
 		}},
 		{"mkdir-run", 1, func(b *testing.B, dir string) { require.NoError(b, os.Mkdir(filepath.Join(dir, ".run-1"), 0o777)) }},
@@ -69,7 +75,7 @@ func jobLifeSteps() []jobLifeStep {
 // call (cpu-µs/<step>, wall-µs/<step>). It reports the floor of a job's
 // life at parallel 1 from them, each step counted as often as a Start and
 // a Finish make it (2 creates, fsyncs and renames of the status, 1 lock
-// file and 1 claim directory): floor-cpu-µs/job, floor-wall-µs/job, and
+// taken and 1 claim directory): floor-cpu-µs/job, floor-wall-µs/job, and
 // the disk's ceiling at parallel 1, floor-jobs/s-p1 (1 s / the wall floor).
 // A job made on a Worker costs its floor plus jobstore's lookups and Go
 // work, which BenchmarkWorkerDrain's cpu-µs/job-p1 has in the same run.
@@ -89,6 +95,7 @@ func BenchmarkWorkerDrainFloor(b *testing.B) {
 	for b.Loop() {
 		dir := filepath.Join(root, "j"+strconv.Itoa(n))
 		require.NoError(b, os.Mkdir(dir, 0o755))
+		require.NoError(b, os.WriteFile(filepath.Join(dir, "job.lock"), nil, 0o644)) // Submit makes it
 		for i, s := range steps {
 			c0, t0 := threadCPU(), time.Now()
 			s.do(b, dir)

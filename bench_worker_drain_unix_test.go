@@ -24,9 +24,9 @@ func writeQueuedJobs(t testing.TB, root string, n int) {
 
 // writeJobCopies writes n jobs under root named prefix and a number: the
 // first with WriteSpec and WriteStatus of spec (given that job's ID) and
-// st, the others as copies of its records under their own ID, without
-// fsyncs; each with its live index entry if live, else none (as Finish
-// leaves an ended job).
+// st, the others as copies of its records under their own ID and an empty
+// job.lock (as Submit lays a job out), without fsyncs; each with its live
+// index entry if live, else none (as Finish leaves an ended job).
 func writeJobCopies(t testing.TB, root string, n int, prefix string, spec jobstore.JobSpec, st jobstore.JobStatus, live bool) {
 	t.Helper()
 	require.NoError(t, os.MkdirAll(root, 0o755))
@@ -36,6 +36,7 @@ func writeJobCopies(t testing.TB, root string, n int, prefix string, spec jobsto
 	require.NoError(t, err)
 	require.NoError(t, jobstore.WriteSpec(first, spec, jobstore.NoSync()))
 	require.NoError(t, jobstore.WriteStatus(first, st, jobstore.NoSync()))
+	require.NoError(t, os.WriteFile(first.LockPath(), nil, 0o644))
 	if !live {
 		require.NoError(t, os.Remove(filepath.Join(root, jobstore.LiveDir, id(0))))
 	}
@@ -46,7 +47,8 @@ func writeJobCopies(t testing.TB, root string, n int, prefix string, spec jobsto
 		if err := os.Mkdir(dir, 0o755); err != nil {
 			return err
 		}
-		for file, data := range map[string][]byte{jobstore.SpecFile: specData, jobstore.StatusFile: statusData} {
+		// job.lock empty, as Submit makes it with the job.
+		for file, data := range map[string][]byte{jobstore.SpecFile: specData, jobstore.StatusFile: statusData, jobstore.LockFile: nil} {
 			if err := os.WriteFile(filepath.Join(dir, file), bytes.ReplaceAll(data, []byte(id(0)), []byte(name)), 0o644); err != nil {
 				return err
 			}
