@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime"
 	"runtime/debug"
 	"sync"
 	"sync/atomic"
@@ -325,6 +326,14 @@ func (t *taker) find() (run *Run, handed bool) {
 	if w.o.gate == nil && cap(t.slots) > 1 {
 		no.handOff = func() bool {
 			handed = t.handOff()
+			if handed {
+				// The new taker waits on this goroutine's P, which the
+				// Start about to run here keeps through its short calls
+				// until its first fsync: up to a millisecond or two in
+				// which no job is taken. Yield, so that the taking goes on
+				// at once and the Start after it.
+				runtime.Gosched()
+			}
 			return handed
 		}
 	}
