@@ -200,13 +200,22 @@ const maxLockHolderSize = 4 << 10
 
 // thisHolder describes this process as the holder of a lock taken now.
 func thisHolder() lockHolder {
+	h := thisProcess()
+	h.Since = isoTime(Now())
+	return h
+}
+
+// thisProcess is what a lock holder's record says of this process but the
+// time, read once: its pid, host name and program do not change while it
+// runs, and every lock would otherwise look them up again.
+var thisProcess = sync.OnceValue(func() lockHolder {
 	host, _ := os.Hostname() // unknown: written as ""
 	var program string
 	if exe, err := os.Executable(); err == nil {
 		program = filepath.Base(exe)
 	}
-	return lockHolder{PID: os.Getpid(), Host: host, Program: program, Since: isoTime(Now()), PIDScope: selfScope(), PIDStart: selfStart()}
-}
+	return lockHolder{PID: os.Getpid(), Host: host, Program: program, PIDScope: selfScope(), PIDStart: selfStart()}
+})
 
 // writeLockHolder records this process in the lock file f, which it has
 // just locked. It is best effort: the lock is held whether or not the

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -107,7 +108,8 @@ func WithUntilIdle() WorkerOption { return func(o *workerOptions) { o.untilIdle 
 // NewWorker returns a Worker of the jobs under root, each run by h. root
 // must be a directory (an *Error matching fs.ErrNotExist otherwise: a
 // mistyped path must not wait for ever); h must not be nil, and the
-// options valid (ErrInvalid, naming the option).
+// options valid (ErrInvalid, naming the option). Without WithHost among
+// WithStartOptions', the host identity is HostID() as NewWorker reads it.
 func NewWorker(root string, h Handler, opts ...WorkerOption) (*Worker, error) {
 	const op = "new worker"
 	o := workerOptions{parallel: 1, grace: DefaultGrace}
@@ -125,6 +127,11 @@ func NewWorker(root string, h Handler, opts ...WorkerOption) (*Worker, error) {
 	so, err := newStartOptions(op, root, o.start)
 	if err != nil {
 		return nil, err
+	}
+	if !so.hostSet {
+		// Read once: every run of the Worker records the same identity,
+		// and no Start looks it up again.
+		o.start = append(slices.Clip(o.start), WithHost(so.host))
 	}
 	if err := checkKinds(op, root, so.next.kinds); err != nil {
 		return nil, err
