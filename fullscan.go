@@ -24,6 +24,7 @@ import (
 // that changed) is paid beside the work, never before a start.
 type fullScan struct {
 	root string
+	view *rootView // whose listing it reads
 
 	mu      sync.Mutex
 	running bool
@@ -38,8 +39,8 @@ type fullScan struct {
 	wg     sync.WaitGroup
 }
 
-func newFullScan(root string) *fullScan {
-	return &fullScan{root: root, stop: make(chan struct{})}
+func newFullScan(v *rootView) *fullScan {
+	return &fullScan{root: v.path, view: v, stop: make(chan struct{})}
 }
 
 // startIfDue begins a scan on its own goroutine unless one runs, the view
@@ -112,25 +113,23 @@ func (s *fullScan) close() {
 }
 
 func (s *fullScan) run(known map[string]dirstamp.Stamp) {
-	d, err := dirstamp.Open(s.root)
+	d, err := s.view.open()
 	if err != nil {
 		return // the look reports it
 	}
 	defer d.Close()
-	names, err := d.Names()
+	entries, _, err := s.view.list.entries(d, time.Now())
 	if err != nil {
 		return
 	}
 	kept := make(map[string]keptEnd, len(s.kept))
-	for _, name := range names {
+	for _, de := range entries {
 		select {
 		case <-s.stop:
 			return
 		default:
 		}
-		if !isJobName(name) {
-			continue
-		}
+		name := de.Name
 		was, live := known[name]
 		statAt := time.Now()
 		st, err := d.Lstat(name)

@@ -6,8 +6,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"time"
-
-	"github.com/axqua/jobstore/internal/dirstamp"
 )
 
 // StartNext starts the first startable job under root and returns its Run,
@@ -178,7 +176,7 @@ func nextCtxError(op, root string, ctx context.Context) error {
 // Start of the job taken are made without either, so that other calls
 // take and settle meanwhile.
 func (c *nextCache) startOldest(ctx context.Context, once bool, no nextOptions, opts []StartOption) (*Run, error) {
-	rd, err := dirstamp.Open(c.root)
+	rd, err := c.view.open()
 	if err != nil {
 		return nil, errReadRoot("start next", c.root, err)
 	}

@@ -22,7 +22,7 @@ type testNextCache struct {
 }
 
 func newTestNextCache(root string, skew time.Duration) *testNextCache {
-	tc := &testNextCache{nextCache: &nextCache{root: root, entries: map[string]*nextEntry{}}, skew: skew}
+	tc := &testNextCache{nextCache: newNextCache(root), skew: skew}
 	tc.clock = func() time.Time { return time.Now().Add(tc.skew) }
 	return tc
 }

@@ -2,23 +2,33 @@ package jobstore
 
 import (
 	"path/filepath"
-
-	"github.com/axqua/jobstore/internal/dirstamp"
 )
 
-// newNextCache is a view of root (absolute) for its owner alone: a
-// Worker's, a View's, or one StartNext call's. Nothing of it runs until
-// its first look; close ends it.
+// newNextCache is a view of root (absolute) for its owner alone, on a
+// rootView of its own: a Worker's, or one StartNext call's. Nothing of it
+// runs until its first look; close ends it, and its rootView.
 func newNextCache(root string) *nextCache {
-	return &nextCache{root: root, entries: map[string]*nextEntry{}}
+	c := newNextCacheOn(newRootView(root))
+	c.ownsView = true
+	return c
+}
+
+// newNextCacheOn is a view of v's root for a View, which shares v with its
+// WatchRoot channels and ends it.
+func newNextCacheOn(v *rootView) *nextCache {
+	return &nextCache{root: v.path, view: v, entries: map[string]*nextEntry{}}
 }
 
 // close ends c's watch and full scan and returns once their goroutines
-// have: nothing of it remains. The owner calls it once no call uses c.
+// have, and its rootView if it is c's own: nothing of it remains. The
+// owner calls it once no call uses c.
 func (c *nextCache) close() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.stop()
+	if c.ownsView {
+		c.view.end()
+	}
 }
 
 // lookAlone reports whether the next look is a first look made without a
@@ -56,7 +66,7 @@ func (c *nextCache) stop() {
 func (c *nextCache) runningDirs() []JobDir {
 	c.looking.Lock()
 	defer c.looking.Unlock()
-	d, err := dirstamp.Open(c.root)
+	d, err := c.view.open()
 	if err != nil {
 		return nil // the job loop's look reports it
 	}

@@ -15,19 +15,20 @@ const maxFollowed = 16
 // past it, the look scans the root instead.
 const maxHints = 1024
 
-// nextEvents is the file system watch of a root for StartNext and the
-// Worker: the root itself (every entry), its LiveDir and the incomplete job
-// directories followed, all into one sink. Every event closes the channel
+// nextEvents is what StartNext and the Worker watch of a root, as a
+// consumer of its rootView: the root itself (every entry), its LiveDir and
+// the incomplete job directories followed, all into one sink. Every event closes the channel
 // next returned, waking every waiting call; the names of the root's entries
 // that changed are kept for the next look (takeHints), which reads those
 // alone rather than the whole root.
 type nextEvents struct {
-	sink     *fsevents.Sink
-	rootPath string                            // as the sink's changes name it
-	livePath string                            // LiveDir's, likewise
-	root     *fsevents.Subscription            // nil: no events here
-	live     *fsevents.Subscription            // nil: none yet (LiveDir missing) or no events
-	dirs     map[string]*fsevents.Subscription // nil value: the OS gave none (not tried again)
+	view     *rootView
+	sink     *fsevents.Sink      // this consumer's, of view
+	rootPath string              // as the sink's changes name it
+	livePath string              // LiveDir's, likewise
+	root     *viewSub            // nil: no events here
+	live     *viewSub            // nil: none yet (LiveDir missing) or no events
+	dirs     map[string]*viewSub // nil value: the OS gave none (not tried again)
 
 	mu      sync.Mutex
 	changed chan struct{}
@@ -39,11 +40,11 @@ type nextEvents struct {
 	wg      sync.WaitGroup
 }
 
-func newNextEvents(root string) *nextEvents {
-	ev := &nextEvents{sink: fsevents.NewSink(), rootPath: filepath.Clean(root), livePath: filepath.Join(filepath.Clean(root), LiveDir), dirs: map[string]*fsevents.Subscription{},
+func newNextEvents(v *rootView) *nextEvents {
+	ev := &nextEvents{view: v, sink: v.consumer(), rootPath: v.path, livePath: filepath.Join(v.path, LiveDir), dirs: map[string]*viewSub{},
 		changed: make(chan struct{}), hints: map[string]struct{}{}, lives: map[string]struct{}{}, done: make(chan struct{}),
 		full: true} // what changed before the watch is unknown
-	if ev.root = fsevents.Subscribe(root, nil, ev.sink); ev.root != nil {
+	if ev.root = v.subscribe(ev.sink, ev.rootPath, nil); ev.root != nil {
 		ev.wg.Go(ev.forward)
 	}
 	return ev
@@ -53,7 +54,7 @@ func newNextEvents(root string) *nextEvents {
 // gives no events; a LiveDir still missing is tried again at the next call.
 func (ev *nextEvents) watchLive() {
 	if ev.root != nil && ev.live == nil {
-		ev.live = fsevents.Subscribe(ev.livePath, nil, ev.sink)
+		ev.live = ev.view.subscribe(ev.sink, ev.livePath, nil)
 	}
 }
 
@@ -136,36 +137,26 @@ func (ev *nextEvents) follow(dir string) bool {
 	if _, ok := ev.dirs[dir]; ok {
 		return false
 	}
-	sub := fsevents.Subscribe(dir, []string{StatusFile}, ev.sink)
+	sub := ev.view.subscribe(ev.sink, dir, []string{StatusFile})
 	ev.dirs[dir] = sub
 	return sub != nil
 }
 
-// unfollow ends the watch of dir. The OS watch is removed in the
+// unfollow ends the watch of dir. The view removes the OS watch in the
 // background, as removing one waits (an inotify watch's removal waits for
-// an RCU grace period, milliseconds); stop waits for it.
+// an RCU grace period, milliseconds).
 func (ev *nextEvents) unfollow(dir string) {
 	sub := ev.dirs[dir]
 	delete(ev.dirs, dir)
 	if sub != nil {
-		ev.wg.Go(sub.Cancel)
+		sub.Cancel()
 	}
 }
 
-// stop ends every watch and the forwarding goroutine, and returns once
-// every goroutine of ev has.
+// stop ends every watch of ev and its forwarding goroutine, and returns
+// once that has ended; the view ends what it shared.
 func (ev *nextEvents) stop() {
 	close(ev.done)
 	ev.wg.Wait()
-	for _, sub := range ev.dirs {
-		if sub != nil {
-			sub.Cancel()
-		}
-	}
-	if ev.live != nil {
-		ev.live.Cancel()
-	}
-	if ev.root != nil {
-		ev.root.Cancel()
-	}
+	ev.view.leave(ev.sink)
 }

@@ -35,7 +35,7 @@ func (c *nextCache) look() (time.Time, []nextReport, error) {
 	c.looking.Lock()
 	defer c.looking.Unlock()
 	now := c.now()
-	d, err := dirstamp.Open(c.root)
+	d, err := c.view.open()
 	if err != nil {
 		return now, nil, errReadRoot(op, c.root, err)
 	}
@@ -45,7 +45,7 @@ func (c *nextCache) look() (time.Time, []nextReport, error) {
 	names, liveNames, full, allLive := c.events.takeHints()
 	heard := c.events.hearsLive() && !allLive
 	if c.scan == nil {
-		c.scan = newFullScan(c.root)
+		c.scan = newFullScan(c.view)
 	}
 	scan := c.scan
 	c.mu.Unlock()

@@ -26,9 +26,13 @@ type nextReport struct {
 
 // nextCache is a view of one root: what its owner (a Worker, a View, or
 // one StartNext call) knows of the jobs under it, its watch and its full
-// scan. Several StartNext calls may use it at once; its owner closes it.
+// scan, a consumer of the owner's rootView (whose subscriptions and
+// listing it shares with a View's WatchRoot channels). Several StartNext
+// calls may use it at once; its owner closes it.
 type nextCache struct {
-	root string
+	root     string
+	view     *rootView // its watch and its scan's listing, shared with a View's WatchRoot
+	ownsView bool      // close ends view
 
 	looking sync.Mutex // one look (or rescue pass's refresh, or follow) at a time: they alone change the entries' records
 
@@ -265,7 +269,7 @@ func (c *nextCache) watch() <-chan struct{} {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.events == nil {
-		c.events = newNextEvents(c.root)
+		c.events = newNextEvents(c.view)
 	}
 	c.events.watchLive()
 	return c.events.next()

@@ -2,15 +2,17 @@ package jobstore
 
 import (
 	"io/fs"
-	"os"
-	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
 	"time"
 
 	"github.com/axqua/jobstore/internal/dirstamp"
 )
 
-// The root scan: a jobs root listed again only when it changed, one stat
-// per job directory relative to a descriptor of the root, which of its
+// The root scan: a jobs root listed again only when it changed, one
+// listing for every consumer of its rootView (rootListing), the stat of an
+// entry relative to a descriptor of the root (entryStat), which of its
 // entries are jobs (isJobEntry), and the package's one racily clean rule
 // (cleanStamp), by which StartNext's views and WatchRoot alike decide that a
 // directory whose stamp did not move needs no read.
@@ -90,92 +92,107 @@ func (s *cleanStamp) unchanged(st dirstamp.Stamp) bool {
 	return s.clean && !s.first.IsZero() && st == s.stamp
 }
 
-// rootScan is a jobs root seen for a poll that costs one stat per job
-// directory and reads only what changed. It keeps the root's own stamp (the
-// root is listed again only when it changed, or its path names another
-// directory); the caller keeps a cleanStamp per job directory, and reads
-// that job's records only when it says so after a stat:
+// rootListing is a rootView's listing of its root, made again only when
+// the root's stamp says it may have changed (cleanStamp, as a poll looks:
+// lookLate), or events of the root were lost: whichever consumer asks
+// first lists, and the others are handed that listing. A consumer knows a
+// listing it has not seen by its generation.
 //
-//	s := newRootScan(op, root)
-//	des, err := s.list(now, false) // nil, nil: unchanged since the last listing
-//	s.beginScan()                  // a descriptor of the root for a round of stats
-//	fi, err := s.stat(name)        // one fstatat, relative to it, never following a link
-//	if seen.lookLate(mtimeStamp(fi), now) { /* read name's records */ }
-//	s.endScan()
-//
-// now is this host's monotonic clock (time.Now). WatchRoot polls with it
-// (a directory's time changes when status.json is replaced in it and when
-// cancel.json is published). The descriptor is held only between
-// beginScan and endScan: one held for good would keep a removed root's
-// inode alive (and its watch silent) and its filesystem from being
-// unmounted.
-type rootScan struct {
-	op    string
-	path  string
-	fi    fs.FileInfo // the root as last listed
-	stamp cleanStamp
-	r     *os.Root // between begin and end
+// A listing handed on may be older than the caller: it holds every entry
+// made or removed before the stat that preceded it, and those made after
+// it unless within the stamp's tick, which a later listing finds (the
+// stamp is not clean until one is made a tick later). A caller that drops
+// a job because a listing lacks it checks first that it is gone.
+type rootListing struct {
+	mu     sync.Mutex
+	stamp  cleanStamp // of the root, as of the listing
+	listed bool
+	jobs   []dirstamp.Entry // its job entries, in name order: shared, never modified
+	gen    uint64           // counts the listings made
+	lost   bool             // events were lost: list again, unless the stamp is clean
+
+	calls, listings int              // tests: calls of entries, and listings made
+	clock           func() time.Time // tests only: the stamps' clock; nil: the caller's
 }
 
-func newRootScan(op, root string) *rootScan { return &rootScan{op: op, path: root} }
+// unsure makes the next entries read the root again unless its stamp is
+// clean and unchanged: events that would have told of a change were lost.
+func (l *rootListing) unsure() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.lost = true
+}
 
-// list returns the root's job entries (isJobEntry) in name order, or nil
-// and no error if the root did not change since the last listing (force
-// lists anyway).
-func (s *rootScan) list(now time.Time, force bool) ([]fs.DirEntry, error) {
-	fi, err := os.Stat(s.path)
+// entries returns the job entries (isJobEntry) of the root d, which
+// rootView.open opened, in name order, and the listing's generation: the
+// last listing, unless the root's stamp at now (this host's monotonic
+// clock) says it may have changed since. The entries are shared: the
+// caller must not modify them.
+func (l *rootListing) entries(d *dirstamp.Dir, now time.Time) ([]dirstamp.Entry, uint64, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.calls++
+	if l.clock != nil {
+		now = l.clock()
+	}
+	st, err := d.Stamp()
 	if err != nil {
-		s.stamp = cleanStamp{}
-		return nil, errReadRoot(s.op, s.path, err)
+		l.stamp, l.listed = cleanStamp{}, false
+		return nil, 0, err
 	}
-	if s.fi == nil || !os.SameFile(fi, s.fi) {
-		s.fi, s.stamp, force = fi, cleanStamp{}, true
+	if l.lost && !l.stamp.unchanged(st) {
+		l.stamp = cleanStamp{}
 	}
-	if !s.stamp.lookLate(mtimeStamp(fi), now) && !force {
-		return nil, nil
+	l.lost = false
+	if !l.stamp.lookLate(st, now) && l.listed {
+		return l.jobs, l.gen, nil
 	}
-	des, err := os.ReadDir(s.path)
+	all, err := d.Entries()
 	if err != nil {
-		s.stamp = cleanStamp{}
-		return nil, errReadRoot(s.op, s.path, err)
+		l.stamp, l.listed = cleanStamp{}, false
+		return nil, 0, err
 	}
-	jobs := des[:0]
-	for _, de := range des {
-		if isJobEntry(de.Name(), de.Type()) {
-			jobs = append(jobs, de)
+	jobs := make([]dirstamp.Entry, 0, len(all))
+	for _, e := range all {
+		if isJobEntry(e.Name, e.Type) {
+			jobs = append(jobs, e)
 		}
 	}
-	return jobs, nil
+	slices.SortFunc(jobs, func(a, b dirstamp.Entry) int { return strings.Compare(a.Name, b.Name) })
+	l.jobs, l.listed = jobs, true
+	l.gen++
+	l.listings++
+	return jobs, l.gen, nil
 }
 
-// movedSince reports whether the root's path no longer names the directory
-// last listed: it was removed, or replaced.
-func (s *rootScan) movedSince() bool {
-	fi, err := os.Stat(s.path)
-	return err != nil || s.fi == nil || !os.SameFile(fi, s.fi)
-}
-
-// beginScan opens the root for a round of stats; without it (or if it fails)
-// stat goes by path.
-func (s *rootScan) beginScan() {
-	if r, err := os.OpenRoot(s.path); err == nil {
-		s.r = r
+// listedSince reports whether the root was listed since the listing of
+// generation gen, or may have to be: events were lost, or the root's path
+// no longer names the directory listed (removed, or replaced). d is the
+// root as rootView.open opened it, nil if it could not be.
+func (l *rootListing) listedSince(d *dirstamp.Dir, gen uint64) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if !l.listed || l.gen != gen || l.lost || d == nil {
+		return true
 	}
+	st, err := d.Stamp()
+	return err != nil || !st.SameDir(l.stamp.stamp)
 }
 
-func (s *rootScan) endScan() {
-	if s.r != nil {
-		_ = s.r.Close()
-		s.r = nil
-	}
+// counts returns how many listings of the root l made, and how many times
+// a consumer asked for one: for tests.
+func (l *rootListing) counts() (made, asked int) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.listings, l.calls
 }
 
-// stat is an lstat of the root's entry name.
-func (s *rootScan) stat(name string) (fs.FileInfo, error) {
-	if s.r != nil {
-		return s.r.Lstat(name)
-	}
-	return os.Lstat(filepath.Join(s.path, name))
+// entryStat is an lstat of a root entry (rootView.open's
+// dirstamp.Dir.LstatEntry): its stamp, and its type (a link is never
+// followed).
+type entryStat struct {
+	stamp dirstamp.Stamp
+	typ   fs.FileMode
 }
 
 // isJobEntry reports whether a root entry stands for a job: a directory
@@ -185,6 +202,6 @@ func isJobEntry(name string, typ fs.FileMode) bool {
 	return isJobName(name) && (typ.IsDir() || typ&fs.ModeSymlink != 0)
 }
 
-// mtimeStamp is the stamp of what a FileInfo says portably of a directory:
-// its modification time.
-func mtimeStamp(fi fs.FileInfo) dirstamp.Stamp { return dirstamp.Stamp{Mtime: fi.ModTime().UnixNano()} }
+// mtimeStamp is what a stamp says portably of a directory: its
+// modification time.
+func mtimeStamp(st dirstamp.Stamp) dirstamp.Stamp { return dirstamp.Stamp{Mtime: st.Mtime} }

@@ -116,7 +116,7 @@ func startNextConsumer(t *testing.T, root string, frozen dirstamp.Stamp, now *ti
 
 // watchRootConsumer is WatchRoot's poll (no events), driven by hand.
 func watchRootConsumer(t *testing.T, root string, _ dirstamp.Stamp, now *time.Time) func() (bool, State) {
-	w, err := newRootWatch(root, watchOptions{poll: time.Hour})
+	w, err := newRootWatch(root, watchOptions{poll: time.Hour}, nil)
 	require.NoError(t, err)
 	t.Cleanup(w.releaseAll)
 	w.clock = func() time.Time { return *now }

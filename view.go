@@ -13,7 +13,9 @@ import (
 // closes, for a program that calls StartNext in a loop without a Worker:
 // the jobs its looks read, its file system watch and its scan of the root
 // are kept from one of its StartNext calls to the next, so that a look
-// reads only what changed since the last (docs/lifecycle.md, "Workers").
+// reads only what changed since the last (docs/lifecycle.md, "Workers"),
+// and its WatchRoot channels share that watch and the root's listing
+// (docs/mechanisms.md, "One view of a root").
 // A View is safe for use by several goroutines at once; its StartNext
 // calls start each job once, as StartNext does, against each other and
 // against every other runner in this process or on another host.
@@ -24,7 +26,8 @@ import (
 // after Close, nor anywhere but in the View: a View that is never closed
 // keeps its watch and its goroutines until the process ends.
 type View struct {
-	root string // as given to OpenView: errors name it so
+	root string    // as given to OpenView: errors name it so
+	view *rootView // the one watch and listing of root its calls and channels share
 	c    *nextCache
 
 	mu     sync.Mutex
@@ -50,7 +53,8 @@ func OpenView(root string) (*View, error) {
 	}
 	d.Close()
 	done, cancel := context.WithCancel(context.Background())
-	return &View{root: root, c: newNextCache(abs), done: done, cancel: cancel}, nil
+	rv := newRootView(abs)
+	return &View{root: root, view: rv, c: newNextCacheOn(rv), done: done, cancel: cancel}, nil
 }
 
 // Root returns the root as given to OpenView.
@@ -85,14 +89,16 @@ func (v *View) StartNext(ctx context.Context, opts ...StartOption) (*Run, error)
 // and options; its channel is closed when ctx is done or the view is
 // closed, whichever comes first, and Close returns only once it is closed
 // and everything it held is released. After Close it returns an *Error
-// that matches fs.ErrClosed. The channel follows the root with a watch of
-// its own: it does not share the jobs StartNext's looks read.
+// that matches fs.ErrClosed. The channel shares the view's watch of the
+// root and its listing with the view's StartNext calls (one subscription
+// of each directory both follow, one listing of the root per change); it
+// keeps the jobs it reports apart from those StartNext's looks read.
 func (v *View) WatchRoot(ctx context.Context, opts ...WatchOption) (<-chan RootUpdate, error) {
 	const op = "watch root"
 	if !v.begin() {
 		return nil, v.errClosed(op)
 	}
-	w, err := newRootWatch(v.root, watchOptionsOf(opts))
+	w, err := newRootWatch(v.root, watchOptionsOf(opts), v.view)
 	if err != nil {
 		v.calls.Done()
 		return nil, err
@@ -123,6 +129,7 @@ func (v *View) Close() error {
 	v.cancel()
 	v.calls.Wait()
 	v.c.close()
+	v.view.end()
 	return nil
 }
 

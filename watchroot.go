@@ -2,12 +2,12 @@ package jobstore
 
 import (
 	"context"
-	"io/fs"
 	"path/filepath"
 	"runtime"
 	"sync/atomic"
 	"time"
 
+	"github.com/axqua/jobstore/internal/dirstamp"
 	"github.com/axqua/jobstore/internal/fsevents"
 )
 
@@ -31,7 +31,7 @@ import (
 // How changes are seen (events, a poll every WithPollInterval), what the
 // poll sees late or not at all, and the cost: docs/mechanisms.md#watchroot.
 func WatchRoot(ctx context.Context, root string, opts ...WatchOption) (<-chan RootUpdate, error) {
-	w, err := newRootWatch(root, watchOptionsOf(opts))
+	w, err := newRootWatch(root, watchOptionsOf(opts), nil)
 	if err != nil {
 		return nil, err
 	}
@@ -54,32 +54,39 @@ func watchOptionsOf(opts []WatchOption) watchOptions {
 // in (watchrootjobs.go), and updates delivered (watchrootdelivery.go).
 
 // newRootWatch subscribes to root's events (unless they are off), lists it
-// and makes its jobs; its readers and goroutine start with loop.
-func newRootWatch(root string, o watchOptions) (*rootWatch, error) {
+// and makes its jobs, as a consumer of v (nil: a rootView of its own, which
+// releaseAll ends); its readers and goroutine start with loop.
+func newRootWatch(root string, o watchOptions, v *rootView) (*rootWatch, error) {
 	const op = "watch root"
-	abs, err := filepath.Abs(root)
-	if err != nil {
-		return nil, errReadRoot(op, root, err)
+	if v == nil {
+		abs, err := filepath.Abs(root)
+		if err != nil {
+			return nil, errReadRoot(op, root, err)
+		}
+		return newRootWatchOn(root, o, newRootView(abs), true)
 	}
+	return newRootWatchOn(root, o, v, false)
+}
+
+// newRootWatchOn is newRootWatch on v, which releaseAll ends if owns.
+func newRootWatchOn(root string, o watchOptions, v *rootView, owns bool) (*rootWatch, error) {
 	w := &rootWatch{
-		o: o, root: root, rootAbs: abs, out: make(chan RootUpdate, 64),
+		o: o, root: root, rootAbs: v.path, view: v, round: rootRound{v: v}, ownsView: owns, out: make(chan RootUpdate, 64),
 		jobs: map[string]*rootJob{}, polled: map[*rootJob]struct{}{},
 		reads: make(chan readRequest), results: make(chan jobRead), stop: make(chan struct{}),
 	}
 	if o.events {
-		w.sink, w.jobFiles = fsevents.NewSink(), []string{SpecFile, StatusFile, CancelFile}
+		w.sink, w.jobFiles = v.consumer(), []string{SpecFile, StatusFile, CancelFile}
 		// Before the listing, so that nothing added after it goes unseen.
-		w.rootSub = fsevents.Subscribe(abs, nil, w.sink)
-		w.local = w.rootSub != nil && fsevents.Local(abs)
+		w.rootSub = v.subscribe(w.sink, v.path, nil)
+		w.local = w.rootSub != nil && fsevents.Local(v.path)
 	}
-	w.scan = newRootScan(op, root)
-	des, err := w.scan.list(w.readClock(), true)
+	des, gen, err := w.round.entries(w.readClock())
 	if err != nil {
-		if w.rootSub != nil {
-			w.rootSub.Cancel()
-		}
-		return nil, err
+		w.release()
+		return nil, errReadRoot("watch root", root, err)
 	}
+	w.listGen = gen
 	w.firstScan(des)
 	return w, nil
 }
@@ -144,13 +151,16 @@ func (w *rootWatch) loop(ctx context.Context) {
 func (w *rootWatch) releaseAll() {
 	close(w.stop)
 	w.readers.Wait()
-	for _, j := range w.jobs {
-		if j.sub != nil {
-			j.sub.Cancel()
-		}
+	w.release()
+}
+
+// release ends w's subscriptions, and its rootView if it is w's own.
+func (w *rootWatch) release() {
+	if w.sink != nil {
+		w.view.leave(w.sink)
 	}
-	if w.rootSub != nil {
-		w.rootSub.Cancel()
+	if w.ownsView {
+		w.view.end()
 	}
 }
 
@@ -218,7 +228,7 @@ func (w *rootWatch) watchedNow(j *rootJob) {
 		delete(w.polled, j)
 	} else if _, ok := w.polled[j]; !ok {
 		w.polled[j] = struct{}{}
-		if fi, err := w.scan.stat(j.name); err == nil && j.stamp.lookLate(mtimeStamp(fi), w.readClock()) {
+		if es, err := w.round.stat(j.name); err == nil && j.stamp.lookLate(mtimeStamp(es.stamp), w.readClock()) {
 			w.schedule(j, w.pollMask(j)) // changed, or not yet clean, since its last read
 		}
 	}
@@ -229,18 +239,20 @@ func (w *rootWatch) watchedNow(j *rootJob) {
 func (w *rootWatch) relist() {
 	now := w.readClock()
 	w.gen++
-	des, err := w.scan.list(now, true)
+	defer w.round.enter()()
+	des, gen, err := w.round.entries(now)
 	w.rootProblem(err)
-	if des != nil {
+	if err == nil {
+		w.listGen = gen
 		w.syncRoot(des, now)
 	}
 }
 
 // firstScan makes the jobs of the first listing; startScan reads them.
-func (w *rootWatch) firstScan(des []fs.DirEntry) {
+func (w *rootWatch) firstScan(des []dirstamp.Entry) {
 	w.scanned = make([]*rootJob, 0, len(des))
 	for _, de := range des {
-		if j := w.newJob(de.Name(), de.Type()); j != nil {
+		if j := w.newJob(de.Name, de.Type); j != nil {
 			j.inFirst, j.reading = true, true // read by the scan, not the readers
 			w.jobs[j.name] = j
 			w.scanned = append(w.scanned, j)
@@ -304,8 +316,7 @@ func (w *rootWatch) takeScan() {
 // a tick has passed since) is read no more; any other is read again, since
 // a change between its read and its watch told nobody.
 func (w *rootWatch) settle(n int) {
-	w.scan.beginScan()
-	defer w.scan.endScan()
+	defer w.round.enter()()
 	for ; n > 0; n-- {
 		j := w.unsettled.peek()
 		if j == nil {
@@ -318,11 +329,11 @@ func (w *rootWatch) settle(n int) {
 		if w.subscribe(j) == nil || !w.local {
 			w.polled[j] = struct{}{}
 		}
-		fi, ok := w.lookAtJob(j)
+		es, ok := w.lookAtJob(j)
 		if !ok {
 			continue
 		}
-		if j.stamp.lookLate(mtimeStamp(fi), w.readClock()) {
+		if j.stamp.lookLate(mtimeStamp(es.stamp), w.readClock()) {
 			w.schedule(j, w.pollMask(j))
 		}
 	}

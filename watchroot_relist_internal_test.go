@@ -28,7 +28,7 @@ func TestWatchRoot_LostEventsAreMadeUpByAStatOfEachJob(t *testing.T) {
 		require.NoError(t, WriteStatus(dir, JobStatus{State: Running, Seq: 1}, NoSync()))
 		dirs = append(dirs, dir)
 	}
-	w, err := newRootWatch(root, watchOptions{poll: time.Hour, events: true})
+	w, err := newRootWatch(root, watchOptions{poll: time.Hour, events: true}, nil)
 	require.NoError(t, err)
 	t.Cleanup(w.releaseAll)
 	if w.sink == nil {

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/axqua/jobstore/internal/dirstamp"
-	"github.com/axqua/jobstore/internal/fsevents"
 )
 
 // The jobs a WatchRoot follows: added, replaced and dropped as the root
@@ -38,18 +37,14 @@ func (w *rootWatch) newJob(name string, typ fs.FileMode) *rootJob {
 
 // subscribe watches j's directory unless it is a link, events are off, or
 // the watch budget (withMaxWatches) is spent.
-func (w *rootWatch) subscribe(j *rootJob) *fsevents.Subscription {
+func (w *rootWatch) subscribe(j *rootJob) *viewSub {
 	if w.sink == nil || j.link {
 		return nil
 	}
 	if w.o.maxWatches > 0 && w.watched >= w.o.maxWatches {
 		return nil
 	}
-	path := string(j.dir) // its events name it so
-	if w.rootAbs != w.root {
-		path = filepath.Join(w.rootAbs, j.name)
-	}
-	j.sub = fsevents.Subscribe(path, w.jobFiles, w.sink)
+	j.sub = w.view.subscribe(w.sink, filepath.Join(w.rootAbs, j.name), w.jobFiles)
 	if j.sub != nil {
 		w.watched++
 	}
@@ -62,7 +57,7 @@ func (w *rootWatch) examine(name string) {
 	if !isJobName(name) {
 		return
 	}
-	fi, err := w.scan.stat(name)
+	es, err := w.round.stat(name)
 	j := w.jobs[name]
 	switch {
 	case err != nil && errors.Is(err, fs.ErrNotExist):
@@ -73,15 +68,15 @@ func (w *rootWatch) examine(name string) {
 		if j != nil {
 			w.schedule(j, maskAll)
 		}
-	case !isJobEntry(name, fi.Mode().Type()):
+	case !isJobEntry(name, es.typ):
 		if j != nil {
 			w.dropJob(j)
 		}
 	case j == nil:
-		w.addJob(name, fi)
-	case j.link != (fi.Mode()&fs.ModeSymlink != 0): // a directory and a link swapped
+		w.addJob(name, es)
+	case j.link != (es.typ&fs.ModeSymlink != 0): // a directory and a link swapped
 		w.dropJob(j)
-		w.addJob(name, fi)
+		w.addJob(name, es)
 	default:
 		w.schedule(j, maskAll)
 	}
@@ -89,15 +84,15 @@ func (w *rootWatch) examine(name string) {
 
 // addJob starts following a job found after the first listing; fi is its
 // entry's lstat. Its first update is sent once it has been read.
-func (w *rootWatch) addJob(name string, fi fs.FileInfo) *rootJob {
-	j := w.newJob(name, fi.Mode().Type())
+func (w *rootWatch) addJob(name string, es entryStat) *rootJob {
+	j := w.newJob(name, es.typ)
 	if j == nil {
 		return nil
 	}
 	w.jobs[name] = j
 	if w.subscribe(j) == nil || !w.local {
 		w.polled[j] = struct{}{}
-		j.stamp.lookLate(mtimeStamp(fi), w.readClock())
+		j.stamp.lookLate(mtimeStamp(es.stamp), w.readClock())
 	}
 	w.schedule(j, maskAll)
 	return j
@@ -124,40 +119,49 @@ func (w *rootWatch) dropJob(j *rootJob) {
 }
 
 // syncRoot reconciles the jobs with a listing of the root: new entries are
-// added (stat'ed once, in this poll's generation), missing ones removed.
-func (w *rootWatch) syncRoot(des []fs.DirEntry, now time.Time) {
+// added (stat'ed once, in this poll's generation); a job the listing lacks
+// is stat'ed, and removed if it is gone (the listing may be one another
+// consumer of the view made before the job was added: rootListing).
+func (w *rootWatch) syncRoot(des []dirstamp.Entry, now time.Time) {
+	defer w.round.enter()()
 	for _, de := range des {
-		name := de.Name()
+		name := de.Name
 		j := w.jobs[name]
-		if j != nil && j.link == (de.Type()&fs.ModeSymlink != 0) {
+		if j != nil && j.link == (de.Type&fs.ModeSymlink != 0) {
 			j.seen = w.gen
 			continue
 		}
-		fi, err := w.scan.stat(name)
+		es, err := w.round.stat(name)
 		if err != nil {
 			continue // gone since the listing
 		}
 		if j != nil {
 			w.dropJob(j)
 		}
-		if n := w.addJob(name, fi); n != nil {
+		if n := w.addJob(name, es); n != nil {
 			n.seen, n.gen = w.gen, w.gen
 		}
 	}
+	var unlisted []string
 	for _, j := range w.jobs {
 		if j.seen != w.gen {
-			w.dropJob(j)
+			unlisted = append(unlisted, j.name)
 		}
+	}
+	for _, name := range unlisted {
+		w.examine(name)
 	}
 }
 
-// rootProblem records the root's state after a look: err nil when it was
-// fine. A root that is gone has every job removed.
+// rootProblem records the root's state after a look: err is what opening
+// or listing it returned, nil when it was fine. A root that is gone has
+// every job removed.
 func (w *rootWatch) rootProblem(err error) {
 	if err == nil {
 		w.rootErr, w.rootErrSent, w.rootErrDue = nil, "", false
 		return
 	}
+	err = errReadRoot("watch root", w.root, err)
 	if errors.Is(err, fs.ErrNotExist) {
 		for _, j := range w.jobs {
 			w.dropJob(j)

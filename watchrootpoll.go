@@ -15,10 +15,12 @@ import (
 func (w *rootWatch) pollJobs() {
 	now := w.readClock()
 	w.gen++
-	if !w.local || w.rootSub == nil || !w.rootSub.Live() || w.scan.movedSince() {
-		des, err := w.scan.list(now, false)
+	defer w.round.enter()()
+	if !w.local || w.rootSub == nil || !w.rootSub.Live() || w.round.listedSince(w.listGen) {
+		des, gen, err := w.round.entries(now)
 		w.rootProblem(err)
-		if des != nil {
+		if err == nil && gen != w.listGen {
+			w.listGen = gen
 			w.syncRoot(des, now)
 		}
 	}
@@ -31,14 +33,13 @@ func (w *rootWatch) pollJobs() {
 // descriptor of the root, unless sync stat'ed it in this generation) and
 // reads again the records of those whose directory changed.
 func (w *rootWatch) statJob(jobs map[*rootJob]struct{}, now time.Time) {
-	w.scan.beginScan()
-	defer w.scan.endScan()
+	defer w.round.enter()()
 	for j := range jobs {
 		if j.gen == w.gen {
 			continue
 		}
 		j.gen = w.gen
-		if fi, ok := w.lookAtJob(j); ok && j.stamp.lookLate(mtimeStamp(fi), now) {
+		if es, ok := w.lookAtJob(j); ok && j.stamp.lookLate(mtimeStamp(es.stamp), now) {
 			w.schedule(j, w.pollMask(j))
 		}
 	}
@@ -47,23 +48,23 @@ func (w *rootWatch) statJob(jobs map[*rootJob]struct{}, now time.Time) {
 // lookAtJob stats j's directory for the poll: false, with j dealt with, if it
 // is gone or no longer the entry j stands for, or cannot be stat'ed (a
 // read then says why).
-func (w *rootWatch) lookAtJob(j *rootJob) (fs.FileInfo, bool) {
-	fi, err := w.scan.stat(j.name)
+func (w *rootWatch) lookAtJob(j *rootJob) (entryStat, bool) {
+	es, err := w.round.stat(j.name)
 	switch {
 	case err != nil && errors.Is(err, fs.ErrNotExist):
 		w.dropJob(j)
 	case err != nil:
 		w.schedule(j, maskAll)
-	case !isJobEntry(j.name, fi.Mode().Type()) || j.link != (fi.Mode()&fs.ModeSymlink != 0):
+	case !isJobEntry(j.name, es.typ) || j.link != (es.typ&fs.ModeSymlink != 0):
 		w.dropJob(j)
-		w.addJob(j.name, fi) // nil if no job any more
+		w.addJob(j.name, es) // nil if no job any more
 		if n := w.jobs[j.name]; n != nil {
 			n.gen = w.gen
 		}
 	default:
-		return fi, true
+		return es, true
 	}
-	return nil, false
+	return entryStat{}, false
 }
 
 // pollMask is what to read of a job whose directory changed: status.json

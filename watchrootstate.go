@@ -37,12 +37,15 @@ type rootWatch struct {
 	o       watchOptions
 	root    string // as the caller gave it: the JobDirs are root + name
 	rootAbs string // as events name it
-	scan    *rootScan
 	out     chan RootUpdate
 
-	sink     *fsevents.Sink // nil without events
+	view     *rootView      // its subscriptions and the root's listing, shared with a View's StartNext
+	ownsView bool           // releaseAll ends view
+	listGen  uint64         // the generation of the last listing taken in
+	round    rootRound      // the root's listing and stats
+	sink     *fsevents.Sink // this consumer's, of view; nil without events
 	jobFiles []string       // what a job directory's subscription follows: job.json, status.json, cancel.json
-	rootSub  *fsevents.Subscription
+	rootSub  *viewSub
 	local    bool // events tell every change on root's filesystem
 	watched  int  // job directories with a subscription
 
@@ -84,11 +87,11 @@ type rootWatch struct {
 type rootJob struct {
 	name  string
 	dir   JobDir
-	sub   *fsevents.Subscription // nil: not watched
-	link  bool                   // a symbolic link: never watched nor read through
-	stamp cleanStamp             // for the poll
-	gen   int                    // the poll that last stat'ed it
-	seen  int                    // the listing that last saw it
+	sub   *viewSub   // nil: not watched
+	link  bool       // a symbolic link: never watched nor read through
+	stamp cleanStamp // for the poll
+	gen   int        // the poll that last stat'ed it
+	seen  int        // the listing that last saw it
 
 	// The view: the records as last read.
 	spec                                *JobSpec

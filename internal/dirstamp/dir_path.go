@@ -3,6 +3,7 @@
 package dirstamp
 
 import (
+	"io/fs"
 	"os"
 	"path/filepath"
 )
@@ -46,6 +47,26 @@ func (d *Dir) Names() ([]string, error) {
 		}
 	}
 	return names, nil
+}
+
+// Entries returns the directory's entries with their types, in no
+// particular order.
+func (d *Dir) Entries() ([]Entry, error) {
+	des, err := os.ReadDir(d.path)
+	if err != nil {
+		return nil, err
+	}
+	return entriesOf(des), nil
+}
+
+// LstatEntry stamps the entry name of d, whatever its type, and returns
+// its type: a link is stamped and reported, never followed.
+func (d *Dir) LstatEntry(name string) (Stamp, fs.FileMode, error) {
+	fi, err := os.Lstat(filepath.Join(d.path, name))
+	if err != nil {
+		return Stamp{}, 0, err
+	}
+	return fileStamp(fi), fi.Mode().Type(), nil
 }
 
 // FileStamp stamps the regular file at rel, a path relative to d (its last

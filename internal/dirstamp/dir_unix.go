@@ -3,6 +3,7 @@
 package dirstamp
 
 import (
+	"io/fs"
 	"os"
 
 	"golang.org/x/sys/unix"
@@ -37,10 +38,7 @@ func (d *Dir) Stamp() (Stamp, error) {
 // Names returns the names of the directory's entries that are directories
 // or of unknown type (never ".", "..").
 func (d *Dir) Names() ([]string, error) {
-	if _, err := d.f.Seek(0, 0); err != nil {
-		return nil, err
-	}
-	des, err := d.f.ReadDir(-1)
+	des, err := d.readDir()
 	if err != nil {
 		return nil, err
 	}
@@ -51,6 +49,56 @@ func (d *Dir) Names() ([]string, error) {
 		}
 	}
 	return names, nil
+}
+
+// Entries returns the directory's entries (never ".", "..") with their
+// types, in no particular order: one listing, no stat of each (an entry
+// whose type the listing does not give is lstat'ed for it).
+func (d *Dir) Entries() ([]Entry, error) {
+	des, err := d.readDir()
+	if err != nil {
+		return nil, err
+	}
+	return entriesOf(des), nil
+}
+
+// readDir lists the directory from its start, however often it was listed.
+func (d *Dir) readDir() ([]os.DirEntry, error) {
+	if _, err := d.f.Seek(0, 0); err != nil {
+		return nil, err
+	}
+	return d.f.ReadDir(-1)
+}
+
+// LstatEntry stamps the entry name of d, whatever its type, and returns
+// its type: a symbolic link is stamped and reported, never followed.
+func (d *Dir) LstatEntry(name string) (Stamp, fs.FileMode, error) {
+	var st unix.Stat_t
+	if err := fstatat(d.f, name, &st); err != nil {
+		return Stamp{}, 0, &os.PathError{Op: "lstat", Path: name, Err: err}
+	}
+	return stampOf(&st), typeOf(uint32(st.Mode)), nil
+}
+
+// typeOf is the fs.FileMode type of a stat's mode.
+func typeOf(mode uint32) fs.FileMode {
+	switch mode & unix.S_IFMT {
+	case unix.S_IFDIR:
+		return fs.ModeDir
+	case unix.S_IFLNK:
+		return fs.ModeSymlink
+	case unix.S_IFREG:
+		return 0
+	case unix.S_IFIFO:
+		return fs.ModeNamedPipe
+	case unix.S_IFSOCK:
+		return fs.ModeSocket
+	case unix.S_IFCHR:
+		return fs.ModeDevice | fs.ModeCharDevice
+	case unix.S_IFBLK:
+		return fs.ModeDevice
+	}
+	return fs.ModeIrregular
 }
 
 // Lstat stamps the entry name of d, without following a symbolic link.

@@ -17,6 +17,7 @@ package dirstamp
 
 import (
 	"errors"
+	"io/fs"
 )
 
 // Errors of Lstat and FileStamp for an entry of the wrong type (a symbolic
@@ -46,4 +47,19 @@ func (s Stamp) SameDir(o Stamp) bool {
 		return s.Dev == o.Dev && s.Ino == o.Ino
 	}
 	return s.Ctime == o.Ctime
+}
+
+// Entry is one entry of a directory's listing: its name and its type, as
+// the listing gives it (a symbolic link is ModeSymlink, never followed).
+type Entry struct {
+	Name string
+	Type fs.FileMode
+}
+
+func entriesOf(des []fs.DirEntry) []Entry {
+	es := make([]Entry, len(des))
+	for i, de := range des {
+		es[i] = Entry{Name: de.Name(), Type: de.Type()}
+	}
+	return es
 }

@@ -2,6 +2,7 @@ package dirstamp_test
 
 import (
 	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -129,4 +130,43 @@ func TestSameDir_TellsADirectoryMadeAgain(t *testing.T) {
 	require.NoError(t, err)
 	require.False(t, b.SameDir(a))
 	require.True(t, b.SameDir(b))
+}
+
+// Entries lists every entry with its type, and LstatEntry stamps any entry
+// and says what it is: a link is reported as a link, never followed.
+func TestEntries_ReportEachTypeAndNeverFollowALink(t *testing.T) {
+	root := testdir.New(t)
+	require.NoError(t, os.WriteFile(filepath.Join(root, "file"), nil, 0o644))
+	require.NoError(t, os.Mkdir(filepath.Join(root, "dir"), 0o755))
+	want := map[string]fs.FileMode{"file": 0, "dir": fs.ModeDir}
+	if runtime.GOOS != "windows" { // links need privileges there, and Wine's are not reparse points
+		require.NoError(t, os.Symlink("dir", filepath.Join(root, "link")))
+		want["link"] = fs.ModeSymlink
+	}
+	d, err := dirstamp.Open(root)
+	require.NoError(t, err)
+	defer d.Close()
+
+	entries, err := d.Entries()
+	require.NoError(t, err)
+	got := map[string]fs.FileMode{}
+	for _, e := range entries {
+		got[e.Name] = e.Type
+	}
+	require.Equal(t, want, got)
+	for name, typ := range want {
+		t.Run(name, func(t *testing.T) {
+			st, gotTyp, err := d.LstatEntry(name)
+			require.NoError(t, err)
+			require.Equal(t, typ, gotTyp)
+			require.NotZero(t, st.Mtime)
+			if typ == fs.ModeSymlink {
+				target, err := d.Lstat("dir")
+				require.NoError(t, err)
+				require.False(t, st.SameDir(target), "the link's own stamp, not its target's")
+			}
+		})
+	}
+	_, _, err = d.LstatEntry("missing")
+	require.ErrorIs(t, err, os.ErrNotExist)
 }

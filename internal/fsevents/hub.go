@@ -211,6 +211,27 @@ func Watched() (dirs int, exists bool) {
 	return dirs, true
 }
 
+// Subscriptions reports how many subscriptions the process has of dir: a
+// diagnostic, for tests.
+func Subscriptions(dir string) int {
+	dir, err := filepath.Abs(dir)
+	if err != nil {
+		return 0
+	}
+	shared.mu.Lock()
+	defer shared.mu.Unlock()
+	h := shared.hub
+	if h == nil {
+		return 0
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if dw := h.dirs[dir]; dw != nil {
+		return len(dw.subs)
+	}
+	return 0
+}
+
 func newHub() *hub {
 	w, err := newOSWatcher()
 	if err != nil {
@@ -448,7 +469,7 @@ func (h *hub) event(ev fsnotify.Event) {
 		c := Change{Dir: dir, Name: name}
 		for _, s := range dw.subs {
 			if s.wants(name) {
-				s.sink.add(c)
+				s.sink.Add(c)
 			}
 		}
 	}
@@ -503,6 +524,6 @@ func (h *hub) kick() {
 // holds h.mu.
 func (h *hub) wakeLocked(dir string, dw *dirWatch) {
 	for _, s := range dw.subs {
-		s.sink.add(Change{Dir: dir})
+		s.sink.Add(Change{Dir: dir})
 	}
 }

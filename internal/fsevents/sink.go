@@ -51,8 +51,9 @@ func (k *Sink) Take(buf []Change) (changes []Change, lost bool) {
 	return buf, lost
 }
 
-// add records c and wakes the consumer. It never blocks.
-func (k *Sink) add(c Change) {
+// Add records c and wakes the consumer, as an event does. It never blocks:
+// for a consumer that hands the changes it takes on to others.
+func (k *Sink) Add(c Change) {
 	k.mu.Lock()
 	if k.changes == nil {
 		k.changes = make(map[Change]struct{})
