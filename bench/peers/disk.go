@@ -74,16 +74,21 @@ func dirSyncLoop(dir string) func() error {
 		if err := os.Rename(tmp, target); err != nil {
 			return err
 		}
-		d, err := os.Open(dir)
-		if err != nil {
-			return err
-		}
-		if err := d.Sync(); err != nil {
-			d.Close()
-			return err
-		}
-		return d.Close()
+		return syncDir(dir)
 	}
+}
+
+// syncDir fsyncs the directory dir.
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	if err := d.Sync(); err != nil {
+		d.Close()
+		return err
+	}
+	return d.Close()
 }
 
 // layoutLoop makes what one job is on disk, without a single fsync: a

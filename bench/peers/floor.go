@@ -329,15 +329,3 @@ func writeStatus(dir string) error {
 	}
 	return syncDir(dir)
 }
-
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	if err := d.Sync(); err != nil {
-		d.Close()
-		return err
-	}
-	return d.Close()
-}
