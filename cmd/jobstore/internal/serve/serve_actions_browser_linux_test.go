@@ -57,19 +57,19 @@ func TestServeBrowser_RowAndBulkActionsFromTheList(t *testing.T) {
 	}
 
 	// A row's retry: back on the same list, the job queued again.
-	runIn(t, tab, chromedp.Click(chromedp.CSS(`tr[data-id="e-failed"] button[data-action="retry"]`)))
+	click(t, tab, `tr[data-id="e-failed"] button[data-action="retry"]`)
 	waitDOM(t, tab, browserWait, `document.querySelector(".flash") && document.querySelector(".flash").textContent === "queued job e-failed again"`,
 		"the list says the job was retried")
 	require.Equal(t, jobstore.Queued, stateOf(t, failed))
 
 	// Remove selected: a confirmation, then what was done.
 	waitDOM(t, tab, browserWait, `document.getElementById("live").dataset.state === "live"`, "the list is live again")
-	runIn(t, tab, chromedp.Click(chromedp.CSS(`tr[data-id="f-done"] td.pick input`)),
-		chromedp.Click(chromedp.CSS(`#remove-selected`)))
+	click(t, tab, `tr[data-id="f-done"] td.pick input`)
+	click(t, tab, `#remove-selected`)
 	waitDOM(t, tab, browserWait, `document.getElementById("confirm")`, "the confirmation")
 	require.DirExists(t, string(done), "nothing removed before the confirmation")
 	screenshots(t, tab, "bulk-confirm")
-	runIn(t, tab, chromedp.Click(chromedp.CSS(`#confirm`)))
+	click(t, tab, `#confirm`)
 	waitDOM(t, tab, browserWait, `document.getElementById("done") && document.getElementById("done").textContent.includes("f-done")`,
 		"the summary names the removed job")
 	require.NoDirExists(t, string(done))
@@ -77,7 +77,7 @@ func TestServeBrowser_RowAndBulkActionsFromTheList(t *testing.T) {
 	// The job's page leads back to the list it was opened from.
 	runIn(t, tab, chromedp.Navigate(ts.base+"/?state=scheduled"))
 	waitDOM(t, tab, browserWait, `document.getElementById("live").dataset.state === "live"`, "the list is live")
-	runIn(t, tab, chromedp.Click(chromedp.CSS(`tr[data-id="a-later"] td.id a`)))
+	click(t, tab, `tr[data-id="a-later"] td.id a`)
 	waitDOM(t, tab, browserWait, `document.getElementById("back")`, "the job's page")
 	require.Equal(t, "/?state=scheduled", eval[string](t, tab, `document.getElementById("back").getAttribute("href")`))
 	screenshots(t, tab, "job-scheduled")

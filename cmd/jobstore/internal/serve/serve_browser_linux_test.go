@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -102,6 +103,25 @@ func runIn(t *testing.T, tab context.Context, actions ...chromedp.Action[chromed
 	ctx, cancel := context.WithTimeout(tab, browserWait)
 	defer cancel()
 	require.NoError(t, chromedp.Do(ctx, actions...))
+}
+
+// click clicks the element that the CSS selector sel matches, within
+// browserWait. A live page puts its rows back in place at each refresh (and
+// a row's buttons anew at each update): a node found just before that is
+// gone when the click comes to it, and the browser says it cannot find the
+// node, before any mouse event is sent. The element is then looked up and
+// clicked again.
+func click(t *testing.T, tab context.Context, sel string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(tab, browserWait)
+	defer cancel()
+	for {
+		err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(sel)))
+		if err == nil || !strings.Contains(err.Error(), "Could not find node with given id") || ctx.Err() != nil {
+			require.NoError(t, err, "clicking %s", sel)
+			return
+		}
+	}
 }
 
 // eval evaluates a JavaScript expression in tab.
@@ -266,7 +286,7 @@ func TestServeBrowser_CancelButtonEndsARunningJob(t *testing.T) {
 	waitDOM(t, tab, browserWait, `document.getElementById("log-stdout").textContent.includes("frame 3")`, "the output is followed")
 	screenshot(t, tab, "job.png")
 
-	runIn(t, tab, chromedp.Click(chromedp.CSS(`#cancel`)))
+	click(t, tab, `#cancel`)
 	select {
 	case <-run.Context().Done():
 	case <-time.After(browserWait):
