@@ -7,6 +7,8 @@ import (
 	"os"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/axqua/jobstore/internal/fsys"
 )
 
 // Dir is a directory opened to stamp it and the directories in it.
@@ -77,28 +79,7 @@ func (d *Dir) LstatEntry(name string) (Stamp, fs.FileMode, error) {
 	if err := fstatat(d.f, name, &st); err != nil {
 		return Stamp{}, 0, &os.PathError{Op: "lstat", Path: name, Err: err}
 	}
-	return stampOf(&st), typeOf(uint32(st.Mode)), nil
-}
-
-// typeOf is the fs.FileMode type of a stat's mode.
-func typeOf(mode uint32) fs.FileMode {
-	switch mode & unix.S_IFMT {
-	case unix.S_IFDIR:
-		return fs.ModeDir
-	case unix.S_IFLNK:
-		return fs.ModeSymlink
-	case unix.S_IFREG:
-		return 0
-	case unix.S_IFIFO:
-		return fs.ModeNamedPipe
-	case unix.S_IFSOCK:
-		return fs.ModeSocket
-	case unix.S_IFCHR:
-		return fs.ModeDevice | fs.ModeCharDevice
-	case unix.S_IFBLK:
-		return fs.ModeDevice
-	}
-	return fs.ModeIrregular
+	return stampOf(&st), fsys.FileMode(uint32(st.Mode)).Type(), nil
 }
 
 // Lstat stamps the entry name of d, without following a symbolic link.

@@ -112,7 +112,7 @@ func notRegularAt(dirfd int, name string, want fs.FileMode) *NotRegularError {
 	if err := unix.Fstatat(dirfd, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
 		return nil
 	}
-	if m := fileMode(uint32(st.Mode)); m.Type() != want {
+	if m := FileMode(uint32(st.Mode)); m.Type() != want {
 		return &NotRegularError{m}
 	}
 	return nil
@@ -368,7 +368,7 @@ func (d *Dir) openRegular(name string, flags int, perm uint32) (int, error) {
 		unix.Close(fd)
 		return -1, &fs.PathError{Op: "fstat", Path: d.Join(name), Err: err}
 	}
-	if m := fileMode(uint32(st.Mode)); !m.IsRegular() {
+	if m := FileMode(uint32(st.Mode)); !m.IsRegular() {
 		unix.Close(fd)
 		return -1, &NotRegularError{m}
 	}
@@ -481,11 +481,11 @@ func (i rawInfo) Mode() fs.FileMode  { return i.mode }
 // statInfo is the fs.FileInfo of a stat.
 func statInfo(name string, st *unix.Stat_t) rawInfo {
 	sec, nsec := st.Mtim.Unix()
-	return rawInfo{name: name, size: st.Size, mode: fileMode(uint32(st.Mode)), mtime: time.Unix(sec, nsec)}
+	return rawInfo{name: name, size: st.Size, mode: FileMode(uint32(st.Mode)), mtime: time.Unix(sec, nsec)}
 }
 
-// fileMode is the fs.FileMode of a stat's st_mode.
-func fileMode(m uint32) fs.FileMode {
+// FileMode is the fs.FileMode of a stat's st_mode: its permission bits and type.
+func FileMode(m uint32) fs.FileMode {
 	mode := fs.FileMode(m & 0o777)
 	switch m & unix.S_IFMT {
 	case unix.S_IFDIR:
