@@ -593,3 +593,33 @@ func TestWorker_ACancelledJobsMessageNamesTheRequestNotAGoRemedy(t *testing.T) {
 		})
 	}
 }
+
+// TestWorker_RecordsTheHostIdentityItWasMadeWith: a Worker made without
+// WithHost records HostID() as NewWorker read it, in every run, even once
+// the environment names another host; WithHost among its start options wins.
+func TestWorker_RecordsTheHostIdentityItWasMadeWith(t *testing.T) {
+	tests := []struct {
+		name string
+		opts []jobstore.WorkerOption
+		want string
+	}{
+		{"from the environment when made", nil, "host-when-made"},
+		{"WithHost", []jobstore.WorkerOption{jobstore.WithStartOptions(jobstore.WithHost("given"))}, "given"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			root := tempDir(t)
+			dir := submitKind(t, root, jobstore.JobSpec{ID: "a-host"})
+			t.Setenv(jobstore.HostEnv, "host-when-made")
+			w, err := jobstore.NewWorker(root, func(context.Context, *jobstore.Run) error { return nil },
+				append(tt.opts, jobstore.WithUntilIdle())...)
+			require.NoError(t, err)
+			t.Setenv(jobstore.HostEnv, "host-after")
+			require.NoError(t, w.Run(context.Background()))
+			st, err := jobstore.ReadStatus(dir)
+			require.NoError(t, err)
+			require.Equal(t, jobstore.Succeeded, st.State)
+			require.Equal(t, tt.want, st.Host)
+		})
+	}
+}
