@@ -30,7 +30,7 @@ func startWith(t *testing.T, dir JobDir, between func(stage string)) (*Run, erro
 		return nil, err
 	}
 	r, err := func() (*Run, error) {
-		spec, last, err := readForStart(op, jd)
+		spec, last, err := readForStart(op, jd, nil)
 		if err != nil {
 			return nil, err
 		}

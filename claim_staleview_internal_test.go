@@ -72,7 +72,7 @@ func claimFromOldView(t *testing.T, dir JobDir) error {
 	lk, err := lockJobIn(op, jd)
 	require.NoError(t, err)
 	defer func() { require.NoError(t, lk.Unlock()) }()
-	_, last, err := readForStart(op, jd)
+	_, last, err := readForStart(op, jd, nil)
 	require.NoError(t, err)
 	require.Equal(t, Queued, last.State, "the old view")
 	c, _, _, err := (&claimant{op, jd, lk, o.claimOptions}).forStart(last)

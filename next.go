@@ -5,6 +5,7 @@ import (
 	"errors"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"time"
 )
 
@@ -181,6 +182,9 @@ func (c *nextCache) startOldest(ctx context.Context, once bool, no nextOptions, 
 		return nil, errReadRoot("start next", c.root, err)
 	}
 	defer rd.Close()
+	if len(no.kinds) > 0 {
+		opts = append(slices.Clip(opts), func(o *startOptions) { o.picked = no.kinds })
+	}
 	for {
 		began, reports, err := c.look()
 		no.report(reports)
@@ -207,7 +211,7 @@ func (c *nextCache) startOldest(ctx context.Context, once bool, no nextOptions, 
 			if err == nil {
 				return run, nil
 			}
-			if passed := passedOver(err); !passed {
+			if !passedOver(err) && !errors.Is(err, errNotCurrent) {
 				no.report([]nextReport{{dir, err}})
 			}
 			if handed {

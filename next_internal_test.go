@@ -1,6 +1,7 @@
 package jobstore
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -184,10 +185,12 @@ func frozenStat(tc *testNextCache) {
 }
 
 // A directory whose stamp is not yet clean (cleanStamp) is read again at
-// every look that stats it, and a take does not trust it; the read of a
-// look a tick after the stamp was first seen makes it clean, and a take
-// then trusts it. The stamp's times are an hour old (a server clock far
-// behind this host's): no clock is compared.
+// every look that stats it; the read of a look a tick after the stamp was
+// first seen makes it clean. A take goes on with a stamp that did not move,
+// clean or not (what it may hide is Start's to find:
+// TestStartNext_KindChangedUnderAStampThatDidNotMoveIsNotStarted), and
+// not with one that moved. The stamp's times are an hour old (a server
+// clock far behind this host's): no clock is compared.
 func TestNextCache_UncleanStampIsReadAgain(t *testing.T) {
 	root := testdir.New(t)
 	dir, err := DirFor(root, "j")
@@ -213,14 +216,14 @@ func TestNextCache_UncleanStampIsReadAgain(t *testing.T) {
 	require.Equal(t, []string{"j"}, names, "a stamp not yet clean must not hide the queued status")
 	require.Equal(t, 1, reads)
 
-	// A take checks the queued job it picks: read by an earlier look, its
-	// stamp not clean, it is not current.
+	// A take checks the queued job it picks, read by an earlier look: its
+	// stamp did not move, clean or not, so it goes on to Start.
 	rd, err := dirstamp.Open(root)
 	require.NoError(t, err)
 	defer rd.Close()
 	e, _ := tc.takeBest(nil)
 	require.NotNil(t, e)
-	require.False(t, tc.current(rd, e, now.Add(time.Nanosecond)), "a stamp not yet clean is not current")
+	require.True(t, tc.current(rd, e, now.Add(time.Nanosecond)), "a stamp that did not move, not yet clean, is current")
 	tc.settle(e, errNotCurrent)
 
 	now = now.Add(dirstamp.CoarseTick)
@@ -236,6 +239,65 @@ func TestNextCache_UncleanStampIsReadAgain(t *testing.T) {
 	e, _ = tc.takeBest(nil)
 	require.NotNil(t, e)
 	require.True(t, tc.current(rd, e, now.Add(time.Second)), "still clean")
+}
+
+// A job that StartNext picked for its kinds, and whose job.json became
+// another kind's in the tick of its directory's stamp (the stamp did not
+// move, as on a filesystem with coarse timestamps), is not started: Start
+// reads job.json again once it holds job.lock and refuses a kind StartNext
+// does not take. Nothing of the job changes, nothing is reported, and the
+// next look reads it again. A take that finds the stamp moved looks again
+// at once, and reads the job before any Start.
+func TestStartNext_KindChangedUnderAStampThatDidNotMoveIsNotStarted(t *testing.T) {
+	for _, moved := range []bool{false, true} {
+		t.Run(fmt.Sprintf("stamp-moved=%v", moved), func(t *testing.T) {
+			root := testdir.New(t)
+			dir := submitTest(t, root, "j", Queued)
+			tc := newTestNextCache(root, 0)
+			tc.firstLookAlone = true // no full scan: the test's stamps alone
+			frozenStat(tc)
+			names, _, _ := tc.lookKindsCounting(t, []string{"test"})
+			require.Equal(t, []string{"j"}, names)
+
+			spec, err := os.ReadFile(dir.SpecPath())
+			require.NoError(t, err)
+			other := bytes.Replace(spec, []byte(`"kind": "test"`), []byte(`"kind": "other"`), 1)
+			require.NotEqual(t, spec, other)
+			if moved {
+				// Replaced through a new name, a tick later: the directory's
+				// real stamp moves.
+				time.Sleep(fsTick)
+				tmp := filepath.Join(string(dir), ".job.json.new")
+				require.NoError(t, os.WriteFile(tmp, other, 0o644))
+				require.NoError(t, os.Rename(tmp, dir.SpecPath()))
+				tc.stat = nil
+			} else {
+				require.NoError(t, os.WriteFile(dir.SpecPath(), other, 0o644))
+			}
+
+			var skipped []error
+			no := nextOptions{kinds: []string{"test"}, skipped: func(_ JobDir, err error) { skipped = append(skipped, err) }}
+			run, err := tc.startOldest(context.Background(), true, no, nil)
+			require.NoError(t, err)
+			if run != nil {
+				_ = run.Close()
+			}
+			require.Nil(t, run, "a job of kind other was started by a StartNext of kind test")
+			require.Empty(t, skipped, "a job of another kind is passed over, not reported")
+			st, err := ReadStatus(dir)
+			require.NoError(t, err)
+			require.Equal(t, Queued, st.State)
+			require.NoDirExists(t, runPath(dir, 1), "no attempt was claimed")
+			names, reads, _ := tc.lookKindsCounting(t, []string{"test"})
+			require.Empty(t, names)
+			if moved {
+				require.Zero(t, reads, "read again by the take's own look, which found the stamp moved")
+			} else {
+				require.Equal(t, 1, reads, "read again at the next look")
+			}
+			require.Equal(t, "other", tc.entries["j"].kind)
+		})
+	}
 }
 
 // A job directory removed and made again under the same name is read

@@ -226,16 +226,21 @@ func (c *nextCache) takeBest(kinds []string) (*nextEntry, time.Time) {
 	return e, e.due
 }
 
-// current reports whether e, taken by the caller, is as the look that
-// began at began (c's clock), or an earlier one, read it: read by that
-// look, or its directory's stamp unchanged and clean since. A stat at
-// most, without c.mu: no look touches an entry being taken.
+// current reports whether e, taken by the caller, may be started as the
+// look that began at began (c's clock), or an earlier one, read it: read
+// by that look, or its directory's stamp unchanged since. A stamp that is
+// not yet clean (cleanStamp) may hide a change made within its tick: that
+// is left to Start, which reads the job's records again once it holds
+// job.lock and refuses a job that is not queued, not due, or (startOptions.picked)
+// not of the kinds StartNext takes. Such a change can only
+// make this take start a job before one a later look would order first.
+// A stat at most, without c.mu: no look touches an entry being taken.
 func (c *nextCache) current(d *dirstamp.Dir, e *nextEntry, began time.Time) bool {
 	if !e.readAt.Before(began) {
 		return true
 	}
 	st, err := c.statUncounted(d, e.name)
-	return err == nil && e.seen.unchanged(st)
+	return err == nil && !e.seen.first.IsZero() && st == e.seen.stamp
 }
 
 // settle records what Start's err says of e: started (running), to be read

@@ -18,6 +18,11 @@ type startOptions struct {
 	progressInterval time.Duration
 	hostSet          bool        // WithHost was given
 	next             nextOptions // StartNext's own (next.go); Start ignores them
+
+	// picked, set by StartNext alone, are the kinds it takes: Start
+	// refuses a job of another kind (errNotCurrent), which StartNext's
+	// look read before a change its directory's stamp does not show yet.
+	picked []string
 }
 
 // claimOptions are what a claim of a job's next attempt needs (claim.go),

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"sync/atomic"
 	"time"
 
@@ -69,7 +70,7 @@ func Start(dir JobDir, opts ...StartOption) (*Run, error) {
 // (else ErrNotDue, or ErrWrongState once it ended lost).
 func startLocked(op string, jd *fsys.Dir, lk *Lock, o startOptions) (*Run, error) {
 	for {
-		spec, last, err := readForStart(op, jd)
+		spec, last, err := readForStart(op, jd, o.picked)
 		if err != nil {
 			return nil, err
 		}
@@ -87,12 +88,17 @@ func startLocked(op string, jd *fsys.Dir, lk *Lock, o startOptions) (*Run, error
 }
 
 // readForStart reads the job's spec and last status; a job in a terminal
-// state is not started again (ErrCancelRequested if it has a request).
-func readForStart(op string, jd *fsys.Dir) (JobSpec, *JobStatus, error) {
+// state is not started again (ErrCancelRequested if it has a request), nor
+// one whose kind is not one of picked, when StartNext picked it for its
+// kinds (errNotCurrent).
+func readForStart(op string, jd *fsys.Dir, picked []string) (JobSpec, *JobStatus, error) {
 	dir := jobDir(jd)
 	spec, err := readSpecIn(jd, newReadOptions(nil), specSchema())
 	if err != nil {
 		return JobSpec{}, nil, err
+	}
+	if len(picked) > 0 && !slices.Contains(picked, spec.Kind) {
+		return JobSpec{}, nil, errNotCurrent
 	}
 	last, err := readStatusIn(jd, newReadOptions(nil), statusSchema())
 	if err != nil {
