@@ -207,10 +207,11 @@ func (c *nextCache) startOldest(ctx context.Context, once bool, no nextOptions, 
 			handed := no.handOff != nil && no.handOff()
 			waitDue(due)
 			run, err := Start(dir, opts...)
-			c.settle(e, err)
 			if err == nil {
+				c.started(e, run)
 				return run, nil
 			}
+			c.settle(e, err)
 			if !passedOver(err) && !errors.Is(err, errNotCurrent) {
 				no.report([]nextReport{{dir, err}})
 			}

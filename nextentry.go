@@ -48,8 +48,7 @@ type nextEntry struct {
 	due         time.Time // queued: not started before (not_before, retry_at); zero: at once
 	errText     string    // the last error reported for it
 	retryAt     time.Time // stateBroken after a failed Start: not tried before
-	taking      bool      // a StartNext of this process is starting it
-	stale       bool      // taking, and its LiveDir entry or directory changed meanwhile: read it again
+	taking      bool      // a StartNext of this process is starting it, or a Run it started lives
 	gone        bool      // no directory under the name at the last look
 	liveIno     uint64    // its LiveDir entry's inode at the last whole read of LiveDir (0: unknown)
 }

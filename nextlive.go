@@ -178,8 +178,9 @@ func (c *nextCache) hold(e *nextEntry) {
 	c.noteState(e)
 }
 
-// readAgain makes e's job one to read again: at this look, or once the
-// call that is starting it settles it. The caller holds c.looking.
+// readAgain makes e's job one to read again: at this look, or, taken, once
+// the call that is starting it settles it or the Run it started is closed
+// (released). The caller holds c.looking.
 func (c *nextCache) readAgain(e *nextEntry) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -187,8 +188,7 @@ func (c *nextCache) readAgain(e *nextEntry) {
 		return // its failed Start is tried again at retryAt; a replaced directory is read at once (refresh)
 	}
 	if e.taking {
-		e.stale = true
-		return
+		return // read again once settled, or released by its Run
 	}
 	e.state = stateUnknown
 	c.noteState(e)

@@ -187,7 +187,7 @@ func (c *nextCache) note(e *nextEntry) {
 func (c *nextCache) noteState(e *nextEntry) {
 	held := c.entries[e.name] == e
 	c.incomplete = noteIn(c.incomplete, e, held && e.state == stateIncomplete)
-	c.running = noteIn(c.running, e, held && e.state == stateRunning)
+	c.running = noteIn(c.running, e, held && !e.taking && e.state == stateRunning)
 	c.watched = noteIn(c.watched, e, held && !e.taking && e.state != stateQueued)
 	c.queue.remove(e) // and put back: its due time or kind may have changed
 	if held && !e.taking && e.state == stateQueued {
@@ -243,7 +243,30 @@ func (c *nextCache) current(d *dirstamp.Dir, e *nextEntry, began time.Time) bool
 	return err == nil && !e.seen.first.IsZero() && st == e.seen.stamp
 }
 
-// settle records what Start's err says of e: started (running), to be read
+// started records that e's Start succeeded: e stays taken while run
+// lives, running, so that no look or rescue pass stats or reads it (this
+// process writes its records, and its Finish retires its LiveDir entry).
+// run's Close hands it back (released).
+func (c *nextCache) started(e *nextEntry, run *Run) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e.state = stateRunning
+	c.noteState(e)
+	run.closed = func() { c.released(e) }
+}
+
+// released hands back e, taken by a Run that is now closed: it is read
+// again at the next look (its job may be queued again, or still running if
+// the Run was closed without Finish), unless that look forgets it first,
+// its LiveDir entry gone (the job ended).
+func (c *nextCache) released(e *nextEntry) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e.taking, e.state = false, stateUnknown
+	c.noteState(e)
+}
+
+// settle records what Start's err says of e, a job whose Start failed: to be read
 // again (passed over: another runner won it, it has a cancel request, it
 // ended or is gone, or it was not current), or failed on its own (left for
 // nextRetry).
@@ -252,20 +275,13 @@ func (c *nextCache) settle(e *nextEntry, err error) {
 	defer c.mu.Unlock()
 	e.taking = false
 	switch passed := passedOver(err); {
-	case err == nil && !e.stale:
-		e.state = stateRunning
-	case err == nil, passed, errors.Is(err, errNotCurrent):
+	case passed, errors.Is(err, errNotCurrent):
 		e.state = stateUnknown
 	default:
 		e.state, e.retryAt, e.errText = stateBroken, c.now().Add(nextRetry), err.Error()
 	}
-	e.stale = false
 	c.noteState(e)
 }
-
-// errNotCurrent settles a job whose directory changed since it was read:
-// the next look reads it again.
-var errNotCurrent = errors.New("changed since read")
 
 // watch returns a channel that is closed at the next file system event of
 // root, of its LiveDir, or of an incomplete job directory followed; nil

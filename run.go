@@ -51,6 +51,7 @@ type Run struct {
 	own      ownership   // fixed by Start
 	written  fsys.ID     // status.json as this Run last wrote it (zero before its first write)
 	lostErr  error       // ErrNotOwner once ownership is lost: sticky
+	closed   func()      // set by the view that started it (StartNext): called once, by Close
 	progressState
 }
 
@@ -260,6 +261,9 @@ func (r *Run) Close() error {
 	}
 	rerr := r.release(lost, finished)
 	uerr := lk.Unlock()
+	if r.closed != nil {
+		r.closed()
+	}
 	return errors.Join(werr, rerr, uerr, r.jd.Close())
 }
 

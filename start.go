@@ -157,6 +157,12 @@ func begin(op string, jd *fsys.Dir, lk *Lock, spec JobSpec, c *attempt.Claim, la
 	return r, nil
 }
 
+// errNotCurrent is StartNext's verdict on a job that is not as its view
+// read it: its directory changed since (the take's stat), or Start found
+// it of a kind StartNext does not take (startOptions.picked). The job is
+// passed over, not reported, and read again at the next look.
+var errNotCurrent = errors.New("changed since read")
+
 // startSeam, when set (by tests only), runs in begin once the Run's lease
 // renewer runs and before running is written (a slow Start).
 var startSeam atomic.Pointer[func(dir string)]

@@ -207,7 +207,9 @@ func TestWorker_TakeCostDoesNotGrowWithTheBacklog(t *testing.T) {
 			// The first full scan read every queued job; the take that picks
 			// one trusts that read while the job's directory did not move,
 			// and its Start reads the job's records again under job.lock.
-			require.Equal(t, 1.0, specOpens, "job.json opens per job drained, after the first scan read the backlog")
+			// (A later full scan, every RepairInterval, may read some again
+			// on a slow run: well below one more read a job.)
+			require.Less(t, specOpens, 1.5, "job.json opens per job drained, after the first scan read the backlog")
 		})
 	}
 	if t.Failed() {
