@@ -60,8 +60,14 @@ type workerOptions struct {
 // otherwise.
 const DefaultGrace = 10 * time.Second
 
-// WithParallel sets how many jobs a Worker runs at once (default 1); n < 1
-// makes NewWorker fail with ErrInvalid.
+// WithParallel sets how many handlers a Worker runs at once (default 1);
+// n < 1 makes NewWorker fail with ErrInvalid. A job's end is recorded once
+// its handler returns, while the next job may already be taken and
+// started: besides n handlers, up to n jobs may be ending, each until its
+// last status is written (durably) and its Run closed. So status.json may
+// say running for up to 2n of a Worker's jobs at a time, and the ends of
+// several jobs may be written in another order than their handlers
+// returned.
 func WithParallel(n int) WorkerOption { return func(o *workerOptions) { o.parallel = n } }
 
 // WithGrace sets how long a stopping Worker waits for its running handlers
@@ -207,7 +213,7 @@ func (w *Worker) Run(ctx context.Context) error {
 		}
 	}()
 	t := &taker{w: w, c: c, no: so.next, op: op, taking: taking, stopped: stopped,
-		slots: make(chan struct{}, w.o.parallel), ended: make(chan struct{}, 1), done: make(chan struct{})}
+		slots: make(chan struct{}, w.o.parallel), ending: make(chan struct{}, w.o.parallel), ended: make(chan struct{}, 1), done: make(chan struct{})}
 	var rescuer sync.WaitGroup
 	rescuer.Go(func() { w.rescueLoop(taking, c, so.next.scan) })
 	defer rescuer.Wait()
@@ -225,9 +231,10 @@ func (w *Worker) Run(ctx context.Context) error {
 // (the taker); the one that finds a job runs the job's handler itself, so
 // that nothing stands between the job's start and its handler but the
 // handler's context. It hands the taking to a new goroutine first if a
-// slot is free; if none is, the first of the running handlers' goroutines
-// to return takes over (with WithParallel(1), the default, one goroutine
-// takes and runs every job in turn).
+// slot is free; if none is, the first of the running handlers to return
+// frees its slot and hands the taking to a new goroutine while its own
+// writes the job's end (run): with WithParallel(1), the default, the next
+// job is taken and started while the last one's end is written.
 type taker struct {
 	w       *Worker
 	c       *nextCache
@@ -236,6 +243,7 @@ type taker struct {
 	taking  context.Context // done: take no more jobs
 	stopped context.Context // done: the handlers' contexts end (drain)
 	slots   chan struct{}   // one per handler running or about to
+	ending  chan struct{}   // one per job whose handler returned and whose end is being written
 	ended   chan struct{}   // buffered 1: a handler returned (WithUntilIdle looks again)
 	done    chan struct{}   // closed when the taking has ended, err set
 
@@ -300,11 +308,21 @@ func (t *taker) handedStartFailed() {
 	}
 }
 
-// run runs run's handler and releases its slot; it reports whether this
-// goroutine takes jobs next (the taking was vacant).
+// run runs run's handler, releases its slot and then writes the job's end,
+// while another goroutine takes the next job if the taking was vacant: the
+// end's fsyncs and those of the next Start overlap. At most cap(t.ending)
+// ends are written at once; a handler that returns while that many are
+// holds its slot until one is done. The job counts as active (a
+// WithUntilIdle look is busy) until its end is written. It reports whether
+// this goroutine takes jobs next: never, once the handler returned.
 func (t *taker) run(run *Run) (again bool) {
 	returned := false
 	defer func() {
+		if returned {
+			return
+		}
+		// The handler called runtime.Goexit: the Run is closed, the
+		// goroutine ends.
 		t.active.Add(-1)
 		t.mu.Lock()
 		<-t.slots
@@ -315,14 +333,37 @@ func (t *taker) run(run *Run) (again bool) {
 		case t.ended <- struct{}{}:
 		default:
 		}
-		if again && !returned { // the handler called runtime.Goexit: the goroutine ends
+		if again {
 			t.handlers.Go(t.take)
 		}
 	}()
-	t.w.work(t.stopped, run)
+	end := t.w.work(t.stopped, run)
 	returned = true
+	t.ending <- struct{}{}
+	t.mu.Lock()
+	<-t.slots
+	vacant := t.vacant // never after end: only a taker ends the taking, and none exists while vacant
+	t.vacant = false
+	t.mu.Unlock()
+	if vacant {
+		t.handlers.Go(t.take)
+	}
+	if h := endSeam.Load(); h != nil {
+		(*h)(run.Dir().ID())
+	}
+	end()
+	<-t.ending
+	t.active.Add(-1)
+	select {
+	case t.ended <- struct{}{}:
+	default:
+	}
 	return false
 }
+
+// endSeam, when set (by tests only), runs before a job's end is written,
+// once its handler returned and its slot was freed.
+var endSeam atomic.Pointer[func(id string)]
 
 // find takes a slot and finds a job to run; nil when the taking has ended
 // (t.done), or when this goroutine handed the taking on and the Start
@@ -490,24 +531,44 @@ func (w *Worker) rescue(dirs []JobDir) {
 	}
 }
 
-// work runs the handler for run and ends the attempt as its result says,
-// then closes run. stopped ends when the Worker's grace is over.
-func (w *Worker) work(stopped context.Context, run *Run) {
-	defer run.Close()
+// work runs the handler for run and returns the end of its attempt: the
+// record of how it ended, as the handler's result and its context's cause
+// (as of the handler's return) say, and the Run's Close. A handler that
+// calls runtime.Goexit ends nothing but the Run, closed as its goroutine
+// unwinds. stopped ends when the Worker's grace is over.
+func (w *Worker) work(stopped context.Context, run *Run) (end func()) {
 	id := run.Dir().ID()
 	logs := w.o.logger != nil // without a logger, no line is made, nor what it would say
 	if logs {
 		st := run.Status()
 		w.log(slog.LevelInfo, "started", "job", id, "kind", run.Spec().Kind, "attempt", NumberAttempts(run.Spec(), &st).Current)
 	}
-	runCtx := run.Context()
-	ctx, cancel := context.WithCancelCause(runCtx)
-	defer cancel(nil)
+	ctx, cancel := context.WithCancelCause(run.Context())
 	release := context.AfterFunc(stopped, func() { cancel(context.Cause(stopped)) })
-	defer release()
-
+	done := func() {
+		release()
+		cancel(nil)
+		_ = run.Close()
+	}
+	returned := false
+	defer func() {
+		if !returned {
+			done()
+		}
+	}()
 	err := w.call(ctx, run)
-	if err := run.endWith(err, context.Cause(ctx)); err != nil {
+	cause := context.Cause(ctx)
+	returned = true
+	return func() {
+		defer done()
+		w.end(run, id, logs, err, cause)
+	}
+}
+
+// end records the end of run's attempt, as the handler's err and its
+// context's cause say, and logs it.
+func (w *Worker) end(run *Run, id string, logs bool, err, cause error) {
+	if err := run.endWith(err, cause); err != nil {
 		w.log(slog.LevelWarn, "could not record the job's end", "job", id, "err", err)
 	}
 	if !logs {
