@@ -65,7 +65,10 @@ func (v *View) Root() string { return v.root }
 // it whole first), later ones what changed since. It takes StartNext's
 // options, each call its own. A call still waiting when Close is called
 // returns an *Error that matches fs.ErrClosed, as does every call after
-// Close; a Run it returned is the caller's and Close leaves it alone.
+// Close; a Run it returned is the caller's and Close leaves it alone. The
+// view does not look at a job it started until that job's Run is closed
+// (its process writes the job's records): close every Run, after its
+// Finish, or the view never learns that its job was queued again.
 func (v *View) StartNext(ctx context.Context, opts ...StartOption) (*Run, error) {
 	const op = "start next"
 	o, _, err := nextArgs(op, v.root, opts)
