@@ -240,7 +240,7 @@ func (c *nextCache) current(d *dirstamp.Dir, e *nextEntry, began time.Time) bool
 		return true
 	}
 	st, err := c.statUncounted(d, e.name)
-	return err == nil && !e.seen.first.IsZero() && st == e.seen.stamp
+	return err == nil && e.seen.holds(st)
 }
 
 // started records that e's Start succeeded: e stays taken while run

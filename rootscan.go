@@ -79,7 +79,7 @@ func tickOver(st dirstamp.Stamp, first, now time.Time) bool {
 
 // renew starts s over at st, first seen at now, unless s already stamps st.
 func (s *cleanStamp) renew(st dirstamp.Stamp, now time.Time) bool {
-	if !s.first.IsZero() && st == s.stamp {
+	if s.holds(st) {
 		return false
 	}
 	*s = cleanStamp{stamp: st, first: now}
@@ -89,7 +89,12 @@ func (s *cleanStamp) renew(st dirstamp.Stamp, now time.Time) bool {
 // unchanged reports whether st, a stat taken after the last read, says
 // that nothing changed since that read: it equals a clean stamp.
 func (s *cleanStamp) unchanged(st dirstamp.Stamp) bool {
-	return s.clean && !s.first.IsZero() && st == s.stamp
+	return s.clean && s.holds(st)
+}
+
+// holds reports whether s has seen a stamp and it is st, clean or not.
+func (s *cleanStamp) holds(st dirstamp.Stamp) bool {
+	return !s.first.IsZero() && st == s.stamp
 }
 
 // rootListing is a rootView's listing of its root, made again only when
