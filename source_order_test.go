@@ -32,6 +32,7 @@ var usesOfLaterFiles = []string{
 	"runend.go -> worker.go",
 	"start.go -> retry.go",
 	"sweep.go -> build.go",
+	"worker.go -> taker.go",
 }
 
 // TestSourceMap_FilesUseFilesListedBefore keeps docs/source.md's order true:
