@@ -48,14 +48,29 @@ wine_setup_timeout=300
 bounded() {
 	timeout "$wine_setup_timeout" "$@" || {
 		rc=$?
-		[ "$rc" -eq 124 ] && echo "Wine: '$*' did not return within ${wine_setup_timeout}s" >&2
-		exit "$rc"
+		if [ "$rc" -eq 124 ]; then
+			echo "Wine: '$*' did not return within ${wine_setup_timeout}s" >&2
+		else
+			echo "Wine: '$*' failed (exit $rc)" >&2
+		fi
+		return "$rc"
 	}
 }
 
+# A new prefix's wineboot now and then fails at once on this machine, and
+# succeeds when run again on a new prefix: it is made once more before the
+# step fails, with wineboot's own output shown.
+fresh_prefix() {
+	bounded wineboot --init >"$work/wineboot.log" 2>&1 && bounded wineserver -w
+}
 echo "== Windows under Wine: fresh prefix"
-bounded wineboot --init >/dev/null 2>&1
-bounded wineserver -w
+if ! fresh_prefix; then
+	tail -n 20 "$work/wineboot.log" >&2
+	echo "Wine: making the prefix once more" >&2
+	wineserver -k >/dev/null 2>&1 || true
+	rm -rf "$WINEPREFIX"
+	fresh_prefix || { tail -n 20 "$work/wineboot.log" >&2; exit 1; }
+fi
 cp "$work/bcryptprimitives.dll" "$WINEPREFIX/drive_c/windows/system32/"
 # Start Wine's system processes (services.exe, winedevice.exe, ...) now, with
 # stdio on /dev/null, and keep them alive with a persistent wineserver. Started
