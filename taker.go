@@ -58,25 +58,29 @@ func (t *taker) take() {
 	t.run(run)
 }
 
-// handOff hands the taking to a new goroutine if a slot is free, counting
-// the job about to be started as active (a WithUntilIdle look is busy
-// meanwhile), and reports whether it did.
+// handOff hands the taking on, counting the job about to be started as
+// active (a WithUntilIdle look is busy meanwhile): to a new goroutine if a
+// slot is free (it reports true then), else to the first running handler
+// to return (vacant), so that a slot freed while this goroutine's Start
+// runs is taken at once, not after that Start.
 func (t *taker) handOff() bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	t.active.Add(1)
 	if len(t.slots) >= cap(t.slots) {
+		t.vacant = true
 		return false
 	}
-	t.active.Add(1)
 	t.handlers.Go(t.take)
 	return true
 }
 
 // handedStartFailed ends a goroutine that handed the taking on and whose
-// Start then failed: it is no taker any more, so it releases its slot and
-// wakes a WithUntilIdle look that waits for a job to end.
+// Start then failed: it is no taker any more, so it releases its slot
+// (handing the taking to a new goroutine if it was left vacant) and wakes
+// a WithUntilIdle look that waits for a job to end.
 func (t *taker) handedStartFailed() {
-	<-t.slots
+	t.freeSlot()
 	t.over()
 }
 
@@ -144,8 +148,8 @@ func (t *taker) find() (run *Run, handed bool) {
 	no := t.no
 	if w.o.gate == nil && cap(t.slots) > 1 {
 		no.handOff = func() bool {
-			handed = t.handOff()
-			if handed {
+			handed = true
+			if t.handOff() {
 				// The new taker waits on this goroutine's P, which the
 				// Start about to run here keeps through its short calls
 				// until its first fsync: up to a millisecond or two in
@@ -153,7 +157,7 @@ func (t *taker) find() (run *Run, handed bool) {
 				// at once and the Start after it.
 				runtime.Gosched()
 			}
-			return handed
+			return true
 		}
 	}
 	for {

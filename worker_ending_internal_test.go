@@ -2,6 +2,7 @@ package jobstore
 
 import (
 	"context"
+	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -122,4 +123,39 @@ func TestWorker_AtMostParallelEndsAtOnce(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, Succeeded, st.State, "job %s", id)
 	}
+}
+
+// A slot freed while a job's Start runs is taken at once: with
+// WithParallel(2), b is picked while a's handler holds the other slot, and
+// c starts while b's Start is still held, once a's handler returned.
+func TestWorker_SlotFreedDuringAStartIsTakenAtOnce(t *testing.T) {
+	root := testdir.New(t)
+	submitIDs(t, root, "a", "b", "c")
+	aReturn, cStarted := make(chan struct{}), make(chan struct{})
+	var cDuringB atomic.Bool
+	f := func(dir string) { // in b's Start, before running is written
+		if filepath.Base(dir) != "b" {
+			return
+		}
+		close(aReturn) // both slots are held now: a's handler and b's Start
+		select {
+		case <-cStarted:
+			cDuringB.Store(true)
+		case <-time.After(endWait):
+		}
+	}
+	startSeam.Store(&f)
+	t.Cleanup(func() { startSeam.Store(nil) })
+	w, err := NewWorker(root, func(_ context.Context, run *Run) error {
+		switch run.Dir().ID() {
+		case "a":
+			<-aReturn
+		case "c":
+			close(cStarted)
+		}
+		return nil
+	}, WithParallel(2), WithUntilIdle())
+	require.NoError(t, err)
+	require.NoError(t, w.Run(context.Background()))
+	require.True(t, cDuringB.Load(), "c did not start while b's Start was held, though a's handler had returned")
 }
