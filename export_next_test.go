@@ -1,6 +1,9 @@
 package jobstore
 
-import "fmt"
+import (
+	"fmt"
+	"time"
+)
 
 // WithoutNextEvents turns file system events off in StartNext, leaving its
 // scan alone, as on a filesystem that gives none.
@@ -25,4 +28,16 @@ func (c *nextCache) waitScan() {
 	if s != nil {
 		s.wait()
 	}
+}
+
+// look is lookIn through the root opened for it, as a take's startOldest
+// opens it, for tests.
+func (c *nextCache) look() (time.Time, []nextReport, error) {
+	d, err := c.view.open()
+	if err != nil {
+		return c.now(), nil, errReadRoot("start next", c.root, err)
+	}
+	defer d.Close()
+	now, reports := c.lookIn(d)
+	return now, reports, nil
 }

@@ -186,11 +186,8 @@ func (c *nextCache) startOldest(ctx context.Context, once bool, no nextOptions, 
 		opts = append(slices.Clip(opts), func(o *startOptions) { o.picked = no.kinds })
 	}
 	for {
-		began, reports, err := c.look()
+		began, reports := c.lookIn(rd)
 		no.report(reports)
-		if err != nil {
-			return nil, err
-		}
 		for {
 			if !once && ctx.Err() != nil {
 				return nil, nil

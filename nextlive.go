@@ -9,9 +9,10 @@ import (
 	"github.com/axqua/jobstore/internal/dirstamp"
 )
 
-// look brings the cache up to date with root: the queued jobs it knows
-// are then in c.queue, in the order a take starts them. It returns when
-// it began (c's clock), and the errors to report.
+// lookIn brings the cache up to date with root, through d, the root as
+// its caller opened it: the queued jobs it knows are then in c.queue, in
+// the order a take starts them. It returns when it began (c's clock), and
+// the errors to report.
 //
 // What it reads grows with the jobs that changed, not with the root nor
 // with the queued jobs: LiveDir's entries that its events named (or its
@@ -30,16 +31,10 @@ import (
 // read (c.entries, the queue and the sets of entries): its file system
 // calls are made without c.mu, so that takes and settles never wait for
 // them.
-func (c *nextCache) look() (time.Time, []nextReport, error) {
-	const op = "start next"
+func (c *nextCache) lookIn(d *dirstamp.Dir) (time.Time, []nextReport) {
 	c.looking.Lock()
 	defer c.looking.Unlock()
 	now := c.now()
-	d, err := c.view.open()
-	if err != nil {
-		return now, nil, errReadRoot(op, c.root, err)
-	}
-	defer d.Close()
 	var reports []nextReport
 	c.mu.Lock()
 	names, liveNames, full, allLive := c.events.takeHints()
@@ -59,7 +54,7 @@ func (c *nextCache) look() (time.Time, []nextReport, error) {
 	if !c.firstLookAlone {
 		scan.startIfDue(now, c.repairInterval(), full, c.liveNames)
 	}
-	return now, reports, nil
+	return now, reports
 }
 
 // watchedNow returns the entries of c.watched.
