@@ -201,7 +201,10 @@ func (c *nextCache) startOldest(ctx context.Context, once bool, no nextOptions, 
 				break // look again: it reads e
 			}
 			dir := JobDir(filepath.Join(c.root, e.name))
-			handed := no.handOff != nil && no.handOff()
+			handed := no.handOff != nil
+			if handed {
+				no.handOff()
+			}
 			waitDue(due)
 			run, err := Start(dir, opts...)
 			if err == nil {

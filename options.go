@@ -121,9 +121,9 @@ type nextOptions struct {
 	noEvents bool // tests only: the scan alone, as on a filesystem without events
 
 	// handOff, a Worker's, is called once a job is taken and checked, just
-	// before its Start: true means another goroutine takes the next job
-	// meanwhile, and a Start that then fails ends the call (errHandedOff).
-	handOff func() bool
+	// before its Start: another goroutine takes the next job meanwhile, so a
+	// Start that then fails ends the call (errHandedOff).
+	handOff func()
 }
 
 // WithKinds restricts StartNext to jobs whose kind is one of kinds. Several

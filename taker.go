@@ -39,7 +39,7 @@ type taker struct {
 // take is the taker's part: find a job, hand the taking on, run the
 // handler (run, which hands the taking on again if it was left vacant).
 // Without WithTakeGate the taking is handed on as soon as a job is picked,
-// before its Start (handOff), so that the Starts of several jobs, each
+// before its Start (nextOptions.handOff), so that the Starts of several jobs, each
 // a few fsyncs, overlap.
 func (t *taker) take() {
 	run, handed := t.find()
@@ -47,26 +47,18 @@ func (t *taker) take() {
 		return
 	}
 	if !handed {
-		t.mu.Lock()
-		if len(t.slots) < cap(t.slots) {
-			t.handlers.Go(t.take)
-		} else {
-			t.vacant = true
-		}
-		t.mu.Unlock()
+		t.passTaking()
 	}
 	t.run(run)
 }
 
-// handOff hands the taking on, counting the job about to be started as
-// active (a WithUntilIdle look is busy meanwhile): to a new goroutine if a
-// slot is free (it reports true then), else to the first running handler
-// to return (vacant), so that a slot freed while this goroutine's Start
-// runs is taken at once, not after that Start.
-func (t *taker) handOff() bool {
+// passTaking hands the taking on: to a new goroutine if a slot is free (it
+// reports true then), else to the first running handler to return
+// (vacant), so that a slot freed while this goroutine starts a job is
+// taken at once, not after that Start.
+func (t *taker) passTaking() bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	t.active.Add(1)
 	if len(t.slots) >= cap(t.slots) {
 		t.vacant = true
 		return false
@@ -84,7 +76,7 @@ func (t *taker) handedStartFailed() {
 	t.over()
 }
 
-// freeSlot releases a handler's slot and, if the taking was vacant (every
+// freeSlot releases this goroutine's slot and, if the taking was vacant (every
 // slot was taken), hands it to a new goroutine. Never after end: only a
 // taker ends the taking, and none exists while it is vacant.
 func (t *taker) freeSlot() {
@@ -147,9 +139,10 @@ func (t *taker) find() (run *Run, handed bool) {
 	w := t.w
 	no := t.no
 	if w.o.gate == nil && cap(t.slots) > 1 {
-		no.handOff = func() bool {
+		no.handOff = func() {
 			handed = true
-			if t.handOff() {
+			t.active.Add(1) // a WithUntilIdle look is busy while the job starts
+			if t.passTaking() {
 				// The new taker waits on this goroutine's P, which the
 				// Start about to run here keeps through its short calls
 				// until its first fsync: up to a millisecond or two in
@@ -157,7 +150,6 @@ func (t *taker) find() (run *Run, handed bool) {
 				// at once and the Start after it.
 				runtime.Gosched()
 			}
-			return true
 		}
 	}
 	for {
@@ -192,7 +184,7 @@ func (t *taker) find() (run *Run, handed bool) {
 			if run == nil {
 				t.handedStartFailed()
 			}
-			return run, true // counted active by handOff
+			return run, true // counted active by the hand-off
 		}
 		if run == nil {
 			<-t.slots
