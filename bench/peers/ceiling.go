@@ -21,16 +21,27 @@ func ceiling(files, dirs int, d diskRates) float64 {
 
 // medianDisk is the median of each rate over the rounds.
 func medianDisk(rounds []diskRates) diskRates {
-	var files, dirs, layouts []float64
-	for _, r := range rounds {
-		files = append(files, r.fileSync)
-		dirs = append(dirs, r.dirSync)
-		layouts = append(layouts, r.layout)
+	med := func(of func(diskRates) float64) float64 {
+		var v []float64
+		for _, r := range rounds {
+			v = append(v, of(r))
+		}
+		return median(v)
 	}
-	slices.Sort(files)
-	slices.Sort(dirs)
-	slices.Sort(layouts)
-	return diskRates{fileSync: files[len(files)/2], dirSync: dirs[len(dirs)/2], layout: layouts[len(layouts)/2]}
+	return diskRates{
+		fileSync:  med(func(r diskRates) float64 { return r.fileSync }),
+		dirSync:   med(func(r diskRates) float64 { return r.dirSync }),
+		layout:    med(func(r diskRates) float64 { return r.layout }),
+		runAtOnce: med(func(r diskRates) float64 { return r.runAtOnce }),
+	}
+}
+
+// median is the middle value of v (the upper one of an even count); v is
+// not modified.
+func median(v []float64) float64 {
+	s := slices.Clone(v)
+	slices.Sort(s)
+	return s[len(s)/2]
 }
 
 func printDisk(w io.Writer, c config, rounds []diskRates) {
@@ -43,6 +54,55 @@ func printDisk(w io.Writer, c config, rounds []diskRates) {
 		f.submitFiles, f.submitDirs, f.submitFiles, d.fileSync, f.submitDirs, d.dirSync, ceiling(f.submitFiles, f.submitDirs, d))
 	fmt.Fprintf(w, "jobstore drain, 1 at a time: %d file + %d directory fsyncs per job: ceiling 1 / (%d/%.0f + %d/%.0f) = %.0f jobs/s\n",
 		f.runFiles, f.runDirs, f.runFiles, d.fileSync, f.runDirs, d.dirSync, ceiling(f.runFiles, f.runDirs, d))
+	fmt.Fprintf(w, "jobstore drain, %d at a time: the same fsyncs of %d jobs at once (a Worker at %d writes at most %d starts and %d ends at once), each in a directory of its own, nothing else: %.0f jobs/s (measured)\n",
+		c.parallel, drainWriters(c), c.parallel, c.parallel, c.parallel, d.runAtOnce)
 	fmt.Fprintf(w, "jobstore enqueue, in batches (fsyncs shared): one writer makes a job's directory and two records (temp file, rename) with no fsync %.0f times a second: a batch's ceiling on this file system, whatever it shares\n",
 		d.layout)
+}
+
+// drainWriters is how many jobs at once the loop of a drained job's fsyncs
+// runs: as many as a Worker at c.parallel may write at once.
+func drainWriters(c config) int { return 2 * c.parallel }
+
+// printScaling says how each base system's drain grows from 1 to
+// c.parallel at a time, and what a drain at c.parallel of 3× the drain at
+// 1 would need beside what the disk and the bare layout gave.
+func printScaling(w io.Writer, c config, r *results, rounds []diskRates) {
+	bases, _ := r.split()
+	if len(bases) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "\nDrain at %d against drain at 1 (each round's ratio, median and range):", c.parallel)
+	for _, s := range bases {
+		if v := s.perRound(rowDrainN, rowDrain1); len(v) > 0 {
+			fmt.Fprintf(w, " %s %s×;", s.name, spread(v))
+		}
+	}
+	fmt.Fprintln(w)
+	js := r.find("jobstore")
+	if js == nil {
+		return
+	}
+	one, _, _, ok := js.value(rowDrain1)
+	if !ok {
+		return
+	}
+	want := 3 * one
+	fmt.Fprintf(w, "jobstore's drain at %d at 3× its drain at 1 is %.0f jobs/s; the disk made a drained job's fsyncs alone, %d jobs at once, %.0f times a second",
+		c.parallel, want, drainWriters(c), medianDisk(rounds).runAtOnce)
+	if f := r.find("floor"); f != nil {
+		if n, _, _, ok := f.value(rowDrainN); ok {
+			fmt.Fprintf(w, ", and floor drained %.0f jobs/s at %d", n, c.parallel)
+		}
+	}
+	fmt.Fprintln(w, ".")
+}
+
+// spread prints v's median and, when they differ, its range.
+func spread(v []float64) string {
+	lo, hi := slices.Min(v), slices.Max(v)
+	if lo == hi {
+		return fmt.Sprintf("%.2f", lo)
+	}
+	return fmt.Sprintf("%.2f (%.2f–%.2f)", median(v), lo, hi)
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 )
 
@@ -12,10 +13,15 @@ type diskRates struct {
 	fileSync float64 // write of 64 bytes to a file, then fsync of the file
 	dirSync  float64 // rename of a file over another, then fsync of the directory
 	layout   float64 // a job's directory and two records made as jobstore lays them out, no fsync
+	// runAtOnce: a drained job's fsyncs (see runSyncLoop) made by several
+	// writers at once, each in a directory of its own: jobs per second, all
+	// writers together.
+	runAtOnce float64
 }
 
-// measureDisk runs each loop for d in a directory of its own under parent.
-func measureDisk(parent string, d time.Duration) (diskRates, error) {
+// measureDisk runs each loop for d in a directory of its own under parent;
+// the loop of a drained job's fsyncs (f's) with writers at once.
+func measureDisk(parent string, d time.Duration, f fsyncCounts, writers int) (diskRates, error) {
 	dir, err := os.MkdirTemp(parent, "fsync-")
 	if err != nil {
 		return diskRates{}, err
@@ -28,8 +34,77 @@ func measureDisk(parent string, d time.Duration) (diskRates, error) {
 	if r.dirSync, err = rate(d, dirSyncLoop(dir)); err != nil {
 		return r, err
 	}
-	r.layout, err = rate(d, layoutLoop(dir))
+	if r.layout, err = rate(d, layoutLoop(dir)); err != nil {
+		return r, err
+	}
+	r.runAtOnce, err = rateAtOnce(d, writers, func(i int) (func() error, error) {
+		sub := filepath.Join(dir, fmt.Sprintf("run-%d", i))
+		if err := os.Mkdir(sub, 0o755); err != nil {
+			return nil, err
+		}
+		return runSyncLoop(sub, f.runFiles, f.runDirs), nil
+	})
 	return r, err
+}
+
+// rateAtOnce runs n loops at once, each on its own goroutine with the step
+// newStep(i) makes, until d has passed, and returns the steps per second
+// of all n together.
+func rateAtOnce(d time.Duration, n int, newStep func(i int) (func() error, error)) (float64, error) {
+	steps := make([]func() error, n)
+	for i := range n {
+		step, err := newStep(i)
+		if err != nil {
+			return 0, err
+		}
+		steps[i] = step
+	}
+	var wg sync.WaitGroup
+	counts, errs := make([]int, n), make([]error, n)
+	start := time.Now()
+	for i, step := range steps {
+		wg.Go(func() {
+			for time.Since(start) < d {
+				if errs[i] = step(); errs[i] != nil {
+					return
+				}
+				counts[i]++
+			}
+		})
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	total := 0
+	for i := range n {
+		if errs[i] != nil {
+			return 0, errs[i]
+		}
+		total += counts[i]
+	}
+	return float64(total) / elapsed.Seconds(), nil
+}
+
+// runSyncLoop is the fsyncs of one drained job, in dir, and nothing else:
+// files times a small write fsynced (a record's temp file), dirs times a
+// rename fsynced in its directory (its publication), taken in turn as a
+// job's two status writes take them.
+func runSyncLoop(dir string, files, dirs int) func() error {
+	file, dirSync := fileSyncLoop(dir), dirSyncLoop(dir)
+	return func() error {
+		for i := range max(files, dirs) {
+			if i < files {
+				if err := file(); err != nil {
+					return err
+				}
+			}
+			if i < dirs {
+				if err := dirSync(); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	}
 }
 
 // rate calls step until d has passed and returns its calls per second.

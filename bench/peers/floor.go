@@ -33,7 +33,10 @@ import (
 //   - a drained job: open job.lock, lock it, write the holder's line; mkdir
 //     .run-1; twice (running, then succeeded) a temp file in .run-1 written,
 //     fsynced and renamed over status.json, then the job directory fsynced;
-//     remove the .live entry; empty job.lock and unlock it;
+//     remove the .live entry; empty job.lock and unlock it. The jobs overlap
+//     as a Worker's do: at most parallel jobs starting at once, each giving
+//     its place to the next job before it writes its end, and at most
+//     parallel ends written at once;
 //   - latency: a submitter makes one job as "enqueue one" does and hands its
 //     name to a waiting worker the moment it is renamed into the root (the
 //     fastest a watch could tell); the worker starts the job as the drain
@@ -46,6 +49,10 @@ type floorSystem struct {
 
 	mu     sync.Mutex
 	queued []string // jobs made and not yet drained, oldest first
+
+	// startJob and finishJob are start and finish; a test may wrap them.
+	startJob  func(name string) (*os.File, error)
+	finishJob func(name string, lock *os.File) error
 }
 
 func newFloor(parent string) (system, error) {
@@ -53,7 +60,9 @@ func newFloor(parent string) (system, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &floorSystem{dir: dir}, nil
+	s := &floorSystem{dir: dir}
+	s.startJob, s.finishJob = s.start, s.finish
+	return s, nil
 }
 
 func (s *floorSystem) name() string { return "floor" }
@@ -207,36 +216,48 @@ func (s *floorSystem) finish(name string, lock *os.File) error {
 	return unix.Flock(int(lock.Fd()), unix.LOCK_UN)
 }
 
+// drain runs the queued jobs as a Worker at WithParallel(parallel) does on
+// the disk: one goroutine takes the names in turn; each job is started and
+// its end written on a goroutine of its own, which gives its slot back
+// before it writes the end (so the next job starts while the last one's
+// end is written) once fewer than parallel ends are being written.
 func (s *floorSystem) drain(_ context.Context, n, parallel int) error {
+	slots := make(chan struct{}, parallel) // jobs being started (a Worker's handlers)
+	ends := make(chan struct{}, parallel)  // ends being written
 	var wg sync.WaitGroup
-	errs := make([]error, parallel)
-	done := make([]int, parallel)
-	for i := range parallel {
+	var mu sync.Mutex
+	var firstErr error
+	total := 0
+	for {
+		slots <- struct{}{}
+		mu.Lock()
+		failed := firstErr != nil
+		mu.Unlock()
+		name, ok := s.take()
+		if !ok || failed {
+			break
+		}
 		wg.Go(func() {
-			for {
-				name, ok := s.take()
-				if !ok {
-					return
-				}
-				lock, err := s.start(name)
-				if err == nil {
-					err = s.finish(name, lock)
-				}
-				if err != nil {
-					errs[i] = err
-					return
-				}
-				done[i]++
+			lock, err := s.startJob(name)
+			ends <- struct{}{}
+			<-slots
+			if err == nil {
+				err = s.finishJob(name, lock)
+			}
+			<-ends
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil && firstErr == nil {
+				firstErr = err
+			}
+			if err == nil {
+				total++
 			}
 		})
 	}
 	wg.Wait()
-	total := 0
-	for i := range parallel {
-		if errs[i] != nil {
-			return errs[i]
-		}
-		total += done[i]
+	if firstErr != nil {
+		return firstErr
 	}
 	if total != n {
 		return fmt.Errorf("floor: %d jobs drained, want %d", total, n)

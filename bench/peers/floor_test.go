@@ -4,9 +4,12 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
+	"time"
 )
 
 // TestFloor_LeavesTheLayoutAWorkerLeaves: the bare layout makes and drains
@@ -57,5 +60,68 @@ func TestFloor_LeavesTheLayoutAWorkerLeaves(t *testing.T) {
 				t.Errorf("%s: %v", j, err)
 			}
 		}
+	}
+}
+
+// TestFloor_DrainOverlapsEndsAsAWorkerDoes: the drain keeps at most
+// parallel jobs starting and at most parallel ends being written, and
+// starts the next job while the last one's end is written, even at 1.
+func TestFloor_DrainOverlapsEndsAsAWorkerDoes(t *testing.T) {
+	for _, parallel := range []int{1, 3} {
+		t.Run(fmt.Sprint("parallel ", parallel), func(t *testing.T) {
+			ctx := context.Background()
+			sys, err := newFloor(t.TempDir())
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(sys.close)
+			s := sys.(*floorSystem)
+			if err := s.reset(ctx); err != nil {
+				t.Fatal(err)
+			}
+			const jobs = 8
+			if ok, err := s.enqueueBatch(ctx, jobs, jobs); !ok || err != nil {
+				t.Fatalf("enqueueBatch = %v, %v", ok, err)
+			}
+			var mu sync.Mutex
+			var starting, ending, maxStarting, maxEnding, startsDuringAnEnd int
+			enter := func(n, peak *int) {
+				mu.Lock()
+				defer mu.Unlock()
+				*n++
+				*peak = max(*peak, *n)
+			}
+			leave := func(n *int) {
+				mu.Lock()
+				defer mu.Unlock()
+				*n--
+			}
+			start, finish := s.startJob, s.finishJob
+			s.startJob = func(name string) (*os.File, error) {
+				enter(&starting, &maxStarting)
+				defer leave(&starting)
+				mu.Lock()
+				if ending > 0 {
+					startsDuringAnEnd++
+				}
+				mu.Unlock()
+				return start(name)
+			}
+			s.finishJob = func(name string, lock *os.File) error {
+				enter(&ending, &maxEnding)
+				defer leave(&ending)
+				time.Sleep(20 * time.Millisecond) // an end slow enough for the next start to begin meanwhile
+				return finish(name, lock)
+			}
+			if err := s.drain(ctx, jobs, parallel); err != nil {
+				t.Fatal(err)
+			}
+			if maxStarting > parallel || maxEnding > parallel {
+				t.Errorf("at most %d starting and %d ending at once, want at most %d each", maxStarting, maxEnding, parallel)
+			}
+			if startsDuringAnEnd == 0 {
+				t.Errorf("no job started while another's end was written")
+			}
+		})
 	}
 }

@@ -81,7 +81,7 @@ func main() {
 	res := newResults(systems)
 	var disk []diskRates
 	for r := range c.rounds {
-		d, err := measureDisk(c.dir, c.diskTime)
+		d, err := measureDisk(c.dir, c.diskTime, c.fsyncs, drainWriters(c))
 		if err != nil {
 			log.Fatalf("fsync loop: %v", err)
 		}
@@ -96,6 +96,7 @@ func main() {
 	}
 	res.print(os.Stdout, c)
 	printDisk(os.Stdout, c, disk)
+	printScaling(os.Stdout, c, res, disk)
 }
 
 func wanted(c config, name string) bool {

@@ -101,12 +101,32 @@ func newResults(systems []system) *results {
 }
 
 func (r *results) of(name string) *systemResults {
+	if s := r.find(name); s != nil {
+		return s
+	}
+	panic("no system " + name)
+}
+
+// find is the system named name, or nil if it was not measured.
+func (r *results) find(name string) *systemResults {
 	for _, s := range r.systems {
 		if s.name == name {
 			return s
 		}
 	}
-	panic("no system " + name)
+	return nil
+}
+
+// perRound is each round's figure in row num divided by its figure in row
+// den, for the rounds that have both.
+func (s *systemResults) perRound(num, den row) []float64 {
+	var v []float64
+	for i := range min(len(s.rounds[num]), len(s.rounds[den])) {
+		if d := s.rounds[den][i]; d != 0 {
+			v = append(v, s.rounds[num][i]/d)
+		}
+	}
+	return v
 }
 
 // print writes the table in Markdown: each system's median over the
