@@ -310,7 +310,7 @@ func TestWatch_ReleasesGoroutinesAndDescriptorsWhenCtxIsDone(t *testing.T) {
 		dirs[i] = writeJob(t, root, specAt(fmt.Sprintf("j%d", i), i), statusIn(jobstore.Running, 1))
 	}
 	requireNothingWatched(t, "no other test's watcher is left")
-	goroutines, fds := runtime.NumGoroutine(), openFiles(t)
+	goroutines, fds := runtime.NumGoroutine(), settledOpenFiles(t)
 
 	ctx, cancel := context.WithCancel(context.Background())
 	chans := make([]<-chan jobstore.Update, 0, 2*watchers)

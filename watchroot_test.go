@@ -433,7 +433,7 @@ func TestWatchRoot_ReleasesEverythingWhenCtxIsDone(t *testing.T) {
 		writeJob(t, root, specAt(fmt.Sprint("j", i), i), statusIn(jobstore.Running, 1))
 	}
 	requireNothingWatched(t, "no other test's watcher is left")
-	goroutines, fds := runtime.NumGoroutine(), openFiles(t)
+	goroutines, fds := runtime.NumGoroutine(), settledOpenFiles(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	ch, err := jobstore.WatchRoot(ctx, root)
 	require.NoError(t, err)

@@ -290,7 +290,7 @@ func TestWorker_RunReturnsLeavingNothingBehind(t *testing.T) {
 		submitKind(t, root, jobstore.JobSpec{ID: fmt.Sprint("j", i)})
 	}
 	requireNothingWatched(t, "no other test's watcher is left")
-	goroutines, fds := runtime.NumGoroutine(), openFiles(t)
+	goroutines, fds := runtime.NumGoroutine(), settledOpenFiles(t)
 	var done atomic.Int32
 	stop := runWorker(t, root, func(ctx context.Context, run *jobstore.Run) error {
 		_ = run.Context()
@@ -429,7 +429,7 @@ func TestWorker_RunReturnsMidWorkLeavingNothingBehind(t *testing.T) {
 	held := submitKind(t, root, jobstore.JobSpec{ID: "a-held"})
 	submitKind(t, root, jobstore.JobSpec{ID: "b-later", NotBefore: jobstore.Now().Add(time.Hour)})
 	requireNothingWatched(t, "no other test's watcher is left")
-	goroutines, fds := runtime.NumGoroutine(), openFiles(t)
+	goroutines, fds := runtime.NumGoroutine(), settledOpenFiles(t)
 	started := make(chan struct{})
 	stop := runWorker(t, root, func(ctx context.Context, run *jobstore.Run) error {
 		close(started)
