@@ -9,11 +9,14 @@
 // that enqueues a job to the start of its handler in an idle worker. Beside
 // them it runs "floor": jobstore's layout made bare on the same disk (the
 // creates, fsyncs, renames and removals of a Submit and of a Worker's
-// Start and Finish, with no reads, checks or looks), the most any code
-// that keeps jobstore's records as they are could reach there, with its
-// ratios to the peers in the same table. It also measures the fsync rate
-// of the disk that holds jobstore's root, the ceiling that jobstore's
-// fsyncs per job put on its rates.
+// Start and Finish, overlapped as a Worker overlaps them, with no reads,
+// checks or looks), the most any code that keeps jobstore's records as
+// they are could reach there, with its ratios to the peers in the same
+// table. It also measures the fsync rate of the disk that holds jobstore's
+// root, the ceiling that jobstore's fsyncs per job put on its rates one at
+// a time, and the rate of a drained job's fsyncs made by as many jobs at
+// once as a Worker at the parallel drain writes; and it prints how each of
+// jobstore and floor drains at the parallel drain against at 1.
 //
 // run.sh starts the servers (from Debian's packages) with durable settings
 // and runs this command; a peer whose server cannot be reached is skipped
