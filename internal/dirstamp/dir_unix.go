@@ -11,9 +11,14 @@ import (
 	"github.com/axqua/jobstore/internal/fsys"
 )
 
-// Dir is a directory opened to stamp it and the directories in it.
+// Dir is a directory opened to stamp it and the directories in it. Its
+// descriptor is used as it is for stats; an *os.File is made of it only
+// for a listing (os.NewFile costs a system call, and most opens list
+// nothing), and owns the descriptor from then on.
 type Dir struct {
-	f *os.File
+	path string
+	fd   int
+	f    *os.File // nil until the first listing
 }
 
 // Open opens the directory at path (which may go through symbolic links).
@@ -22,17 +27,25 @@ func Open(path string) (*Dir, error) {
 	if err != nil {
 		return nil, &os.PathError{Op: "open", Path: path, Err: err}
 	}
-	return &Dir{f: os.NewFile(uintptr(fd), path)}, nil
+	return &Dir{path: path, fd: fd}, nil
 }
 
 // Close closes the directory.
-func (d *Dir) Close() error { return d.f.Close() }
+func (d *Dir) Close() error {
+	if d.f != nil {
+		return d.f.Close()
+	}
+	if err := unix.Close(d.fd); err != nil {
+		return &os.PathError{Op: "close", Path: d.path, Err: err}
+	}
+	return nil
+}
 
 // Stamp is the directory's own stamp.
 func (d *Dir) Stamp() (Stamp, error) {
 	var st unix.Stat_t
-	if err := fstat(d.f, &st); err != nil {
-		return Stamp{}, &os.PathError{Op: "fstat", Path: d.f.Name(), Err: err}
+	if err := ignoringEINTR(func() error { return unix.Fstat(d.fd, &st) }); err != nil {
+		return Stamp{}, &os.PathError{Op: "fstat", Path: d.path, Err: err}
 	}
 	return stampOf(&st), nil
 }
@@ -66,6 +79,9 @@ func (d *Dir) Entries() ([]Entry, error) {
 
 // readDir lists the directory from its start, however often it was listed.
 func (d *Dir) readDir() ([]os.DirEntry, error) {
+	if d.f == nil {
+		d.f = os.NewFile(uintptr(d.fd), d.path)
+	}
 	if _, err := d.f.Seek(0, 0); err != nil {
 		return nil, err
 	}
@@ -76,7 +92,7 @@ func (d *Dir) readDir() ([]os.DirEntry, error) {
 // its type: a symbolic link is stamped and reported, never followed.
 func (d *Dir) LstatEntry(name string) (Stamp, fs.FileMode, error) {
 	var st unix.Stat_t
-	if err := fstatat(d.f, name, &st); err != nil {
+	if err := d.fstatat(name, &st); err != nil {
 		return Stamp{}, 0, &os.PathError{Op: "lstat", Path: name, Err: err}
 	}
 	return stampOf(&st), fsys.FileMode(uint32(st.Mode)).Type(), nil
@@ -85,7 +101,7 @@ func (d *Dir) LstatEntry(name string) (Stamp, fs.FileMode, error) {
 // Lstat stamps the entry name of d, without following a symbolic link.
 func (d *Dir) Lstat(name string) (Stamp, error) {
 	var st unix.Stat_t
-	if err := fstatat(d.f, name, &st); err != nil {
+	if err := d.fstatat(name, &st); err != nil {
 		return Stamp{}, &os.PathError{Op: "lstat", Path: name, Err: err}
 	}
 	if st.Mode&unix.S_IFMT != unix.S_IFDIR {
@@ -98,7 +114,7 @@ func (d *Dir) Lstat(name string) (Stamp, error) {
 // element is not followed if it is a symbolic link).
 func (d *Dir) FileStamp(rel string) (Stamp, error) {
 	var st unix.Stat_t
-	if err := fstatat(d.f, rel, &st); err != nil {
+	if err := d.fstatat(rel, &st); err != nil {
 		return Stamp{}, &os.PathError{Op: "lstat", Path: rel, Err: err}
 	}
 	if st.Mode&unix.S_IFMT != unix.S_IFREG {
@@ -107,35 +123,18 @@ func (d *Dir) FileStamp(rel string) (Stamp, error) {
 	return stampOf(&st), nil
 }
 
-func fstat(f *os.File, st *unix.Stat_t) error {
-	rc, err := f.SyscallConn()
-	if err != nil {
-		return err
-	}
-	var serr error
-	if err := rc.Control(func(fd uintptr) { serr = unix.Fstat(int(fd), st) }); err != nil {
-		return err
-	}
-	return serr
+// fstatat lstats name relative to d.
+func (d *Dir) fstatat(name string, st *unix.Stat_t) error {
+	return ignoringEINTR(func() error { return unix.Fstatat(d.fd, name, st, unix.AT_SYMLINK_NOFOLLOW) })
 }
 
-func fstatat(f *os.File, name string, st *unix.Stat_t) error {
-	rc, err := f.SyscallConn()
-	if err != nil {
-		return err
-	}
-	var serr error
-	if err := rc.Control(func(fd uintptr) {
-		for {
-			serr = unix.Fstatat(int(fd), name, st, unix.AT_SYMLINK_NOFOLLOW)
-			if serr != unix.EINTR {
-				return
-			}
+// ignoringEINTR calls call until it fails with anything but EINTR.
+func ignoringEINTR(call func() error) error {
+	for {
+		if err := call(); err != unix.EINTR {
+			return err
 		}
-	}); err != nil {
-		return err
 	}
-	return serr
 }
 
 func stampOf(st *unix.Stat_t) Stamp {

@@ -14,23 +14,15 @@ import (
 // again under its name has another inode, unless the filesystem reused the
 // freed one for it.
 func (d *Dir) Inodes() (map[string]uint64, error) {
-	if _, err := d.f.Seek(0, 0); err != nil {
-		return nil, err
-	}
-	rc, err := d.f.SyscallConn()
-	if err != nil {
-		return nil, err
+	if err := ignoringEINTR(func() error { _, err := unix.Seek(d.fd, 0, 0); return err }); err != nil {
+		return nil, &os.PathError{Op: "seek", Path: d.path, Err: err}
 	}
 	m := map[string]uint64{}
 	buf := make([]byte, 32<<10)
 	for {
 		var n int
-		var gerr error
-		if err := rc.Control(func(fd uintptr) { n, gerr = unix.Getdents(int(fd), buf) }); err != nil {
-			return nil, err
-		}
-		if gerr != nil {
-			return nil, &os.PathError{Op: "getdents", Path: d.f.Name(), Err: gerr}
+		if err := ignoringEINTR(func() (err error) { n, err = unix.Getdents(d.fd, buf); return err }); err != nil {
+			return nil, &os.PathError{Op: "getdents", Path: d.path, Err: err}
 		}
 		if n <= 0 {
 			return m, nil
