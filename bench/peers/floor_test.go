@@ -12,21 +12,29 @@ import (
 	"time"
 )
 
-// TestFloor_LeavesTheLayoutAWorkerLeaves: the bare layout makes and drains
-// jobs as jobstore lays them out (every drained job's records, lock file and
-// claim directory in place, no .live entry left), and its latency sampler
-// returns a sample per job.
-func TestFloor_LeavesTheLayoutAWorkerLeaves(t *testing.T) {
-	ctx := context.Background()
+// newTestFloor is a floor in a temporary directory, its first round's root
+// made, closed at the test's end.
+func newTestFloor(t *testing.T) *floorSystem {
+	t.Helper()
 	sys, err := newFloor(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(sys.close)
 	s := sys.(*floorSystem)
-	if err := s.reset(ctx); err != nil {
+	if err := s.reset(context.Background()); err != nil {
 		t.Fatal(err)
 	}
+	return s
+}
+
+// TestFloor_LeavesTheLayoutAWorkerLeaves: the bare layout makes and drains
+// jobs as jobstore lays them out (every drained job's records, lock file and
+// claim directory in place, no .live entry left), and its latency sampler
+// returns a sample per job.
+func TestFloor_LeavesTheLayoutAWorkerLeaves(t *testing.T) {
+	ctx := context.Background()
+	s := newTestFloor(t)
 	if err := s.enqueueOne(ctx, 3); err != nil {
 		t.Fatal(err)
 	}
@@ -70,15 +78,7 @@ func TestFloor_DrainOverlapsEndsAsAWorkerDoes(t *testing.T) {
 	for _, parallel := range []int{1, 3} {
 		t.Run(fmt.Sprint("parallel ", parallel), func(t *testing.T) {
 			ctx := context.Background()
-			sys, err := newFloor(t.TempDir())
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(sys.close)
-			s := sys.(*floorSystem)
-			if err := s.reset(ctx); err != nil {
-				t.Fatal(err)
-			}
+			s := newTestFloor(t)
 			const jobs = 8
 			if ok, err := s.enqueueBatch(ctx, jobs, jobs); !ok || err != nil {
 				t.Fatalf("enqueueBatch = %v, %v", ok, err)
