@@ -29,12 +29,21 @@ type system interface {
 	close()
 }
 
+// idleSettle is how long a latency sample waits before it enqueues (after
+// the worker's start, or after the job before it was recorded done): long
+// enough for the worker to finish what it does after a job is recorded
+// (jobstore's Worker takes the job out of .live and unlocks it; river and
+// asynq acknowledge) and wait idle, as each sample is meant to find it.
+const idleSettle = 10 * time.Millisecond
+
 // sampleLatency enqueues samples jobs one at a time with enqueue and
 // measures from its call to the time the handler sent on began; before the
-// next it calls done, which returns once the job is recorded done.
+// next it calls done, which returns once the job is recorded done. Each
+// sample begins idleSettle after the worker's start or the last sample.
 func sampleLatency(ctx context.Context, samples int, began <-chan time.Time, enqueue, done func() error) ([]time.Duration, error) {
 	lat := make([]time.Duration, 0, samples)
 	for range samples {
+		time.Sleep(idleSettle)
 		t0 := time.Now()
 		if err := enqueue(); err != nil {
 			return nil, err
