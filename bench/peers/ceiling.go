@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"io"
-	"slices"
 )
 
 // fsyncCounts is how many fsyncs jobstore spends per job, counted with
@@ -26,7 +25,8 @@ func medianDisk(rounds []diskRates) diskRates {
 		for _, r := range rounds {
 			v = append(v, of(r))
 		}
-		return median(v)
+		m, _, _ := summary(v)
+		return m
 	}
 	return diskRates{
 		fileSync:  med(func(r diskRates) float64 { return r.fileSync }),
@@ -34,14 +34,6 @@ func medianDisk(rounds []diskRates) diskRates {
 		layout:    med(func(r diskRates) float64 { return r.layout }),
 		runAtOnce: med(func(r diskRates) float64 { return r.runAtOnce }),
 	}
-}
-
-// median is the middle value of v (the upper one of an even count); v is
-// not modified.
-func median(v []float64) float64 {
-	s := slices.Clone(v)
-	slices.Sort(s)
-	return s[len(s)/2]
 }
 
 func printDisk(w io.Writer, c config, rounds []diskRates) {
@@ -65,8 +57,8 @@ func printDisk(w io.Writer, c config, rounds []diskRates) {
 func drainWriters(c config) int { return 2 * c.parallel }
 
 // printScaling says how each base system's drain grows from 1 to
-// c.parallel at a time, and what a drain at c.parallel of 3× the drain at
-// 1 would need beside what the disk and the bare layout gave.
+// c.parallel at a time, and how jobstore's drain at c.parallel compares
+// with floor's and with the disk's rate of a drained job's fsyncs alone.
 func printScaling(w io.Writer, c config, r *results, rounds []diskRates) {
 	bases, _ := r.split()
 	if len(bases) == 0 {
@@ -75,7 +67,7 @@ func printScaling(w io.Writer, c config, r *results, rounds []diskRates) {
 	fmt.Fprintf(w, "\nDrain at %d against drain at 1 (each round's ratio, median and range):", c.parallel)
 	for _, s := range bases {
 		if v := s.perRound(rowDrainN, rowDrain1); len(v) > 0 {
-			fmt.Fprintf(w, " %s %s×;", s.name, spread(v))
+			fmt.Fprintf(w, " %s %s×;", s.name, withRange(summary(v)))
 		}
 	}
 	fmt.Fprintln(w)
@@ -83,26 +75,16 @@ func printScaling(w io.Writer, c config, r *results, rounds []diskRates) {
 	if js == nil {
 		return
 	}
-	one, _, _, ok := js.value(rowDrain1)
+	n, _, _, ok := js.value(rowDrainN)
 	if !ok {
 		return
 	}
-	want := 3 * one
-	fmt.Fprintf(w, "jobstore's drain at %d at 3× its drain at 1 is %.0f jobs/s; the disk made a drained job's fsyncs alone, %d jobs at once, %.0f times a second",
-		c.parallel, want, drainWriters(c), medianDisk(rounds).runAtOnce)
+	fmt.Fprintf(w, "jobstore drained %.0f jobs/s at %d", n, c.parallel)
 	if f := r.find("floor"); f != nil {
-		if n, _, _, ok := f.value(rowDrainN); ok {
-			fmt.Fprintf(w, ", and floor drained %.0f jobs/s at %d", n, c.parallel)
+		if fn, _, _, ok := f.value(rowDrainN); ok && fn > 0 {
+			fmt.Fprintf(w, ", %.0f %% of floor's %.0f", 100*n/fn, fn)
 		}
 	}
-	fmt.Fprintln(w, ".")
-}
-
-// spread prints v's median and, when they differ, its range.
-func spread(v []float64) string {
-	lo, hi := slices.Min(v), slices.Max(v)
-	if lo == hi {
-		return fmt.Sprintf("%.2f", lo)
-	}
-	return fmt.Sprintf("%.2f (%.2f–%.2f)", median(v), lo, hi)
+	fmt.Fprintf(w, "; the disk made a drained job's fsyncs alone, %d jobs at once, %.0f times a second.\n",
+		drainWriters(c), medianDisk(rounds).runAtOnce)
 }

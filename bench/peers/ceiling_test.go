@@ -117,7 +117,7 @@ func TestPerRound_DividesRoundByRound(t *testing.T) {
 	if len(got) != len(want) || got[0] != want[0] || got[1] != want[1] {
 		t.Errorf("perRound = %v, want %v", got, want)
 	}
-	if got := spread(got); got != "3.00 (2.50–3.00)" {
-		t.Errorf("spread = %q", got)
+	if text := withRange(summary(got)); text != "3.00 (2.50–3.00)" {
+		t.Errorf("withRange(summary(%v)) = %q", got, text)
 	}
 }

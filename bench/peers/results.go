@@ -76,12 +76,19 @@ func (s *systemResults) value(r row) (med, lo, hi float64, ok bool) {
 		v := float64(percentile(s.latencies, q)) / float64(time.Millisecond)
 		return v, v, v, true
 	}
-	v := slices.Clone(s.rounds[r])
-	if len(v) == 0 {
+	if len(s.rounds[r]) == 0 {
 		return 0, 0, 0, false
 	}
-	slices.Sort(v)
-	return v[len(v)/2], v[0], v[len(v)-1], true
+	med, lo, hi = summary(s.rounds[r])
+	return med, lo, hi, true
+}
+
+// summary is v's median (the upper middle value of an even count), least
+// and greatest value; v, not empty, is not modified.
+func summary(v []float64) (med, lo, hi float64) {
+	s := slices.Clone(v)
+	slices.Sort(s)
+	return s[len(s)/2], s[0], s[len(s)-1]
 }
 
 func percentile(d []time.Duration, q float64) time.Duration {
@@ -202,6 +209,11 @@ func cell(s *systemResults, r row) string {
 	if !ok {
 		return "n/a"
 	}
+	return withRange(med, lo, hi)
+}
+
+// withRange prints med, and the range lo–hi when they differ.
+func withRange(med, lo, hi float64) string {
 	if lo == hi {
 		return num(med)
 	}

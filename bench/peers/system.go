@@ -39,7 +39,7 @@ const idleSettle = 10 * time.Millisecond
 // sampleLatency enqueues samples jobs one at a time with enqueue and
 // measures from its call to the time the handler sent on began; before the
 // next it calls done, which returns once the job is recorded done. Each
-// sample begins idleSettle after the worker's start or the last sample.
+// sample begins idleSettle after the worker's start or after done returned.
 func sampleLatency(ctx context.Context, samples int, began <-chan time.Time, enqueue, done func() error) ([]time.Duration, error) {
 	lat := make([]time.Duration, 0, samples)
 	for range samples {
