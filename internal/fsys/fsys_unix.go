@@ -372,9 +372,9 @@ func (d *Dir) openRegular(name string, flags int, perm uint32) (int, error) {
 		unix.Close(fd)
 		return -1, &NotRegularError{m}
 	}
-	// F_SETFL sets the status flags whole: those of the open but O_NONBLOCK
-	// (of what it may set, only O_APPEND is ever asked for here), in one
-	// call where SetNonblock reads them first.
+	// F_SETFL sets the status flags whole, so it is given those of the open
+	// it may set but O_NONBLOCK (O_APPEND, if asked for): one call, where
+	// SetNonblock reads the flags first.
 	if _, err := unix.FcntlInt(uintptr(fd), unix.F_SETFL, flags&unix.O_APPEND); err != nil {
 		unix.Close(fd)
 		return -1, &fs.PathError{Op: "fcntl", Path: d.Join(name), Err: err}
