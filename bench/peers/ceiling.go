@@ -36,12 +36,18 @@ func medianDisk(rounds []diskRates) diskRates {
 	}
 }
 
-func printDisk(w io.Writer, c config, rounds []diskRates) {
+// printDisk prints the fsync loops' rates and the ceilings they set; fs
+// says what file system holds c.dir (fileSystemOf), "" if unknown.
+func printDisk(w io.Writer, c config, rounds []diskRates, fs string) {
 	f := c.fsyncs
 	d := medianDisk(rounds)
+	under := c.dir
+	if fs != "" {
+		under += " (" + fs + ")"
+	}
 	fmt.Fprintf(w, "\nThe fsync loops ran once per round, before the systems; medians of %d rounds.", len(rounds))
 	fmt.Fprintf(w, "\nThe disk under %s: %.0f write+fsync of a small file per second, %.0f rename+directory fsync per second.\n",
-		c.dir, d.fileSync, d.dirSync)
+		under, d.fileSync, d.dirSync)
 	fmt.Fprintf(w, "jobstore enqueue, one at a time: %d file + %d directory fsyncs per job: ceiling 1 / (%d/%.0f + %d/%.0f) = %.0f jobs/s\n",
 		f.submitFiles, f.submitDirs, f.submitFiles, d.fileSync, f.submitDirs, d.dirSync, ceiling(f.submitFiles, f.submitDirs, d))
 	fmt.Fprintf(w, "jobstore drain, 1 at a time: %d file + %d directory fsyncs per job: ceiling 1 / (%d/%.0f + %d/%.0f) = %.0f jobs/s\n",

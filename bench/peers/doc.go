@@ -13,10 +13,12 @@
 // checks or looks), the most any code that keeps jobstore's records as
 // they are could reach there, with its ratios to the peers in the same
 // table. It also measures the fsync rate of the disk that holds jobstore's
-// root, the ceiling that jobstore's fsyncs per job put on its rates one at
-// a time, and the rate of a drained job's fsyncs made by as many jobs at
-// once as a Worker at the parallel drain writes; and it prints how each of
-// jobstore and floor drains at the parallel drain against at 1.
+// root (and says, on Linux, what file system that is and, for ext4,
+// whether it has a journal), the ceiling that jobstore's fsyncs per job put
+// on its rates one at a time, and the rate of a drained job's fsyncs made
+// by as many jobs at once as a Worker at the parallel drain writes; and it
+// prints how each of jobstore and floor drains at the parallel drain
+// against at 1.
 //
 // run.sh starts the servers (from Debian's packages) with durable settings
 // and runs this command; a peer whose server cannot be reached is skipped

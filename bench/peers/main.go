@@ -95,7 +95,7 @@ func main() {
 		fmt.Fprintf(os.Stderr, "round %d of %d done\n", r+1, c.rounds)
 	}
 	res.print(os.Stdout, c)
-	printDisk(os.Stdout, c, disk)
+	printDisk(os.Stdout, c, disk, fileSystemOf(c.dir))
 	printScaling(os.Stdout, c, res, disk)
 }
 
