@@ -95,8 +95,9 @@ func lockJobIn(op string, d *fsys.Dir) (*Lock, error) {
 		return nil, stepError(op, dir.LockPath(), err, "cannot lock the lock file",
 			"the filesystem may not support locks (some network filesystems do not); keep job roots on a local disk")
 	}
-	prev := previousHolder(f)
-	writeLockHolder(f)
+	size := lockFileSize(f)
+	prev := previousHolder(f, size)
+	writeLockHolder(f, size)
 	return &Lock{dir: dir, f: f, prev: prev}, nil
 }
 
@@ -217,11 +218,24 @@ var thisProcess = sync.OnceValue(func() lockHolder {
 	return lockHolder{PID: os.Getpid(), Host: host, Program: program, PIDScope: selfScope(), PIDStart: selfStart()}
 })
 
+// lockFileSize is the size of the lock file f, which this process has just
+// locked: what a holder left there, 0 when it is empty (Unlock empties it),
+// -1 when fstat fails. An empty file is neither read nor truncated: a read
+// would update its access time (its last truncate made it older than the
+// change), a journaled write of the inode that a Start need not wait for.
+func lockFileSize(f *os.File) int64 {
+	fi, err := f.Stat()
+	if err != nil {
+		return -1
+	}
+	return fi.Size()
+}
+
 // writeLockHolder records this process in the lock file f, which it has
-// just locked. It is best effort: the lock is held whether or not the
-// record could be written, and a loser that finds no record falls back to
-// status.json.
-func writeLockHolder(f *os.File) {
+// just locked and which held size bytes (lockFileSize). It is best effort:
+// the lock is held whether or not the record could be written, and a loser
+// that finds no record falls back to status.json.
+func writeLockHolder(f *os.File, size int64) {
 	data, err := json.Marshal(thisHolder())
 	if err != nil {
 		return
@@ -229,17 +243,23 @@ func writeLockHolder(f *os.File) {
 	data = append(data, '\n')
 	// Write, then truncate: a reader never sees an empty file between the
 	// two, only the new record, or the new record followed by the tail of a
-	// longer old one, which is not one JSON value and is read again.
-	if _, err := f.WriteAt(data, 0); err == nil {
+	// longer old one, which is not one JSON value and is read again. No
+	// tail is left when the file held no more than the record (only a
+	// holder writes it, and this process holds the lock).
+	if _, err := f.WriteAt(data, 0); err == nil && (size < 0 || size > int64(len(data))) {
 		_ = f.Truncate(int64(len(data)))
 	}
 }
 
 // previousHolder reads the record a holder left in the lock file f, which
-// this process has just locked (before it writes its own): a record there
-// means its holder died holding the lock (Unlock empties it), and it names
-// that process. nil when the file is empty or holds no record.
-func previousHolder(f *os.File) *lockHolder {
+// this process has just locked (before it writes its own) and which held
+// size bytes (lockFileSize): a record there means its holder died holding
+// the lock (Unlock empties it), and it names that process. nil when the
+// file is empty or holds no record.
+func previousHolder(f *os.File, size int64) *lockHolder {
+	if size == 0 {
+		return nil
+	}
 	buf := make([]byte, maxLockHolderSize)
 	n, _ := f.ReadAt(buf, 0)
 	var rec lockHolder

@@ -171,3 +171,36 @@ func TestLockJob_WithoutALockRecordErrLockedFallsBackToStatus(t *testing.T) {
 		})
 	}
 }
+
+// TestLockJob_LeavesItsRecordAloneWhateverTheFileHeld: whatever job.lock
+// held when it was locked (nothing, as Unlock leaves it; a dead holder's
+// record, shorter or longer than this process's; garbage), the holder's
+// record is then all the file holds: one JSON object and a newline, with no
+// tail of what was there.
+func TestLockJob_LeavesItsRecordAloneWhateverTheFileHeld(t *testing.T) {
+	tests := []struct {
+		name, before string
+	}{
+		{"empty", ""},
+		{"shorter record", `{"pid":7}` + "\n"},
+		{"longer record", `{"pid":7,"host":"` + strings.Repeat("h", 600) + `"}` + "\n"},
+		{"longer garbage", strings.Repeat("x", 3000)},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := writeJob(t, tempDir(t), specAt("j1", 0), nil)
+			require.NoError(t, os.WriteFile(dir.LockPath(), []byte(tc.before), 0o644))
+			lk, err := jobstore.LockJob(dir)
+			require.NoError(t, err)
+			t.Cleanup(func() { _ = lk.Unlock() })
+			data := readFile(t, dir.LockPath())
+			require.True(t, strings.HasSuffix(string(data), "}\n"), "one JSON object and a newline: %q", data)
+			require.Equal(t, 1, bytes.Count(data, []byte("\n")), "one line: %q", data)
+			var rec struct {
+				PID int `json:"pid"`
+			}
+			require.NoError(t, json.Unmarshal(data, &rec), "%q", data)
+			assert.Equal(t, os.Getpid(), rec.PID)
+		})
+	}
+}
