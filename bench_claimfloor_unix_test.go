@@ -28,10 +28,11 @@ import (
 //     claim as cheap as a new name gets, though one that could not fence a
 //     write);
 //   - lock: mkdir's claim and writes, inside job.lock held with its
-//     holder's record as a Run holds it: flock, a write of the record and a
-//     truncate to its length before, a truncate to zero and an unlock
-//     after (the record names the holder from the first instant, so a
-//     second runner's ErrLocked can say who runs the job);
+//     holder's record as a Run holds it: flock, an fstat (the file is
+//     empty, so it is neither read nor truncated) and a write of the record
+//     before, a truncate to zero and an unlock after (the record names the
+//     holder from the first instant, so a second runner's ErrLocked can say
+//     who runs the job);
 //   - jobstore: the same life through jobstore, as BenchmarkLifecycle lives
 //     it (Start, ten coalesced Progress calls, Flush, Finish, Close).
 //
@@ -174,10 +175,10 @@ func lockedLife(b *testing.B, dir string, holder []byte, life func()) {
 	if err := flock.Lock(f); err != nil {
 		b.Fatal(err)
 	}
-	if _, err := f.WriteAt(holder, 0); err != nil {
-		b.Fatal(err)
+	if fi, err := f.Stat(); err != nil || fi.Size() != 0 {
+		b.Fatalf("job.lock of a fresh job: %v, %v", fi, err)
 	}
-	if err := f.Truncate(int64(len(holder))); err != nil {
+	if _, err := f.WriteAt(holder, 0); err != nil {
 		b.Fatal(err)
 	}
 	life()
