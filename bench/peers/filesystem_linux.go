@@ -1,29 +1,28 @@
 package main
 
 import (
+	"fmt"
 	"os"
-	"path/filepath"
+
+	"golang.org/x/sys/unix"
 )
 
-// fileSystemOf describes the file system that holds dir (describeMount);
-// "" when /proc does not say.
+// fileSystemOf describes the file system that holds dir (describeFS):
+// its type from statfs(2), the block device from dir's st_dev through
+// /sys/dev/block; "" when dir cannot be stated.
 func fileSystemOf(dir string) string {
-	abs, err := filepath.Abs(dir)
+	var sf unix.Statfs_t
+	var st unix.Stat_t
+	if unix.Statfs(dir, &sf) != nil || unix.Stat(dir, &st) != nil {
+		return ""
+	}
+	dev := ""
+	dn := uint64(st.Dev) // a uint32 on some architectures
+	uevent, err := os.ReadFile(fmt.Sprintf("/sys/dev/block/%d:%d/uevent", unix.Major(dn), unix.Minor(dn)))
 	if err == nil {
-		abs, err = filepath.EvalSymlinks(abs)
+		dev = deviceName(string(uevent))
 	}
-	if err != nil {
-		return ""
-	}
-	text, err := os.ReadFile("/proc/self/mountinfo")
-	if err != nil {
-		return ""
-	}
-	m, ok := mountOf(parseMountinfo(string(text)), abs)
-	if !ok {
-		return ""
-	}
-	return describeMount(m, func(p string) bool {
+	return describeFS(int64(sf.Type), dev, func(p string) bool {
 		_, err := os.Stat(p)
 		return err == nil
 	})

@@ -2,43 +2,7 @@ package main
 
 import "testing"
 
-const mountinfoSample = `22 27 0:21 / /proc rw,relatime - proc proc rw
-27 1 254:0 / / rw,relatime - ext4 /dev/vda rw,discard
-28 27 0:25 / /mnt/tools ro,nosuid - tmpfs tools ro,size=4k
-45 27 0:40 / /tmp/with\040space rw,nosuid shared:5 - fuse /tmp/back\040ing rw,user_id=0
-47 27 7:0 / /mnt/zj rw,relatime - ext4 /dev/loop0 rw
-48 47 7:1 / /mnt/zj rw,relatime - xfs /dev/loop1 rw
-not a mount line
-`
-
-func TestMountOf_TheDeepestMountHoldingThePath(t *testing.T) {
-	ms := parseMountinfo(mountinfoSample)
-	if len(ms) != 6 {
-		t.Fatalf("parsed %d mounts, want 6: %+v", len(ms), ms)
-	}
-	for _, tc := range []struct {
-		path, point, fstype, source string
-	}{
-		{"/work/pp", "/", "ext4", "/dev/vda"},
-		{"/", "/", "ext4", "/dev/vda"},
-		{"/mnt/zjx/a", "/", "ext4", "/dev/vda"},     // a sibling that shares a prefix is not below /mnt/zj
-		{"/mnt/zj", "/mnt/zj", "xfs", "/dev/loop1"}, // the last mounted of two on one point
-		{"/mnt/zj/pp/root", "/mnt/zj", "xfs", "/dev/loop1"},
-		{"/tmp/with space/x", "/tmp/with space", "fuse", "/tmp/back ing"},
-	} {
-		t.Run(tc.path, func(t *testing.T) {
-			m, ok := mountOf(ms, tc.path)
-			if want := (mount{point: tc.point, fstype: tc.fstype, source: tc.source}); !ok || m != want {
-				t.Errorf("mountOf(%q) = %+v, %v; want %+v", tc.path, m, ok, want)
-			}
-		})
-	}
-	if m, ok := mountOf(parseMountinfo("27 1 254:0 / /mnt rw - ext4 /dev/vda rw\n"), "/work"); ok {
-		t.Errorf("mountOf(/work) = %+v; want none: no mount holds /work", m)
-	}
-}
-
-func TestDescribeMount_SaysWhetherAnExt4DiskHasAJournal(t *testing.T) {
+func TestDescribeFS_SaysWhetherAnExt4DiskHasAJournal(t *testing.T) {
 	exists := func(paths ...string) func(string) bool {
 		return func(p string) bool {
 			for _, q := range paths {
@@ -51,20 +15,36 @@ func TestDescribeMount_SaysWhetherAnExt4DiskHasAJournal(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		name   string
-		m      mount
+		magic  int64
+		dev    string
 		exists func(string) bool
 		want   string
 	}{
-		{"journal", mount{"/", "ext4", "/dev/vda"}, exists("/proc/fs/jbd2/vda-8", "/sys/fs/ext4/vda"), "ext4 on /dev/vda, with a journal"},
-		{"no journal", mount{"/", "ext4", "/dev/vda"}, exists("/sys/fs/ext4/vda", "/proc/fs/jbd2/loop0-8"), "ext4 on /dev/vda, no journal"},
-		{"unknown", mount{"/", "ext4", "/dev/vda"}, exists(), "ext4 on /dev/vda"},
-		{"not ext4", mount{"/", "xfs", "/dev/sdb1"}, exists("/proc/fs/jbd2/sdb1-8"), "xfs on /dev/sdb1"},
-		{"not a device", mount{"/", "ext4", "backing"}, exists("/proc/fs/jbd2/backing-8"), "ext4 on backing"},
+		{"journal", magicExt, "vda", exists("/sys/fs/ext4/vda", "/proc/fs/jbd2/vda-8"), "ext4 on /dev/vda, with a journal"},
+		{"no journal", magicExt, "vda", exists("/sys/fs/ext4/vda", "/proc/fs/jbd2/loop0-8"), "ext4 on /dev/vda, no journal"},
+		{"ext not mounted as ext4", magicExt, "sdb1", exists("/proc/fs/jbd2/sdb1-8"), "ext2, ext3 or ext4 on /dev/sdb1"},
+		{"ext without a device", magicExt, "", exists("/sys/fs/ext4/", "/proc/fs/jbd2/-8"), "ext2, ext3 or ext4"},
+		{"xfs", magicXFS, "nvme0n1p2", exists("/sys/fs/ext4/nvme0n1p2"), "xfs on /dev/nvme0n1p2"},
+		{"tmpfs", magicTmpfs, "", exists(), "tmpfs"},
+		{"unknown", 0x1234, "sdc", exists(), "file system type 0x1234 on /dev/sdc"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := describeMount(tc.m, tc.exists); got != tc.want {
-				t.Errorf("describeMount(%+v) = %q, want %q", tc.m, got, tc.want)
+			if got := describeFS(tc.magic, tc.dev, tc.exists); got != tc.want {
+				t.Errorf("describeFS(%#x, %q) = %q, want %q", tc.magic, tc.dev, got, tc.want)
 			}
 		})
+	}
+}
+
+func TestDeviceName_ReadsDevnameFromAUevent(t *testing.T) {
+	for _, tc := range []struct{ uevent, want string }{
+		{"MAJOR=254\nMINOR=0\nDEVNAME=vda\nDEVTYPE=disk\nDISKSEQ=9\n", "vda"},
+		{"MAJOR=7\nMINOR=0\nDEVNAME=loop0\n", "loop0"},
+		{"MAJOR=0\nMINOR=21\n", ""},
+		{"", ""},
+	} {
+		if got := deviceName(tc.uevent); got != tc.want {
+			t.Errorf("deviceName(%q) = %q, want %q", tc.uevent, got, tc.want)
+		}
 	}
 }
