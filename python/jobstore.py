@@ -1942,10 +1942,34 @@ def _hide_job(op, job_dir, root, job_id):
     return trash
 
 
+# How often _purge empties at once a hidden directory that was refilled
+# meanwhile (a process that held it open before the rename), as Go's Remove.
+_PURGE_ROUNDS = 3
+
+
 def _purge(path):
     """Delete the hidden directory path, job.json first and status.json
     last, every name relative to a directory opened without following a
-    link; a directory on another device (a mount) is not entered."""
+    link; a directory on another device (a mount) is not entered. A
+    directory that is not empty when it is removed (a process that held the
+    job directory open before its rename made a file in it: a claimant that
+    then finds the job gone) is emptied again, up to _PURGE_ROUNDS times in
+    all; one that is gone was finished by another process."""
+    for round_ in range(1, _PURGE_ROUNDS + 1):
+        try:
+            _purge_round(path)
+            return
+        except OSError as e:
+            if e.errno == errno.ENOENT and not os.path.lexists(path):
+                return
+            # Not empty (EEXIST on some systems), or a name gone under this
+            # round (another process deleting the same directory): again.
+            if e.errno not in (errno.ENOTEMPTY, errno.EEXIST, errno.ENOENT) or round_ == _PURGE_ROUNDS:
+                raise
+
+
+def _purge_round(path):
+    """Empty the hidden directory path in _purge's order, and remove it."""
     fd = os.open(path, _DIR_FLAGS)
     try:
         dev = os.fstat(fd).st_dev
