@@ -551,33 +551,44 @@ func TestPython_RemoveRacesGoRetryAndStart(t *testing.T) {
 // process that opened the job directory before Python's remove renamed it
 // may make a file in it after remove listed it (a claimant that locks
 // job.lock, creating it, and then finds the job gone). remove empties the
-// hidden directory again, as Go's Remove does, and leaves nothing.
+// hidden directory again, as Go's Remove does, and leaves nothing; a hidden
+// directory that another process deleted meanwhile is removed all the same.
 func TestPython_RemoveEmptiesAgainAHiddenDirectoryRefilledMeanwhile(t *testing.T) {
-	root := filepath.Join(tempDir(t), "jobs")
-	dir := failedJob(t, root, "j1")
-	s := startPython(t, `
+	tests := []struct {
+		name, after string // Python run once right after status.json, the last name, is removed
+	}{
+		{"refilled", "os.close(os.open(jobstore.LOCK_FILE, os.O_CREAT | os.O_WRONLY, 0o644, dir_fd=dfd))"},
+		{"deleted by another process", "os.rmdir(parent)"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			root := filepath.Join(tempDir(t), "jobs")
+			dir := failedJob(t, root, "j1")
+			s := startPython(t, `
 import os, sys, jobstore
 remove_at = jobstore._remove_at
-refilled = []
-def refill(dfd, name, dev, parent):
+done = []
+def after(dfd, name, dev, parent):
     remove_at(dfd, name, dev, parent)
-    if name == jobstore.STATUS_FILE and not refilled:
-        refilled.append(parent)
-        os.close(os.open(jobstore.LOCK_FILE, os.O_CREAT | os.O_WRONLY, 0o644, dir_fd=dfd))
-jobstore._remove_at = refill
+    if name == jobstore.STATUS_FILE and not done:
+        done.append(parent)
+        `+tc.after+`
+jobstore._remove_at = after
 try:
     jobstore.remove(sys.argv[1])
-    print("ok", len(refilled), flush=True)
+    print("ok", len(done), flush=True)
 except jobstore.JobstoreError as e:
     print(e.code, e, flush=True)
 `, string(dir))
-	require.Equal(t, "ok 1", s.line(t), "the hidden directory was refilled once, after its last name was removed")
-	s.wait(t)
-	entries, err := os.ReadDir(root)
-	require.NoError(t, err)
-	for _, e := range entries {
-		assert.NotEqual(t, dir.ID(), e.Name(), "the job is still in the root")
-		assert.False(t, strings.HasPrefix(e.Name(), ".remove-"), "the removal left %s", e.Name())
+			require.Equal(t, "ok 1", s.line(t), "the hidden directory was changed once, after its last name was removed")
+			s.wait(t)
+			entries, err := os.ReadDir(root)
+			require.NoError(t, err)
+			for _, e := range entries {
+				assert.NotEqual(t, dir.ID(), e.Name(), "the job is still in the root")
+				assert.False(t, strings.HasPrefix(e.Name(), ".remove-"), "the removal left %s", e.Name())
+			}
+		})
 	}
 }
 

@@ -1962,9 +1962,8 @@ def _purge(path):
         except OSError as e:
             if e.errno == errno.ENOENT and not os.path.lexists(path):
                 return
-            # Not empty (EEXIST on some systems), or a name gone under this
-            # round (another process deleting the same directory): again.
-            if e.errno not in (errno.ENOTEMPTY, errno.EEXIST, errno.ENOENT) or round_ == _PURGE_ROUNDS:
+            # Not empty (EEXIST on some systems): empty it again.
+            if e.errno not in (errno.ENOTEMPTY, errno.EEXIST) or round_ == _PURGE_ROUNDS:
                 raise
 
 
