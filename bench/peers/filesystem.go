@@ -18,11 +18,26 @@ const (
 	magicZFS   = 0x2FC12FC1
 )
 
-// fsNames names the file systems of those magic numbers; ext is told apart
-// by describeFS.
-var fsNames = map[int64]string{
-	magicXFS: "xfs", magicBtrfs: "btrfs", magicTmpfs: "tmpfs", magicNFS: "nfs",
-	magicFUSE: "fuse", magicOver: "overlay", magicZFS: "zfs",
+// fsName names the file system of a magic number, "" for one not listed;
+// ext is told apart by describeFS.
+func fsName(magic int64) string {
+	switch magic {
+	case magicXFS:
+		return "xfs"
+	case magicBtrfs:
+		return "btrfs"
+	case magicTmpfs:
+		return "tmpfs"
+	case magicNFS:
+		return "nfs"
+	case magicFUSE:
+		return "fuse"
+	case magicOver:
+		return "overlay"
+	case magicZFS:
+		return "zfs"
+	}
+	return ""
 }
 
 // describeFS says what file system a directory is on, for the line under
@@ -38,7 +53,6 @@ func describeFS(magic int64, dev string, exists func(string) bool) string {
 	if dev != "" {
 		on = " on /dev/" + dev
 	}
-	name, ok := fsNames[magic]
 	switch {
 	case magic == magicExt && dev != "" && exists("/sys/fs/ext4/"+dev):
 		if exists("/proc/fs/jbd2/" + dev + "-8") {
@@ -46,12 +60,11 @@ func describeFS(magic int64, dev string, exists func(string) bool) string {
 		}
 		return "ext4" + on + ", no journal"
 	case magic == magicExt:
-		name, ok = "ext2, ext3 or ext4", true
+		return "ext2, ext3 or ext4" + on
+	case fsName(magic) != "":
+		return fsName(magic) + on
 	}
-	if !ok {
-		name = fmt.Sprintf("file system type %#x", magic)
-	}
-	return name + on
+	return fmt.Sprintf("file system type %#x", magic) + on
 }
 
 // deviceName is the DEVNAME of a block device's uevent text (as
