@@ -25,6 +25,36 @@ func selfCPU() (time.Duration, error) {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()), nil
 }
 
+// machineCPU is the time all of this machine's CPUs spent busy (user,
+// nice, system, irq, softirq and steal: every process and the kernel's own
+// threads, such as a file system's journal) and in all since boot, from
+// the first line of /proc/stat (proc(5)). Guest time is counted in user
+// time already.
+func machineCPU() (busy, all time.Duration, err error) {
+	b, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return 0, 0, err
+	}
+	return parseMachineCPU(b)
+}
+
+// parseMachineCPU is machineCPU of a /proc/stat's content.
+func parseMachineCPU(b []byte) (busy, all time.Duration, err error) {
+	line, _, _ := bytes.Cut(b, []byte("\n"))
+	f := strings.Fields(string(line))
+	if len(f) < 9 || f[0] != "cpu" {
+		return 0, 0, fmt.Errorf("/proc/stat: the first line is not the CPUs' sum: %q", line)
+	}
+	var t [8]int64 // user nice system idle iowait irq softirq steal
+	for i := range t {
+		if t[i], err = strconv.ParseInt(f[i+1], 10, 64); err != nil {
+			return 0, 0, fmt.Errorf("/proc/stat: field %d: %w", i+2, err)
+		}
+	}
+	b8 := t[0] + t[1] + t[2] + t[5] + t[6] + t[7]
+	return time.Duration(b8) * clockTick, time.Duration(b8+t[3]+t[4]) * clockTick, nil
+}
+
 func treeCPU(pidFile string, tree bool) (time.Duration, error) {
 	b, err := os.ReadFile(pidFile)
 	if err != nil {

@@ -14,3 +14,5 @@ var errNoCPU = errors.New("CPU time is read from /proc and getrusage, on Linux o
 func selfCPU() (time.Duration, error) { return 0, errNoCPU }
 
 func treeCPU(string, bool) (time.Duration, error) { return 0, errNoCPU }
+
+func machineCPU() (busy, all time.Duration, err error) { return 0, 0, errNoCPU }

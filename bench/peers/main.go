@@ -197,9 +197,16 @@ func cpuUsed(s system) (self, server time.Duration, err error) {
 }
 
 // measureDrain times a drain of c.jobs at parallel, and the CPU time it
-// used per job.
+// used per job: this process's and the server's, and the whole machine's
+// (what its CPUs spent busy meanwhile, on anything: kernel threads such as
+// a file system's journal are counted there alone), with the share of the
+// CPUs' time that was busy.
 func measureDrain(ctx context.Context, c config, s system, r *systemResults, parallel int) error {
 	self0, srv0, err := cpuUsed(s)
+	if err != nil {
+		return err
+	}
+	busy0, all0, err := machineCPU()
 	if err != nil {
 		return err
 	}
@@ -208,6 +215,10 @@ func measureDrain(ctx context.Context, c config, s system, r *systemResults, par
 		return fmt.Errorf("drain at %d: %w", parallel, err)
 	}
 	elapsed := time.Since(start)
+	busy1, all1, err := machineCPU()
+	if err != nil {
+		return err
+	}
 	self1, srv1, err := cpuUsed(s)
 	if err != nil {
 		return err
@@ -218,5 +229,9 @@ func measureDrain(ctx context.Context, c config, s system, r *systemResults, par
 	r.add(rows.cpuSelf, perJob(self1-self0))
 	r.add(rows.cpuServer, perJob(srv1-srv0))
 	r.add(rows.cpuTotal, perJob(self1-self0+srv1-srv0))
+	r.add(rows.machineCPU, perJob(busy1-busy0))
+	if all1 > all0 {
+		r.add(rows.busy, 100*float64(busy1-busy0)/float64(all1-all0))
+	}
 	return nil
 }

@@ -21,19 +21,23 @@ const (
 	rowCPUSelfN
 	rowCPUServerN
 	rowCPUTotalN
+	rowMachineCPU1
+	rowMachineCPUN
+	rowBusy1
+	rowBusyN
 	rowLatency50
 	rowLatency99
 	rowCount
 )
 
 // drainRows are the rows a drain fills: one at a time, or in parallel.
-type drainRows struct{ rate, cpuSelf, cpuServer, cpuTotal row }
+type drainRows struct{ rate, cpuSelf, cpuServer, cpuTotal, machineCPU, busy row }
 
 func drainRowsFor(parallel bool) drainRows {
 	if parallel {
-		return drainRows{rowDrainN, rowCPUSelfN, rowCPUServerN, rowCPUTotalN}
+		return drainRows{rowDrainN, rowCPUSelfN, rowCPUServerN, rowCPUTotalN, rowMachineCPUN, rowBusyN}
 	}
-	return drainRows{rowDrain1, rowCPUSelf1, rowCPUServer1, rowCPUTotal1}
+	return drainRows{rowDrain1, rowCPUSelf1, rowCPUServer1, rowCPUTotal1, rowMachineCPU1, rowBusy1}
 }
 
 func (r row) label(c config) string {
@@ -48,6 +52,10 @@ func (r row) label(c config) string {
 		fmt.Sprintf("CPU per job, drain at %d: this process (µs)", c.parallel),
 		fmt.Sprintf("CPU per job, drain at %d: server (µs)", c.parallel),
 		fmt.Sprintf("CPU per job, drain at %d: total (µs)", c.parallel),
+		"CPU per job, drain at 1: the machine, kernel threads included (µs)",
+		fmt.Sprintf("CPU per job, drain at %d: the machine, kernel threads included (µs)", c.parallel),
+		"the machine's CPUs busy, drain at 1 (% of their time)",
+		fmt.Sprintf("the machine's CPUs busy, drain at %d (%% of their time)", c.parallel),
 		"submit → handler, p50 (ms)",
 		"submit → handler, p99 (ms)",
 	}[r]
