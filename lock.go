@@ -221,9 +221,10 @@ var thisProcess = sync.OnceValue(func() lockHolder {
 // lockFileSize is the size of the lock file f, which this process has just
 // locked: what a holder left there, 0 when it is empty (Unlock empties it),
 // -1 when fstat fails. It is taken after the lock, not at the open: a
-// holder may have locked, written its record and died in between. An empty file is neither read nor truncated: a read
-// would update its access time (its last truncate made it older than the
-// change), a journaled write of the inode that a Start need not wait for.
+// holder may have locked, written its record and died in between. An empty
+// file is neither read nor truncated: a read would update its access time
+// (its last truncate made it older than the change), a journaled write of
+// the inode that a Start need not wait for.
 func lockFileSize(f *os.File) int64 {
 	fi, err := f.Stat()
 	if err != nil {
