@@ -53,7 +53,7 @@ func describeFS(magic int64, dev string, exists func(string) bool) string {
 	if dev != "" {
 		on = " on /dev/" + dev
 	}
-	switch {
+	switch name := fsName(magic); {
 	case magic == magicExt && dev != "" && exists("/sys/fs/ext4/"+dev):
 		if exists("/proc/fs/jbd2/" + dev + "-8") {
 			return "ext4" + on + ", with a journal"
@@ -61,8 +61,8 @@ func describeFS(magic int64, dev string, exists func(string) bool) string {
 		return "ext4" + on + ", no journal"
 	case magic == magicExt:
 		return "ext2, ext3 or ext4" + on
-	case fsName(magic) != "":
-		return fsName(magic) + on
+	case name != "":
+		return name + on
 	}
 	return fmt.Sprintf("file system type %#x", magic) + on
 }

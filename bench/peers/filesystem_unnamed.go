@@ -2,6 +2,6 @@
 
 package main
 
-// fileSystemOf is "": only Linux's /proc is read to say what holds dir,
-// and elsewhere the file system goes unnamed.
+// fileSystemOf is "": what holds dir is named from Linux's statfs types,
+// /sys and /proc alone, and elsewhere the file system goes unnamed.
 func fileSystemOf(string) string { return "" }
