@@ -1942,8 +1942,9 @@ def _hide_job(op, job_dir, root, job_id):
     return trash
 
 
-# How often _purge empties at once a hidden directory that was refilled
-# meanwhile (a process that held it open before the rename), as Go's Remove.
+# How many times in all _purge empties a hidden directory that is refilled
+# meanwhile (by a process that held it open before the rename), as Go's
+# Remove (purgeRounds).
 _PURGE_ROUNDS = 3
 
 
