@@ -18,7 +18,9 @@
 // on its rates one at a time, and the rate of a drained job's fsyncs made
 // by as many jobs at once as a Worker at the parallel drain writes; and it
 // prints how each of jobstore and floor drains at the parallel drain
-// against at 1.
+// against at 1. With -floor-work it runs, for each duration D given, a
+// "floor+D" whose drained jobs each spend D of one CPU in their start: the
+// layout with D of code per job.
 //
 // run.sh starts the servers (from Debian's packages) with durable settings
 // and runs this command; a peer whose server cannot be reached is skipped

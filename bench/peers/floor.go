@@ -50,22 +50,47 @@ type floorSystem struct {
 	mu     sync.Mutex
 	queued []string // jobs made and not yet drained, oldest first
 
+	// work, if set, is CPU work each drained job's start spends before
+	// its first call (floor+D: the layout with D of code per job).
+	work *cpuWork
+
 	// startJob and finishJob are start and finish; a test may wrap them.
 	startJob  func(name string) (*os.File, error)
 	finishJob func(name string, lock *os.File) error
 }
 
-func newFloor(parent string) (system, error) {
+func newFloor(parent string) (system, error) { return newFloorWithWork(parent, 0) }
+
+// newFloorWithWork is floor whose drained jobs each spend work of one CPU
+// in their start, before its first call, where a Worker's own code for a
+// job (its look, reads and checks) runs; zero is none. At 1 at a time the
+// start is what the next job waits for, so that work adds to each job's
+// time as much as any code of a Worker could.
+func newFloorWithWork(parent string, work time.Duration) (system, error) {
+	s := &floorSystem{}
+	if work > 0 {
+		w, err := newCPUWork(work)
+		if err != nil {
+			return nil, err
+		}
+		s.work = w
+	}
 	dir, err := os.MkdirTemp(parent, "floor-peers-")
 	if err != nil {
 		return nil, err
 	}
-	s := &floorSystem{dir: dir}
+	s.dir = dir
 	s.startJob, s.finishJob = s.start, s.finish
 	return s, nil
 }
 
-func (s *floorSystem) name() string { return "floor" }
+// name is "floor", or "floor+D" with D of work per job.
+func (s *floorSystem) name() string {
+	if s.work != nil {
+		return "floor+" + s.work.d.String()
+	}
+	return "floor"
+}
 
 func (s *floorSystem) reset(context.Context) error {
 	if s.root != "" {
@@ -173,9 +198,12 @@ func (s *floorSystem) submit(name string, durable bool, published func()) error 
 	return syncDir(s.root)
 }
 
-// start is a Worker's Start of job name made bare: it returns the lock
-// file, held, for finish.
+// start is a Worker's Start of job name made bare (after s.work, if any):
+// it returns the lock file, held, for finish.
 func (s *floorSystem) start(name string) (*os.File, error) {
+	if s.work != nil {
+		s.work.spend()
+	}
 	dir := filepath.Join(s.root, name)
 	lock, err := os.OpenFile(filepath.Join(dir, "job.lock"), os.O_RDWR, 0)
 	if err != nil {

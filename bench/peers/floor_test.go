@@ -125,3 +125,44 @@ func TestFloor_DrainOverlapsEndsAsAWorkerDoes(t *testing.T) {
 		})
 	}
 }
+
+// TestFloorWithWork_SpendsItsWorkInEachStart: floor+D is named for its
+// work, spends it once in each drained job's start, and lays jobs out as
+// floor does.
+func TestFloorWithWork_SpendsItsWorkInEachStart(t *testing.T) {
+	ctx := context.Background()
+	const d, jobs = 20 * time.Millisecond, 5
+	sys, err := newFloorWithWork(t.TempDir(), d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(sys.close)
+	s := sys.(*floorSystem)
+	if got, want := s.name(), "floor+20ms"; got != want {
+		t.Errorf("name() = %q, want %q", got, want)
+	}
+	if err := s.reset(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := s.enqueueBatch(ctx, jobs, jobs); !ok || err != nil {
+		t.Fatalf("enqueueBatch = %v, %v", ok, err)
+	}
+	before, err := selfCPU()
+	if err != nil {
+		t.Skipf("this system's CPU time cannot be read: %v", err)
+	}
+	if err := s.drain(ctx, jobs, 1); err != nil {
+		t.Fatal(err)
+	}
+	after, err := selfCPU()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if used := (after - before) / jobs; used < d/3 {
+		t.Errorf("a drained job used %v of CPU, want at least about its work, %v", used, d)
+	}
+	live, err := os.ReadDir(filepath.Join(s.root, ".live"))
+	if err != nil || len(live) != 0 {
+		t.Errorf(".live holds %d entries (%v), want none", len(live), err)
+	}
+}

@@ -26,6 +26,7 @@ type config struct {
 	diskTime                            time.Duration
 	fsyncs                              fsyncCounts
 	cpuProfile                          string
+	floorWork                           []time.Duration
 }
 
 func parseFlags() config {
@@ -50,7 +51,12 @@ func parseFlags() config {
 	flag.IntVar(&c.fsyncs.runFiles, "fsyncs-run-files", 2, "file fsyncs of one job run by a Worker (start and finish)")
 	flag.IntVar(&c.fsyncs.runDirs, "fsyncs-run-dirs", 2, "directory fsyncs of one job run by a Worker")
 	flag.StringVar(&c.cpuProfile, "cpuprofile", "", "write this process's CPU profile of the whole run to this file")
+	floorWork := flag.String("floor-work", "", "comma-separated CPU times (250us,1ms): for each, a floor+D that spends D of one CPU in each drained job's start")
 	flag.Parse()
+	var err error
+	if c.floorWork, err = parseDurations(*floorWork); err != nil {
+		log.Fatalf("-floor-work: %v", err)
+	}
 	return c
 }
 
@@ -119,6 +125,13 @@ func openSystems(ctx context.Context, c config) []system {
 			fmt.Printf("floor: skipped: %s\n", oneLine(err))
 		} else {
 			out = append(out, s)
+		}
+		for _, d := range c.floorWork {
+			if s, err := newFloorWithWork(c.dir, d); err != nil {
+				fmt.Printf("floor+%v: skipped: %s\n", d, oneLine(err))
+			} else {
+				out = append(out, s)
+			}
 		}
 	}
 	if wanted(c, "river") {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -186,14 +187,18 @@ func (r *results) print(w io.Writer, c config) {
 		fmt.Fprint(w, "\nfloor: jobstore's layout made bare on the same disk (no reads, no checks, no look for the next job; "+
 			"its batched enqueue makes no fsync at all): a rate above it, or a latency or CPU below it, is out of reach of that layout here.")
 	}
+	if slices.ContainsFunc(r.systems, func(s *systemResults) bool { return strings.HasPrefix(s.name, "floor+") }) {
+		fmt.Fprint(w, "\nfloor+D: floor whose drained jobs each spend D of one CPU in their start, before its first call (-floor-work): "+
+			"the layout with D of code per job.")
+	}
 	fmt.Fprintln(w)
 }
 
-// split returns the systems measured against the peers (jobstore and its
-// floor) and the peers.
+// split returns the systems measured against the peers (jobstore, its
+// floor and the floors with work) and the peers.
 func (r *results) split() (bases, peers []*systemResults) {
 	for _, s := range r.systems {
-		if s.name == "jobstore" || s.name == "floor" {
+		if s.name == "jobstore" || s.name == "floor" || strings.HasPrefix(s.name, "floor+") {
 			bases = append(bases, s)
 		} else {
 			peers = append(peers, s)
