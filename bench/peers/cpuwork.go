@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -68,8 +69,9 @@ func (w *cpuWork) loop(n int) {
 	w.sink.Store(x)
 }
 
-// parseDurations parses a comma-separated list of positive durations
-// ("250us,1ms"); an empty string is none.
+// parseDurations parses a comma-separated list of distinct positive
+// durations ("250us,1ms"), each naming a system of its own; an empty
+// string is none.
 func parseDurations(s string) ([]time.Duration, error) {
 	if strings.TrimSpace(s) == "" {
 		return nil, nil
@@ -82,6 +84,9 @@ func parseDurations(s string) ([]time.Duration, error) {
 		}
 		if d <= 0 {
 			return nil, fmt.Errorf("%q: give a positive duration", f)
+		}
+		if slices.Contains(out, d) {
+			return nil, fmt.Errorf("%v is given twice: give each duration once", d)
 		}
 		out = append(out, d)
 	}

@@ -56,6 +56,7 @@ func TestParseDurations(t *testing.T) {
 		{in: "fast", wantErr: "invalid duration"},
 		{in: "0s", wantErr: "positive"},
 		{in: "1ms,-1ms", wantErr: "positive"},
+		{in: "1ms,1000us", wantErr: "given twice"},
 	}
 	for _, tt := range tests {
 		t.Run(fmt.Sprintf("%q", tt.in), func(t *testing.T) {

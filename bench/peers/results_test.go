@@ -41,3 +41,32 @@ func TestPrint_ShowsTheMachinesCPURows(t *testing.T) {
 		}
 	}
 }
+
+// TestPrint_ComparesTheFloorsWithWorkToThePeers: a floor+D is measured
+// against the peers as jobstore and floor are, and the table says what it
+// is.
+func TestPrint_ComparesTheFloorsWithWorkToThePeers(t *testing.T) {
+	c := config{jobs: 10, rounds: 1, batch: 100, parallel: 8}
+	r := &results{}
+	for _, name := range []string{"jobstore", "floor", "floor+1ms", "river"} {
+		r.systems = append(r.systems, &systemResults{name: name})
+	}
+	bases, peers := r.split()
+	var names []string
+	for _, b := range bases {
+		names = append(names, b.name)
+	}
+	if got, want := strings.Join(names, ","), "jobstore,floor,floor+1ms"; got != want {
+		t.Errorf("bases = %s, want %s", got, want)
+	}
+	if len(peers) != 1 || peers[0].name != "river" {
+		t.Errorf("peers = %v, want river alone", peers)
+	}
+	var b bytes.Buffer
+	r.print(&b, c)
+	for _, want := range []string{"| floor+1ms / river |", "\nfloor+D: floor whose drained jobs each spend D of one CPU"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("the table has no %q:\n%s", want, b.String())
+		}
+	}
+}
