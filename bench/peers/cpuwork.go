@@ -9,9 +9,10 @@ import (
 )
 
 // cpuWork spends a fixed amount of CPU on each call of spend: a loop of
-// arithmetic whose length was set once, by calibrate, to take d of one CPU.
-// Its iterations are a fixed count, so on a busy machine a call takes the
-// same CPU time and longer: it is work of the code's own, as decoding a
+// arithmetic whose length was set once, by calibrate, to take d of one idle
+// CPU. Its iterations are a fixed count, so on a busy machine a call does
+// the same work and takes longer (and, where the CPUs run slower when all
+// are busy, more CPU time): it is work of the code's own, as decoding a
 // record or picking the next job is, not a pause.
 type cpuWork struct {
 	d     time.Duration
