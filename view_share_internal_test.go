@@ -78,12 +78,15 @@ func TestView_WatchRootAndStartNextShareOneWatchAndOneListing(t *testing.T) {
 			break
 		}
 	}
+	// WatchRoot watches the jobs of its first listing after Synced, one
+	// after another (settle): wait for both.
+	other := filepath.Join(root, "other")
 	require.Eventually(t, func() bool {
 		v.view.mu.Lock()
 		defer v.view.mu.Unlock()
 		d := v.view.dirs[string(incomplete)]
-		return d != nil && len(d.wants) == 2 && len(v.view.dirs[root].wants) == 2
-	}, shareWait, time.Millisecond, "WatchRoot follows the root and the incomplete job too")
+		return d != nil && len(d.wants) == 2 && len(v.view.dirs[root].wants) == 2 && v.view.dirs[other] != nil
+	}, shareWait, time.Millisecond, "WatchRoot follows the root, the incomplete job and the other job too")
 	assert.Equal(t, 1, fsevents.Subscriptions(root), "one subscription of the root")
 	assert.Equal(t, 1, fsevents.Subscriptions(string(incomplete)), "one subscription of the job directory both follow")
 	dirs, _ := fsevents.Watched()
