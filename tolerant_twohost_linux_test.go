@@ -21,7 +21,7 @@ const pollerWrites = 60
 // meanwhile; with the readers' four reads 50 ms apart alone, a third to a
 // half of such polls failed. -v prints what the pollers saw.
 func TestTwoHosts_PollersReadEveryRecordWhileTheOtherHostRewritesIt(t *testing.T) {
-	prereq.Long(t, "pollers on one mount read records rewritten on the other, about 15 s")
+	prereq.Long(t, "pollers on one mount read records rewritten on the other, about 25 s")
 	forEachTwoHosts(t, func(t *testing.T, h *twoHosts) {
 		dirA, err := jobstore.Submit(h.A, jobstore.JobSpec{ID: "j1", Kind: "k"})
 		require.NoError(t, err)

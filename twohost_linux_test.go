@@ -151,7 +151,7 @@ func watchSeq(t *testing.T, dir jobstore.JobDir, stop <-chan struct{}) *sync.Wai
 // each job must have exactly one runner. Where locks are forwarded, job.lock
 // decides first and the attempt still holds.
 func TestTwoHosts_StartRaceOneRunnerPerJob(t *testing.T) {
-	prereq.Long(t, "runners on two mounts race for each job, about 10 s")
+	prereq.Long(t, "runners on two mounts race for each job, about 20 s")
 	forEachTwoHosts(t, func(t *testing.T, h *twoHosts) {
 		ids := submitQueued(t, h.A, "j", 50)
 		var kids []*child

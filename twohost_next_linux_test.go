@@ -120,7 +120,7 @@ func startsOf(t *testing.T, dir string) []string {
 // them submitted while they run (through either mount): every job is
 // started exactly once, and succeeds.
 func TestTwoHosts_EightWorkersDrain500JobsEachStartedOnce(t *testing.T) {
-	prereq.Long(t, "eight workers drain 500 jobs on two mounts, about 40 s")
+	prereq.Long(t, "eight workers drain 500 jobs on two mounts, about 5 minutes, most of it on GlusterFS")
 	forEachTwoHosts(t, func(t *testing.T, h *twoHosts) {
 		const jobs = 500
 		ids := make([]string, jobs)

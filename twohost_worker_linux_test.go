@@ -291,7 +291,7 @@ func TestTwoHosts_WorkerRescuesAKilledWorkersJob(t *testing.T) {
 // handler that failed the attempt before read it from the record it wrote,
 // else the earliest retry_at the policy can draw.
 func TestTwoHosts_WorkersRetryFailingJobsEachAttemptOnceAndNotBeforeItsBackoff(t *testing.T) {
-	prereq.Long(t, "workers on two mounts retry 300 failing jobs, about 20 s")
+	prereq.Long(t, "workers on two mounts retry 300 failing jobs, about 1 minute")
 	forEachTwoHosts(t, func(t *testing.T, h *twoHosts) {
 		const (
 			jobs        = 300
