@@ -87,7 +87,7 @@ func newFloorWithWork(parent string, work time.Duration) (system, error) {
 // name is "floor", or "floor+D" with D of work per job.
 func (s *floorSystem) name() string {
 	if s.work != nil {
-		return "floor+" + s.work.d.String()
+		return floorWithWork + s.work.d.String()
 	}
 	return "floor"
 }

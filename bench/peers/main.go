@@ -128,7 +128,7 @@ func openSystems(ctx context.Context, c config) []system {
 		}
 		for _, d := range c.floorWork {
 			if s, err := newFloorWithWork(c.dir, d); err != nil {
-				fmt.Printf("floor+%v: skipped: %s\n", d, oneLine(err))
+				fmt.Printf("%s%v: skipped: %s\n", floorWithWork, d, oneLine(err))
 			} else {
 				out = append(out, s)
 			}

@@ -187,18 +187,21 @@ func (r *results) print(w io.Writer, c config) {
 		fmt.Fprint(w, "\nfloor: jobstore's layout made bare on the same disk (no reads, no checks, no look for the next job; "+
 			"its batched enqueue makes no fsync at all): a rate above it, or a latency or CPU below it, is out of reach of that layout here.")
 	}
-	if slices.ContainsFunc(r.systems, func(s *systemResults) bool { return strings.HasPrefix(s.name, "floor+") }) {
+	if slices.ContainsFunc(r.systems, func(s *systemResults) bool { return strings.HasPrefix(s.name, floorWithWork) }) {
 		fmt.Fprint(w, "\nfloor+D: floor whose drained jobs each spend D of one CPU in their start, before its first call (-floor-work): "+
 			"the layout with D of code per job.")
 	}
 	fmt.Fprintln(w)
 }
 
+// floorWithWork begins the name of each floor+D system (-floor-work).
+const floorWithWork = "floor+"
+
 // split returns the systems measured against the peers (jobstore, its
 // floor and the floors with work) and the peers.
 func (r *results) split() (bases, peers []*systemResults) {
 	for _, s := range r.systems {
-		if s.name == "jobstore" || s.name == "floor" || strings.HasPrefix(s.name, "floor+") {
+		if s.name == "jobstore" || s.name == "floor" || strings.HasPrefix(s.name, floorWithWork) {
 			bases = append(bases, s)
 		} else {
 			peers = append(peers, s)
