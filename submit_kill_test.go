@@ -48,6 +48,18 @@ func init() { roles[submitKillerRole] = killSubmitter }
 // it acknowledged.
 func runKilledSubmitter(t *testing.T, role, root string) []string {
 	t.Helper()
+	return runKilledSubmitterAfter(t, role, root, false)
+}
+
+// firstAckWait bounds how long runKilledSubmitterAfter waits for the first
+// acknowledgement.
+const firstAckWait = 30 * time.Second
+
+// runKilledSubmitterAfter is runKilledSubmitter; with firstAck, the random
+// delay starts once the submitter acknowledged its first ID, so that the
+// round has acknowledged jobs to check however slow its writes are (Wine).
+func runKilledSubmitterAfter(t *testing.T, role, root string, firstAck bool) []string {
+	t.Helper()
 	cmd := childCommand(t, role, submitKillerRootEnv+"="+root)
 	out, err := cmd.StdoutPipe()
 	require.NoError(t, err)
@@ -56,13 +68,24 @@ func runKilledSubmitter(t *testing.T, role, root string) []string {
 	require.True(t, sc.Scan(), "the submitter said nothing")
 	require.Equal(t, killWriterReadyLine, sc.Text())
 	acked := make(chan []string, 1)
+	first := make(chan struct{})
 	go func() {
 		var ids []string
 		for sc.Scan() {
-			ids = append(ids, sc.Text())
+			if ids = append(ids, sc.Text()); len(ids) == 1 {
+				close(first)
+			}
 		}
 		acked <- ids
 	}()
+	if firstAck {
+		select {
+		case <-first:
+		case <-time.After(firstAckWait):
+			_ = cmd.Process.Kill()
+			t.Fatalf("the submitter acknowledged no job within %v", firstAckWait)
+		}
+	}
 	time.Sleep(killMinDelay + rand.N(killMaxDelay-killMinDelay+1))
 	require.NoError(t, cmd.Process.Kill())
 	ids := <-acked
